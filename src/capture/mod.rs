@@ -1,0 +1,186 @@
+//! Turning transcript files into ledger events.
+//!
+//! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
+//! positive signature, and one parser per format (`claude`, `codex`) turns JSON lines into
+//! events. A parser is a resumable state machine: its state is saved beside the byte offset
+//! in the capture cursor, in the same atomic batch as the events, so a grown transcript
+//! ingests only its delta and the result equals a full parse.
+
+pub mod claude;
+pub mod codex;
+pub mod commit;
+pub mod detect;
+mod driver;
+pub mod patch;
+pub mod reader;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::change::{BlobId, Change};
+use crate::event::{Event, Seq, SessionId};
+
+pub use driver::{CaptureError, CaptureOptions, Receipt, capture_file};
+
+/// Events and blobs produced by feeding lines to a parser. A later event at the same seq
+/// replaces an earlier one (a parser revising what it said, e.g. a tool call that failed).
+#[derive(Default, Debug)]
+pub struct Emit {
+    pub events: BTreeMap<Seq, (i64, Event)>,
+    pub blobs: BTreeMap<BlobId, Vec<u8>>,
+}
+
+impl Emit {
+    pub fn event(&mut self, seq: Seq, ts_ms: i64, event: Event) {
+        self.events.insert(seq, (ts_ms, event));
+    }
+
+    /// Store `change` in the blob store and return the id a `FileTouch` refers to it by.
+    pub fn change(&mut self, change: &Change) -> BlobId {
+        let (id, bytes) = change.to_blob();
+        self.blobs.entry(id).or_insert(bytes);
+        id
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.blobs.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.blobs.clear();
+    }
+}
+
+/// Hands out the seqs of one transcript line: slot 0 is the session's metadata, the rest
+/// in the order the line's events arise. A pure function of the line, so a re-parse
+/// assigns the same seqs. A line holds at most 15 events after its metadata.
+#[derive(Debug)]
+pub struct LineSlots {
+    line: u64,
+    next: u32,
+}
+
+/// The slot of the `SessionMeta` a line may carry.
+pub const META_SLOT: u32 = 0;
+
+impl LineSlots {
+    pub fn new(line: u64) -> LineSlots {
+        LineSlots { line, next: 1 }
+    }
+
+    /// The seq of slot 0 (the session's metadata).
+    pub fn meta(&self) -> Seq {
+        Seq::at_line(self.line, META_SLOT)
+    }
+
+    /// The next free seq on this line, or `None` when the line's 16 slots are used up.
+    pub fn next(&mut self) -> Option<Seq> {
+        if self.next >= crate::event::SEQ_STRIDE {
+            return None;
+        }
+        let seq = Seq::at_line(self.line, self.next);
+        self.next += 1;
+        Some(seq)
+    }
+
+    /// How many slots are left.
+    pub fn left(&self) -> u32 {
+        crate::event::SEQ_STRIDE.saturating_sub(self.next)
+    }
+}
+
+/// What the driver knows about the file, for parsers that derive identity from it.
+#[derive(Clone, Debug, Default)]
+pub struct FileHints {
+    /// The file name without `.jsonl` / `.jsonl.zst`.
+    pub stem: String,
+}
+
+impl FileHints {
+    pub fn of(path: &Path) -> FileHints {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name
+            .strip_suffix(".jsonl.zst")
+            .or_else(|| name.strip_suffix(".jsonl"))
+            .or_else(|| name.strip_suffix(".zst"))
+            .unwrap_or(&name)
+            .to_string();
+        FileHints { stem }
+    }
+}
+
+/// A transcript parser: fed complete JSON lines in file order, resumable from its state.
+pub trait TranscriptParser {
+    /// Feed the JSON value of raw line `line` (0-based, counting blank and bad lines).
+    fn line(&mut self, line: u64, value: &serde_json::Value, out: &mut Emit);
+
+    /// No more complete lines are available for now: emit what is provisional (the open
+    /// turn's closing message). Must not change the parser's state, so that a later
+    /// capture that resumes from the saved state revises these events if the file grows.
+    fn flush(&self, out: &mut Emit);
+
+    /// The session the transcript belongs to, once a line has said.
+    fn session(&self) -> Option<SessionId>;
+
+    /// The newest event timestamp seen so far (0 if none).
+    fn last_ts(&self) -> i64;
+}
+
+/// The saved state of whichever parser a transcript needs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "format", rename_all = "snake_case")]
+pub enum ParserState {
+    Claude(claude::Claude),
+    Codex(codex::Codex),
+}
+
+impl ParserState {
+    pub fn new(format: detect::Format, hints: &FileHints) -> ParserState {
+        match format {
+            detect::Format::ClaudeCode => ParserState::Claude(claude::Claude::new(hints)),
+            detect::Format::Codex => ParserState::Codex(codex::Codex::new(hints)),
+        }
+    }
+
+    pub fn parser(&mut self) -> &mut dyn TranscriptParser {
+        match self {
+            ParserState::Claude(p) => p,
+            ParserState::Codex(p) => p,
+        }
+    }
+
+    pub fn parser_ref(&self) -> &dyn TranscriptParser {
+        match self {
+            ParserState::Claude(p) => p,
+            ParserState::Codex(p) => p,
+        }
+    }
+}
+
+/// Parse a whole transcript held in memory (tests, and the fixtures' golden checks).
+/// Returns `None` when the text is not a recognised transcript.
+pub fn parse_str(text: &str, hints: &FileHints) -> Option<(Option<SessionId>, Emit)> {
+    let values: Vec<(u64, serde_json::Value)> = text
+        .split('\n')
+        .enumerate()
+        .filter_map(|(i, l)| reader::parse_line(l.as_bytes()).map(|v| (i as u64, v)))
+        .collect();
+    let head: Vec<&serde_json::Value> = values
+        .iter()
+        .map(|(_, v)| v)
+        .take(detect::HEAD_LINES)
+        .collect();
+    let format = detect::detect(&head)?;
+    let mut state = ParserState::new(format, hints);
+    let mut out = Emit::default();
+    for (i, v) in &values {
+        state.parser().line(*i, v, &mut out);
+    }
+    state.parser_ref().flush(&mut out);
+    Some((state.parser_ref().session(), out))
+}

@@ -1,0 +1,1 @@
+//! apply_patch text. (Being written.)
