@@ -1,5 +1,258 @@
-//! Capture one transcript file into the ledger. (Being written.)
-pub struct CaptureOptions;
-pub struct CaptureError;
-pub struct Receipt;
-pub fn capture_file() {}
+//! Capture one transcript file into the ledger, resuming from its cursor.
+//!
+//! The cursor (byte offset, raw line index, parser state) is written in the same atomic
+//! batch as the events it covers, so a crash mid-capture loses nothing and re-does nothing
+//! twice. Events are written in chunks, so memory stays flat however large the file.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+use super::detect::{self, Format};
+use super::reader::{LineReader, Parsed, classify_line};
+use super::{Emit, FileHints, ParserState};
+use crate::event::{Envelope, Event, FINAL_CAP, HOOK_FINAL_SEQ, Seq, SessionId, cap};
+use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
+
+/// Commit a chunk once this many events or blob bytes are pending.
+const CHUNK_EVENTS: usize = 20_000;
+const CHUNK_BLOB_BYTES: usize = 64 << 20;
+
+#[derive(Clone, Debug, Default)]
+pub struct CaptureOptions {
+    /// Attribute every event to this session instead of the one the transcript names.
+    pub session: Option<SessionId>,
+    /// The Stop hook's authoritative closing message.
+    pub final_msg: Option<String>,
+}
+
+/// What one capture did.
+#[derive(Clone, Debug, Default)]
+pub struct Receipt {
+    pub path: PathBuf,
+    pub session: Option<SessionId>,
+    pub format: Option<Format>,
+    /// Events emitted by this capture (new, revised or already stored).
+    pub events: usize,
+    pub written: Written,
+    /// Raw lines read this time.
+    pub lines: u64,
+    /// Lines that were not JSON and were skipped.
+    pub skipped: u64,
+    /// Events a line had no room for (see `LineSlots`).
+    pub overflowed: u64,
+    /// The file ends in a line without a newline that is not yet whole: left for next time.
+    pub partial_tail: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a recognised transcript (expected a Claude Code session .jsonl or a Codex rollout)", .0.display())]
+    NotATranscript(PathBuf),
+    #[error("no session id found in {}", .0.display())]
+    NoSession(PathBuf),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// Where a transcript's capture stopped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Cursor {
+    /// Byte offset just past the last whole line consumed.
+    offset: u64,
+    /// Raw index of the next line.
+    line: u64,
+    state: ParserState,
+}
+
+/// Capture `path` into `ledger`: only what was added since the last capture of this file.
+pub fn capture_file(
+    ledger: &mut Ledger,
+    path: &Path,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let absolute = std::fs::canonicalize(path).map_err(io)?;
+    let cursor_key = absolute.to_string_lossy().into_owned();
+    let hints = FileHints::of(path);
+    let mut receipt = Receipt {
+        path: path.to_path_buf(),
+        ..Receipt::default()
+    };
+
+    let saved: Option<Cursor> = ledger
+        .cursor(&cursor_key)?
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let (mut cursor, mut reader) = match saved {
+        Some(c) => match LineReader::open(path, c.offset).map_err(io)? {
+            Some(r) => (c, r),
+            // The file is shorter than where we stopped: it was replaced. Start over;
+            // upserts make the overlap harmless.
+            None => fresh(path, &hints)?,
+        },
+        None => fresh(path, &hints)?,
+    };
+    receipt.format = Some(match cursor.state {
+        ParserState::Claude(_) => Format::ClaudeCode,
+        ParserState::Codex(_) => Format::Codex,
+    });
+
+    let mut emit = Emit::default();
+    let mut blob_bytes = 0usize;
+    let mut tail_state: Option<ParserState> = None;
+    while let Some(line) = reader.next_line().map_err(io)? {
+        receipt.lines += 1;
+        if line.too_long {
+            receipt.skipped += 1;
+            advance(&mut cursor, line.end);
+            continue;
+        }
+        let parsed = classify_line(&line.bytes);
+        if !line.terminated {
+            // Possibly still being written. A whole JSON record is ingested now, but the
+            // cursor stays before it so the next capture reads it again once it ends.
+            match parsed {
+                Parsed::Json(v) => {
+                    let mut state = cursor.state.clone();
+                    state.parser().line(cursor.line, &v, &mut emit);
+                    tail_state = Some(state);
+                }
+                Parsed::Blank | Parsed::Bad => receipt.partial_tail = true,
+            }
+            receipt.lines -= 1;
+            break;
+        }
+        match parsed {
+            Parsed::Json(v) => {
+                let before = emit.blobs.len();
+                cursor.state.parser().line(cursor.line, &v, &mut emit);
+                if emit.blobs.len() != before {
+                    blob_bytes = emit.blobs.values().map(Vec::len).sum();
+                }
+            }
+            Parsed::Blank => {}
+            Parsed::Bad => receipt.skipped += 1,
+        }
+        advance(&mut cursor, line.end);
+        if emit.events.len() >= CHUNK_EVENTS || blob_bytes >= CHUNK_BLOB_BYTES {
+            let session = session_of(&cursor.state, opts);
+            if session.is_some() {
+                commit(ledger, &mut emit, session.as_ref(), &cursor, &mut receipt)?;
+                blob_bytes = 0;
+            }
+        }
+    }
+
+    let last = tail_state.as_ref().unwrap_or(&cursor.state);
+    last.parser_ref().flush(&mut emit);
+    if let Some(text) = opts.final_msg.as_deref().filter(|t| !t.trim().is_empty()) {
+        let ts = last.parser_ref().last_ts();
+        emit.event(
+            Seq(HOOK_FINAL_SEQ),
+            ts,
+            Event::FinalMsg {
+                text: cap(text, FINAL_CAP),
+            },
+        );
+    }
+    receipt.overflowed = last.parser_ref().overflowed();
+    let session = match tail_state.as_ref() {
+        Some(t) => opts.session.clone().or_else(|| t.parser_ref().session()),
+        None => session_of(&cursor.state, opts),
+    };
+    if session.is_none() && !emit.events.is_empty() {
+        return Err(CaptureError::NoSession(path.to_path_buf()));
+    }
+    commit(ledger, &mut emit, session.as_ref(), &cursor, &mut receipt)?;
+    receipt.session = session;
+    Ok(receipt)
+}
+
+fn advance(cursor: &mut Cursor, end: u64) {
+    cursor.offset = end;
+    cursor.line += 1;
+}
+
+fn session_of(state: &ParserState, opts: &CaptureOptions) -> Option<SessionId> {
+    opts.session
+        .clone()
+        .or_else(|| state.parser_ref().session())
+}
+
+/// A cursor at the start of a file whose format is detected from its first lines.
+fn fresh(path: &Path, hints: &FileHints) -> Result<(Cursor, LineReader), CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut head_reader = LineReader::open(path, 0)
+        .map_err(io)?
+        .ok_or_else(|| CaptureError::NotATranscript(path.to_path_buf()))?;
+    let mut head = Vec::new();
+    let mut saw_text = false;
+    while head.len() < detect::HEAD_LINES {
+        let Some(line) = head_reader.next_line().map_err(io)? else {
+            break;
+        };
+        match classify_line(&line.bytes) {
+            Parsed::Json(v) => head.push(v),
+            Parsed::Bad => saw_text = true,
+            Parsed::Blank => {}
+        }
+    }
+    let format = match detect::detect(&head.iter().collect::<Vec<_>>()) {
+        Some(f) => f,
+        // An empty file (a session that has not written yet) is not an error.
+        None if head.is_empty() && !saw_text => Format::ClaudeCode,
+        None => return Err(CaptureError::NotATranscript(path.to_path_buf())),
+    };
+    let reader = LineReader::open(path, 0)
+        .map_err(io)?
+        .ok_or_else(|| CaptureError::NotATranscript(path.to_path_buf()))?;
+    let cursor = Cursor {
+        offset: 0,
+        line: 0,
+        state: ParserState::new(format, hints),
+    };
+    Ok((cursor, reader))
+}
+
+/// Write what `emit` holds, with the cursor, in one batch.
+fn commit(
+    ledger: &mut Ledger,
+    emit: &mut Emit,
+    session: Option<&SessionId>,
+    cursor: &Cursor,
+    receipt: &mut Receipt,
+) -> Result<(), CaptureError> {
+    let mut set = WriteSet::default();
+    if let Some(session) = session {
+        for (seq, (ts, event)) in std::mem::take(&mut emit.events) {
+            set.event(seq, Envelope::new(session.clone(), ts, event));
+        }
+    }
+    receipt.events += set.events.len();
+    set.blobs = std::mem::take(&mut emit.blobs).into_iter().collect();
+    // Serializing the parser state (plain data) cannot fail.
+    set.cursor = Some((
+        cursor_key_of(&receipt.path),
+        serde_json::to_vec(cursor).unwrap_or_default(),
+    ));
+    receipt.written += ledger.write(set)?;
+    emit.clear();
+    Ok(())
+}
+
+fn cursor_key_of(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}

@@ -75,19 +75,23 @@ impl LineSlots {
         Seq::at_line(self.line, META_SLOT)
     }
 
+    /// How many slots are left.
+    pub fn left(&self) -> u32 {
+        crate::event::SEQ_STRIDE.saturating_sub(self.next)
+    }
+}
+
+impl Iterator for LineSlots {
+    type Item = Seq;
+
     /// The next free seq on this line, or `None` when the line's 16 slots are used up.
-    pub fn next(&mut self) -> Option<Seq> {
+    fn next(&mut self) -> Option<Seq> {
         if self.next >= crate::event::SEQ_STRIDE {
             return None;
         }
         let seq = Seq::at_line(self.line, self.next);
         self.next += 1;
         Some(seq)
-    }
-
-    /// How many slots are left.
-    pub fn left(&self) -> u32 {
-        crate::event::SEQ_STRIDE.saturating_sub(self.next)
     }
 }
 
@@ -129,6 +133,11 @@ pub trait TranscriptParser {
 
     /// The newest event timestamp seen so far (0 if none).
     fn last_ts(&self) -> i64;
+
+    /// Events dropped because a line had no free slot left (see [`LineSlots`]).
+    fn overflowed(&self) -> u64 {
+        0
+    }
 }
 
 /// The saved state of whichever parser a transcript needs.

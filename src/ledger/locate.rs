@@ -1,0 +1,208 @@
+//! Where the ledger lives for a given working directory.
+//!
+//! `$PEAT_DB` wins. Otherwise the desk is the nearest ancestor holding `.git` or `.jj`, and
+//! its `.peat/` directory holds desk-local state. A `.peat/redirect` there names another
+//! `.peat` directory whose ledger is shared; a git worktree or a secondary jj workspace
+//! resolves to its main checkout's ledger. Outside any repository the desk is the cwd.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The store and the desk a command works with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The store directory: the fjall database, the lock, and the views beside them.
+    pub store: PathBuf,
+    /// This desk's `.peat` directory (current-session, off, redirect, brief.tmpl).
+    pub desk: PathBuf,
+    /// The desk's root (the working copy), if it is in a repository.
+    pub root: Option<PathBuf>,
+    /// How the store was chosen, for `peat` to say when asked.
+    pub reason: Reason,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Env,
+    Redirect(PathBuf),
+    MainCheckout(PathBuf),
+    Desk,
+}
+
+/// Resolve the location for `cwd`, with `$PEAT_DB` passed in as `env_db`.
+pub fn locate(cwd: &Path, env_db: Option<&Path>) -> Location {
+    let root = repo_root(cwd);
+    let desk_root = root.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let desk = desk_root.join(".peat");
+    if let Some(db) = env_db.filter(|p| !p.as_os_str().is_empty()) {
+        let store = if db.is_absolute() {
+            db.to_path_buf()
+        } else {
+            cwd.join(db)
+        };
+        return Location {
+            store,
+            desk,
+            root,
+            reason: Reason::Env,
+        };
+    }
+    if let Some(target) = redirect_target(&desk, &desk_root) {
+        return Location {
+            store: target.join("db"),
+            desk,
+            root,
+            reason: Reason::Redirect(target),
+        };
+    }
+    if let Some(main) = root.as_deref().and_then(main_checkout)
+        && main != desk_root
+    {
+        return Location {
+            store: main.join(".peat").join("db"),
+            desk,
+            root,
+            reason: Reason::MainCheckout(main),
+        };
+    }
+    Location {
+        store: desk.join("db"),
+        desk,
+        root,
+        reason: Reason::Desk,
+    }
+}
+
+/// The nearest ancestor of `cwd` (itself included) that holds `.git` or `.jj`.
+pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists() || dir.join(".jj").exists())
+        .map(Path::to_path_buf)
+}
+
+/// The first line of `.peat/redirect`, a `.peat` directory relative to the desk root.
+fn redirect_target(desk: &Path, desk_root: &Path) -> Option<PathBuf> {
+    let text = fs::read_to_string(desk.join("redirect")).ok()?;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let p = Path::new(line);
+    Some(if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        desk_root.join(p)
+    })
+}
+
+/// For a git worktree (`.git` is a file `gitdir: <main>/.git/worktrees/<name>`) or a
+/// secondary jj workspace (`.jj/repo` is a file naming `<main>/.jj/repo`): the main checkout.
+fn main_checkout(root: &Path) -> Option<PathBuf> {
+    let git = root.join(".git");
+    if git.is_file() {
+        let text = fs::read_to_string(&git).ok()?;
+        let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+        let gitdir = absolutize(root, Path::new(gitdir));
+        // <main>/.git/worktrees/<name>: the main checkout is above `.git`.
+        let dotgit = gitdir.parent()?.parent()?;
+        if dotgit.file_name()? == ".git" {
+            return dotgit.parent().map(Path::to_path_buf);
+        }
+        return None;
+    }
+    let repo = root.join(".jj").join("repo");
+    if repo.is_file() {
+        let text = fs::read_to_string(&repo).ok()?;
+        let target = absolutize(&root.join(".jj"), Path::new(text.trim()));
+        // <main>/.jj/repo
+        return target.parent()?.parent().map(Path::to_path_buf);
+    }
+    None
+}
+
+fn absolutize(base: &Path, p: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    };
+    fs::canonicalize(&joined).unwrap_or(joined)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real(p: &Path) -> PathBuf {
+        fs::canonicalize(p).unwrap()
+    }
+
+    #[test]
+    fn the_env_variable_wins() {
+        let t = tempfile::tempdir().unwrap();
+        let loc = locate(t.path(), Some(Path::new("/somewhere/db")));
+        assert_eq!(loc.store, Path::new("/somewhere/db"));
+        assert_eq!(loc.reason, Reason::Env);
+    }
+
+    #[test]
+    fn the_store_sits_beside_the_nearest_repository_root() {
+        let t = tempfile::tempdir().unwrap();
+        let root = real(t.path());
+        fs::create_dir_all(root.join(".git")).unwrap();
+        fs::create_dir_all(root.join("src/deep")).unwrap();
+        let loc = locate(&root.join("src/deep"), None);
+        assert_eq!(loc.store, root.join(".peat/db"));
+        assert_eq!(loc.desk, root.join(".peat"));
+        assert_eq!(loc.root.as_deref(), Some(root.as_path()));
+    }
+
+    #[test]
+    fn a_git_worktree_resolves_to_its_main_checkout() {
+        let t = tempfile::tempdir().unwrap();
+        let base = real(t.path());
+        let main = base.join("main");
+        fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        let wt = base.join("wt");
+        fs::create_dir_all(&wt).unwrap();
+        fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
+        )
+        .unwrap();
+        let loc = locate(&wt, None);
+        assert_eq!(loc.store, main.join(".peat/db"));
+        assert_eq!(loc.desk, wt.join(".peat"), "desk state stays local");
+    }
+
+    #[test]
+    fn a_secondary_jj_workspace_resolves_to_its_main_checkout() {
+        let t = tempfile::tempdir().unwrap();
+        let base = real(t.path());
+        let main = base.join("main");
+        fs::create_dir_all(main.join(".jj/repo")).unwrap();
+        let ws = base.join("ws");
+        fs::create_dir_all(ws.join(".jj")).unwrap();
+        fs::write(ws.join(".jj/repo"), "../../main/.jj/repo").unwrap();
+        let loc = locate(&ws, None);
+        assert_eq!(loc.store, main.join(".peat/db"));
+    }
+
+    #[test]
+    fn a_redirect_names_a_shared_ledger() {
+        let t = tempfile::tempdir().unwrap();
+        let base = real(t.path());
+        let desk = base.join("desk");
+        fs::create_dir_all(desk.join(".git")).unwrap();
+        fs::create_dir_all(desk.join(".peat")).unwrap();
+        fs::write(desk.join(".peat/redirect"), "../shared/.peat\n").unwrap();
+        let loc = locate(&desk, None);
+        assert_eq!(loc.store, desk.join("../shared/.peat/db"));
+    }
+
+    #[test]
+    fn outside_a_repository_the_cwd_is_the_desk() {
+        let t = tempfile::tempdir().unwrap();
+        let cwd = real(t.path());
+        let loc = locate(&cwd, None);
+        assert_eq!(loc.store, cwd.join(".peat/db"));
+        assert!(loc.root.is_none());
+    }
+}

@@ -1,0 +1,569 @@
+//! The ledger: every event ever captured, keyed by id, with a change feed written in the
+//! same atomic batch, the blob store for what edits wrote, and the capture cursors.
+//!
+//! Upsert by id: identical bytes are a no-op; different bytes replace the stored envelope
+//! and append a feed entry carrying both versions, so views can retract the old before
+//! applying the new. Nothing is ever deleted from the ledger.
+
+pub mod locate;
+pub mod lock;
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::change::BlobId;
+use crate::event::{Envelope, EventId, Seq, SessionId};
+
+pub use locate::{Location, locate};
+pub use lock::LockError;
+
+const EVENTS: &str = "events";
+const FEED: &str = "feed";
+const BLOBS: &str = "blobs";
+const CURSORS: &str = "cursors";
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("no ledger at {}", .0.display())]
+    Missing(PathBuf),
+    #[error("cannot create the ledger at {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the ledger store at {} failed: {detail}", path.display())]
+    Store { path: PathBuf, detail: String },
+    #[error("a stored envelope ({id}) does not parse: {detail}")]
+    Corrupt { id: String, detail: String },
+}
+
+/// Whether opening may create the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Create,
+    Existing,
+}
+
+/// How to wait for the lock, and what to say while waiting.
+pub struct Access<'a> {
+    pub mode: Mode,
+    pub wait: Duration,
+    /// What this process is doing, written into the lock for others to read.
+    pub who: &'a str,
+    pub on_wait: &'a mut dyn FnMut(),
+}
+
+/// What one write changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub new: usize,
+    pub replaced: usize,
+    pub unchanged: usize,
+}
+
+impl std::ops::AddAssign for Written {
+    fn add_assign(&mut self, o: Written) {
+        self.new += o.new;
+        self.replaced += o.replaced;
+        self.unchanged += o.unchanged;
+    }
+}
+
+/// Everything one atomic write carries.
+#[derive(Default)]
+pub struct WriteSet {
+    pub events: Vec<Envelope>,
+    pub seqs: Vec<Seq>,
+    pub blobs: Vec<(BlobId, Vec<u8>)>,
+    /// The capture cursor for a transcript, updated with the events it covers.
+    pub cursor: Option<(String, Vec<u8>)>,
+}
+
+impl WriteSet {
+    pub fn event(&mut self, seq: Seq, env: Envelope) {
+        self.seqs.push(seq);
+        self.events.push(env);
+    }
+}
+
+/// One change-feed entry: an event was inserted (`old` is None) or replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FeedEntry {
+    pub lsn: u64,
+    pub id: EventId,
+    pub old: Option<Envelope>,
+    pub new: Envelope,
+}
+
+/// An open, locked ledger.
+pub struct Ledger {
+    path: PathBuf,
+    db: Database,
+    events: Keyspace,
+    feed: Keyspace,
+    blobs: Keyspace,
+    cursors: Keyspace,
+    next_lsn: u64,
+    // Declared last so the database closes before the lock is released.
+    _lock: lock::StoreLock,
+}
+
+impl Ledger {
+    /// Open the store at `path` (see [`locate`]), taking the single-writer lock.
+    pub fn open(path: &Path, access: Access<'_>) -> Result<Ledger, LedgerError> {
+        if !path.join("lock").exists() {
+            if access.mode == Mode::Existing {
+                return Err(LedgerError::Missing(path.to_path_buf()));
+            }
+            std::fs::create_dir_all(path).map_err(|source| LedgerError::Create {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            ignore_store(path);
+        }
+        let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
+        let store = |e: fjall::Error| LedgerError::Store {
+            path: path.to_path_buf(),
+            detail: format!("{e:?}"),
+        };
+        let db = Database::builder(path.join("fjall"))
+            // Capture writes in bursts; a smaller journal keeps recovery on open short.
+            .max_journaling_size(64 << 20)
+            .open()
+            .map_err(store)?;
+        let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        let events = ks(EVENTS).map_err(store)?;
+        let feed = ks(FEED).map_err(store)?;
+        let blobs = ks(BLOBS).map_err(store)?;
+        let cursors = ks(CURSORS).map_err(store)?;
+        let next_lsn = match feed.last_key_value() {
+            Some(kv) => {
+                let key = kv.key().map_err(store)?;
+                decode_lsn(&key) + 1
+            }
+            None => 1,
+        };
+        Ok(Ledger {
+            path: path.to_path_buf(),
+            db,
+            events,
+            feed,
+            blobs,
+            cursors,
+            next_lsn,
+            _lock: lock,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn store_err(&self, e: fjall::Error) -> LedgerError {
+        LedgerError::Store {
+            path: self.path.clone(),
+            detail: format!("{e:?}"),
+        }
+    }
+
+    /// Write `set` in one atomic batch: events (upserted), their feed entries, new blobs,
+    /// and the cursor.
+    pub fn write(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
+        let mut batch = self.db.batch();
+        let mut written = Written::default();
+        // Within one set, a later version of an id replaces the earlier one.
+        let mut pending: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        for (seq, env) in set.seqs.into_iter().zip(set.events) {
+            let key = event_key(&env.session, seq);
+            let bytes = encode(&env);
+            let old = match pending.get(&key) {
+                Some(b) => Some(b.clone()),
+                None => self
+                    .events
+                    .get(&key)
+                    .map_err(|e| self.store_err(e))?
+                    .map(|v| v.to_vec()),
+            };
+            if old.as_deref() == Some(bytes.as_slice()) {
+                written.unchanged += 1;
+                continue;
+            }
+            if old.is_some() {
+                written.replaced += 1;
+            } else {
+                written.new += 1;
+            }
+            batch.insert(
+                &self.feed,
+                self.next_lsn.to_be_bytes(),
+                encode_feed(&key, old.as_deref(), &bytes),
+            );
+            self.next_lsn += 1;
+            batch.insert(&self.events, key.clone(), bytes.clone());
+            pending.insert(key, bytes);
+        }
+        for (id, bytes) in set.blobs {
+            if !self
+                .blobs
+                .contains_key(id.0)
+                .map_err(|e| self.store_err(e))?
+            {
+                batch.insert(&self.blobs, id.0, bytes);
+            }
+        }
+        if let Some((key, value)) = set.cursor {
+            batch.insert(&self.cursors, key, value);
+        }
+        batch.commit().map_err(|e| self.store_err(e))?;
+        Ok(written)
+    }
+
+    /// Make everything written so far durable (the journal, not a flush of the tables).
+    pub fn sync(&self) -> Result<(), LedgerError> {
+        self.db
+            .persist(PersistMode::SyncAll)
+            .map_err(|e| self.store_err(e))
+    }
+
+    pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, LedgerError> {
+        let key = event_key(&id.session, id.seq);
+        match self.events.get(&key).map_err(|e| self.store_err(e))? {
+            Some(v) => decode(&key, &v).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Every event, in key order (by session, then seq).
+    pub fn events(&self) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
+        self.events.iter().map(move |kv| self.decode_pair(kv))
+    }
+
+    /// The events of one session, by seq.
+    pub fn session_events(
+        &self,
+        session: &SessionId,
+    ) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
+        let mut prefix = session.as_str().as_bytes().to_vec();
+        prefix.push(0);
+        self.events
+            .prefix(prefix)
+            .map(move |kv| self.decode_pair(kv))
+    }
+
+    /// The distinct sessions, in id order, without decoding any envelope.
+    pub fn sessions(&self) -> Result<Vec<SessionId>, LedgerError> {
+        let mut out: Vec<SessionId> = Vec::new();
+        let mut from: Vec<u8> = Vec::new();
+        loop {
+            let next = self.events.range(from.as_slice()..).next();
+            let Some(kv) = next else { break };
+            let key = kv.key().map_err(|e| self.store_err(e))?;
+            let (session, _) = decode_key(&key).ok_or_else(|| self.corrupt_key(&key))?;
+            // Skip to the first key past this session: its bytes, then 0x01.
+            from = session.as_str().as_bytes().to_vec();
+            from.push(1);
+            out.push(session);
+        }
+        Ok(out)
+    }
+
+    /// How many events the ledger holds.
+    pub fn len(&self) -> Result<usize, LedgerError> {
+        self.events.len().map_err(|e| self.store_err(e))
+    }
+
+    pub fn is_empty(&self) -> Result<bool, LedgerError> {
+        self.events.is_empty().map_err(|e| self.store_err(e))
+    }
+
+    /// Change-feed entries after `lsn`, oldest first.
+    pub fn changes_after(
+        &self,
+        lsn: u64,
+    ) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
+        self.feed
+            .range((lsn.saturating_add(1)).to_be_bytes()..)
+            .map(move |kv| {
+                let (key, value) = kv.into_inner().map_err(|e| self.store_err(e))?;
+                self.decode_change(&key, &value)
+            })
+    }
+
+    /// The newest change's LSN (0 when the feed is empty).
+    pub fn last_lsn(&self) -> u64 {
+        self.next_lsn - 1
+    }
+
+    pub fn blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, LedgerError> {
+        Ok(self
+            .blobs
+            .get(id.0)
+            .map_err(|e| self.store_err(e))?
+            .map(|v| v.to_vec()))
+    }
+
+    pub fn cursor(&self, key: &str) -> Result<Option<Vec<u8>>, LedgerError> {
+        Ok(self
+            .cursors
+            .get(key)
+            .map_err(|e| self.store_err(e))?
+            .map(|v| v.to_vec()))
+    }
+
+    fn decode_pair(&self, kv: fjall::Guard) -> Result<(EventId, Envelope), LedgerError> {
+        let (key, value) = kv.into_inner().map_err(|e| self.store_err(e))?;
+        let (session, seq) = decode_key(&key).ok_or_else(|| self.corrupt_key(&key))?;
+        Ok((EventId { session, seq }, decode(&key, &value)?))
+    }
+
+    fn decode_change(&self, key: &[u8], value: &[u8]) -> Result<FeedEntry, LedgerError> {
+        let lsn = decode_lsn(key);
+        let bad = || LedgerError::Corrupt {
+            id: format!("feed entry {lsn}"),
+            detail: "truncated".into(),
+        };
+        let (event_key, old, new) = decode_feed(value).ok_or_else(bad)?;
+        let (session, seq) = decode_key(event_key).ok_or_else(bad)?;
+        Ok(FeedEntry {
+            lsn,
+            id: EventId { session, seq },
+            old: old.map(|o| decode(event_key, o)).transpose()?,
+            new: decode(event_key, new)?,
+        })
+    }
+
+    fn corrupt_key(&self, key: &[u8]) -> LedgerError {
+        LedgerError::Corrupt {
+            id: String::from_utf8_lossy(key).into_owned(),
+            detail: "malformed key".into(),
+        }
+    }
+}
+
+/// A store is never committed to a repository: `.peat/` ignores itself.
+fn ignore_store(store: &Path) {
+    if let Some(parent) = store.parent()
+        && parent.file_name().is_some_and(|n| n == ".peat")
+    {
+        let gi = parent.join(".gitignore");
+        if !gi.exists() {
+            let _ = std::fs::write(gi, "*\n");
+        }
+    }
+}
+
+fn encode(env: &Envelope) -> Vec<u8> {
+    // Plain data with string keys: serialization cannot fail.
+    serde_json::to_vec(env).unwrap_or_default()
+}
+
+fn decode(key: &[u8], bytes: &[u8]) -> Result<Envelope, LedgerError> {
+    serde_json::from_slice(bytes).map_err(|e| LedgerError::Corrupt {
+        id: String::from_utf8_lossy(key).replace('\0', " "),
+        detail: e.to_string(),
+    })
+}
+
+/// Session bytes, a NUL, then the seq big-endian: keys sort by session, then seq.
+pub fn event_key(session: &SessionId, seq: Seq) -> Vec<u8> {
+    let s = session.as_str().as_bytes();
+    let mut key = Vec::with_capacity(s.len() + 5);
+    key.extend_from_slice(s);
+    key.push(0);
+    key.extend_from_slice(&seq.0.to_be_bytes());
+    key
+}
+
+fn decode_key(key: &[u8]) -> Option<(SessionId, Seq)> {
+    let split = key.len().checked_sub(5)?;
+    let (session, rest) = key.split_at(split);
+    if rest[0] != 0 {
+        return None;
+    }
+    let seq = u32::from_be_bytes(rest[1..5].try_into().ok()?);
+    let session = String::from_utf8(session.to_vec()).ok()?;
+    Some((SessionId(session), Seq(seq)))
+}
+
+fn decode_lsn(key: &[u8]) -> u64 {
+    key.try_into().map(u64::from_be_bytes).unwrap_or(0)
+}
+
+/// `key_len u32 | key | old_len u32 (u32::MAX: none) | old | new`, lengths little-endian.
+fn encode_feed(key: &[u8], old: Option<&[u8]>, new: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + key.len() + old.map_or(0, <[u8]>::len) + new.len());
+    v.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    v.extend_from_slice(key);
+    match old {
+        Some(o) => {
+            v.extend_from_slice(&(o.len() as u32).to_le_bytes());
+            v.extend_from_slice(o);
+        }
+        None => v.extend_from_slice(&u32::MAX.to_le_bytes()),
+    }
+    v.extend_from_slice(new);
+    v
+}
+
+/// A feed entry's parts: the event key, the replaced bytes (if any), the new bytes.
+type FeedParts<'a> = (&'a [u8], Option<&'a [u8]>, &'a [u8]);
+
+fn decode_feed(v: &[u8]) -> Option<FeedParts<'_>> {
+    let take_len = |v: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(v.get(at..at + 4)?.try_into().ok()?))
+    };
+    let klen = take_len(v, 0)? as usize;
+    let key = v.get(4..4 + klen)?;
+    let mut at = 4 + klen;
+    let olen = take_len(v, at)?;
+    at += 4;
+    let old = if olen == u32::MAX {
+        None
+    } else {
+        let o = v.get(at..at + olen as usize)?;
+        at += olen as usize;
+        Some(o)
+    };
+    Some((key, old, v.get(at..)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+
+    fn open(dir: &Path) -> Ledger {
+        Ledger::open(
+            dir,
+            Access {
+                mode: Mode::Create,
+                wait: Duration::from_secs(5),
+                who: "test",
+                on_wait: &mut || {},
+            },
+        )
+        .unwrap()
+    }
+
+    fn said(session: &str, ts: i64, text: &str) -> Envelope {
+        Envelope::new(
+            SessionId(session.into()),
+            ts,
+            Event::Said { text: text.into() },
+        )
+    }
+
+    fn write(l: &mut Ledger, events: &[(u32, Envelope)]) -> Written {
+        let mut set = WriteSet::default();
+        for (seq, env) in events {
+            set.event(Seq(*seq), env.clone());
+        }
+        l.write(set).unwrap()
+    }
+
+    #[test]
+    fn identical_bytes_are_a_no_op_and_a_revision_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        let w = write(&mut l, &[(2, said("s", 1, "a")), (3, said("s", 1, "b"))]);
+        assert_eq!(
+            w,
+            Written {
+                new: 2,
+                replaced: 0,
+                unchanged: 0
+            }
+        );
+        let w = write(&mut l, &[(2, said("s", 1, "a"))]);
+        assert_eq!(
+            w,
+            Written {
+                new: 0,
+                replaced: 0,
+                unchanged: 1
+            }
+        );
+        assert_eq!(l.last_lsn(), 2);
+        let w = write(&mut l, &[(2, said("s", 1, "a2"))]);
+        assert_eq!(w.replaced, 1);
+        let changes: Vec<FeedEntry> = l.changes_after(2).map(Result::unwrap).collect();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].old, Some(said("s", 1, "a")));
+        assert_eq!(changes[0].new, said("s", 1, "a2"));
+        assert_eq!(l.len().unwrap(), 2);
+    }
+
+    #[test]
+    fn the_feed_and_cursor_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut l = open(dir.path());
+            let mut set = WriteSet::default();
+            set.event(Seq(0), said("s", 1, "x"));
+            set.cursor = Some(("file".into(), b"c1".to_vec()));
+            l.write(set).unwrap();
+        }
+        let mut l = open(dir.path());
+        assert_eq!(l.last_lsn(), 1);
+        assert_eq!(l.cursor("file").unwrap().as_deref(), Some(&b"c1"[..]));
+        write(&mut l, &[(1, said("s", 2, "y"))]);
+        assert_eq!(l.last_lsn(), 2);
+        let all: Vec<u64> = l.changes_after(0).map(|c| c.unwrap().lsn).collect();
+        assert_eq!(all, vec![1, 2]);
+    }
+
+    #[test]
+    fn sessions_are_listed_without_a_scan_of_their_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        write(
+            &mut l,
+            &[
+                (0, said("b", 1, "x")),
+                (5, said("a", 1, "y")),
+                (9, said("a", 1, "z")),
+                (1, said("ab", 1, "w")),
+            ],
+        );
+        let s: Vec<String> = l.sessions().unwrap().into_iter().map(|s| s.0).collect();
+        assert_eq!(s, vec!["a", "ab", "b"]);
+        let a: Vec<u32> = l
+            .session_events(&SessionId("a".into()))
+            .map(|r| r.unwrap().0.seq.0)
+            .collect();
+        assert_eq!(a, vec![5, 9]);
+    }
+
+    #[test]
+    fn reading_a_missing_store_does_not_create_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nothing");
+        let r = Ledger::open(
+            &p,
+            Access {
+                mode: Mode::Existing,
+                wait: Duration::ZERO,
+                who: "t",
+                on_wait: &mut || {},
+            },
+        );
+        assert!(matches!(r, Err(LedgerError::Missing(_))));
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn feed_entries_round_trip() {
+        let e = encode_feed(b"k\0\0\0\0\x01", Some(b"old"), b"new");
+        assert_eq!(
+            decode_feed(&e),
+            Some((&b"k\0\0\0\0\x01"[..], Some(&b"old"[..]), &b"new"[..]))
+        );
+        let e = encode_feed(b"k", None, b"n");
+        assert_eq!(decode_feed(&e), Some((&b"k"[..], None, &b"n"[..])));
+        assert_eq!(decode_feed(&e[..3]), None);
+    }
+}
