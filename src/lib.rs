@@ -5,5 +5,11 @@
 
 pub mod capture;
 pub mod change;
+pub mod cli;
+pub mod commands;
+pub mod error;
 pub mod event;
+pub mod ledger;
+pub mod session;
 pub mod time;
+pub mod ui;

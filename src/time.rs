@@ -29,9 +29,65 @@ pub fn utc_date(ms: i64) -> String {
     }
 }
 
+/// `ms` as a local date and minute (`2026-08-10 21:18`), for people reading listings.
+pub fn local_minute(ms: i64) -> String {
+    match Timestamp::from_millisecond(ms) {
+        Ok(t) => t
+            .to_zoned_datetime(jiff::tz::TimeZone::system())
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string(),
+        Err(_) => ms.to_string(),
+    }
+}
+
+/// The instant a `--since` value names, relative to `now_ms`: a count of days (`3`), a
+/// duration (`12h`, `3d`, `2w`), or a local date (`2026-11-01`, from its start).
+pub fn parse_since(spec: &str, now_ms: i64) -> Result<i64, String> {
+    let spec = spec.trim();
+    const HOUR: i64 = 3_600_000;
+    let unit = |c: char| match c {
+        'm' => Some(60_000),
+        'h' => Some(HOUR),
+        'd' => Some(24 * HOUR),
+        'w' => Some(7 * 24 * HOUR),
+        _ => None,
+    };
+    if let Ok(days) = spec.parse::<i64>() {
+        return Ok(now_ms - days * 24 * HOUR);
+    }
+    if let Some(last) = spec.chars().last()
+        && let Some(per) = unit(last)
+        && let Ok(n) = spec[..spec.len() - 1].parse::<i64>()
+    {
+        return Ok(now_ms - n * per);
+    }
+    if let Ok(date) = spec.parse::<jiff::civil::Date>()
+        && let Ok(z) = date.to_zoned_datetime(jiff::tz::TimeZone::system())
+    {
+        return Ok(z.timestamp().as_millisecond());
+    }
+    Err(format!(
+        "not a time: {spec:?} (want a number of days like 3, a duration like 12h, 3d or 2w, or a date like 2026-11-01)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn since_accepts_days_durations_and_dates() {
+        let now = 10 * 86_400_000;
+        assert_eq!(parse_since("3", now), Ok(7 * 86_400_000));
+        assert_eq!(parse_since("12h", now), Ok(now - 12 * 3_600_000));
+        assert_eq!(parse_since("1w", now), Ok(3 * 86_400_000));
+        assert!(parse_since("1970-01-02", now).is_ok());
+        assert!(
+            parse_since("yesterday-ish", now)
+                .unwrap_err()
+                .contains("12h")
+        );
+    }
 
     #[test]
     fn iso_timestamps_round_trip() {

@@ -1,0 +1,104 @@
+use clap::Args;
+use serde::Serialize;
+use std::io::Write;
+
+use crate::cli::Ctx;
+use crate::error::CliError;
+use crate::event::{Envelope, Event, Seq, SessionId};
+use crate::ledger::Mode;
+use crate::ui::clip;
+
+/// List raw ledger events, oldest first
+///
+/// With --json, one JSON object per line (NDJSON): session, seq, ts_ms, ts, v, event.
+#[derive(Args, Debug)]
+pub struct EventsArgs {
+    /// Only this session (an id or a unique prefix of one)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only events of this kind
+    #[arg(long, value_name = "KIND", value_parser = clap::builder::PossibleValuesParser::new(Event::TAGS))]
+    pub kind: Option<String>,
+    /// Only events since: days (3), a duration (12h, 3d, 2w) or a date (2026-11-01)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    session: &'a SessionId,
+    seq: Seq,
+    ts_ms: i64,
+    ts: String,
+    v: u16,
+    event: &'a Event,
+}
+
+pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
+    let since = match &args.since {
+        Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
+        None => None,
+    };
+    let ledger = ctx.open(Mode::Existing)?;
+    let keep = |env: &Envelope| {
+        args.kind.as_deref().is_none_or(|k| env.kind.tag() == k)
+            && since.is_none_or(|t| env.ts_ms >= t)
+    };
+    let mut rows: Vec<(Seq, Envelope)> = Vec::new();
+    match &args.session {
+        Some(prefix) => {
+            let session = super::show::resolve(&ledger, prefix)?;
+            for item in ledger.session_events(&session) {
+                let (id, env) = item?;
+                if keep(&env) {
+                    rows.push((id.seq, env));
+                }
+            }
+        }
+        None => {
+            for item in ledger.events() {
+                let (id, env) = item?;
+                if keep(&env) {
+                    rows.push((id.seq, env));
+                }
+            }
+        }
+    }
+    drop(ledger);
+    rows.sort_by(|a, b| (a.1.ts_ms, &a.1.session, a.0).cmp(&(b.1.ts_ms, &b.1.session, b.0)));
+    let mut out = if ctx.json {
+        crate::ui::Out::Stdout(std::io::stdout().lock())
+    } else {
+        ctx.ui.pager()
+    };
+    for (seq, env) in &rows {
+        if ctx.json {
+            let row = Row {
+                session: &env.session,
+                seq: *seq,
+                ts_ms: env.ts_ms,
+                ts: crate::time::format_iso_ms(env.ts_ms),
+                v: env.v,
+                event: &env.kind,
+            };
+            serde_json::to_writer(&mut out, &row).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        } else {
+            let summary = clip(&env.kind.summary(), 150);
+            writeln!(
+                out,
+                "{} {} {:>10}  {:<9} {}",
+                ctx.ui.dim(&crate::time::local_minute(env.ts_ms)),
+                env.session.short(),
+                seq.0,
+                env.kind.tag(),
+                ctx.ui.safe(&summary)
+            )?;
+        }
+    }
+    out.finish()?;
+    if !ctx.json {
+        ctx.ui.note(&format!("({} events)", rows.len()));
+    }
+    Ok(0)
+}

@@ -1,0 +1,215 @@
+//! The output contract. stdout carries the product and nothing else; notes, receipts and
+//! progress go to stderr. Colour only on a terminal, never with `NO_COLOR` or `TERM=dumb`.
+//! `--json` output is never clipped, styled or sanitized (JSON escaping is its own safety).
+
+use std::io::{self, IsTerminal, Write};
+use std::process::{Child, Command, Stdio};
+
+#[derive(Clone, Copy, Debug)]
+pub struct Ui {
+    pub stdout_tty: bool,
+    pub stderr_tty: bool,
+    /// Styling is allowed on stdout.
+    pub color: bool,
+    /// Styling is allowed on stderr.
+    pub err_color: bool,
+}
+
+impl Ui {
+    pub fn detect() -> Ui {
+        let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+            || std::env::var("TERM").is_ok_and(|t| t == "dumb");
+        let stdout_tty = io::stdout().is_terminal();
+        let stderr_tty = io::stderr().is_terminal();
+        Ui {
+            stdout_tty,
+            stderr_tty,
+            color: stdout_tty && !plain,
+            err_color: stderr_tty && !plain,
+        }
+    }
+
+    /// A status line on stderr (receipts, what was done).
+    pub fn note(&self, msg: &str) {
+        let _ = writeln!(io::stderr(), "{msg}");
+    }
+
+    /// A warning on stderr: something was skipped, the run goes on.
+    pub fn warn(&self, msg: &str) {
+        let head = if self.err_color {
+            "\x1b[33mpeat:\x1b[0m"
+        } else {
+            "peat:"
+        };
+        let _ = writeln!(io::stderr(), "{head} {msg}");
+    }
+
+    /// Where a long listing goes: through `less -RFX` on a terminal, else stdout.
+    pub fn pager(&self) -> Out {
+        if self.stdout_tty
+            && let Ok(mut child) = Command::new("less")
+                .arg("-RFX")
+                .stdin(Stdio::piped())
+                .spawn()
+            && let Some(stdin) = child.stdin.take()
+        {
+            return Out::Pager { child, stdin };
+        }
+        Out::Stdout(io::stdout().lock())
+    }
+
+    /// A progress bar on stderr, only on a terminal.
+    pub fn progress(&self, len: u64, what: &str) -> Option<indicatif::ProgressBar> {
+        if !self.stderr_tty {
+            return None;
+        }
+        let bar = indicatif::ProgressBar::new(len);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {pos}/{len} {wide_bar} {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_string());
+        Some(bar)
+    }
+
+    /// Make transcript text safe for a terminal (control, bidi and zero-width characters
+    /// escaped); piped output is left byte-exact.
+    pub fn safe<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.stdout_tty {
+            sanitize(s)
+        } else {
+            std::borrow::Cow::Borrowed(s)
+        }
+    }
+
+    /// `s` dimmed on a terminal.
+    pub fn dim(&self, s: &str) -> String {
+        self.style("2", s)
+    }
+
+    /// `s` in bold on a terminal.
+    pub fn bold(&self, s: &str) -> String {
+        self.style("1", s)
+    }
+
+    /// `s` in the accent colour on a terminal.
+    pub fn accent(&self, s: &str) -> String {
+        self.style("36", s)
+    }
+
+    fn style(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// stdout, or a pager in front of it.
+pub enum Out {
+    Stdout(io::StdoutLock<'static>),
+    Pager {
+        child: Child,
+        stdin: std::process::ChildStdin,
+    },
+}
+
+impl Out {
+    /// Close the pager (if any) and wait for the person to leave it.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Out::Stdout(mut s) => s.flush(),
+            Out::Pager { mut child, stdin } => {
+                drop(stdin);
+                child.wait().map(|_| ())
+            }
+        }
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::Stdout(s) => s.write(buf),
+            Out::Pager { stdin, .. } => stdin.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::Stdout(s) => s.flush(),
+            Out::Pager { stdin, .. } => stdin.flush(),
+        }
+    }
+}
+
+/// Escape what a terminal would interpret: C0/C1 controls (but tab), bidi overrides,
+/// zero-width characters.
+pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && c != '\t' && c != '\n')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if bad(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Collapse whitespace to single spaces and cut to `n` characters, marking a cut with `…`.
+pub fn clip(s: &str, n: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            if count + 1 > n {
+                out.push('…');
+                return out;
+            }
+            out.push(' ');
+            count += 1;
+        }
+        for c in word.chars() {
+            if count >= n {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            count += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_collapses_whitespace_and_marks_the_cut() {
+        assert_eq!(clip("a  b\n\nc", 10), "a b c");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("ab cd", 2), "ab…");
+        assert_eq!(clip("", 5), "");
+    }
+
+    #[test]
+    fn terminal_escapes_in_transcript_text_are_defused() {
+        assert_eq!(sanitize("plain"), "plain");
+        let s = sanitize("red \x1b[31m and \u{202E}rtl");
+        assert!(!s.contains('\x1b'));
+        assert!(!s.contains('\u{202E}'));
+        assert!(s.contains("\\u{1b}"));
+    }
+}

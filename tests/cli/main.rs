@@ -1,0 +1,20 @@
+//! End-to-end tests: the real `peat` binary on real files in temporary directories.
+//! HOME, the transcript roots and the store always point inside the test's own folder.
+
+mod capture;
+mod support;
+
+#[test]
+fn no_test_file_is_forgotten() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "main") {
+            assert!(
+                main.contains(&format!("mod {module};")),
+                "tests/cli/{name} is not declared in main.rs"
+            );
+        }
+    }
+}

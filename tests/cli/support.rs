@@ -1,0 +1,207 @@
+//! A hermetic environment per test and helpers to write transcripts line by line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        Env { dir }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn store(&self) -> PathBuf {
+        self.path("store")
+    }
+
+    /// `peat` with a clean environment: HOME, the store and the cwd inside the test folder.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_peat"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("PEAT_DB", self.store())
+            .env("TZ", "UTC")
+            .env("NO_COLOR", "1")
+            .current_dir(self.path("work"));
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::of(self.cmd().args(args).output().unwrap())
+    }
+
+    /// Every event as NDJSON, the ledger's content in a comparable form.
+    pub fn dump(&self) -> String {
+        let r = self.run(&["events", "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    }
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn of(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert_eq!(
+            self.code, 0,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// The `(events, new, revised)` of a capture receipt.
+    pub fn receipt(&self) -> (usize, usize, usize) {
+        let line = self
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("captured "))
+            .unwrap_or_else(|| panic!("no receipt in {:?}", self.stderr));
+        let nums: Vec<usize> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .take(3)
+            .map(|s| s.parse().unwrap())
+            .collect();
+        (nums[0], nums[1], nums[2])
+    }
+}
+
+/// Builds a Claude Code transcript one realistic line at a time.
+pub struct Claude {
+    pub session: String,
+    pub lines: Vec<String>,
+    n: u64,
+}
+
+impl Claude {
+    pub fn new(session: &str) -> Claude {
+        Claude {
+            session: session.to_string(),
+            lines: Vec::new(),
+            n: 0,
+        }
+    }
+
+    fn ts(&self) -> String {
+        let secs = self.n;
+        format!(
+            "2026-07-14T09:{:02}:{:02}.000Z",
+            (secs / 60) % 60,
+            secs % 60
+        )
+    }
+
+    fn envelope(&mut self, ty: &str, body: serde_json::Value) -> String {
+        self.n += 1;
+        let mut v = serde_json::json!({
+            "parentUuid": null, "isSidechain": false, "userType": "external",
+            "cwd": "/home/dev/acme-api", "sessionId": self.session, "version": "2.1.190",
+            "gitBranch": "feat/rate-limit", "type": ty,
+            "uuid": format!("00000000-0000-4000-8000-{:012}", self.n), "timestamp": self.ts(),
+        });
+        for (k, val) in body.as_object().unwrap() {
+            v[k] = val.clone();
+        }
+        v.to_string()
+    }
+
+    pub fn user(&mut self, text: &str) -> &mut Claude {
+        let l = self.envelope(
+            "user",
+            serde_json::json!({"message": {"role": "user", "content": text}}),
+        );
+        self.lines.push(l);
+        self
+    }
+
+    pub fn said(&mut self, text: &str) -> &mut Claude {
+        let l = self.envelope("assistant", serde_json::json!({"message": {"model": "claude-sonnet-4-6", "id": format!("msg_{}", self.n), "type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]}}));
+        self.lines.push(l);
+        self
+    }
+
+    pub fn bash(&mut self, id: &str, command: &str, stdout: &str, is_error: bool) -> &mut Claude {
+        let l = self.envelope("assistant", serde_json::json!({"message": {"model": "claude-sonnet-4-6", "id": format!("msg_{}", self.n), "type": "message", "role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}]}}));
+        self.lines.push(l);
+        let l = self.envelope("user", serde_json::json!({"message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": stdout, "is_error": is_error}]}, "toolUseResult": {"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false}}));
+        self.lines.push(l);
+        self
+    }
+
+    pub fn edit(&mut self, id: &str, path: &str, old: &str, new: &str) -> &mut Claude {
+        let l = self.envelope("assistant", serde_json::json!({"message": {"model": "claude-sonnet-4-6", "id": format!("msg_{}", self.n), "type": "message", "role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Edit", "input": {"file_path": path, "old_string": old, "new_string": new, "replace_all": false}}]}}));
+        self.lines.push(l);
+        let l = self.envelope("user", serde_json::json!({"message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": "The file has been updated successfully."}]}}));
+        self.lines.push(l);
+        self
+    }
+
+    pub fn raw(&mut self, line: &str) -> &mut Claude {
+        self.lines.push(line.to_string());
+        self
+    }
+
+    /// A small but complete session of `turns` turns.
+    pub fn session_of(session: &str, turns: usize) -> Claude {
+        let mut c = Claude::new(session);
+        for t in 0..turns {
+            c.user(&format!(
+                "turn {t}: add a token-bucket rate limiter to src/server.ts"
+            ));
+            c.said("I'll look at the middleware setup first.");
+            c.bash(
+                &format!("toolu_{t}_a"),
+                "rg -n app.use src",
+                "src/server.ts:3:app.use(cors());",
+                false,
+            );
+            c.edit(
+                &format!("toolu_{t}_b"),
+                "/home/dev/acme-api/src/server.ts",
+                "app.use(cors());",
+                "app.use(cors());\napp.use(rateLimit());",
+            );
+            c.said(&format!("Turn {t} done: the limiter is registered after cors, with capacity 20 and refill 5/s."));
+        }
+        c
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = self.lines.join("\n");
+        s.push('\n');
+        s
+    }
+
+    pub fn write(&self, path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, self.text()).unwrap();
+    }
+}
+
+pub const SESSION_A: &str = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
+pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
