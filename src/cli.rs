@@ -39,6 +39,7 @@ pub enum Command {
     Events(commands::events::EventsArgs),
     Sessions(commands::sessions::SessionsArgs),
     Show(commands::show::ShowArgs),
+    Model(commands::model::ModelArgs),
 }
 
 /// What every command works with, resolved once: no verb reads the environment itself.
@@ -132,6 +133,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Events(a) => commands::events::run(ctx, a),
         Command::Sessions(a) => commands::sessions::run(ctx, a),
         Command::Show(a) => commands::show::run(ctx, a),
+        Command::Model(a) => commands::model::run(ctx, a),
     }
 }
 

@@ -13,3 +13,5 @@ pub mod ledger;
 pub mod session;
 pub mod time;
 pub mod ui;
+pub mod embed;
+pub mod views;

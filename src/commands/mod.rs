@@ -4,5 +4,6 @@
 pub mod capture;
 pub mod events;
 pub mod import;
+pub mod model;
 pub mod sessions;
 pub mod show;
