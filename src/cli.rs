@@ -8,6 +8,7 @@ use crate::commands;
 use crate::error::CliError;
 use crate::ledger::{self, Access, Ledger, Location, Mode};
 use crate::ui::Ui;
+use crate::views::{ModelSlot, Views};
 
 /// The record of what coding agents did.
 ///
@@ -28,8 +29,12 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Words to search for (the same as `peat recall WORDS`)
+    #[arg(value_name = "WORDS")]
+    pub words: Vec<String>,
+
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -39,6 +44,9 @@ pub enum Command {
     Events(commands::events::EventsArgs),
     Sessions(commands::sessions::SessionsArgs),
     Show(commands::show::ShowArgs),
+    Recall(commands::recall::RecallArgs),
+    Asof(commands::asof::AsofArgs),
+    Rebuild(commands::rebuild::RebuildArgs),
     Model(commands::model::ModelArgs),
 }
 
@@ -54,6 +62,8 @@ pub struct Ctx {
     pub lock_wait: Duration,
     /// What this process is doing, for the lock's holder line.
     pub who: String,
+    /// The time zone calendar days are counted in.
+    pub tz: jiff::tz::TimeZone,
 }
 
 impl Ctx {
@@ -87,6 +97,7 @@ impl Ctx {
             now_ms,
             lock_wait,
             who: who.join(" "),
+            tz: jiff::tz::TimeZone::system(),
         })
     }
 
@@ -112,10 +123,44 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// The embedding model, if installed (loaded only when something needs it), set up
+    /// for a few texts at a time.
+    pub fn model_slot(&self) -> Result<ModelSlot, CliError> {
+        Ok(ModelSlot::installed(crate::embed::Profile::OneShot)?)
+    }
+
+    /// The embedding model set up for embedding many texts (import, rebuild).
+    pub fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
+        Ok(ModelSlot::installed(crate::embed::Profile::Bulk)?)
+    }
+
+    /// Open the ledger and its views, caught up. A rebuild says so on stderr.
+    pub fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        let ledger = self.open(Mode::Existing)?;
+        let mut model = self.model_slot()?;
+        let ui = self.ui;
+        let views = Views::open(&ledger, &mut model, self.tz.clone(), &mut |line| {
+            ui.note(line)
+        })?;
+        Ok((ledger, views, model))
+    }
+}
+
 /// Parse the command line and run it. Returns the process exit code.
 pub fn run() -> u8 {
     let cli = Cli::parse();
-    let result = Ctx::resolve(cli.json).and_then(|ctx| dispatch(&ctx, &cli.command));
+    let result = Ctx::resolve(cli.json).and_then(|ctx| match &cli.command {
+        Some(command) => dispatch(&ctx, command),
+        None => commands::recall::run(
+            &ctx,
+            &commands::recall::RecallArgs {
+                words: cli.words.clone(),
+                limit: 12,
+                ..Default::default()
+            },
+        ),
+    });
     match result {
         Ok(code) => code,
         Err(e) if e.broken_pipe => 0,
@@ -133,6 +178,9 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Events(a) => commands::events::run(ctx, a),
         Command::Sessions(a) => commands::sessions::run(ctx, a),
         Command::Show(a) => commands::show::run(ctx, a),
+        Command::Recall(a) => commands::recall::run(ctx, a),
+        Command::Asof(a) => commands::asof::run(ctx, a),
+        Command::Rebuild(a) => commands::rebuild::run(ctx, a),
         Command::Model(a) => commands::model::run(ctx, a),
     }
 }

@@ -99,3 +99,24 @@ impl From<CaptureError> for CliError {
         }
     }
 }
+
+impl From<crate::views::ViewError> for CliError {
+    fn from(e: crate::views::ViewError) -> CliError {
+        match e {
+            crate::views::ViewError::Ledger(l) => l.into(),
+            crate::views::ViewError::Embed(e) => e.into(),
+            other => CliError::user(other.to_string()).hint(
+                "The views are derived from the ledger and can be rebuilt: run `peat rebuild`.",
+            ),
+        }
+    }
+}
+
+impl From<crate::embed::EmbedError> for CliError {
+    fn from(e: crate::embed::EmbedError) -> CliError {
+        let hint = e.hint().unwrap_or_else(|| {
+            "`peat model status` says what is installed; `peat model fetch` installs the pinned model.".into()
+        });
+        CliError::user(e.to_string()).hint(hint)
+    }
+}

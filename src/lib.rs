@@ -3,15 +3,17 @@
 //! Hooks capture every Claude Code and Codex session into one append-only ledger; every
 //! read is a view over it. `main.rs` only calls [`cli::run`].
 
+pub mod asof;
 pub mod capture;
 pub mod change;
 pub mod cli;
 pub mod commands;
+pub mod embed;
 pub mod error;
 pub mod event;
 pub mod ledger;
+pub mod recall;
 pub mod session;
 pub mod time;
 pub mod ui;
-pub mod embed;
 pub mod views;

@@ -1,8 +1,8 @@
 //! What a session was, folded from its events: where it ran, when, what the person first
 //! asked, what the agent said last, and how much work it did.
 
-use serde::Serialize;
-use std::collections::BTreeSet;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{Agent, Envelope, Event, Seq, SessionId};
 
@@ -14,63 +14,56 @@ pub struct Cited {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SessionSummary {
-    pub session: SessionId,
+/// A session folded from its events, invertibly: applying an event with `sign` -1 undoes
+/// applying it with +1, so a revised event can be retracted exactly. Texts are not kept,
+/// only where they are (`prompt_seqs`, `finals`); [`SessionSummary`] hydrates them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionRollup {
     pub agent: Option<Agent>,
     pub cwd: Option<String>,
     pub branch: Option<String>,
     pub parent: Option<SessionId>,
+    /// Earliest and latest event time. Not invertible: a revision keeps its event's time,
+    /// so a span only ever grows.
     pub start_ms: Option<i64>,
     pub end_ms: Option<i64>,
-    pub events: usize,
-    /// Messages the person typed (not harness injections).
-    pub prompts: usize,
-    pub tools: usize,
-    pub failed_tools: usize,
-    pub files: BTreeSet<String>,
-    pub commits: Vec<String>,
-    pub compactions: usize,
-    pub first_prompt: Option<Cited>,
-    /// The newest closing message (by time, then seq: the Stop hook's wins a tie).
-    pub closing: Option<Cited>,
+    pub events: i64,
+    pub prompts: i64,
+    pub tools: i64,
+    pub failed_tools: i64,
+    pub compactions: i64,
+    pub files: BTreeMap<String, i64>,
+    pub commits: BTreeMap<String, i64>,
+    /// Seqs of the person's prompts.
+    pub prompt_seqs: BTreeSet<u32>,
+    /// (time, seq) of every closing message; the last is the session's.
+    pub finals: BTreeSet<(i64, u32)>,
 }
 
-impl SessionSummary {
-    pub fn new(session: SessionId) -> SessionSummary {
-        SessionSummary {
-            session,
-            agent: None,
-            cwd: None,
-            branch: None,
-            parent: None,
-            start_ms: None,
-            end_ms: None,
-            events: 0,
-            prompts: 0,
-            tools: 0,
-            failed_tools: 0,
-            files: BTreeSet::new(),
-            commits: Vec::new(),
-            compactions: 0,
-            first_prompt: None,
-            closing: None,
+fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
+    match map.get_mut(&key) {
+        Some(n) => {
+            *n += sign;
+            // Keep maps free of zero rows so a retracted key leaves no trace.
+            if *n == 0 {
+                map.remove(&key);
+            }
+        }
+        None => {
+            map.insert(key, sign);
         }
     }
+}
 
-    /// Fold one event in. Events may arrive in any order.
-    pub fn apply(&mut self, seq: Seq, env: &Envelope) {
-        self.events += 1;
+impl SessionRollup {
+    /// Fold one event in (`sign` +1) or back out (`sign` -1).
+    pub fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
+        self.events += sign;
         // A zero timestamp means the transcript gave none; it says nothing about the span.
-        if env.ts_ms > 0 {
+        if sign > 0 && env.ts_ms > 0 {
             self.start_ms = Some(self.start_ms.map_or(env.ts_ms, |s| s.min(env.ts_ms)));
             self.end_ms = Some(self.end_ms.map_or(env.ts_ms, |e| e.max(env.ts_ms)));
         }
-        let cited = |text: &str| Cited {
-            seq,
-            ts_ms: env.ts_ms,
-            text: text.to_string(),
-        };
         match &env.kind {
             Event::SessionMeta {
                 cwd,
@@ -79,42 +72,38 @@ impl SessionSummary {
                 parent,
                 ..
             } => {
-                self.cwd = Some(cwd.clone());
-                self.branch = branch.clone().filter(|b| !b.is_empty());
-                self.agent = *agent;
-                self.parent = parent.clone();
-            }
-            Event::UserMsg {
-                text,
-                harness: false,
-            } => {
-                self.prompts += 1;
-                if self.first_prompt.as_ref().is_none_or(|f| seq < f.seq) {
-                    self.first_prompt = Some(cited(text));
+                if sign > 0 {
+                    self.cwd = Some(cwd.clone());
+                    self.branch = branch.clone().filter(|b| !b.is_empty());
+                    self.agent = *agent;
+                    self.parent = parent.clone();
+                } else if self.cwd.as_deref() == Some(cwd) {
+                    self.cwd = None;
+                    self.branch = None;
                 }
             }
+            Event::UserMsg { harness: false, .. } => {
+                self.prompts += sign;
+                set_member(&mut self.prompt_seqs, seq.0, sign);
+            }
             Event::ToolCall { ok, .. } => {
-                self.tools += 1;
+                self.tools += sign;
                 if !ok {
-                    self.failed_tools += 1;
+                    self.failed_tools += sign;
                 }
             }
             Event::FileTouch { path, more, .. } => {
-                self.files.insert(path.clone());
-                self.files.extend(more.iter().map(|t| t.path.clone()));
-            }
-            Event::Committed { hash, .. } => self.commits.push(hash.clone()),
-            Event::Commit { hash, .. } if !hash.is_empty() => self.commits.push(hash.clone()),
-            Event::FinalMsg { text } => {
-                let newer = self
-                    .closing
-                    .as_ref()
-                    .is_none_or(|c| (env.ts_ms, seq) >= (c.ts_ms, c.seq));
-                if newer {
-                    self.closing = Some(cited(text));
+                bump(&mut self.files, path.clone(), sign);
+                for t in more {
+                    bump(&mut self.files, t.path.clone(), sign);
                 }
             }
-            Event::Compaction {} => self.compactions += 1,
+            Event::Committed { hash, .. } => bump(&mut self.commits, hash.clone(), sign),
+            Event::Commit { hash, .. } if !hash.is_empty() => {
+                bump(&mut self.commits, hash.clone(), sign)
+            }
+            Event::FinalMsg { .. } => set_member(&mut self.finals, (env.ts_ms, seq.0), sign),
+            Event::Compaction {} => self.compactions += sign,
             _ => {}
         }
     }
@@ -129,6 +118,55 @@ impl SessionSummary {
             .unwrap_or(cwd)
             .to_string()
     }
+
+    /// The seq of the session's closing message (newest by time; the Stop hook's wins a tie).
+    pub fn closing_seq(&self) -> Option<Seq> {
+        self.finals.last().map(|(_, s)| Seq(*s))
+    }
+
+    pub fn first_prompt_seq(&self) -> Option<Seq> {
+        self.prompt_seqs.first().map(|s| Seq(*s))
+    }
+}
+
+fn set_member<T: Ord>(set: &mut BTreeSet<T>, v: T, sign: i64) {
+    if sign > 0 {
+        set.insert(v);
+    } else {
+        set.remove(&v);
+    }
+}
+
+/// A session as listings show it: its rollup with the first prompt and closing message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub session: SessionId,
+    #[serde(flatten)]
+    pub rollup: SessionRollup,
+    pub first_prompt: Option<Cited>,
+    pub closing: Option<Cited>,
+}
+
+impl SessionSummary {
+    /// Fill in the texts `rollup` points at, reading them with `text_of`.
+    pub fn hydrate(
+        session: SessionId,
+        rollup: SessionRollup,
+        mut text_of: impl FnMut(Seq) -> Option<(i64, String)>,
+    ) -> SessionSummary {
+        let mut cite = |seq: Option<Seq>| {
+            let seq = seq?;
+            text_of(seq).map(|(ts_ms, text)| Cited { seq, ts_ms, text })
+        };
+        let first_prompt = cite(rollup.first_prompt_seq());
+        let closing = cite(rollup.closing_seq());
+        SessionSummary {
+            session,
+            rollup,
+            first_prompt,
+            closing,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -141,7 +179,7 @@ mod tests {
 
     #[test]
     fn the_newest_closing_message_wins_and_the_hook_breaks_ties() {
-        let mut s = SessionSummary::new(SessionId("s".into()));
+        let mut s = SessionRollup::default();
         s.apply(
             Seq(50),
             &env(
@@ -150,6 +188,7 @@ mod tests {
                     text: "late".into(),
                 },
             ),
+            1,
         );
         s.apply(
             Seq(18),
@@ -159,24 +198,92 @@ mod tests {
                     text: "early".into(),
                 },
             ),
+            1,
         );
-        assert_eq!(s.closing.as_ref().unwrap().text, "late");
+        assert_eq!(s.closing_seq(), Some(Seq(50)));
+        let hook = crate::event::HOOK_FINAL_SEQ;
         s.apply(
-            Seq(crate::event::HOOK_FINAL_SEQ),
+            Seq(hook),
             &env(
                 20,
                 Event::FinalMsg {
                     text: "hook".into(),
                 },
             ),
+            1,
         );
-        assert_eq!(s.closing.as_ref().unwrap().text, "hook");
+        assert_eq!(s.closing_seq(), Some(Seq(hook)));
         assert_eq!((s.start_ms, s.end_ms), (Some(10), Some(20)));
     }
 
     #[test]
+    fn retracting_an_event_undoes_it_exactly() {
+        let events = [
+            (
+                Seq(0),
+                env(
+                    1,
+                    Event::SessionMeta {
+                        cwd: "/r".into(),
+                        branch: None,
+                        agent: None,
+                        version: None,
+                        parent: None,
+                    },
+                ),
+            ),
+            (
+                Seq(2),
+                env(
+                    2,
+                    Event::UserMsg {
+                        text: "go".into(),
+                        harness: false,
+                    },
+                ),
+            ),
+            (
+                Seq(3),
+                env(
+                    3,
+                    Event::ToolCall {
+                        tool: "Bash".into(),
+                        detail: "x".into(),
+                        ok: false,
+                    },
+                ),
+            ),
+            (
+                Seq(4),
+                env(
+                    3,
+                    Event::FinalMsg {
+                        text: "done".into(),
+                    },
+                ),
+            ),
+        ];
+        let mut s = SessionRollup::default();
+        for (seq, e) in &events[..3] {
+            s.apply(*seq, e, 1);
+        }
+        let before = s.clone();
+        s.apply(events[3].0, &events[3].1, 1);
+        s.apply(events[3].0, &events[3].1, -1);
+        assert_eq!(s, before);
+        let demoted = env(
+            3,
+            Event::Said {
+                text: "done".into(),
+            },
+        );
+        s.apply(Seq(4), &demoted, 1);
+        assert_eq!(s.closing_seq(), None);
+    }
+
+    #[test]
     fn harness_text_is_not_a_prompt() {
-        let mut s = SessionSummary::new(SessionId("s".into()));
+        let mut s = SessionRollup::default();
         s.apply(
             Seq(2),
             &env(
@@ -186,6 +293,7 @@ mod tests {
                     harness: true,
                 },
             ),
+            1,
         );
         s.apply(
             Seq(34),
@@ -196,32 +304,11 @@ mod tests {
                     harness: false,
                 },
             ),
+            1,
         );
         assert_eq!(s.prompts, 1);
-        assert_eq!(s.first_prompt.unwrap().text, "fix the parser");
+        assert_eq!(s.first_prompt_seq(), Some(Seq(34)));
     }
-}
-
-/// Every session's summary, newest activity first.
-pub fn summarize_all(
-    ledger: &crate::ledger::Ledger,
-) -> Result<Vec<SessionSummary>, crate::ledger::LedgerError> {
-    let mut out: Vec<SessionSummary> = Vec::new();
-    for item in ledger.events() {
-        let (id, env) = item?;
-        if out.last().is_none_or(|s| s.session != id.session) {
-            out.push(SessionSummary::new(id.session.clone()));
-        }
-        if let Some(s) = out.last_mut() {
-            s.apply(id.seq, &env);
-        }
-    }
-    out.sort_by(|a, b| {
-        b.end_ms
-            .cmp(&a.end_ms)
-            .then_with(|| a.session.cmp(&b.session))
-    });
-    Ok(out)
 }
 
 /// Why a session prefix did not name one session.

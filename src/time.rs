@@ -40,6 +40,24 @@ pub fn local_minute(ms: i64) -> String {
     }
 }
 
+/// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`.
+pub fn age(now_ms: i64, ts_ms: i64) -> String {
+    let h = (now_ms - ts_ms).max(0) / 3_600_000;
+    match h {
+        0 => "<1h".to_string(),
+        1..=23 => format!("{h}h"),
+        _ if h < 24 * 730 => format!("{}d", h / 24),
+        _ => format!("{}y", h / (24 * 365)),
+    }
+}
+
+/// The last millisecond of the local calendar day `date` (`YYYY-MM-DD`).
+pub fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
+    let d: jiff::civil::Date = date.parse().ok()?;
+    let next = d.tomorrow().ok()?.to_zoned_datetime(tz.clone()).ok()?;
+    Some(next.timestamp().as_millisecond() - 1)
+}
+
 /// The instant a `--since` value names, relative to `now_ms`: a count of days (`3`), a
 /// duration (`12h`, `3d`, `2w`), or a local date (`2026-11-01`, from its start).
 pub fn parse_since(spec: &str, now_ms: i64) -> Result<i64, String> {
@@ -74,6 +92,28 @@ pub fn parse_since(spec: &str, now_ms: i64) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ages_read_like_a_person_says_them() {
+        let h = 3_600_000;
+        assert_eq!(age(10 * h, 10 * h - 1), "<1h");
+        assert_eq!(age(10 * h, 5 * h), "5h");
+        assert_eq!(age(100 * h, 28 * h), "3d");
+        assert_eq!(age(0, 5), "<1h");
+        assert_eq!(age(24 * 800 * h, 0), "2y");
+    }
+
+    #[test]
+    fn a_local_day_ends_at_its_last_millisecond() {
+        let utc = jiff::tz::TimeZone::UTC;
+        assert_eq!(end_of_local_day("1970-01-01", &utc), Some(86_400_000 - 1));
+        let plus2 = jiff::tz::TimeZone::fixed(jiff::tz::offset(2));
+        assert_eq!(
+            end_of_local_day("1970-01-02", &plus2),
+            Some(2 * 86_400_000 - 2 * 3_600_000 - 1)
+        );
+        assert_eq!(end_of_local_day("2026-13-01", &utc), None);
+    }
 
     #[test]
     fn since_accepts_days_durations_and_dates() {

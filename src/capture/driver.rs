@@ -14,7 +14,7 @@ use crate::event::{Envelope, Event, FINAL_CAP, HOOK_FINAL_SEQ, Seq, SessionId, c
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
 
 /// Commit a chunk once this many events or blob bytes are pending.
-const CHUNK_EVENTS: usize = 20_000;
+const CHUNK_EVENTS: usize = 5_000;
 const CHUNK_BLOB_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Debug, Default)]

@@ -85,7 +85,7 @@ impl LineReader {
             if buf.is_empty() {
                 break;
             }
-            let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+            let (chunk, found) = match memchr::memchr(b'\n', buf) {
                 Some(i) => (i + 1, true),
                 None => (buf.len(), false),
             };
@@ -147,7 +147,11 @@ pub enum Parsed {
 /// Parse one raw line leniently: invalid UTF-8 is replaced, NUL runs and a trailing `\r`
 /// are dropped, and of two records spliced with `}{` the last whole one is kept.
 pub fn classify_line(raw: &[u8]) -> Parsed {
-    let text = String::from_utf8_lossy(raw);
+    // Valid UTF-8 is the rule; the lossy copy is only for the lines that are not.
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(raw),
+    };
     let text = text.trim_matches(|c: char| c == '\0' || c.is_whitespace());
     if text.is_empty() {
         return Parsed::Blank;

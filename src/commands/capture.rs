@@ -46,6 +46,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
         }
     }
     ledger.sync()?;
+    catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -72,4 +73,18 @@ pub fn receipt_line(r: &Receipt) -> String {
         line.push_str("; the last line is still being written, left for the next capture");
     }
     line
+}
+
+/// Bring the views up to date with what was just written, while the lock is still held:
+/// the next read then starts warm.
+pub fn catch_up_views(
+    ctx: &Ctx,
+    ledger: &crate::ledger::Ledger,
+    mut model: crate::views::ModelSlot,
+) -> Result<(), CliError> {
+    let ui = ctx.ui;
+    crate::views::Views::open(ledger, &mut model, ctx.tz.clone(), &mut |line| {
+        ui.note(line)
+    })?;
+    Ok(())
 }

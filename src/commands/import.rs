@@ -84,9 +84,16 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
             b.inc(1);
         }
     }
-    if let Some(l) = ledger {
-        l.sync()?;
+    let ledger = match ledger {
+        Some(l) => l,
+        None => ctx.open(Mode::Create)?,
+    };
+    ledger.sync()?;
+    if let Some(b) = &bar {
+        b.set_message("indexing");
     }
+    super::capture::catch_up_views(ctx, &ledger, ctx.bulk_model_slot()?)?;
+    drop(ledger);
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -3,9 +3,11 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::error::CliError;
-use crate::ledger::Mode;
-use crate::session::summarize_all;
+use crate::event::{Event, EventId};
+use crate::ledger::Ledger;
+use crate::session::SessionSummary;
 use crate::ui::clip;
+use crate::views::{ViewError, Views};
 
 /// List the sessions in the ledger, newest first
 ///
@@ -14,9 +16,36 @@ use crate::ui::clip;
 #[derive(Args, Debug)]
 pub struct SessionsArgs {}
 
+/// Every session's summary from the sessions view, newest activity first.
+pub fn summaries(ledger: &Ledger, views: &Views) -> Result<Vec<SessionSummary>, ViewError> {
+    let mut out = Vec::new();
+    for (session, rollup) in views.tables.all_sessions()? {
+        let s = SessionSummary::hydrate(session.clone(), rollup, |seq| {
+            let id = EventId {
+                session: session.clone(),
+                seq,
+            };
+            let env = ledger.get(&id).ok().flatten()?;
+            match env.kind {
+                Event::UserMsg { text, .. } | Event::FinalMsg { text } => Some((env.ts_ms, text)),
+                _ => None,
+            }
+        });
+        out.push(s);
+    }
+    out.sort_by(|a, b| {
+        b.rollup
+            .end_ms
+            .cmp(&a.rollup.end_ms)
+            .then_with(|| a.session.cmp(&b.session))
+    });
+    Ok(out)
+}
+
 pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
-    let ledger = ctx.open(Mode::Existing)?;
-    let all = summarize_all(&ledger)?;
+    let (ledger, views, _model) = ctx.open_views()?;
+    let all = summaries(&ledger, &views)?;
+    drop(views);
     drop(ledger);
     if ctx.json {
         let mut out = std::io::stdout().lock();
@@ -26,19 +55,20 @@ pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     }
     let mut out = ctx.ui.pager();
     for s in &all {
-        let when = s
+        let r = &s.rollup;
+        let when = r
             .start_ms
             .map_or_else(|| "?".to_string(), crate::time::local_minute);
-        let agent = s.agent.map_or("?", |a| a.label());
-        let mut work = format!("{} tools", s.tools);
-        if s.failed_tools > 0 {
-            work.push_str(&format!(" ({} failed)", s.failed_tools));
+        let agent = r.agent.map_or("?", |a| a.label());
+        let mut work = format!("{} tools", r.tools);
+        if r.failed_tools > 0 {
+            work.push_str(&format!(" ({} failed)", r.failed_tools));
         }
-        if !s.files.is_empty() {
-            work.push_str(&format!(" · {} files", s.files.len()));
+        if !r.files.is_empty() {
+            work.push_str(&format!(" · {} files", r.files.len()));
         }
-        if !s.commits.is_empty() {
-            work.push_str(&format!(" · {} commits", s.commits.len()));
+        if !r.commits.is_empty() {
+            work.push_str(&format!(" · {} commits", r.commits.len()));
         }
         let asked = s
             .first_prompt
@@ -51,7 +81,7 @@ pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
             ctx.ui.accent(s.session.short()),
             ctx.ui.dim(&when),
             agent,
-            ctx.ui.safe(&s.place()),
+            ctx.ui.safe(&r.place()),
             ctx.ui.safe(&asked),
             ctx.ui.dim(&format!("▸ peat show {}", s.session.short()))
         )?;

@@ -7,7 +7,7 @@ use crate::cli::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, Seq, SessionId};
 use crate::ledger::{Ledger, Mode};
-use crate::session::{NoSession, SessionSummary, resolve_prefix};
+use crate::session::{NoSession, SessionRollup, SessionSummary, resolve_prefix};
 use crate::ui::clip;
 
 /// Show a session, or one event of it in full
@@ -70,23 +70,31 @@ struct SessionView<'a> {
 }
 
 fn show_session(ctx: &Ctx, ledger: &Ledger, session: SessionId) -> Result<u8, CliError> {
-    let mut summary = SessionSummary::new(session.clone());
+    let mut rollup = SessionRollup::default();
     let mut prompts = Vec::new();
+    let mut texts = std::collections::HashMap::new();
     for item in ledger.session_events(&session) {
         let (id, env) = item?;
-        summary.apply(id.seq, &env);
-        if let Event::UserMsg {
-            text,
-            harness: false,
-        } = &env.kind
-        {
-            prompts.push(crate::session::Cited {
-                seq: id.seq,
-                ts_ms: env.ts_ms,
-                text: text.clone(),
-            });
+        rollup.apply(id.seq, &env, 1);
+        match &env.kind {
+            Event::UserMsg {
+                text,
+                harness: false,
+            } => {
+                prompts.push(crate::session::Cited {
+                    seq: id.seq,
+                    ts_ms: env.ts_ms,
+                    text: text.clone(),
+                });
+                texts.insert(id.seq, (env.ts_ms, text.clone()));
+            }
+            Event::FinalMsg { text } => {
+                texts.insert(id.seq, (env.ts_ms, text.clone()));
+            }
+            _ => {}
         }
     }
+    let summary = SessionSummary::hydrate(session.clone(), rollup, |seq| texts.remove(&seq));
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let view = SessionView {
@@ -101,16 +109,16 @@ fn show_session(ctx: &Ctx, ledger: &Ledger, session: SessionId) -> Result<u8, Cl
     let short = session.short();
     let mut head = format!(
         "== session {session} == {}",
-        summary.cwd.as_deref().unwrap_or("?")
+        summary.rollup.cwd.as_deref().unwrap_or("?")
     );
-    if let Some(b) = &summary.branch {
+    if let Some(b) = &summary.rollup.branch {
         head.push_str(&format!(" · {b}"));
     }
-    if let Some(a) = summary.agent {
+    if let Some(a) = summary.rollup.agent {
         head.push_str(&format!(" · {}", a.label()));
     }
     writeln!(out, "{}", ui.bold(&ui.safe(&head)))?;
-    if let (Some(a), Some(b)) = (summary.start_ms, summary.end_ms) {
+    if let (Some(a), Some(b)) = (summary.rollup.start_ms, summary.rollup.end_ms) {
         writeln!(
             out,
             "ran {} – {}",
@@ -120,21 +128,21 @@ fn show_session(ctx: &Ctx, ledger: &Ledger, session: SessionId) -> Result<u8, Cl
     }
     let mut work = format!(
         "{} events · {} prompts · {} tools",
-        summary.events, summary.prompts, summary.tools
+        summary.rollup.events, summary.rollup.prompts, summary.rollup.tools
     );
-    if summary.failed_tools > 0 {
-        work.push_str(&format!(" ({} failed)", summary.failed_tools));
+    if summary.rollup.failed_tools > 0 {
+        work.push_str(&format!(" ({} failed)", summary.rollup.failed_tools));
     }
     work.push_str(&format!(
         " · {} files · {} commits",
-        summary.files.len(),
-        summary.commits.len()
+        summary.rollup.files.len(),
+        summary.rollup.commits.len()
     ));
-    if summary.compactions > 0 {
-        work.push_str(&format!(" · compacted {}x", summary.compactions));
+    if summary.rollup.compactions > 0 {
+        work.push_str(&format!(" · compacted {}x", summary.rollup.compactions));
     }
     writeln!(out, "{work}")?;
-    if let Some(p) = &summary.parent {
+    if let Some(p) = &summary.rollup.parent {
         writeln!(
             out,
             "subagent of {}  {}",
@@ -170,22 +178,32 @@ fn show_session(ctx: &Ctx, ledger: &Ledger, session: SessionId) -> Result<u8, Cl
             ui.dim(&format!("▸ peat show {short} {}", c.seq))
         )?;
     }
-    if !summary.files.is_empty() {
+    if !summary.rollup.files.is_empty() {
         writeln!(out, "\nfiles:")?;
-        for f in summary.files.iter().take(12) {
+        for f in summary.rollup.files.keys().take(12) {
             writeln!(out, "  {}", ui.safe(f))?;
         }
-        if summary.files.len() > 12 {
+        if summary.rollup.files.len() > 12 {
             writeln!(
                 out,
                 "  … {} more  {}",
-                summary.files.len() - 12,
+                summary.rollup.files.len() - 12,
                 ui.dim(&format!("▸ peat events --session {short} --kind file"))
             )?;
         }
     }
-    if !summary.commits.is_empty() {
-        writeln!(out, "\ncommits: {}", summary.commits.join(" "))?;
+    if !summary.rollup.commits.is_empty() {
+        writeln!(
+            out,
+            "\ncommits: {}",
+            summary
+                .rollup
+                .commits
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        )?;
     }
     writeln!(
         out,

@@ -135,7 +135,7 @@ impl Ledger {
             .max_journaling_size(64 << 20)
             .open()
             .map_err(store)?;
-        let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        let ks = |name: &str| db.keyspace(name, keyspace_options);
         let events = ks(EVENTS).map_err(store)?;
         let feed = ks(FEED).map_err(store)?;
         let blobs = ks(BLOBS).map_err(store)?;
@@ -161,6 +161,11 @@ impl Ledger {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The database the views live in beside the ledger (they share the lock).
+    pub fn database(&self) -> &Database {
+        &self.db
     }
 
     fn store_err(&self, e: fjall::Error) -> LedgerError {
@@ -344,6 +349,13 @@ impl Ledger {
     }
 }
 
+/// How every keyspace of a store is made. A small memtable per keyspace keeps memory flat
+/// however much one capture writes (the default, 64 MiB each, buffers a large transcript
+/// several times over).
+pub fn keyspace_options() -> KeyspaceCreateOptions {
+    KeyspaceCreateOptions::default().max_memtable_size(8 << 20)
+}
+
 /// A store is never committed to a repository: `.peat/` ignores itself.
 fn ignore_store(store: &Path) {
     if let Some(parent) = store.parent()
@@ -378,15 +390,23 @@ pub fn event_key(session: &SessionId, seq: Seq) -> Vec<u8> {
     key
 }
 
-fn decode_key(key: &[u8]) -> Option<(SessionId, Seq)> {
+/// The id an [`event_key`] encodes, if `key` is one.
+pub fn decode_event_key(key: &[u8]) -> Option<EventId> {
     let split = key.len().checked_sub(5)?;
     let (session, rest) = key.split_at(split);
-    if rest[0] != 0 {
+    if rest.first() != Some(&0) {
         return None;
     }
-    let seq = u32::from_be_bytes(rest[1..5].try_into().ok()?);
+    let seq = u32::from_be_bytes(rest.get(1..5)?.try_into().ok()?);
     let session = String::from_utf8(session.to_vec()).ok()?;
-    Some((SessionId(session), Seq(seq)))
+    Some(EventId {
+        session: SessionId(session),
+        seq: Seq(seq),
+    })
+}
+
+fn decode_key(key: &[u8]) -> Option<(SessionId, Seq)> {
+    decode_event_key(key).map(|id| (id.session, id.seq))
 }
 
 fn decode_lsn(key: &[u8]) -> u64 {

@@ -1,2 +1,425 @@
-//! (Being written.)
+//! Views: everything read is materialised incrementally from the ledger's change feed.
+//!
+//! Each lane records the last change it applied and catches up when opened, so a crash
+//! between the ledger and its views loses nothing. A replaced event is retracted from every
+//! view before its new version is applied. Views are disposable: a change of view schema,
+//! embedding model or time zone rebuilds them from the ledger into a new generation, and the
+//! old generation is dropped only once the new one is complete.
+
 pub mod keyword;
+pub mod rows;
+pub mod tables;
+pub mod vectors;
+
+use fjall::{Database, Keyspace};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+use crate::embed::{EmbedError, Embedder};
+use crate::event::{Envelope, EventId};
+use crate::ledger::{Ledger, LedgerError, event_key};
+use keyword::{KeywordIndex, TextDoc};
+use rows::TextRow;
+use tables::{Pending, Tables};
+use vectors::{PendingVectors, VectorLane};
+
+/// Bump when what a view stores, or how it is derived, changes: views then rebuild.
+pub const VIEW_SCHEMA: u32 = 1;
+
+/// Changes folded per batch while catching up or rebuilding (bounds memory).
+const CHUNK: usize = 5_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error("the view store failed: {0}")]
+    Store(String),
+    #[error("a view row does not parse: {0}")]
+    Corrupt(String),
+    #[error("the keyword index failed: {0}")]
+    Keyword(String),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("cannot prepare {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ViewError {
+    pub fn store(e: fjall::Error) -> ViewError {
+        ViewError::Store(format!("{e:?}"))
+    }
+}
+
+impl From<keyword::KeywordError> for ViewError {
+    fn from(e: keyword::KeywordError) -> ViewError {
+        ViewError::Keyword(e.to_string())
+    }
+}
+
+/// Which embedding model the vector lane uses, loaded only when something needs embedding.
+pub struct ModelSlot {
+    /// The installed model's id, or `None`: the semantic lane is off.
+    pub id: Option<String>,
+    loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError>>,
+    loaded: Option<Box<dyn Embedder>>,
+}
+
+impl ModelSlot {
+    pub fn new(
+        id: Option<String>,
+        loader: impl FnMut() -> Result<Box<dyn Embedder>, EmbedError> + 'static,
+    ) -> ModelSlot {
+        ModelSlot {
+            id,
+            loader: Box::new(loader),
+            loaded: None,
+        }
+    }
+
+    /// No model: keyword search only.
+    pub fn off() -> ModelSlot {
+        ModelSlot::new(None, not_installed)
+    }
+
+    /// The model `models.lock` pins, if it is installed: its id is known now, the ONNX
+    /// session is created only when something needs embedding.
+    pub fn installed(profile: crate::embed::Profile) -> Result<ModelSlot, EmbedError> {
+        let lock = crate::embed::pinned()?;
+        let lookup = crate::embed::Lookup::from_process();
+        let id = match crate::embed::artifacts::resolve(lock, &lookup)? {
+            crate::embed::Resolution::Found(_) => Some(lock.model.id.clone()),
+            crate::embed::Resolution::NotInstalled(_) => None,
+        };
+        Ok(ModelSlot::new(id, move || {
+            crate::embed::load(profile)?.map_or_else(not_installed, Ok)
+        }))
+    }
+
+    /// An embedder already in hand (tests, and the hash embedder).
+    pub fn with(embedder: Box<dyn Embedder>) -> ModelSlot {
+        let id = embedder.model_id().to_string();
+        ModelSlot {
+            id: Some(id),
+            loader: Box::new(not_installed),
+            loaded: Some(embedder),
+        }
+    }
+
+    /// The embedder, loading it on first use. `None` when the lane is off.
+    pub fn get(&mut self) -> Result<Option<&mut (dyn Embedder + 'static)>, ViewError> {
+        if self.id.is_none() {
+            return Ok(None);
+        }
+        if self.loaded.is_none() {
+            self.loaded = Some((self.loader)()?);
+        }
+        Ok(self.loaded.as_deref_mut())
+    }
+}
+
+fn not_installed() -> Result<Box<dyn Embedder>, EmbedError> {
+    Err(EmbedError::Inference(
+        crate::embed::off_notice().to_string(),
+    ))
+}
+
+/// What the current generation of views was built for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Current {
+    generation: u32,
+    schema: u32,
+    model: Option<String>,
+    tz: String,
+}
+
+/// The open views of a store.
+pub struct Views {
+    db: Database,
+    meta: Keyspace,
+    dir: PathBuf,
+    current: Current,
+    pub tables: Tables,
+    pub vectors: VectorLane,
+    pub keyword: KeywordIndex,
+    tz: jiff::tz::TimeZone,
+}
+
+impl Views {
+    /// Open the views beside `ledger`, rebuilding them if they were built for another schema,
+    /// model or time zone, and catching them up with the ledger. `note` hears one line when
+    /// a rebuild happens.
+    pub fn open(
+        ledger: &Ledger,
+        model: &mut ModelSlot,
+        tz: jiff::tz::TimeZone,
+        note: &mut dyn FnMut(&str),
+    ) -> Result<Views, ViewError> {
+        let db = ledger.database().clone();
+        let meta = db
+            .keyspace("views", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        let tz_name = tz.iana_name().unwrap_or("local").to_string();
+        let want = |generation| Current {
+            generation,
+            schema: VIEW_SCHEMA,
+            model: model.id.clone(),
+            tz: tz_name.clone(),
+        };
+        let stored: Option<Current> = meta
+            .get("current")
+            .map_err(ViewError::store)?
+            .and_then(|v| serde_json::from_slice(&v).ok());
+        let views = match stored {
+            Some(cur) if cur == want(cur.generation) => {
+                let mut v = Views::at(ledger, db, meta, cur, tz)?;
+                v.catch_up(ledger, model)?;
+                v
+            }
+            Some(cur) => {
+                note(&rebuild_reason(&cur, &want(cur.generation)));
+                Views::rebuild(
+                    ledger,
+                    db,
+                    meta,
+                    want(cur.generation + 1),
+                    Some(cur),
+                    model,
+                    tz,
+                )?
+            }
+            None => Views::rebuild(ledger, db, meta, want(1), None, model, tz)?,
+        };
+        Ok(views)
+    }
+
+    /// Rebuild every view from the ledger into a new generation, now.
+    pub fn rebuild_now(
+        ledger: &Ledger,
+        model: &mut ModelSlot,
+        tz: jiff::tz::TimeZone,
+    ) -> Result<Views, ViewError> {
+        let db = ledger.database().clone();
+        let meta = db
+            .keyspace("views", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        let stored: Option<Current> = meta
+            .get("current")
+            .map_err(ViewError::store)?
+            .and_then(|v| serde_json::from_slice(&v).ok());
+        let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
+        let want = Current {
+            generation,
+            schema: VIEW_SCHEMA,
+            model: model.id.clone(),
+            tz: tz.iana_name().unwrap_or("local").to_string(),
+        };
+        Views::rebuild(ledger, db, meta, want, stored, model, tz)
+    }
+
+    fn at(
+        ledger: &Ledger,
+        db: Database,
+        meta: Keyspace,
+        current: Current,
+        tz: jiff::tz::TimeZone,
+    ) -> Result<Views, ViewError> {
+        let dir = ledger.path().to_path_buf();
+        Ok(Views {
+            tables: Tables::open(&db, current.generation)?,
+            vectors: VectorLane::open(&db, current.generation)?,
+            keyword: KeywordIndex::open(&keyword_dir(&dir, current.generation))?,
+            db,
+            meta,
+            dir,
+            current,
+            tz,
+        })
+    }
+
+    fn rebuild(
+        ledger: &Ledger,
+        db: Database,
+        meta: Keyspace,
+        want: Current,
+        old: Option<Current>,
+        model: &mut ModelSlot,
+        tz: jiff::tz::TimeZone,
+    ) -> Result<Views, ViewError> {
+        let dir = ledger.path().to_path_buf();
+        // Leftovers of a rebuild that did not finish are not views of anything: clear them.
+        drop_generation(&db, &dir, want.generation)?;
+        let mut views = Views::at(ledger, db, meta, want, tz)?;
+        let upto = ledger.last_lsn();
+        let mut fold = Fold::default();
+        for item in ledger.events() {
+            let (id, env) = item?;
+            views.fold(&mut fold, &id, None, Some(&env), true, true)?;
+            if fold.len >= CHUNK {
+                views.flush(std::mem::take(&mut fold), model, upto)?;
+            }
+        }
+        views.flush(fold, model, upto)?;
+        views
+            .meta
+            .insert("current", tables::encode_json(&views.current))
+            .map_err(ViewError::store)?;
+        if let Some(old) = old {
+            drop_generation(&views.db, &views.dir, old.generation)?;
+        }
+        Ok(views)
+    }
+
+    /// Apply the ledger changes these views have not seen.
+    pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
+        let tables_at = self.tables.applied()?;
+        let keyword_at = self.keyword.applied_lsn();
+        let last = ledger.last_lsn();
+        if tables_at >= last && keyword_at >= last {
+            return Ok(());
+        }
+        let mut fold = Fold::default();
+        let mut lsn = tables_at.min(keyword_at);
+        for change in ledger.changes_after(lsn) {
+            let c = change?;
+            lsn = c.lsn;
+            self.fold(
+                &mut fold,
+                &c.id,
+                c.old.as_ref(),
+                Some(&c.new),
+                c.lsn > tables_at,
+                c.lsn > keyword_at,
+            )?;
+            if fold.len >= CHUNK {
+                self.flush(std::mem::take(&mut fold), model, lsn)?;
+            }
+        }
+        self.flush(fold, model, lsn.max(tables_at))
+    }
+
+    /// Fold one change (retract `old`, apply `new`) into `fold`, for the lanes that want it.
+    fn fold(
+        &mut self,
+        fold: &mut Fold,
+        id: &EventId,
+        old: Option<&Envelope>,
+        new: Option<&Envelope>,
+        tables: bool,
+        keyword: bool,
+    ) -> Result<(), ViewError> {
+        fold.len += 1;
+        for (env, sign) in [(old, -1), (new, 1)] {
+            let Some(env) = env else { continue };
+            if tables {
+                let day = self.day_of(env.ts_ms);
+                fold.pending.fold(&self.tables, id, env, sign, &day)?;
+                if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
+                    let key = event_key(&id.session, id.seq);
+                    if sign > 0 {
+                        fold.vectors.add(key, &row.text);
+                    } else {
+                        fold.vectors.remove(key);
+                    }
+                }
+            }
+            if keyword {
+                if sign < 0 {
+                    self.keyword.retract(id)?;
+                } else if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
+                    self.keyword.add(
+                        id,
+                        &TextDoc {
+                            kind: row.kind,
+                            ts_ms: row.ts_ms,
+                            text: &row.text,
+                        },
+                    )?;
+                }
+                fold.keyword = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write what `fold` holds, reaching `lsn`.
+    fn flush(&mut self, fold: Fold, model: &mut ModelSlot, lsn: u64) -> Result<(), ViewError> {
+        let mut batch = self.db.batch();
+        fold.pending.write(&self.tables, &mut batch, lsn)?;
+        self.vectors.write(fold.vectors, model, &mut batch)?;
+        batch.commit().map_err(ViewError::store)?;
+        if fold.keyword || self.keyword.applied_lsn() < lsn {
+            self.keyword.commit(lsn)?;
+        }
+        Ok(())
+    }
+
+    /// The local calendar day `ts_ms` falls on, as `YYYY-MM-DD`.
+    pub fn day_of(&self, ts_ms: i64) -> String {
+        match jiff::Timestamp::from_millisecond(ts_ms) {
+            Ok(t) => t.to_zoned_datetime(self.tz.clone()).date().to_string(),
+            Err(_) => "0000-00-00".to_string(),
+        }
+    }
+
+    /// The embedding model the vector lane was built with (`None`: the lane is off).
+    pub fn model(&self) -> Option<&str> {
+        self.current.model.as_deref()
+    }
+
+    pub fn generation(&self) -> u32 {
+        self.current.generation
+    }
+}
+
+/// Changes folded since the last flush.
+#[derive(Default)]
+struct Fold {
+    pending: Pending,
+    vectors: PendingVectors,
+    keyword: bool,
+    len: usize,
+}
+
+fn keyword_dir(store: &Path, generation: u32) -> PathBuf {
+    store.join(format!("keyword.v{generation}"))
+}
+
+/// Remove every trace of generation `generation`.
+fn drop_generation(db: &Database, store: &Path, generation: u32) -> Result<(), ViewError> {
+    for name in tables::TABLE_NAMES.iter().chain(&["vectors"]) {
+        let full = format!("v{generation}.{name}");
+        if db.keyspace_exists(&full) {
+            let ks = db
+                .keyspace(&full, crate::ledger::keyspace_options)
+                .map_err(ViewError::store)?;
+            db.delete_keyspace(ks).map_err(ViewError::store)?;
+        }
+    }
+    let dir = keyword_dir(store, generation);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|source| ViewError::Io { path: dir, source })?;
+    }
+    Ok(())
+}
+
+fn rebuild_reason(had: &Current, want: &Current) -> String {
+    let why = if had.schema != want.schema {
+        format!("view schema v{} → v{}", had.schema, want.schema)
+    } else if had.model != want.model {
+        format!(
+            "embedding model {} → {}",
+            had.model.as_deref().unwrap_or("none"),
+            want.model.as_deref().unwrap_or("none")
+        )
+    } else {
+        format!("time zone {} → {}", had.tz, want.tz)
+    };
+    format!("peat: {why}: rebuilding the views from the ledger")
+}
+
+#[cfg(test)]
+mod oracles;

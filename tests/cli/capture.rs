@@ -337,7 +337,7 @@ fn the_shared_real_transcripts_capture_cleanly() {
         "{ids:?}"
     );
     for s in v.as_array().unwrap() {
-        assert!(!s["files"].as_array().unwrap().is_empty(), "{s}");
+        assert!(!s["files"].as_object().unwrap().is_empty(), "{s}");
         assert!(s["closing"].is_object(), "{s}");
     }
 }

@@ -2,6 +2,7 @@
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
 mod capture;
+mod recall;
 mod support;
 
 #[test]

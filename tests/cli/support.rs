@@ -205,3 +205,28 @@ impl Claude {
 
 pub const SESSION_A: &str = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
 pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
+
+/// The data directory holding the installed model, as the environment running the tests
+/// sees it; `None` (and a note) when it is not installed and not required.
+pub fn model_data_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("PEAT_DATA_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("XDG_DATA_HOME") {
+            Some(x) => PathBuf::from(x).join("peat"),
+            None => PathBuf::from(std::env::var_os("HOME")?).join(".local/share/peat"),
+        },
+    };
+    if dir.join("models").is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("PEAT_REQUIRE_MODEL").as_deref() != Ok("1"),
+        "PEAT_REQUIRE_MODEL=1 but no model is installed under {}",
+        dir.display()
+    );
+    eprintln!(
+        "skipped: no model under {} (run `peat model fetch`)",
+        dir.display()
+    );
+    None
+}

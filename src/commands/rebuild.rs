@@ -1,0 +1,30 @@
+use clap::Args;
+use std::time::Instant;
+
+use crate::cli::Ctx;
+use crate::error::CliError;
+use crate::ledger::Mode;
+use crate::views::Views;
+
+/// Rebuild every view from the ledger
+///
+/// Views are disposable: this folds the whole ledger into a new generation and drops the
+/// old one only once the new one is complete. peat does this by itself when the view
+/// schema, the embedding model or the time zone changes.
+#[derive(Args, Debug)]
+pub struct RebuildArgs {}
+
+pub fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
+    let started = Instant::now();
+    let ledger = ctx.open(Mode::Existing)?;
+    let mut model = ctx.bulk_model_slot()?;
+    let views = Views::rebuild_now(&ledger, &mut model, ctx.tz.clone())?;
+    ctx.ui.note(&format!(
+        "rebuilt the views (generation {}) from {} events in {:.1}s; semantic lane {}",
+        views.generation(),
+        ledger.len()?,
+        started.elapsed().as_secs_f64(),
+        views.model().unwrap_or("off")
+    ));
+    Ok(0)
+}

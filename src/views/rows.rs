@@ -1,0 +1,126 @@
+//! Which events are searchable text, and which of those are dense enough to embed.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::event::{Basis, Event};
+
+/// The kinds of text recall searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextKind {
+    Obs,
+    Said,
+    User,
+    Final,
+    Compact,
+}
+
+impl TextKind {
+    pub const ALL: [TextKind; 5] = [
+        TextKind::Obs,
+        TextKind::Said,
+        TextKind::User,
+        TextKind::Final,
+        TextKind::Compact,
+    ];
+    pub const TAGS: [&'static str; 5] = ["obs", "said", "user", "final", "compact"];
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            TextKind::Obs => "obs",
+            TextKind::Said => "said",
+            TextKind::User => "user",
+            TextKind::Final => "final",
+            TextKind::Compact => "compact",
+        }
+    }
+}
+
+impl fmt::Display for TextKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.tag())
+    }
+}
+
+impl FromStr for TextKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TextKind, String> {
+        TextKind::ALL
+            .into_iter()
+            .find(|k| k.tag() == s)
+            .ok_or_else(|| {
+                format!(
+                    "not a text kind: {s:?} (want one of {})",
+                    TextKind::TAGS.join(", ")
+                )
+            })
+    }
+}
+
+/// Mid-turn prose shorter than this is narration ("Let me look at the file."): the ledger
+/// keeps it, search does not.
+pub const SAID_MIN: usize = 80;
+/// Only short prompts are embedded: long ones are pasted logs and specs, not questions.
+pub const EMBED_USER_MAX: usize = 400;
+
+/// A searchable text: what recall hydrates a hit with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TextRow {
+    pub kind: TextKind,
+    pub ts_ms: i64,
+    /// Obs: it cites the events it derives from. Everything else is its own evidence.
+    pub cited: bool,
+    pub text: String,
+    /// Obs only: the subject, and the commit it was deposited against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
+}
+
+impl TextRow {
+    /// The searchable text an event carries, if any.
+    pub fn of(ts_ms: i64, event: &Event) -> Option<TextRow> {
+        let row = |kind, cited, text: &String| TextRow {
+            kind,
+            ts_ms,
+            cited,
+            text: text.clone(),
+            subject: None,
+            basis: None,
+        };
+        let r = match event {
+            Event::Obs {
+                subject,
+                text,
+                derived_from,
+                basis,
+            } => TextRow {
+                subject: Some(subject.clone()),
+                basis: basis.clone(),
+                ..row(TextKind::Obs, !derived_from.is_empty(), text)
+            },
+            Event::FinalMsg { text } => row(TextKind::Final, true, text),
+            Event::CompactSummary { text } => row(TextKind::Compact, true, text),
+            Event::Said { text } if text.len() >= SAID_MIN => row(TextKind::Said, true, text),
+            Event::UserMsg {
+                text,
+                harness: false,
+            } => row(TextKind::User, true, text),
+            _ => return None,
+        };
+        (!r.text.trim().is_empty()).then_some(r)
+    }
+
+    /// Whether the vector lane embeds this text: claims, closing messages, summaries and
+    /// short prompts. Narration never.
+    pub fn dense(&self) -> bool {
+        match self.kind {
+            TextKind::Obs | TextKind::Final | TextKind::Compact => true,
+            TextKind::User => self.text.len() <= EMBED_USER_MAX,
+            TextKind::Said => false,
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! The views kept in fjall: sessions, days, file touches, texts, subjects and evidence.
+//!
+//! Every table is a pure function of the ledger. Changes are folded into a [`Pending`]
+//! overlay (typed aggregates, raw key writes) and written in one batch together with the
+//! LSN they reach, so a view is never half-applied.
+
+use fjall::{Database, Keyspace, OwnedWriteBatch};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::ViewError;
+use super::rows::TextRow;
+use crate::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
+use crate::ledger::event_key;
+use crate::session::SessionRollup;
+
+/// What one local calendar day holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DayStats {
+    pub events: i64,
+    pub prompts: i64,
+    pub tools: i64,
+    pub fails: i64,
+    pub commits: i64,
+    pub obs: i64,
+    /// Events per session active that day.
+    pub sessions: BTreeMap<String, i64>,
+    /// Touches per file that day.
+    pub files: BTreeMap<String, i64>,
+}
+
+/// One observation, as its subject's evidence trail lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObsRow {
+    pub ts_ms: i64,
+    pub text: String,
+    pub derived_from: Vec<u32>,
+    pub basis: Option<Basis>,
+}
+
+/// A subject's current claim: the newest observation (by time, then session and seq).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubjectStats {
+    pub count: i64,
+    pub cited: i64,
+    pub last_ms: i64,
+    pub session: SessionId,
+    pub seq: Seq,
+    pub text: String,
+    pub basis: Option<Basis>,
+}
+
+fn bump(map: &mut BTreeMap<String, i64>, key: &str, sign: i64) {
+    let n = map.entry(key.to_string()).or_insert(0);
+    *n += sign;
+    if *n == 0 {
+        map.remove(key);
+    }
+}
+
+impl DayStats {
+    fn apply(&mut self, env: &Envelope, sign: i64) {
+        self.events += sign;
+        bump(&mut self.sessions, env.session.as_str(), sign);
+        match &env.kind {
+            Event::UserMsg { harness: false, .. } => self.prompts += sign,
+            Event::ToolCall { ok, .. } => {
+                self.tools += sign;
+                if !ok {
+                    self.fails += sign;
+                }
+            }
+            Event::Committed { .. } => self.commits += sign,
+            Event::Commit { hash, .. } if !hash.is_empty() => self.commits += sign,
+            Event::Obs { .. } => self.obs += sign,
+            Event::FileTouch { path, more, .. } => {
+                bump(&mut self.files, path, sign);
+                for t in more {
+                    bump(&mut self.files, &t.path, sign);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events == 0
+    }
+}
+
+/// The keyspaces of one generation of views.
+pub struct Tables {
+    pub sessions: Keyspace,
+    pub days: Keyspace,
+    pub files: Keyspace,
+    pub texts: Keyspace,
+    pub subjects: Keyspace,
+    pub evidence: Keyspace,
+    pub meta: Keyspace,
+}
+
+pub const TABLE_NAMES: [&str; 7] = [
+    "sessions", "days", "files", "texts", "subjects", "evidence", "meta",
+];
+
+impl Tables {
+    pub fn open(db: &Database, generation: u32) -> Result<Tables, ViewError> {
+        let ks = |name: &str| {
+            db.keyspace(
+                &format!("v{generation}.{name}"),
+                crate::ledger::keyspace_options,
+            )
+            .map_err(ViewError::store)
+        };
+        Ok(Tables {
+            sessions: ks("sessions")?,
+            days: ks("days")?,
+            files: ks("files")?,
+            texts: ks("texts")?,
+            subjects: ks("subjects")?,
+            evidence: ks("evidence")?,
+            meta: ks("meta")?,
+        })
+    }
+
+    /// The last ledger change these tables reflect.
+    pub fn applied(&self) -> Result<u64, ViewError> {
+        Ok(self
+            .meta
+            .get("applied")
+            .map_err(ViewError::store)?
+            .and_then(|v| v.as_ref().try_into().ok().map(u64::from_be_bytes))
+            .unwrap_or(0))
+    }
+
+    pub fn session(&self, session: &SessionId) -> Result<Option<SessionRollup>, ViewError> {
+        get_json(&self.sessions, session.as_str().as_bytes())
+    }
+
+    pub fn text(&self, id: &EventId) -> Result<Option<TextRow>, ViewError> {
+        get_json(&self.texts, &event_key(&id.session, id.seq))
+    }
+
+    pub fn day(&self, date: &str) -> Result<Option<DayStats>, ViewError> {
+        get_json(&self.days, date.as_bytes())
+    }
+
+    pub fn subject(&self, subject: &str) -> Result<Option<SubjectStats>, ViewError> {
+        get_json(&self.subjects, subject.as_bytes())
+    }
+
+    /// Every session's rollup, in id order.
+    pub fn all_sessions(&self) -> Result<Vec<(SessionId, SessionRollup)>, ViewError> {
+        let mut out = Vec::new();
+        for kv in self.sessions.iter() {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            let id = SessionId(String::from_utf8_lossy(&k).into_owned());
+            out.push((id, decode_json(&v)?));
+        }
+        Ok(out)
+    }
+
+    /// Every day with events, oldest first.
+    pub fn all_days(&self) -> Result<Vec<(String, DayStats)>, ViewError> {
+        let mut out = Vec::new();
+        for kv in self.days.iter() {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            out.push((String::from_utf8_lossy(&k).into_owned(), decode_json(&v)?));
+        }
+        Ok(out)
+    }
+
+    /// Every subject's current claim, in name order.
+    pub fn all_subjects(&self) -> Result<Vec<(String, SubjectStats)>, ViewError> {
+        let mut out = Vec::new();
+        for kv in self.subjects.iter() {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            out.push((String::from_utf8_lossy(&k).into_owned(), decode_json(&v)?));
+        }
+        Ok(out)
+    }
+
+    /// A subject's evidence trail, oldest key first.
+    pub fn evidence_of(&self, subject: &str) -> Result<Vec<(SessionId, Seq, ObsRow)>, ViewError> {
+        let mut prefix = subject.as_bytes().to_vec();
+        prefix.push(0);
+        let mut out = Vec::new();
+        for kv in self.evidence.prefix(&prefix) {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            if let Some((session, seq)) = split_key(&k[prefix.len()..]) {
+                out.push((session, seq, decode_json(&v)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The sessions that touched `path`, with the seqs of their touches.
+    pub fn touches_of(&self, path: &str) -> Result<Vec<EventId>, ViewError> {
+        let mut prefix = path.as_bytes().to_vec();
+        prefix.push(0);
+        let mut out = Vec::new();
+        for kv in self.files.prefix(&prefix) {
+            let k = kv.key().map_err(ViewError::store)?;
+            if let Some((session, seq)) = split_key(&k[prefix.len()..]) {
+                out.push(EventId { session, seq });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Changes folded but not yet written.
+#[derive(Default)]
+pub struct Pending {
+    sessions: HashMap<SessionId, SessionRollup>,
+    days: HashMap<String, DayStats>,
+    /// Raw writes to the texts, files and evidence keyspaces (None: delete).
+    texts: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    files: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    evidence: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    subjects: BTreeSet<String>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+            && self.days.is_empty()
+            && self.texts.is_empty()
+            && self.files.is_empty()
+            && self.evidence.is_empty()
+    }
+
+    /// Fold `env` (the event at `id`) in with `sign` +1, or back out with -1.
+    pub fn fold(
+        &mut self,
+        tables: &Tables,
+        id: &EventId,
+        env: &Envelope,
+        sign: i64,
+        day: &str,
+    ) -> Result<(), ViewError> {
+        let rollup = match self.sessions.entry(id.session.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(tables.session(&id.session)?.unwrap_or_default())
+            }
+        };
+        rollup.apply(id.seq, env, sign);
+        let stats = match self.days.entry(day.to_string()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(tables.day(day)?.unwrap_or_default())
+            }
+        };
+        stats.apply(env, sign);
+
+        let key = event_key(&id.session, id.seq);
+        if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
+            self.texts
+                .insert(key.clone(), (sign > 0).then(|| encode_json(&row)));
+        }
+        if let Event::FileTouch { path, more, .. } = &env.kind {
+            for p in std::iter::once(path).chain(more.iter().map(|t| &t.path)) {
+                let mut k = p.as_bytes().to_vec();
+                k.push(0);
+                k.extend_from_slice(&key);
+                self.files.insert(k, (sign > 0).then(Vec::new));
+            }
+        }
+        if let Event::Obs {
+            subject,
+            text,
+            derived_from,
+            basis,
+        } = &env.kind
+        {
+            let mut k = subject.as_bytes().to_vec();
+            k.push(0);
+            k.extend_from_slice(&key);
+            let row = ObsRow {
+                ts_ms: env.ts_ms,
+                text: text.clone(),
+                derived_from: derived_from.clone(),
+                basis: basis.clone(),
+            };
+            self.evidence
+                .insert(k, (sign > 0).then(|| encode_json(&row)));
+            self.subjects.insert(subject.clone());
+        }
+        Ok(())
+    }
+
+    /// Write everything folded so far, and the LSN it reaches, into `batch`.
+    pub fn write(
+        self,
+        tables: &Tables,
+        batch: &mut OwnedWriteBatch,
+        lsn: u64,
+    ) -> Result<(), ViewError> {
+        for (session, rollup) in self.sessions {
+            if rollup.events == 0 {
+                batch.remove(&tables.sessions, session.as_str().as_bytes());
+            } else {
+                batch.insert(
+                    &tables.sessions,
+                    session.as_str().as_bytes(),
+                    encode_json(&rollup),
+                );
+            }
+        }
+        for (day, stats) in self.days {
+            if stats.is_empty() {
+                batch.remove(&tables.days, day.as_bytes());
+            } else {
+                batch.insert(&tables.days, day.as_bytes(), encode_json(&stats));
+            }
+        }
+        for (ks, writes) in [
+            (&tables.texts, &self.texts),
+            (&tables.files, &self.files),
+            (&tables.evidence, &self.evidence),
+        ] {
+            for (k, v) in writes {
+                match v {
+                    Some(v) => batch.insert(ks, k.as_slice(), v.as_slice()),
+                    None => batch.remove(ks, k.as_slice()),
+                }
+            }
+        }
+        // A subject's current claim is re-derived from its whole trail, so retracting the
+        // newest observation falls back to the one before it.
+        for subject in &self.subjects {
+            let stats = subject_stats(tables, subject, &self.evidence)?;
+            match stats {
+                Some(s) => batch.insert(&tables.subjects, subject.as_bytes(), encode_json(&s)),
+                None => batch.remove(&tables.subjects, subject.as_bytes()),
+            }
+        }
+        batch.insert(&tables.meta, "applied", lsn.to_be_bytes());
+        Ok(())
+    }
+}
+
+/// The current claim of `subject` from its stored trail overlaid with pending writes.
+fn subject_stats(
+    tables: &Tables,
+    subject: &str,
+    pending: &BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+) -> Result<Option<SubjectStats>, ViewError> {
+    let mut prefix = subject.as_bytes().to_vec();
+    prefix.push(0);
+    let mut rows: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for kv in tables.evidence.prefix(&prefix) {
+        let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+        rows.insert(k.to_vec(), v.to_vec());
+    }
+    for (k, v) in pending.range(prefix.clone()..) {
+        if !k.starts_with(&prefix) {
+            break;
+        }
+        match v {
+            Some(v) => rows.insert(k.clone(), v.clone()),
+            None => rows.remove(k),
+        };
+    }
+    let mut best: Option<SubjectStats> = None;
+    let (mut count, mut cited) = (0, 0);
+    for (k, v) in &rows {
+        let Some((session, seq)) = split_key(&k[prefix.len()..]) else {
+            continue;
+        };
+        let row: ObsRow = decode_json(v)?;
+        count += 1;
+        if !row.derived_from.is_empty() {
+            cited += 1;
+        }
+        let newer = best
+            .as_ref()
+            .is_none_or(|b| (row.ts_ms, &session, seq) >= (b.last_ms, &b.session, b.seq));
+        if newer {
+            best = Some(SubjectStats {
+                count: 0,
+                cited: 0,
+                last_ms: row.ts_ms,
+                session,
+                seq,
+                text: row.text,
+                basis: row.basis,
+            });
+        }
+    }
+    Ok(best.map(|b| SubjectStats { count, cited, ..b }))
+}
+
+/// The (session, seq) of an event key.
+pub(crate) fn split_key(k: &[u8]) -> Option<(SessionId, Seq)> {
+    crate::ledger::decode_event_key(k).map(|id| (id.session, id.seq))
+}
+
+pub fn encode_json<T: Serialize>(v: &T) -> Vec<u8> {
+    // View rows are plain data with string keys: serialization cannot fail.
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+fn decode_json<T: for<'de> Deserialize<'de>>(v: &[u8]) -> Result<T, ViewError> {
+    serde_json::from_slice(v).map_err(|e| ViewError::Corrupt(e.to_string()))
+}
+
+fn get_json<T: for<'de> Deserialize<'de>>(
+    ks: &Keyspace,
+    key: &[u8],
+) -> Result<Option<T>, ViewError> {
+    match ks.get(key).map_err(ViewError::store)? {
+        Some(v) => decode_json(&v).map(Some),
+        None => Ok(None),
+    }
+}

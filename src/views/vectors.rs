@@ -1,0 +1,202 @@
+//! The vector lane: an embedding per dense text, searched by exact scan.
+//!
+//! Vectors are a pure function of (model, text), so they are cached by content hash in a
+//! keyspace no rebuild or `asof` fold clears: a replay never embeds a text twice.
+
+use fjall::{Database, Keyspace, OwnedWriteBatch};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::tables::split_key;
+use super::{ModelSlot, ViewError};
+use crate::embed::Embedder;
+use crate::event::EventId;
+
+/// Texts embedded per model call.
+const BATCH: usize = 32;
+
+pub struct VectorLane {
+    vectors: Keyspace,
+    cache: Keyspace,
+}
+
+/// Dense texts added and removed, not yet embedded or written.
+#[derive(Default)]
+pub struct PendingVectors {
+    upserts: BTreeMap<Vec<u8>, String>,
+    deletes: BTreeSet<Vec<u8>>,
+}
+
+impl PendingVectors {
+    pub fn add(&mut self, key: Vec<u8>, text: &str) {
+        self.deletes.remove(&key);
+        self.upserts.insert(key, text.to_string());
+    }
+
+    pub fn remove(&mut self, key: Vec<u8>) {
+        self.upserts.remove(&key);
+        self.deletes.insert(key);
+    }
+}
+
+/// A hit: the event and its cosine similarity to the query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorHit {
+    pub id: EventId,
+    pub score: f32,
+}
+
+impl VectorLane {
+    /// The lane of generation `generation` of `db`; the cache is shared by every generation.
+    pub fn open(db: &Database, generation: u32) -> Result<VectorLane, ViewError> {
+        let vectors = db
+            .keyspace(
+                &format!("v{generation}.vectors"),
+                crate::ledger::keyspace_options,
+            )
+            .map_err(ViewError::store)?;
+        let cache = db
+            .keyspace("embed_cache", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        Ok(VectorLane { vectors, cache })
+    }
+
+    /// The cached vector of `text` under `model`, if it was ever embedded.
+    pub fn cached(&self, model: &str, text: &str) -> Result<Option<Vec<u8>>, ViewError> {
+        Ok(self
+            .cache
+            .get(cache_key(model, text))
+            .map_err(ViewError::store)?
+            .map(|v| v.to_vec()))
+    }
+
+    /// Copy `text`'s cached vector into another store's cache (an `asof` fold reuses what
+    /// the real store already embedded). Returns whether there was one to copy.
+    pub fn copy_cached(&self, model: &str, text: &str, to: &Database) -> Result<bool, ViewError> {
+        let key = cache_key(model, text);
+        let Some(v) = self.cache.get(&key).map_err(ViewError::store)? else {
+            return Ok(false);
+        };
+        let cache = to
+            .keyspace("embed_cache", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        cache.insert(key, v).map_err(ViewError::store)?;
+        Ok(true)
+    }
+
+    /// Embed what is pending (from the cache where possible; the model is loaded only for
+    /// texts it never saw) and write it into `batch`. Returns how many texts needed the model.
+    pub fn write(
+        &self,
+        pending: PendingVectors,
+        slot: &mut ModelSlot,
+        batch: &mut OwnedWriteBatch,
+    ) -> Result<usize, ViewError> {
+        for key in pending.deletes {
+            batch.remove(&self.vectors, key);
+        }
+        let Some(model) = slot.id.clone() else {
+            return Ok(0);
+        };
+        let mut misses: HashMap<Vec<u8>, String> = HashMap::new();
+        let mut resolved: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut fresh: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        for (key, text) in &pending.upserts {
+            let ck = cache_key(&model, text);
+            match self.cache.get(&ck).map_err(ViewError::store)? {
+                Some(v) => resolved.push((key.clone(), v.to_vec())),
+                None => {
+                    misses.entry(ck).or_insert_with(|| text.clone());
+                }
+            }
+        }
+        let missing: Vec<(Vec<u8>, String)> = misses.into_iter().collect();
+        if !missing.is_empty()
+            && let Some(embedder) = slot.get()?
+        {
+            embed_into(embedder, &missing, &self.cache, batch, &mut fresh)?;
+        }
+        for (key, text) in &pending.upserts {
+            if let Some(v) = fresh.get(&cache_key(&model, text)) {
+                resolved.push((key.clone(), v.clone()));
+            }
+        }
+        for (key, v) in resolved {
+            batch.insert(&self.vectors, key, v);
+        }
+        Ok(missing.len())
+    }
+
+    /// The `k` stored vectors nearest `query` (an L2-normalised embedding), best first;
+    /// ties by id, so the order is deterministic.
+    pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<VectorHit>, ViewError> {
+        let mut scored: Vec<(f32, Vec<u8>)> = Vec::new();
+        for kv in self.vectors.iter() {
+            let (key, value) = kv.into_inner().map_err(ViewError::store)?;
+            let score = dot(query, &value);
+            if scored.len() < k || score > scored.last().map_or(f32::MIN, |s| s.0) {
+                let at = scored.partition_point(|(s, kk)| {
+                    (*s, std::cmp::Reverse(kk.as_slice())) >= (score, std::cmp::Reverse(&key[..]))
+                });
+                scored.insert(at, (score, key.to_vec()));
+                scored.truncate(k);
+            }
+        }
+        Ok(scored
+            .into_iter()
+            .filter_map(|(score, key)| {
+                split_key(&key).map(|(session, seq)| VectorHit {
+                    id: EventId { session, seq },
+                    score,
+                })
+            })
+            .collect())
+    }
+
+    pub fn len(&self) -> Result<usize, ViewError> {
+        self.vectors.len().map_err(ViewError::store)
+    }
+
+    pub fn is_empty(&self) -> Result<bool, ViewError> {
+        self.vectors.is_empty().map_err(ViewError::store)
+    }
+}
+
+/// Embed `missing` (cache key, text) in batches, caching each vector.
+fn embed_into(
+    embedder: &mut dyn Embedder,
+    missing: &[(Vec<u8>, String)],
+    cache: &Keyspace,
+    batch: &mut OwnedWriteBatch,
+    fresh: &mut HashMap<Vec<u8>, Vec<u8>>,
+) -> Result<(), ViewError> {
+    for chunk in missing.chunks(BATCH) {
+        let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+        let vecs = embedder.embed(&texts).map_err(ViewError::Embed)?;
+        for ((ck, _), v) in chunk.iter().zip(vecs) {
+            let bytes = to_bytes(&v);
+            batch.insert(cache, ck.as_slice(), bytes.as_slice());
+            fresh.insert(ck.clone(), bytes);
+        }
+    }
+    Ok(())
+}
+
+fn cache_key(model: &str, text: &str) -> Vec<u8> {
+    let mut k = model.as_bytes().to_vec();
+    k.push(0);
+    k.extend_from_slice(&Sha256::digest(text.as_bytes()));
+    k
+}
+
+fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn dot(q: &[f32], stored: &[u8]) -> f32 {
+    stored
+        .chunks_exact(4)
+        .zip(q)
+        .map(|(b, x)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) * x)
+        .sum()
+}

@@ -1,0 +1,106 @@
+//! Recall through the real binary: keyword-only without a model, hybrid with the pinned one.
+
+use crate::support::{Claude, Env, SESSION_A, SESSION_B, model_data_dir};
+
+fn two_sessions(env: &Env) {
+    let mut a = Claude::new(SESSION_A);
+    a.user("the deploy script fails on arm64 runners");
+    a.said("Fixed the release pipeline so Apple silicon builds link against the right target; the arm64 job is green again.");
+    let mut b = Claude::new(SESSION_B);
+    b.user("rename the sidebar css classes to match the design tokens");
+    b.said("Renamed the sidebar classes and updated every stylesheet that used the old names.");
+    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    a.write(&ta);
+    b.write(&tb);
+    env.run(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()])
+        .ok();
+}
+
+#[test]
+fn without_a_model_recall_is_keyword_only_and_says_so() {
+    let env = Env::new();
+    two_sessions(&env);
+    let r = env.run(&["sidebar", "classes"]).ok();
+    assert!(
+        r.stderr
+            .contains("semantic lane off: run `peat model fetch`"),
+        "{}",
+        r.stderr
+    );
+    let first = r.stdout.lines().next().unwrap();
+    assert!(first.contains("sidebar"), "{}", r.stdout);
+    assert!(first.contains("▸ peat show 7a1b2c3d"), "{first}");
+    let json = env.run(&["recall", "sidebar", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["semantic"]["state"], "off");
+    assert_eq!(v["hits"][0]["session"], SESSION_B);
+    assert!(
+        v["hits"][0]["text"].as_str().unwrap().len() > 40,
+        "--json carries full text"
+    );
+    let none = env.run(&["recall", "zeppelin"]);
+    assert_eq!(none.code, 1);
+    assert!(none.stderr.contains("no hits"), "{}", none.stderr);
+}
+
+#[test]
+fn filters_narrow_recall_by_kind_and_session() {
+    let env = Env::new();
+    two_sessions(&env);
+    let r = env
+        .run(&["recall", "sidebar", "--kind", "final", "--json"])
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["kind"] == "final"),
+        "{v}"
+    );
+    let r = env
+        .run(&["recall", "sidebar", "arm64", "--session", "3f6c", "--json"])
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["session"] == SESSION_A),
+        "{v}"
+    );
+    let bad = env.run(&["recall", "x", "--kind", "bogus"]);
+    assert_eq!(bad.code, 2);
+}
+
+#[test]
+fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| {
+        crate::support::Run::of(
+            env.cmd()
+                .env("PEAT_DATA_DIR", &data)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let mut a = Claude::new(SESSION_A);
+    a.user("the deploy script fails on arm64 runners");
+    a.said("Fixed the release pipeline so Apple silicon builds link against the right target.");
+    let mut b = Claude::new(SESSION_B);
+    b.user("rename the sidebar css classes to match the design tokens");
+    b.said("Renamed the sidebar classes and updated every stylesheet that used the old names.");
+    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    a.write(&ta);
+    b.write(&tb);
+    with_model(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()]).ok();
+    let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["semantic"]["state"], "on", "{v}");
+    assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
+    assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
+}
