@@ -284,7 +284,7 @@ impl Codex {
             self.close_turn(out);
         }
         let event = Event::UserMsg {
-            text: cap(text, USER_CAP),
+            text: cap(&request_first(text), USER_CAP),
             harness,
         };
         self.emit(slots, event, out);
@@ -892,6 +892,22 @@ fn item_text(item: &Value) -> String {
     }
 }
 
+/// IDE clients wrap the person's words in a preamble (`# Context from my IDE setup:` …
+/// `## My request for Codex:` …). Put the request first, so the cap keeps the person's
+/// words and listings show them; the context follows, kept as far as the cap allows.
+fn request_first(text: &str) -> std::borrow::Cow<'_, str> {
+    const MARK: &str = "## My request for Codex:";
+    if !text.trim_start().starts_with("# Context from my IDE setup") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match text.split_once(MARK) {
+        Some((context, request)) => {
+            std::borrow::Cow::Owned(format!("{}\n\n{}", request.trim(), context.trim_end()))
+        }
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 fn is_harness(text: &str) -> bool {
     let t = text.trim_start();
     HARNESS_PREFIXES.iter().any(|p| t.starts_with(p))
@@ -1366,7 +1382,13 @@ mod tests {
         // The IDE preamble is the person's prompt, not harness.
         let users = user_msgs(&out);
         assert!(users[0].1);
-        assert!(users[1].0.starts_with("# Context from my IDE setup:"));
+        // The request comes first; the IDE context after it.
+        assert!(
+            !users[1].0.starts_with("# Context from my IDE setup:"),
+            "{}",
+            users[1].0
+        );
+        assert!(users[1].0.contains("# Context from my IDE setup:"));
         assert!(!users[1].1);
         assert_eq!(
             users.len(),
