@@ -8,7 +8,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::ledger::{Access, Ledger, Mode, WriteSet};
-use crate::views::rows::TextRow;
 use crate::views::{ModelSlot, ViewError, Views};
 
 /// Events copied per batch into the scratch ledger.
@@ -41,20 +40,12 @@ pub fn fold_until(
         },
     )?;
     let mut ledger = ledger;
-    let model_id = real_views.model().map(str::to_string);
     let mut set = WriteSet::default();
     let mut events = 0;
     for item in real.events() {
         let (id, env) = item?;
         if env.ts_ms > cutoff_ms {
             continue;
-        }
-        if let Some(m) = &model_id
-            && let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense)
-        {
-            real_views
-                .vectors
-                .copy_cached(m, &row.text, ledger.database())?;
         }
         set.event(id.seq, env);
         events += 1;
@@ -63,7 +54,7 @@ pub fn fold_until(
         }
     }
     ledger.write(set)?;
-    let views = Views::open(&ledger, model, tz, &mut |_| {})?;
+    let views = Views::open_borrowing(&ledger, model, tz, real_views)?;
     Ok(Past {
         ledger,
         views,

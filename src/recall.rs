@@ -53,6 +53,20 @@ pub struct Recall {
     pub query: String,
     pub semantic: Semantic,
     pub hits: Vec<Hit>,
+    /// Where the time went, in milliseconds (the model load is part of `embed_ms`).
+    pub timings: Timings,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Timings {
+    pub keyword_ms: f64,
+    pub embed_ms: f64,
+    pub vector_ms: f64,
+    pub fuse_ms: f64,
+}
+
+fn ms_since(t: std::time::Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
 }
 
 /// A fused score and the 1-based rank in each lane that found the text.
@@ -88,6 +102,8 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
         Ok(out)
     };
 
+    let mut timings = Timings::default();
+    let started = std::time::Instant::now();
     let keyword_ids = if q.words.trim().is_empty() {
         Vec::new()
     } else {
@@ -99,19 +115,24 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
             .collect()
     };
     let keyword = lane(keyword_ids)?;
+    timings.keyword_ms = ms_since(started);
 
     let (semantic, vector, similarity) = match (views.model(), q.words.trim().is_empty()) {
         (Some(id), false) => match model.get()? {
             Some(embedder) => {
+                let t = std::time::Instant::now();
                 let qv = embedder
                     .embed(&[q.words.as_str()])
                     .map_err(ViewError::Embed)?
                     .pop()
                     .unwrap_or_default();
+                timings.embed_ms = ms_since(t);
+                let t = std::time::Instant::now();
                 let hits = views.vectors.search(&qv, pool)?;
                 let sims: HashMap<EventId, f32> =
                     hits.iter().map(|h| (h.id.clone(), h.score)).collect();
                 let ids = lane(hits.into_iter().map(|h| h.id).collect())?;
+                timings.vector_ms = ms_since(t);
                 (
                     Semantic::On {
                         model: id.to_string(),
@@ -125,6 +146,7 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
         _ => (Semantic::Off, Vec::new(), HashMap::new()),
     };
 
+    let t = std::time::Instant::now();
     let mut fused: HashMap<EventId, Fused> = HashMap::new();
     for (rank, id) in keyword.iter().enumerate() {
         let e = fused.entry(id.clone()).or_default();
@@ -163,9 +185,11 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
             break;
         }
     }
+    timings.fuse_ms = ms_since(t);
     Ok(Recall {
         query: q.words.clone(),
         semantic,
         hits,
+        timings,
     })
 }

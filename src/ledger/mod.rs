@@ -24,6 +24,10 @@ const FEED: &str = "feed";
 const BLOBS: &str = "blobs";
 const CURSORS: &str = "cursors";
 
+/// Journal size past which closing the ledger flushes it into tables (replaying 1 MiB on
+/// open costs a reader about 5 ms).
+pub const SETTLE_AT: u64 = 1 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     #[error(transparent)]
@@ -99,21 +103,35 @@ pub struct FeedEntry {
     pub new: Envelope,
 }
 
-/// An open, locked ledger.
-pub struct Ledger {
-    path: PathBuf,
+/// The ledger's database, opened on first use.
+struct Db {
     db: Database,
     events: Keyspace,
     feed: Keyspace,
     blobs: Keyspace,
     cursors: Keyspace,
     next_lsn: u64,
+}
+
+/// A locked store whose ledger database is opened only when something reads or writes it.
+///
+/// Opening fjall replays its journal (up to 64 MB of recent writes), which would dominate
+/// a one-shot read. Readers that only need the views learn the ledger's last LSN from a
+/// hint file written after every commit, and never open the ledger when the views are
+/// current.
+pub struct Ledger {
+    path: PathBuf,
+    db: std::cell::OnceCell<Db>,
     // Declared last so the database closes before the lock is released.
     _lock: lock::StoreLock,
 }
 
+/// The file beside the ledger that holds its last LSN, for readers that do not open it.
+const LSN_HINT: &str = "ledger.lsn";
+
 impl Ledger {
-    /// Open the store at `path` (see [`locate`]), taking the single-writer lock.
+    /// Take the store at `path` (see [`locate`]) with its single-writer lock. The ledger's
+    /// database itself opens on first use.
     pub fn open(path: &Path, access: Access<'_>) -> Result<Ledger, LedgerError> {
         if !path.join("lock").exists() {
             if access.mode == Mode::Existing {
@@ -126,36 +144,31 @@ impl Ledger {
             ignore_store(path);
         }
         let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
-        let store = |e: fjall::Error| LedgerError::Store {
-            path: path.to_path_buf(),
-            detail: format!("{e:?}"),
-        };
-        let db = Database::builder(path.join("fjall"))
-            // Capture writes in bursts; a smaller journal keeps recovery on open short.
-            .max_journaling_size(64 << 20)
-            .open()
-            .map_err(store)?;
-        let ks = |name: &str| db.keyspace(name, keyspace_options);
-        let events = ks(EVENTS).map_err(store)?;
-        let feed = ks(FEED).map_err(store)?;
-        let blobs = ks(BLOBS).map_err(store)?;
-        let cursors = ks(CURSORS).map_err(store)?;
-        let next_lsn = match feed.last_key_value() {
-            Some(kv) => {
-                let key = kv.key().map_err(store)?;
-                decode_lsn(&key) + 1
-            }
-            None => 1,
-        };
         Ok(Ledger {
             path: path.to_path_buf(),
-            db,
-            events,
-            feed,
-            blobs,
-            cursors,
-            next_lsn,
+            db: std::cell::OnceCell::new(),
             _lock: lock,
+        })
+    }
+
+    fn db(&self) -> Result<&Db, LedgerError> {
+        if let Some(db) = self.db.get() {
+            return Ok(db);
+        }
+        let opened = open_db(&self.path)?;
+        let _ = self.db.set(opened);
+        self.db.get().ok_or_else(|| LedgerError::Store {
+            path: self.path.clone(),
+            detail: "the ledger database did not stay open".into(),
+        })
+    }
+
+    fn db_mut(&mut self) -> Result<&mut Db, LedgerError> {
+        self.db()?;
+        let path = self.path.clone();
+        self.db.get_mut().ok_or(LedgerError::Store {
+            path,
+            detail: "the ledger database did not stay open".into(),
         })
     }
 
@@ -163,9 +176,9 @@ impl Ledger {
         &self.path
     }
 
-    /// The database the views live in beside the ledger (they share the lock).
-    pub fn database(&self) -> &Database {
-        &self.db
+    /// The ledger's fjall database (for maintenance such as `peat compact`).
+    pub fn database(&self) -> Result<&Database, LedgerError> {
+        Ok(&self.db()?.db)
     }
 
     fn store_err(&self, e: fjall::Error) -> LedgerError {
@@ -178,7 +191,13 @@ impl Ledger {
     /// Write `set` in one atomic batch: events (upserted), their feed entries, new blobs,
     /// and the cursor.
     pub fn write(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
-        let mut batch = self.db.batch();
+        let path = self.path.clone();
+        let store_err = |e: fjall::Error| LedgerError::Store {
+            path: path.clone(),
+            detail: format!("{e:?}"),
+        };
+        let d = self.db_mut()?;
+        let mut batch = d.db.batch();
         let mut written = Written::default();
         // Within one set, a later version of an id replaces the earlier one.
         let mut pending: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
@@ -187,11 +206,7 @@ impl Ledger {
             let bytes = encode(&env);
             let old = match pending.get(&key) {
                 Some(b) => Some(b.clone()),
-                None => self
-                    .events
-                    .get(&key)
-                    .map_err(|e| self.store_err(e))?
-                    .map(|v| v.to_vec()),
+                None => d.events.get(&key).map_err(store_err)?.map(|v| v.to_vec()),
             };
             if old.as_deref() == Some(bytes.as_slice()) {
                 written.unchanged += 1;
@@ -203,40 +218,61 @@ impl Ledger {
                 written.new += 1;
             }
             batch.insert(
-                &self.feed,
-                self.next_lsn.to_be_bytes(),
+                &d.feed,
+                d.next_lsn.to_be_bytes(),
                 encode_feed(&key, old.as_deref(), &bytes),
             );
-            self.next_lsn += 1;
-            batch.insert(&self.events, key.clone(), bytes.clone());
+            d.next_lsn += 1;
+            batch.insert(&d.events, key.clone(), bytes.clone());
             pending.insert(key, bytes);
         }
         for (id, bytes) in set.blobs {
-            if !self
-                .blobs
-                .contains_key(id.0)
-                .map_err(|e| self.store_err(e))?
-            {
-                batch.insert(&self.blobs, id.0, bytes);
+            if !d.blobs.contains_key(id.0).map_err(store_err)? {
+                batch.insert(&d.blobs, id.0, bytes);
             }
         }
         if let Some((key, value)) = set.cursor {
-            batch.insert(&self.cursors, key, value);
+            batch.insert(&d.cursors, key, value);
         }
-        batch.commit().map_err(|e| self.store_err(e))?;
+        batch.commit().map_err(store_err)?;
+        let last = d.next_lsn - 1;
+        write_hint(&path, last);
         Ok(written)
     }
 
     /// Make everything written so far durable (the journal, not a flush of the tables).
     pub fn sync(&self) -> Result<(), LedgerError> {
-        self.db
-            .persist(PersistMode::SyncAll)
+        let Some(d) = self.db.get() else {
+            return Ok(());
+        };
+        d.db.persist(PersistMode::SyncAll)
             .map_err(|e| self.store_err(e))
+    }
+
+    /// Flush the memtables to tables once the journal has grown past [`SETTLE_AT`]: every
+    /// open replays the journal, so a one-shot reader after a big capture would otherwise
+    /// pay for re-reading it. Called when a ledger closes.
+    pub fn settle(&self) -> Result<(), LedgerError> {
+        let Some(d) = self.db.get() else {
+            return Ok(());
+        };
+        let journal = d.db.journal_disk_space().map_err(|e| self.store_err(e))?;
+        if journal < SETTLE_AT {
+            return Ok(());
+        }
+        for name in d.db.list_keyspace_names() {
+            let ks =
+                d.db.keyspace(&name, keyspace_options)
+                    .map_err(|e| self.store_err(e))?;
+            ks.rotate_memtable_and_wait()
+                .map_err(|e| self.store_err(e))?;
+        }
+        Ok(())
     }
 
     pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, LedgerError> {
         let key = event_key(&id.session, id.seq);
-        match self.events.get(&key).map_err(|e| self.store_err(e))? {
+        match self.db()?.events.get(&key).map_err(|e| self.store_err(e))? {
             Some(v) => decode(&key, &v).map(Some),
             None => Ok(None),
         }
@@ -244,7 +280,25 @@ impl Ledger {
 
     /// Every event, in key order (by session, then seq).
     pub fn events(&self) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
-        self.events.iter().map(move |kv| self.decode_pair(kv))
+        self.scan(|d| d.events.iter())
+    }
+
+    /// Decode the pairs `iter` yields from the opened database; an open failure is the one
+    /// item of the iteration.
+    fn scan<'a>(
+        &'a self,
+        iter: impl FnOnce(&'a Db) -> fjall::Iter,
+    ) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + 'a {
+        let (inner, err) = match self.db() {
+            Ok(d) => (Some(iter(d)), None),
+            Err(e) => (None, Some(Err(e))),
+        };
+        err.into_iter().chain(
+            inner
+                .into_iter()
+                .flatten()
+                .map(move |kv| self.decode_pair(kv)),
+        )
     }
 
     /// The events of one session, by seq.
@@ -254,9 +308,7 @@ impl Ledger {
     ) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
         let mut prefix = session.as_str().as_bytes().to_vec();
         prefix.push(0);
-        self.events
-            .prefix(prefix)
-            .map(move |kv| self.decode_pair(kv))
+        self.scan(move |d| d.events.prefix(prefix))
     }
 
     /// The distinct sessions, in id order, without decoding any envelope.
@@ -264,7 +316,7 @@ impl Ledger {
         let mut out: Vec<SessionId> = Vec::new();
         let mut from: Vec<u8> = Vec::new();
         loop {
-            let next = self.events.range(from.as_slice()..).next();
+            let next = self.db()?.events.range(from.as_slice()..).next();
             let Some(kv) = next else { break };
             let key = kv.key().map_err(|e| self.store_err(e))?;
             let (session, _) = decode_key(&key).ok_or_else(|| self.corrupt_key(&key))?;
@@ -278,11 +330,11 @@ impl Ledger {
 
     /// How many events the ledger holds.
     pub fn len(&self) -> Result<usize, LedgerError> {
-        self.events.len().map_err(|e| self.store_err(e))
+        self.db()?.events.len().map_err(|e| self.store_err(e))
     }
 
     pub fn is_empty(&self) -> Result<bool, LedgerError> {
-        self.events.is_empty().map_err(|e| self.store_err(e))
+        self.db()?.events.is_empty().map_err(|e| self.store_err(e))
     }
 
     /// Change-feed entries after `lsn`, oldest first.
@@ -290,21 +342,35 @@ impl Ledger {
         &self,
         lsn: u64,
     ) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
-        self.feed
-            .range((lsn.saturating_add(1)).to_be_bytes()..)
-            .map(move |kv| {
+        let (inner, err) = match self.db() {
+            Ok(d) => (
+                Some(d.feed.range((lsn.saturating_add(1)).to_be_bytes()..)),
+                None,
+            ),
+            Err(e) => (None, Some(Err(e))),
+        };
+        err.into_iter()
+            .chain(inner.into_iter().flatten().map(move |kv| {
                 let (key, value) = kv.into_inner().map_err(|e| self.store_err(e))?;
                 self.decode_change(&key, &value)
-            })
+            }))
     }
 
-    /// The newest change's LSN (0 when the feed is empty).
-    pub fn last_lsn(&self) -> u64 {
-        self.next_lsn - 1
+    /// The newest change's LSN (0 when the feed is empty). Read from the hint file while
+    /// the database is not open; a missing hint opens it.
+    pub fn last_lsn(&self) -> Result<u64, LedgerError> {
+        if let Some(d) = self.db.get() {
+            return Ok(d.next_lsn - 1);
+        }
+        if let Some(lsn) = read_hint(&self.path) {
+            return Ok(lsn);
+        }
+        Ok(self.db()?.next_lsn - 1)
     }
 
     pub fn blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, LedgerError> {
         Ok(self
+            .db()?
             .blobs
             .get(id.0)
             .map_err(|e| self.store_err(e))?
@@ -313,6 +379,7 @@ impl Ledger {
 
     pub fn cursor(&self, key: &str) -> Result<Option<Vec<u8>>, LedgerError> {
         Ok(self
+            .db()?
             .cursors
             .get(key)
             .map_err(|e| self.store_err(e))?
@@ -354,6 +421,63 @@ impl Ledger {
 /// several times over).
 pub fn keyspace_options() -> KeyspaceCreateOptions {
     KeyspaceCreateOptions::default().max_memtable_size(8 << 20)
+}
+
+/// Open (creating if needed) the ledger database of the store at `path`.
+fn open_db(path: &Path) -> Result<Db, LedgerError> {
+    let store = |e: fjall::Error| LedgerError::Store {
+        path: path.to_path_buf(),
+        detail: format!("{e:?}"),
+    };
+    let db = Database::builder(path.join("fjall"))
+        .max_journaling_size(64 << 20)
+        .open()
+        .map_err(store)?;
+    let ks = |name: &str| db.keyspace(name, keyspace_options);
+    let events = ks(EVENTS).map_err(store)?;
+    let feed = ks(FEED).map_err(store)?;
+    let blobs = ks(BLOBS).map_err(store)?;
+    let cursors = ks(CURSORS).map_err(store)?;
+    let next_lsn = match feed.last_key_value() {
+        Some(kv) => {
+            let key = kv.key().map_err(store)?;
+            decode_lsn(&key) + 1
+        }
+        None => 1,
+    };
+    write_hint(path, next_lsn - 1);
+    Ok(Db {
+        db,
+        events,
+        feed,
+        blobs,
+        cursors,
+        next_lsn,
+    })
+}
+
+/// Record the ledger's last LSN for readers. Best effort: a missing or stale hint only
+/// makes a reader open the ledger (missing) or catch up at the next write (stale).
+fn write_hint(path: &Path, lsn: u64) {
+    let tmp = path.join(format!("{LSN_HINT}.tmp"));
+    if std::fs::write(&tmp, lsn.to_string()).is_ok() {
+        let _ = std::fs::rename(&tmp, path.join(LSN_HINT));
+    }
+}
+
+fn read_hint(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path.join(LSN_HINT))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        // Best effort: a failed flush leaves a longer journal, never lost data.
+        let _ = self.settle();
+    }
 }
 
 /// A store is never committed to a repository: `.peat/` ignores itself.
@@ -507,7 +631,7 @@ mod tests {
                 unchanged: 1
             }
         );
-        assert_eq!(l.last_lsn(), 2);
+        assert_eq!(l.last_lsn().unwrap(), 2);
         let w = write(&mut l, &[(2, said("s", 1, "a2"))]);
         assert_eq!(w.replaced, 1);
         let changes: Vec<FeedEntry> = l.changes_after(2).map(Result::unwrap).collect();
@@ -528,10 +652,10 @@ mod tests {
             l.write(set).unwrap();
         }
         let mut l = open(dir.path());
-        assert_eq!(l.last_lsn(), 1);
+        assert_eq!(l.last_lsn().unwrap(), 1);
         assert_eq!(l.cursor("file").unwrap().as_deref(), Some(&b"c1"[..]));
         write(&mut l, &[(1, said("s", 2, "y"))]);
-        assert_eq!(l.last_lsn(), 2);
+        assert_eq!(l.last_lsn().unwrap(), 2);
         let all: Vec<u64> = l.changes_after(0).map(|c| c.unwrap().lsn).collect();
         assert_eq!(all, vec![1, 2]);
     }

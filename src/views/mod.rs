@@ -20,14 +20,15 @@ use crate::event::{Envelope, EventId};
 use crate::ledger::{Ledger, LedgerError, event_key};
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
-use tables::{Pending, Tables};
+use tables::{Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
 pub const VIEW_SCHEMA: u32 = 1;
 
-/// Changes folded per batch while catching up or rebuilding (bounds memory).
-const CHUNK: usize = 5_000;
+/// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
+/// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
+const CHUNK: usize = 50_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
@@ -136,6 +137,14 @@ struct Current {
     tz: String,
 }
 
+/// The views' own database beside the ledger's: written only by ingestion, so opening it
+/// replays no journal.
+fn views_db(store: &Path) -> Result<Database, ViewError> {
+    Database::builder(store.join("views"))
+        .open()
+        .map_err(ViewError::store)
+}
+
 /// The open views of a store.
 pub struct Views {
     db: Database,
@@ -158,7 +167,7 @@ impl Views {
         tz: jiff::tz::TimeZone,
         note: &mut dyn FnMut(&str),
     ) -> Result<Views, ViewError> {
-        let db = ledger.database().clone();
+        let db = views_db(ledger.path())?;
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
@@ -183,17 +192,64 @@ impl Views {
                 note(&rebuild_reason(&cur, &want(cur.generation)));
                 Views::rebuild(
                     ledger,
-                    db,
-                    meta,
+                    (db, meta),
                     want(cur.generation + 1),
                     Some(cur),
                     model,
                     tz,
+                    None,
                 )?
             }
-            None => Views::rebuild(ledger, db, meta, want(1), None, model, tz)?,
+            None => Views::rebuild(ledger, (db, meta), want(1), None, model, tz, None)?,
         };
         Ok(views)
+    }
+
+    /// The views as they stand, without catching up or rebuilding and without any model:
+    /// for a hook that must answer in milliseconds and may show a moment-old record.
+    /// `None` when no views were ever built.
+    pub fn peek(ledger: &Ledger, tz: jiff::tz::TimeZone) -> Result<Option<Views>, ViewError> {
+        let db = views_db(ledger.path())?;
+        let meta = db
+            .keyspace("views", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        let stored: Option<Current> = meta
+            .get("current")
+            .map_err(ViewError::store)?
+            .and_then(|v| serde_json::from_slice(&v).ok());
+        match stored {
+            Some(cur) => Views::at(ledger, db, meta, cur, tz).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Build fresh views over `ledger` (a scratch store) whose vector lane reuses what
+    /// `cache_of` already embedded: an `asof` fold embeds nothing it had seen.
+    pub fn open_borrowing(
+        ledger: &Ledger,
+        model: &mut ModelSlot,
+        tz: jiff::tz::TimeZone,
+        cache_of: &Views,
+    ) -> Result<Views, ViewError> {
+        let db = views_db(ledger.path())?;
+        let meta = db
+            .keyspace("views", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        let want = Current {
+            generation: 1,
+            schema: VIEW_SCHEMA,
+            model: model.id.clone(),
+            tz: tz.iana_name().unwrap_or("local").to_string(),
+        };
+        Views::rebuild(
+            ledger,
+            (db, meta),
+            want,
+            None,
+            model,
+            tz,
+            Some(&cache_of.vectors),
+        )
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
@@ -202,7 +258,7 @@ impl Views {
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
-        let db = ledger.database().clone();
+        let db = views_db(ledger.path())?;
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
@@ -217,7 +273,7 @@ impl Views {
             model: model.id.clone(),
             tz: tz.iana_name().unwrap_or("local").to_string(),
         };
-        Views::rebuild(ledger, db, meta, want, stored, model, tz)
+        Views::rebuild(ledger, (db, meta), want, stored, model, tz, None)
     }
 
     fn at(
@@ -228,9 +284,10 @@ impl Views {
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
         let dir = ledger.path().to_path_buf();
+        let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
-            tables: Tables::open(&db, current.generation)?,
-            vectors: VectorLane::open(&db, current.generation)?,
+            vectors: VectorLane::open(&db, &tables.ks)?,
+            tables,
             keyword: KeywordIndex::open(&keyword_dir(&dir, current.generation))?,
             db,
             meta,
@@ -242,18 +299,21 @@ impl Views {
 
     fn rebuild(
         ledger: &Ledger,
-        db: Database,
-        meta: Keyspace,
+        (db, meta): (Database, Keyspace),
         want: Current,
         old: Option<Current>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
+        borrow_cache: Option<&VectorLane>,
     ) -> Result<Views, ViewError> {
         let dir = ledger.path().to_path_buf();
         // Leftovers of a rebuild that did not finish are not views of anything: clear them.
         drop_generation(&db, &dir, want.generation)?;
         let mut views = Views::at(ledger, db, meta, want, tz)?;
-        let upto = ledger.last_lsn();
+        if let Some(other) = borrow_cache {
+            views.vectors.borrow_cache(other);
+        }
+        let upto = ledger.last_lsn()?;
         let mut fold = Fold::default();
         for item in ledger.events() {
             let (id, env) = item?;
@@ -277,7 +337,7 @@ impl Views {
     pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
         let tables_at = self.tables.applied()?;
         let keyword_at = self.keyword.applied_lsn();
-        let last = ledger.last_lsn();
+        let last = ledger.last_lsn()?;
         if tables_at >= last && keyword_at >= last {
             return Ok(());
         }
@@ -347,10 +407,14 @@ impl Views {
 
     /// Write what `fold` holds, reaching `lsn`.
     fn flush(&mut self, fold: Fold, model: &mut ModelSlot, lsn: u64) -> Result<(), ViewError> {
-        let mut batch = self.db.batch();
-        fold.pending.write(&self.tables, &mut batch, lsn)?;
-        self.vectors.write(fold.vectors, model, &mut batch)?;
-        batch.commit().map_err(ViewError::store)?;
+        let mut writes = Writes::new();
+        let mut cache_writes = Writes::new();
+        self.vectors
+            .write(fold.vectors, model, &mut writes, &mut cache_writes)?;
+        fold.pending.write(&self.tables, &mut writes, lsn)?;
+        // The cache first: it is content-addressed, so a crash after it costs nothing.
+        tables::ingest(self.vectors.cache(), cache_writes)?;
+        tables::ingest(&self.tables.ks, writes)?;
         if fold.keyword || self.keyword.applied_lsn() < lsn {
             self.keyword.commit(lsn)?;
         }
@@ -390,14 +454,12 @@ fn keyword_dir(store: &Path, generation: u32) -> PathBuf {
 
 /// Remove every trace of generation `generation`.
 fn drop_generation(db: &Database, store: &Path, generation: u32) -> Result<(), ViewError> {
-    for name in tables::TABLE_NAMES.iter().chain(&["vectors"]) {
-        let full = format!("v{generation}.{name}");
-        if db.keyspace_exists(&full) {
-            let ks = db
-                .keyspace(&full, crate::ledger::keyspace_options)
-                .map_err(ViewError::store)?;
-            db.delete_keyspace(ks).map_err(ViewError::store)?;
-        }
+    let name = format!("v{generation}");
+    if db.keyspace_exists(&name) {
+        let ks = db
+            .keyspace(&name, crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        db.delete_keyspace(ks).map_err(ViewError::store)?;
     }
     let dir = keyword_dir(store, generation);
     if dir.exists() {

@@ -4,7 +4,7 @@
 //! overlay (typed aggregates, raw key writes) and written in one batch together with the
 //! LSN they reach, so a view is never half-applied.
 
-use fjall::{Database, Keyspace, OwnedWriteBatch};
+use fjall::{Database, Keyspace};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -88,96 +88,165 @@ impl DayStats {
     }
 }
 
-/// The keyspaces of one generation of views.
-pub struct Tables {
-    pub sessions: Keyspace,
-    pub days: Keyspace,
-    pub files: Keyspace,
-    pub texts: Keyspace,
-    pub subjects: Keyspace,
-    pub evidence: Keyspace,
-    pub meta: Keyspace,
+/// Which table a key of a generation's keyspace belongs to: its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Table {
+    Sessions = 1,
+    Days = 2,
+    Files = 3,
+    Texts = 4,
+    Subjects = 5,
+    Evidence = 6,
+    Vectors = 7,
 }
 
-pub const TABLE_NAMES: [&str; 7] = [
-    "sessions", "days", "files", "texts", "subjects", "evidence", "meta",
-];
+/// The LSN the generation reflects. 0xFF never starts UTF-8, so this key sorts after
+/// every table's and is written last in each ingestion.
+const APPLIED: &[u8] = b"\xffapplied";
+
+/// `table`'s key for `rest`.
+pub fn tkey(table: Table, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(rest.len() + 1);
+    k.push(table as u8);
+    k.extend_from_slice(rest);
+    k
+}
+
+/// Writes to one keyspace, in key order (None: delete): ingested in one go.
+pub type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// Write `writes` into `ks` as one ingestion: new tables, no journal, atomic. Readers that
+/// open the views never replay anything.
+pub fn ingest(ks: &Keyspace, writes: Writes) -> Result<(), ViewError> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let mut ing = ks.start_ingestion().map_err(ViewError::store)?;
+    for (k, v) in writes {
+        match v {
+            Some(v) => ing.write(k, v),
+            None => ing.write_tombstone(k),
+        }
+        .map_err(ViewError::store)?;
+    }
+    ing.finish().map_err(ViewError::store)?;
+    // Each ingestion adds tables; merge them once they pile up, while the lock is held.
+    if ks.table_count() > 24 {
+        ks.major_compact().map_err(ViewError::store)?;
+    }
+    Ok(())
+}
+
+/// All the fjall-backed views of one generation, in one keyspace keyed by [`Table`].
+pub struct Tables {
+    pub ks: Keyspace,
+}
 
 impl Tables {
     pub fn open(db: &Database, generation: u32) -> Result<Tables, ViewError> {
-        let ks = |name: &str| {
-            db.keyspace(
-                &format!("v{generation}.{name}"),
-                crate::ledger::keyspace_options,
-            )
-            .map_err(ViewError::store)
-        };
-        Ok(Tables {
-            sessions: ks("sessions")?,
-            days: ks("days")?,
-            files: ks("files")?,
-            texts: ks("texts")?,
-            subjects: ks("subjects")?,
-            evidence: ks("evidence")?,
-            meta: ks("meta")?,
-        })
+        let ks = db
+            .keyspace(&format!("v{generation}"), crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        Ok(Tables { ks })
     }
 
     /// The last ledger change these tables reflect.
     pub fn applied(&self) -> Result<u64, ViewError> {
         Ok(self
-            .meta
-            .get("applied")
+            .ks
+            .get(APPLIED)
             .map_err(ViewError::store)?
             .and_then(|v| v.as_ref().try_into().ok().map(u64::from_be_bytes))
             .unwrap_or(0))
     }
 
     pub fn session(&self, session: &SessionId) -> Result<Option<SessionRollup>, ViewError> {
-        get_json(&self.sessions, session.as_str().as_bytes())
+        get_json(
+            &self.ks,
+            &tkey(Table::Sessions, session.as_str().as_bytes()),
+        )
     }
 
     pub fn text(&self, id: &EventId) -> Result<Option<TextRow>, ViewError> {
-        get_json(&self.texts, &event_key(&id.session, id.seq))
+        get_json(
+            &self.ks,
+            &tkey(Table::Texts, &event_key(&id.session, id.seq)),
+        )
     }
 
     pub fn day(&self, date: &str) -> Result<Option<DayStats>, ViewError> {
-        get_json(&self.days, date.as_bytes())
+        get_json(&self.ks, &tkey(Table::Days, date.as_bytes()))
     }
 
     pub fn subject(&self, subject: &str) -> Result<Option<SubjectStats>, ViewError> {
-        get_json(&self.subjects, subject.as_bytes())
+        get_json(&self.ks, &tkey(Table::Subjects, subject.as_bytes()))
+    }
+
+    /// Every row of `table` whose key starts with `prefix`, raw: (the key within the table,
+    /// the value).
+    pub fn scan(
+        &self,
+        table: Table,
+        prefix: &[u8],
+    ) -> impl Iterator<Item = Result<(Vec<u8>, fjall::Slice), ViewError>> + '_ {
+        self.ks.prefix(tkey(table, prefix)).map(|kv| {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            Ok((k[1..].to_vec(), v))
+        })
+    }
+
+    /// One row of `table`, raw.
+    pub fn get_raw(&self, table: Table, key: &[u8]) -> Result<Option<fjall::Slice>, ViewError> {
+        self.ks.get(tkey(table, key)).map_err(ViewError::store)
+    }
+
+    /// Every row of `table` whose key starts with `prefix`: (key without the table byte
+    /// and prefix, value).
+    fn rows(
+        &self,
+        table: Table,
+        prefix: &[u8],
+    ) -> impl Iterator<Item = Result<(Vec<u8>, fjall::Slice), ViewError>> + '_ {
+        let full = tkey(table, prefix);
+        let skip = full.len();
+        self.ks.prefix(full).map(move |kv| {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            Ok((k[skip..].to_vec(), v))
+        })
     }
 
     /// Every session's rollup, in id order.
     pub fn all_sessions(&self) -> Result<Vec<(SessionId, SessionRollup)>, ViewError> {
-        let mut out = Vec::new();
-        for kv in self.sessions.iter() {
-            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
-            let id = SessionId(String::from_utf8_lossy(&k).into_owned());
-            out.push((id, decode_json(&v)?));
-        }
-        Ok(out)
+        self.rows(Table::Sessions, b"")
+            .map(|r| {
+                let (k, v) = r?;
+                Ok((
+                    SessionId(String::from_utf8_lossy(&k).into_owned()),
+                    decode_json(&v)?,
+                ))
+            })
+            .collect()
     }
 
     /// Every day with events, oldest first.
     pub fn all_days(&self) -> Result<Vec<(String, DayStats)>, ViewError> {
-        let mut out = Vec::new();
-        for kv in self.days.iter() {
-            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
-            out.push((String::from_utf8_lossy(&k).into_owned(), decode_json(&v)?));
-        }
-        Ok(out)
+        self.rows(Table::Days, b"")
+            .map(|r| {
+                let (k, v) = r?;
+                Ok((String::from_utf8_lossy(&k).into_owned(), decode_json(&v)?))
+            })
+            .collect()
     }
 
     /// Every subject's current claim, in name order.
     pub fn all_subjects(&self) -> Result<Vec<(String, SubjectStats)>, ViewError> {
-        let mut out = Vec::new();
-        for kv in self.subjects.iter() {
-            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
-            out.push((String::from_utf8_lossy(&k).into_owned(), decode_json(&v)?));
-        }
-        Ok(out)
+        self.rows(Table::Subjects, b"")
+            .map(|r| {
+                let (k, v) = r?;
+                Ok((String::from_utf8_lossy(&k).into_owned(), decode_json(&v)?))
+            })
+            .collect()
     }
 
     /// A subject's evidence trail, oldest key first.
@@ -185,23 +254,23 @@ impl Tables {
         let mut prefix = subject.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
-        for kv in self.evidence.prefix(&prefix) {
-            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
-            if let Some((session, seq)) = split_key(&k[prefix.len()..]) {
+        for r in self.rows(Table::Evidence, &prefix) {
+            let (k, v) = r?;
+            if let Some((session, seq)) = split_key(&k) {
                 out.push((session, seq, decode_json(&v)?));
             }
         }
         Ok(out)
     }
 
-    /// The sessions that touched `path`, with the seqs of their touches.
+    /// The events that touched `path`.
     pub fn touches_of(&self, path: &str) -> Result<Vec<EventId>, ViewError> {
         let mut prefix = path.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
-        for kv in self.files.prefix(&prefix) {
-            let k = kv.key().map_err(ViewError::store)?;
-            if let Some((session, seq)) = split_key(&k[prefix.len()..]) {
+        for r in self.rows(Table::Files, &prefix) {
+            let (k, _) = r?;
+            if let Some((session, seq)) = split_key(&k) {
                 out.push(EventId { session, seq });
             }
         }
@@ -256,12 +325,14 @@ impl Pending {
 
         let key = event_key(&id.session, id.seq);
         if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
-            self.texts
-                .insert(key.clone(), (sign > 0).then(|| encode_json(&row)));
+            self.texts.insert(
+                tkey(Table::Texts, &key),
+                (sign > 0).then(|| encode_json(&row)),
+            );
         }
         if let Event::FileTouch { path, more, .. } = &env.kind {
             for p in std::iter::once(path).chain(more.iter().map(|t| &t.path)) {
-                let mut k = p.as_bytes().to_vec();
+                let mut k = tkey(Table::Files, p.as_bytes());
                 k.push(0);
                 k.extend_from_slice(&key);
                 self.files.insert(k, (sign > 0).then(Vec::new));
@@ -274,7 +345,7 @@ impl Pending {
             basis,
         } = &env.kind
         {
-            let mut k = subject.as_bytes().to_vec();
+            let mut k = tkey(Table::Evidence, subject.as_bytes());
             k.push(0);
             k.extend_from_slice(&key);
             let row = ObsRow {
@@ -291,52 +362,27 @@ impl Pending {
     }
 
     /// Write everything folded so far, and the LSN it reaches, into `batch`.
-    pub fn write(
-        self,
-        tables: &Tables,
-        batch: &mut OwnedWriteBatch,
-        lsn: u64,
-    ) -> Result<(), ViewError> {
+    /// Put everything folded so far, and the LSN it reaches, into `writes`.
+    pub fn write(self, tables: &Tables, writes: &mut Writes, lsn: u64) -> Result<(), ViewError> {
         for (session, rollup) in self.sessions {
-            if rollup.events == 0 {
-                batch.remove(&tables.sessions, session.as_str().as_bytes());
-            } else {
-                batch.insert(
-                    &tables.sessions,
-                    session.as_str().as_bytes(),
-                    encode_json(&rollup),
-                );
-            }
+            let k = tkey(Table::Sessions, session.as_str().as_bytes());
+            writes.insert(k, (rollup.events != 0).then(|| encode_json(&rollup)));
         }
         for (day, stats) in self.days {
-            if stats.is_empty() {
-                batch.remove(&tables.days, day.as_bytes());
-            } else {
-                batch.insert(&tables.days, day.as_bytes(), encode_json(&stats));
-            }
-        }
-        for (ks, writes) in [
-            (&tables.texts, &self.texts),
-            (&tables.files, &self.files),
-            (&tables.evidence, &self.evidence),
-        ] {
-            for (k, v) in writes {
-                match v {
-                    Some(v) => batch.insert(ks, k.as_slice(), v.as_slice()),
-                    None => batch.remove(ks, k.as_slice()),
-                }
-            }
+            let k = tkey(Table::Days, day.as_bytes());
+            writes.insert(k, (!stats.is_empty()).then(|| encode_json(&stats)));
         }
         // A subject's current claim is re-derived from its whole trail, so retracting the
         // newest observation falls back to the one before it.
         for subject in &self.subjects {
             let stats = subject_stats(tables, subject, &self.evidence)?;
-            match stats {
-                Some(s) => batch.insert(&tables.subjects, subject.as_bytes(), encode_json(&s)),
-                None => batch.remove(&tables.subjects, subject.as_bytes()),
-            }
+            let k = tkey(Table::Subjects, subject.as_bytes());
+            writes.insert(k, stats.map(|s| encode_json(&s)));
         }
-        batch.insert(&tables.meta, "applied", lsn.to_be_bytes());
+        writes.extend(self.texts);
+        writes.extend(self.files);
+        writes.extend(self.evidence);
+        writes.insert(APPLIED.to_vec(), Some(lsn.to_be_bytes().to_vec()));
         Ok(())
     }
 }
@@ -347,10 +393,10 @@ fn subject_stats(
     subject: &str,
     pending: &BTreeMap<Vec<u8>, Option<Vec<u8>>>,
 ) -> Result<Option<SubjectStats>, ViewError> {
-    let mut prefix = subject.as_bytes().to_vec();
+    let mut prefix = tkey(Table::Evidence, subject.as_bytes());
     prefix.push(0);
     let mut rows: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-    for kv in tables.evidence.prefix(&prefix) {
+    for kv in tables.ks.prefix(&prefix) {
         let (k, v) = kv.into_inner().map_err(ViewError::store)?;
         rows.insert(k.to_vec(), v.to_vec());
     }

@@ -3,11 +3,11 @@
 //! Vectors are a pure function of (model, text), so they are cached by content hash in a
 //! keyspace no rebuild or `asof` fold clears: a replay never embeds a text twice.
 
-use fjall::{Database, Keyspace, OwnedWriteBatch};
+use fjall::{Database, Keyspace};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::tables::split_key;
+use super::tables::{Table, Writes, split_key, tkey};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
 use crate::event::EventId;
@@ -15,9 +15,13 @@ use crate::event::EventId;
 /// Texts embedded per model call.
 const BATCH: usize = 32;
 
+/// The lane's vectors live in the generation's keyspace (under [`Table::Vectors`]); the
+/// cache has a keyspace of its own that no rebuild clears. An `asof` fold borrows the real
+/// store's cache read-only.
 pub struct VectorLane {
     vectors: Keyspace,
     cache: Keyspace,
+    borrowed: Option<Keyspace>,
 }
 
 /// Dense texts added and removed, not yet embedded or written.
@@ -47,41 +51,30 @@ pub struct VectorHit {
 }
 
 impl VectorLane {
-    /// The lane of generation `generation` of `db`; the cache is shared by every generation.
-    pub fn open(db: &Database, generation: u32) -> Result<VectorLane, ViewError> {
-        let vectors = db
-            .keyspace(
-                &format!("v{generation}.vectors"),
-                crate::ledger::keyspace_options,
-            )
-            .map_err(ViewError::store)?;
+    /// The lane over `generation`'s keyspace; the cache is `db`'s, shared by generations.
+    pub fn open(db: &Database, generation: &Keyspace) -> Result<VectorLane, ViewError> {
         let cache = db
             .keyspace("embed_cache", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
-        Ok(VectorLane { vectors, cache })
+        Ok(VectorLane {
+            vectors: generation.clone(),
+            cache,
+            borrowed: None,
+        })
     }
 
-    /// The cached vector of `text` under `model`, if it was ever embedded.
-    pub fn cached(&self, model: &str, text: &str) -> Result<Option<Vec<u8>>, ViewError> {
-        Ok(self
-            .cache
-            .get(cache_key(model, text))
-            .map_err(ViewError::store)?
-            .map(|v| v.to_vec()))
+    /// Also look vectors up in `other`'s cache (an `asof` fold reusing the real store's).
+    pub fn borrow_cache(&mut self, other: &VectorLane) {
+        self.borrowed = Some(other.cache.clone());
     }
 
-    /// Copy `text`'s cached vector into another store's cache (an `asof` fold reuses what
-    /// the real store already embedded). Returns whether there was one to copy.
-    pub fn copy_cached(&self, model: &str, text: &str, to: &Database) -> Result<bool, ViewError> {
-        let key = cache_key(model, text);
-        let Some(v) = self.cache.get(&key).map_err(ViewError::store)? else {
-            return Ok(false);
-        };
-        let cache = to
-            .keyspace("embed_cache", crate::ledger::keyspace_options)
-            .map_err(ViewError::store)?;
-        cache.insert(key, v).map_err(ViewError::store)?;
-        Ok(true)
+    fn cached(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ViewError> {
+        for ks in std::iter::once(&self.cache).chain(&self.borrowed) {
+            if let Some(v) = ks.get(key).map_err(ViewError::store)? {
+                return Ok(Some(v.to_vec()));
+            }
+        }
+        Ok(None)
     }
 
     /// Embed what is pending (from the cache where possible; the model is loaded only for
@@ -90,10 +83,11 @@ impl VectorLane {
         &self,
         pending: PendingVectors,
         slot: &mut ModelSlot,
-        batch: &mut OwnedWriteBatch,
+        writes: &mut Writes,
+        cache_writes: &mut Writes,
     ) -> Result<usize, ViewError> {
         for key in pending.deletes {
-            batch.remove(&self.vectors, key);
+            writes.insert(tkey(Table::Vectors, &key), None);
         }
         let Some(model) = slot.id.clone() else {
             return Ok(0);
@@ -103,8 +97,8 @@ impl VectorLane {
         let mut fresh: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
         for (key, text) in &pending.upserts {
             let ck = cache_key(&model, text);
-            match self.cache.get(&ck).map_err(ViewError::store)? {
-                Some(v) => resolved.push((key.clone(), v.to_vec())),
+            match self.cached(&ck)? {
+                Some(v) => resolved.push((key.clone(), v)),
                 None => {
                     misses.entry(ck).or_insert_with(|| text.clone());
                 }
@@ -114,7 +108,7 @@ impl VectorLane {
         if !missing.is_empty()
             && let Some(embedder) = slot.get()?
         {
-            embed_into(embedder, &missing, &self.cache, batch, &mut fresh)?;
+            embed_into(embedder, &missing, cache_writes, &mut fresh)?;
         }
         for (key, text) in &pending.upserts {
             if let Some(v) = fresh.get(&cache_key(&model, text)) {
@@ -122,7 +116,7 @@ impl VectorLane {
             }
         }
         for (key, v) in resolved {
-            batch.insert(&self.vectors, key, v);
+            writes.insert(tkey(Table::Vectors, &key), Some(v));
         }
         Ok(missing.len())
     }
@@ -131,12 +125,13 @@ impl VectorLane {
     /// ties by id, so the order is deterministic.
     pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<VectorHit>, ViewError> {
         let mut scored: Vec<(f32, Vec<u8>)> = Vec::new();
-        for kv in self.vectors.iter() {
+        for kv in self.vectors.prefix([Table::Vectors as u8]) {
             let (key, value) = kv.into_inner().map_err(ViewError::store)?;
+            let key = &key[1..];
             let score = dot(query, &value);
             if scored.len() < k || score > scored.last().map_or(f32::MIN, |s| s.0) {
                 let at = scored.partition_point(|(s, kk)| {
-                    (*s, std::cmp::Reverse(kk.as_slice())) >= (score, std::cmp::Reverse(&key[..]))
+                    (*s, std::cmp::Reverse(kk.as_slice())) >= (score, std::cmp::Reverse(key))
                 });
                 scored.insert(at, (score, key.to_vec()));
                 scored.truncate(k);
@@ -153,12 +148,18 @@ impl VectorLane {
             .collect())
     }
 
-    pub fn len(&self) -> Result<usize, ViewError> {
-        self.vectors.len().map_err(ViewError::store)
+    /// How many vectors the lane holds.
+    pub fn len(&self) -> usize {
+        self.vectors.prefix([Table::Vectors as u8]).count()
     }
 
-    pub fn is_empty(&self) -> Result<bool, ViewError> {
-        self.vectors.is_empty().map_err(ViewError::store)
+    pub fn is_empty(&self) -> bool {
+        self.vectors.prefix([Table::Vectors as u8]).next().is_none()
+    }
+
+    /// The cache keyspace, for ingesting new vectors.
+    pub fn cache(&self) -> &Keyspace {
+        &self.cache
     }
 }
 
@@ -166,8 +167,7 @@ impl VectorLane {
 fn embed_into(
     embedder: &mut dyn Embedder,
     missing: &[(Vec<u8>, String)],
-    cache: &Keyspace,
-    batch: &mut OwnedWriteBatch,
+    cache_writes: &mut Writes,
     fresh: &mut HashMap<Vec<u8>, Vec<u8>>,
 ) -> Result<(), ViewError> {
     for chunk in missing.chunks(BATCH) {
@@ -175,7 +175,7 @@ fn embed_into(
         let vecs = embedder.embed(&texts).map_err(ViewError::Embed)?;
         for ((ck, _), v) in chunk.iter().zip(vecs) {
             let bytes = to_bytes(&v);
-            batch.insert(cache, ck.as_slice(), bytes.as_slice());
+            cache_writes.insert(ck.clone(), Some(bytes.clone()));
             fresh.insert(ck.clone(), bytes);
         }
     }
