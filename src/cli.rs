@@ -10,6 +10,27 @@ use crate::ledger::{self, Access, Ledger, Location, Mode};
 use crate::ui::Ui;
 use crate::views::{ModelSlot, Views};
 
+const AFTER_HELP: &str = "\
+READING BY SHAPE (bare `peat THING`; the first reading that answers wins, and the
+first line of the answer says which was chosen):
+  peat                      the brief: recent work, the ladder of further-back windows
+  peat src/server.rs[:42]   a file or directory: the recorded edits of it
+  peat 2026-w33             a window: w33, 2026-07, 2026-08-14, q3, 2026, a..b
+  peat 3f6c2a9e [SEQ]       a session by id prefix; one event with SEQ
+  peat 4be1c0a              a commit (or jj change id): the session that made it
+  peat staging              a subject's full evidence trail (exact name)
+  peat peat-8nj             a bead id: every text that mentions it
+  peat rate limiter         anything else: keyword + semantic search
+A shape whose lookup finds nothing falls through to the next (a hex word that is
+neither a session nor a commit is searched). `peat show`, `peat zoom`,
+`peat subjects NAME` and `peat recall` are the explicit spellings.
+
+DEPOSITING:
+  peat obs staging \"deploys go through the blue env first\" --from 1042
+
+Start with `peat setup` in a project, or `peat import` for every transcript on this
+machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_DB).";
+
 /// The record of what coding agents did.
 ///
 /// Hooks capture every Claude Code and Codex session into one append-only ledger; every
@@ -19,11 +40,9 @@ use crate::views::{ModelSlot, Views};
     name = "peat",
     version,
     propagate_version = true,
-    arg_required_else_help = true
+    args_conflicts_with_subcommands = true
 )]
-#[command(
-    after_help = "Start with `peat import` to capture the transcripts already on this machine.\nThe ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_DB)."
-)]
+#[command(after_help = AFTER_HELP)]
 pub struct Cli {
     /// Full structured output (the API form: never clipped, never styled)
     #[arg(long, global = true)]
@@ -44,9 +63,17 @@ pub enum Command {
     Events(commands::events::EventsArgs),
     Sessions(commands::sessions::SessionsArgs),
     Show(commands::show::ShowArgs),
+    Brief(commands::brief::BriefArgs),
+    Zoom(commands::zoom::ZoomArgs),
     Recall(commands::recall::RecallArgs),
     Asof(commands::asof::AsofArgs),
     Rebuild(commands::rebuild::RebuildArgs),
+    Obs(commands::obs::ObsArgs),
+    Subjects(commands::subjects::SubjectsArgs),
+    Compact(commands::compact::CompactArgs),
+    Hook(commands::hook::HookArgs),
+    Setup(commands::setup::SetupArgs),
+    Skill(commands::skill::SkillArgs),
     Model(commands::model::ModelArgs),
 }
 
@@ -149,21 +176,30 @@ impl Ctx {
 
 /// Parse the command line and run it. Returns the process exit code.
 pub fn run() -> u8 {
-    let cli = Cli::parse();
+    // A hook must never break the agent's session: whatever goes wrong before the hook
+    // itself runs (a bad flag, an unreadable environment) exits 0 too. `hook install` is a
+    // person's command and reports its errors.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let hook_run = args.get(1).is_some_and(|a| a == "hook")
+        && !args
+            .get(2)
+            .is_some_and(|a| a == "install" || a == "--help" || a == "-h");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(_) if hook_run => return 0,
+        Err(e) => e.exit(),
+    };
     let result = Ctx::resolve(cli.json).and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),
-        None => commands::recall::run(
-            &ctx,
-            &commands::recall::RecallArgs {
-                words: cli.words.clone(),
-                limit: 12,
-                ..Default::default()
-            },
-        ),
+        None if cli.words.is_empty() => {
+            commands::brief::run(&ctx, &commands::brief::BriefArgs::default())
+        }
+        None => commands::dispatch::run(&ctx, &cli.words),
     });
     match result {
         Ok(code) => code,
         Err(e) if e.broken_pipe => 0,
+        Err(_) if hook_run => 0,
         Err(e) => {
             eprintln!("{e}");
             e.code
@@ -178,9 +214,17 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Events(a) => commands::events::run(ctx, a),
         Command::Sessions(a) => commands::sessions::run(ctx, a),
         Command::Show(a) => commands::show::run(ctx, a),
+        Command::Brief(a) => commands::brief::run(ctx, a),
+        Command::Zoom(a) => commands::zoom::run(ctx, a),
         Command::Recall(a) => commands::recall::run(ctx, a),
         Command::Asof(a) => commands::asof::run(ctx, a),
         Command::Rebuild(a) => commands::rebuild::run(ctx, a),
+        Command::Obs(a) => commands::obs::run(ctx, a),
+        Command::Subjects(a) => commands::subjects::run(ctx, a),
+        Command::Compact(a) => commands::compact::run(ctx, a),
+        Command::Hook(a) => commands::hook::run(ctx, a),
+        Command::Setup(a) => commands::setup::run(ctx, a),
+        Command::Skill(a) => commands::skill::run(ctx, a),
         Command::Model(a) => commands::model::run(ctx, a),
     }
 }

@@ -4,6 +4,7 @@
 //! read is a view over it. `main.rs` only calls [`cli::run`].
 
 pub mod asof;
+pub mod brief;
 pub mod capture;
 pub mod change;
 pub mod cli;
@@ -11,9 +12,14 @@ pub mod commands;
 pub mod embed;
 pub mod error;
 pub mod event;
+pub mod hook;
+pub mod ladder;
 pub mod ledger;
 pub mod recall;
+pub mod resolve;
 pub mod session;
 pub mod time;
 pub mod ui;
+pub mod vcs;
 pub mod views;
+pub mod window;

@@ -2,11 +2,20 @@
 //! The logic lives in the library modules they call.
 
 pub mod asof;
+pub mod brief;
 pub mod capture;
+pub mod compact;
+pub mod dispatch;
 pub mod events;
+pub mod hook;
 pub mod import;
 pub mod model;
+pub mod obs;
 pub mod rebuild;
 pub mod recall;
 pub mod sessions;
+pub mod setup;
 pub mod show;
+pub mod skill;
+pub mod subjects;
+pub mod zoom;

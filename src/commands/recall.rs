@@ -42,6 +42,15 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
                 .hint("For example: `peat recall rate limiter` or `peat rate limiter`."),
         );
     }
+    if words.trim().is_empty()
+        && let Some(name) = &args.subject
+    {
+        // No words, one subject: its whole evidence trail, not a ranked few.
+        let trail = super::subjects::SubjectsArgs {
+            name: vec![name.clone()],
+        };
+        return super::subjects::run(ctx, &trail);
+    }
     let since_ms = match &args.since {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
@@ -88,12 +97,16 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
     let ui = &ctx.ui;
     for h in &result.hits {
         let mut tag = h.row.kind.tag().to_string();
-        if h.row.kind == TextKind::Obs && h.row.cited {
-            tag.push_str("·cited");
+        if h.row.kind == TextKind::Obs {
+            // An observation without evidence reads as the bare assertion it is.
+            tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
         }
         tag.push_str(&format!(" · {}", crate::time::age(now_ms, h.row.ts_ms)));
         if let Some(s) = &h.row.subject {
             tag.push_str(&format!(" · {s}"));
+        }
+        if let Some(b) = &h.row.basis {
+            tag.push_str(&format!(" · {}", crate::vcs::basis_label(b)));
         }
         let short: String = h.session.as_str().chars().take(8).collect();
         writeln!(

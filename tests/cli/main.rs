@@ -1,7 +1,11 @@
 //! End-to-end tests: the real `peat` binary on real files in temporary directories.
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
+mod brief;
 mod capture;
+mod dispatch;
+mod hook;
+mod obs;
 mod recall;
 mod support;
 

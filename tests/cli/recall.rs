@@ -27,7 +27,12 @@ fn without_a_model_recall_is_keyword_only_and_says_so() {
         "{}",
         r.stderr
     );
-    let first = r.stdout.lines().next().unwrap();
+    assert!(
+        r.stdout.starts_with("== search: \"sidebar classes\" =="),
+        "{}",
+        r.stdout
+    );
+    let first = r.stdout.lines().nth(1).unwrap();
     assert!(first.contains("sidebar"), "{}", r.stdout);
     assert!(first.contains("▸ peat show 7a1b2c3d"), "{first}");
     let json = env.run(&["recall", "sidebar", "--json"]).ok();

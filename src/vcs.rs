@@ -1,0 +1,321 @@
+//! Read-only questions to the repository a command runs in: which commit the working copy
+//! sits on, and what a revision names.
+//!
+//! `git` and `jj` are run directly with fixed argument lists (never through a shell), with
+//! stdin closed and their stderr discarded. Nothing here writes: git runs with
+//! `--no-optional-locks` (so `status` does not refresh the index), jj with
+//! `--ignore-working-copy` (so it does not snapshot). A missing tool, a directory outside any
+//! repository, or a revision that does not resolve all read as `None`: every caller has a
+//! reading that does without.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::event::Basis;
+
+/// Which tools manage the repository at `root`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repo {
+    pub root: PathBuf,
+    /// A `.git` directory or file: git can answer (a colocated jj repo has both).
+    pub git: bool,
+    /// A `.jj` directory.
+    pub jj: bool,
+}
+
+impl Repo {
+    /// The repository holding `cwd`, if any.
+    pub fn find(cwd: &Path) -> Option<Repo> {
+        let root = crate::ledger::locate::repo_root(cwd)?;
+        Some(Repo {
+            git: root.join(".git").exists(),
+            jj: root.join(".jj").is_dir(),
+            root,
+        })
+    }
+}
+
+/// A revision the repository resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The full commit hash.
+    pub hash: String,
+    /// The first line of its message.
+    pub subject: String,
+    /// When it was committed (ms since the epoch), if the tool said.
+    pub ts_ms: Option<i64>,
+}
+
+/// The commit the working copy of the repository at `cwd` sits on, and whether tracked
+/// files differ from it. In a colocated jj repository git's HEAD is jj's `@-`, so git
+/// answers for both; a jj-only repository asks jj for `@-`, and counts the working-copy
+/// commit as dirty when it is not empty (as of jj's last snapshot).
+pub fn head(cwd: &Path) -> Option<Basis> {
+    let repo = Repo::find(cwd)?;
+    if repo.git {
+        let commit = git(&repo.root, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
+        let commit = commit.trim();
+        if !is_hex(commit) {
+            return None;
+        }
+        let status = git(&repo.root, &["status", "--porcelain", "-uno"])?;
+        return Some(Basis {
+            commit: commit.to_string(),
+            dirty: !status.trim().is_empty(),
+        });
+    }
+    if repo.jj {
+        let parents = jj(
+            &repo.root,
+            &[
+                "log",
+                "-r",
+                "@-",
+                "--no-graph",
+                "-T",
+                "commit_id ++ \"\\n\"",
+            ],
+        )?;
+        let commit = parents.lines().next()?.trim();
+        if !is_hex(commit) {
+            return None;
+        }
+        let empty = jj(&repo.root, &["log", "-r", "@", "--no-graph", "-T", "empty"])?;
+        return Some(Basis {
+            commit: commit.to_string(),
+            dirty: empty.trim() == "false",
+        });
+    }
+    None
+}
+
+/// Whether `word` could be a commit hash (or a prefix of one git accepts): 7 to 40 hex digits.
+pub fn is_commit_shape(word: &str) -> bool {
+    (7..=40).contains(&word.len()) && is_hex(word)
+}
+
+/// Whether `word` could be a jj change id: 8 to 32 letters of jj's `k`..`z` alphabet.
+pub fn is_change_shape(word: &str) -> bool {
+    (8..=32).contains(&word.len()) && word.bytes().all(|b| (b'k'..=b'z').contains(&b))
+}
+
+/// The commit `rev` names in the repository at `cwd`: a commit hash (or unique prefix), or
+/// in a jj repository a change id. Anything else is refused without running a tool.
+pub fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
+    let hex = is_commit_shape(rev);
+    let change = is_change_shape(rev);
+    if !hex && !change {
+        return None;
+    }
+    let repo = Repo::find(cwd)?;
+    if repo.git && hex {
+        let spec = format!("{rev}^{{commit}}");
+        let full = git(
+            &repo.root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
+        )?;
+        let full = full.trim();
+        if !is_hex(full) {
+            return None;
+        }
+        let shown = git(
+            &repo.root,
+            &["show", "-s", "--format=%ct%n%s", "--end-of-options", full],
+        )
+        .unwrap_or_default();
+        let mut lines = shown.lines();
+        let ts_ms = lines
+            .next()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .map(|s| s * 1000);
+        return Some(Resolved {
+            hash: full.to_string(),
+            subject: lines.next().unwrap_or("").to_string(),
+            ts_ms,
+        });
+    }
+    if repo.jj {
+        let out = jj(
+            &repo.root,
+            &[
+                "log",
+                "-r",
+                rev,
+                "--no-graph",
+                "--limit",
+                "1",
+                "-T",
+                "commit_id ++ \"\\t\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\t\" ++ description.first_line() ++ \"\\n\"",
+            ],
+        )?;
+        let line = out.lines().next()?;
+        let mut parts = line.splitn(3, '\t');
+        let hash = parts.next()?.trim();
+        if !is_hex(hash) {
+            return None;
+        }
+        let ts_ms = parts
+            .next()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .map(|s| s * 1000);
+        return Some(Resolved {
+            hash: hash.to_string(),
+            subject: parts.next().unwrap_or("").to_string(),
+            ts_ms,
+        });
+    }
+    None
+}
+
+/// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
+pub fn basis_label(basis: &Basis) -> String {
+    let short: String = basis.commit.chars().take(8).collect();
+    format!("@{short}{}", if basis.dirty { "+" } else { "" })
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let mut cmd = Command::new("git");
+    cmd.arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(args);
+    run(cmd)
+}
+
+fn jj(root: &Path, args: &[&str]) -> Option<String> {
+    let mut cmd = Command::new("jj");
+    cmd.args(["--ignore-working-copy", "--no-pager", "--color=never", "-R"])
+        .arg(root)
+        .args(args);
+    run(cmd)
+}
+
+/// Stdout of a successful run, or `None` (tool missing, failed, or not UTF-8).
+fn run(mut cmd: Command) -> Option<String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn have_git() -> bool {
+        Command::new("git")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn sh(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_DATE", "2026-07-14T09:00:00Z")
+            .env("GIT_AUTHOR_DATE", "2026-07-14T09:00:00Z")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A repository with one commit of `a.txt`; `None` (test skipped) without git.
+    fn repo() -> Option<(tempfile::TempDir, String)> {
+        if !have_git() {
+            eprintln!("skipped: git is not installed");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        sh(dir.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        sh(dir.path(), &["add", "a.txt"]);
+        sh(dir.path(), &["commit", "-q", "-m", "add a\n\nwith a body"]);
+        let hash = sh(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+        Some((dir, hash))
+    }
+
+    #[test]
+    fn head_names_the_commit_and_a_dirty_tree() {
+        let Some((dir, hash)) = repo() else { return };
+        let sub = dir.path().join("deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(
+            head(&sub),
+            Some(Basis {
+                commit: hash.clone(),
+                dirty: false
+            })
+        );
+        // Untracked files do not make a tree dirty; a change to a tracked one does.
+        std::fs::write(dir.path().join("new.txt"), "x").unwrap();
+        assert_eq!(head(dir.path()).map(|b| b.dirty), Some(false));
+        std::fs::write(dir.path().join("a.txt"), "two\n").unwrap();
+        assert_eq!(head(dir.path()).map(|b| b.dirty), Some(true));
+    }
+
+    #[test]
+    fn a_revision_resolves_to_its_full_hash_subject_and_time() {
+        let Some((dir, hash)) = repo() else { return };
+        let r = resolve_commit(dir.path(), &hash[..7]).unwrap();
+        assert_eq!(r.hash, hash);
+        assert_eq!(r.subject, "add a");
+        assert_eq!(r.ts_ms, crate::time::parse_iso_ms("2026-07-14T09:00:00Z"));
+        assert_eq!(resolve_commit(dir.path(), &hash).unwrap().hash, hash);
+        assert_eq!(resolve_commit(dir.path(), "0000000"), None);
+        // Not a commit's shape: refused before any tool runs.
+        assert_eq!(resolve_commit(dir.path(), "HEAD"), None);
+        assert_eq!(resolve_commit(dir.path(), "--all"), None);
+    }
+
+    #[test]
+    fn outside_a_repository_there_is_nothing_to_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(head(dir.path()), None);
+        assert_eq!(resolve_commit(dir.path(), "abc1234"), None);
+    }
+
+    #[test]
+    fn shapes_of_commits_and_changes() {
+        assert!(is_commit_shape("abc1234"));
+        assert!(is_commit_shape(&"f".repeat(40)));
+        assert!(!is_commit_shape("abc123"));
+        assert!(!is_commit_shape(&"f".repeat(41)));
+        assert!(!is_commit_shape("abc123g"));
+        assert!(is_change_shape("kmkuslsw"));
+        assert!(!is_change_shape("kmkusls"));
+        assert!(!is_change_shape("kmkuslsa"));
+        assert_eq!(
+            basis_label(&Basis {
+                commit: "0123456789abcdef".into(),
+                dirty: true
+            }),
+            "@01234567+"
+        );
+    }
+}

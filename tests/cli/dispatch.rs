@@ -1,0 +1,304 @@
+//! Bare `peat THING`: the reading chosen by shape, named in the first line of the answer.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::{Claude, Env, Run, SESSION_A, SESSION_B};
+
+/// "Now" for every command here: six days after the transcripts' day.
+pub const NOW: &str = "2026-07-20T12:00:00Z";
+
+pub fn have_git() -> bool {
+    let ok = Command::new("git")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: git is not installed");
+    }
+    ok
+}
+
+/// Run git in `dir` with a fixed identity and no user or system configuration.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-07-14T09:30:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-07-14T09:30:00Z")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Make the test's working directory a repository with one commit of `src/server.ts` and
+/// `README.md`; returns the commit's full hash.
+pub fn repo(env: &Env) -> String {
+    let work = env.path("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(work.join("src/server.ts"), "app.use(cors());\n").unwrap();
+    std::fs::write(work.join("README.md"), "# acme\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "add the server"]);
+    git(&work, &["rev-parse", "HEAD"])
+}
+
+/// `peat ARGS` at [`NOW`].
+pub fn peat(env: &Env, args: &[&str]) -> Run {
+    Run::of(env.cmd().env("PEAT_NOW", NOW).args(args).output().unwrap())
+}
+
+/// Session A edits src/server.ts; session B commits `made` (the repository's commit) and
+/// `abc1234` (one this repository does not have) and mentions a bead.
+fn record(env: &Env, made: &str) {
+    let a = Claude::session_of(SESSION_A, 2);
+    let mut b = Claude::new(SESSION_B);
+    b.user("close peat-8nj: the limiter needs a burst allowance");
+    b.bash(
+        "toolu_c1",
+        "git commit -m 'add the server'",
+        &format!("[main {}] add the server", &made[..7]),
+        false,
+    );
+    b.bash("toolu_c2", "git commit -m x", "[main abc1234] x", false);
+    b.said("Committed the server and the burst allowance; peat-8nj can be closed now that both landed.");
+    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    a.write(&ta);
+    b.write(&tb);
+    peat(
+        env,
+        &["capture", ta.to_str().unwrap(), tb.to_str().unwrap()],
+    )
+    .ok();
+    peat(
+        env,
+        &[
+            "obs",
+            "staging",
+            "deploys go through the blue env first",
+            "--session",
+            "3f6c",
+            "--from",
+            "1",
+        ],
+    )
+    .ok();
+}
+
+/// The seq of the first event of `session` whose tag is `tag`.
+fn seq_of(env: &Env, session: &str, tag: &str) -> u64 {
+    let r = peat(
+        env,
+        &["events", "--session", session, "--kind", tag, "--json"],
+    )
+    .ok();
+    let line = r.stdout.lines().next().expect("an event");
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    v["seq"].as_u64().unwrap()
+}
+
+#[test]
+fn the_dispatch_table() {
+    if !have_git() {
+        return;
+    }
+    let env = Env::new();
+    let head = repo(&env);
+    record(&env, &head);
+    let prompt = seq_of(&env, "3f6c", "user").to_string();
+    let short = &head[..7];
+    let table: Vec<(Vec<&str>, String)> = vec![
+        // 1. a file a session touched (recorded in another checkout of the repository)
+        (vec!["src/server.ts"], "== file src/server.ts ==".into()),
+        (
+            vec!["src/server.ts:1"],
+            "== file src/server.ts line 1 ==".into(),
+        ),
+        (vec!["src"], "== file src ==".into()),
+        // an existing file no session touched is searched for
+        (vec!["README.md"], "== search: \"README.md\" ==".into()),
+        // 2. windows, before session prefixes
+        (vec!["2026-07-14"], "== window 2026-07-14 ==".into()),
+        (vec!["w29"], "== window 2026-w29 ==".into()),
+        (vec!["2026-07"], "== window 2026-07 ==".into()),
+        (vec!["1042"], "== search: \"1042\" ==".into()),
+        // 3. a session prefix, with a seq
+        (
+            vec!["3f6c"],
+            "== session 3f6c2a9e (matched prefix 3f6c) ==".into(),
+        ),
+        (
+            vec!["3f6c", prompt.as_str()],
+            format!("== session 3f6c2a9e event {prompt} (matched prefix 3f6c) =="),
+        ),
+        (vec![SESSION_B], "== session 7a1b2c3d ==".into()),
+        // 4. commits: the repository's, and one only the record knows
+        (vec![short], format!("== commit {short} ==")),
+        (vec![head.as_str()], format!("== commit {head} ==")),
+        (vec!["abc1234"], "== commit abc1234 ==".into()),
+        // hex neither a session nor a commit is searched for
+        (vec!["0123456"], "== search: \"0123456\" ==".into()),
+        // 5. an exact subject
+        (vec!["staging"], "== subject staging ==".into()),
+        // 6. a bead id
+        (vec!["peat-8nj"], "== bead peat-8nj ==".into()),
+        // 7. anything else
+        (
+            vec!["burst", "allowance"],
+            "== search: \"burst allowance\" ==".into(),
+        ),
+        (vec!["cafe"], "== search: \"cafe\" ==".into()),
+    ];
+    let mut wrong = Vec::new();
+    for (words, want) in &table {
+        let r = peat(&env, words);
+        let got = r.stdout.lines().next().unwrap_or("");
+        if got != want {
+            wrong.push(format!(
+                "{words:?}: got {got:?}, want {want:?} (exit {}, stderr {:?})",
+                r.code, r.stderr
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_commit_names_the_session_that_made_it() {
+    if !have_git() {
+        return;
+    }
+    let env = Env::new();
+    let head = repo(&env);
+    record(&env, &head);
+    let committed = seq_of(&env, "7a1b", "commit");
+    let r = peat(&env, &[&head[..7]]).ok();
+    assert!(r.stdout.contains("add the server"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("▸ peat show 7a1b2c3d {committed}")),
+        "{}",
+        r.stdout
+    );
+    // Known only to the record: still found, by the hash the agent's command printed.
+    let r = peat(&env, &["abc1234", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["reading"]["kind"], "commit");
+    assert_eq!(v["reading"]["hash"], serde_json::Value::Null);
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_B);
+    // A commit no recorded session made: said so, with where to look instead.
+    std::fs::write(env.path("work/README.md"), "# acme, by hand\n").unwrap();
+    git(
+        &env.path("work"),
+        &["commit", "-q", "-am", "edit the readme by hand"],
+    );
+    let other = git(&env.path("work"), &["rev-parse", "--short=7", "HEAD"]);
+    let r = peat(&env, &[&other]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!(
+            "commit {other} (edit the readme by hand) was not made by a recorded session"
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("▸ peat 2026-07-14"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(&format!("git show {other}")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_file_lists_the_edits_sessions_made_to_it() {
+    if !have_git() {
+        return;
+    }
+    let env = Env::new();
+    let head = repo(&env);
+    record(&env, &head);
+    let r = peat(&env, &["src/server.ts"]).ok();
+    let rows: Vec<&str> = r.stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "one line per edit: {}", r.stdout);
+    assert!(rows[0].starts_with("  [3f6c2a9e · 6d] edit"), "{}", rows[0]);
+    assert!(rows[0].contains("▸ peat show 3f6c2a9e "), "{}", rows[0]);
+    assert!(r.stderr.contains("line-level attribution"), "{}", r.stderr);
+    let r = peat(&env, &["src/server.ts", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["reading"]["kind"], "file");
+    assert_eq!(
+        v["result"]["touches"][0]["path"],
+        "/home/dev/acme-api/src/server.ts"
+    );
+}
+
+#[test]
+fn fall_throughs_are_explained_and_json_wraps_the_reading() {
+    let env = Env::new();
+    let mut a = Claude::new(SESSION_A);
+    a.user("the limiter drops bursts at 0123456 requests");
+    let t = env.path("a.jsonl");
+    a.write(&t);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let r = peat(&env, &["0123456"]).ok();
+    assert_eq!(r.stdout.lines().next(), Some("== search: \"0123456\" =="));
+    assert!(
+        r.stderr.contains("0123456: no session id starts with it"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("▸ peat show 3f6c2a9e"), "{}", r.stdout);
+    let r = peat(&env, &["0123456", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["reading"]["kind"], "search");
+    assert_eq!(v["reading"]["passed"][0]["shape"], "session");
+    assert_eq!(v["result"]["hits"][0]["session"], SESSION_A);
+    // A delegated reading is wrapped too: one JSON document.
+    let r = peat(&env, &["3f6c", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["reading"]["kind"], "session");
+    assert_eq!(v["result"]["session"], SESSION_A);
+    let r = peat(&env, &["2026-07-14", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["reading"]["kind"], "window");
+    assert!(v["result"].is_object(), "{v}");
+}
+
+#[test]
+fn a_prefix_several_sessions_share_lists_them() {
+    let env = Env::new();
+    let one = "5e5e0001-0000-4000-8000-000000000001";
+    let two = "5e5e0002-0000-4000-8000-000000000002";
+    for (id, file) in [(one, "1.jsonl"), (two, "2.jsonl")] {
+        let mut c = Claude::new(id);
+        c.user(&format!("work in {id}"));
+        c.write(&env.path(file));
+        peat(&env, &["capture", env.path(file).to_str().unwrap()]).ok();
+    }
+    let r = peat(&env, &["5e5e"]).ok();
+    assert_eq!(
+        r.stdout.lines().next(),
+        Some("== sessions matching 5e5e (2) ==")
+    );
+    assert!(
+        r.stdout.contains(&format!("▸ peat show {one}")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!("▸ peat show {two}")),
+        "{}",
+        r.stdout
+    );
+}
