@@ -21,7 +21,12 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// The agent's closing message, as the Stop hook received it (authoritative)
-    #[arg(long, value_name = "TEXT")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        env = "PEAT_FINAL_MSG",
+        hide_env_values = true
+    )]
     pub final_msg: Option<String>,
 }
 

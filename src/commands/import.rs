@@ -41,11 +41,68 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     for root in &roots {
         walk(root, &mut files);
     }
+    let done = import_files(ctx, files)?;
+    ctx.ui.note(&done.line());
+    if done.files == 0 {
+        let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        ctx.ui
+            .note(&format!("no transcripts found under {}", looked.join(", ")));
+    }
+    Ok(if done.failed > 0 { 1 } else { 0 })
+}
+
+/// What [`import_files`] did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub files: usize,
+    pub not_transcripts: usize,
+    pub failed: usize,
+    pub sessions: usize,
+    pub events: usize,
+    pub written: Written,
+    pub skipped: u64,
+}
+
+impl Imported {
+    /// `imported 3 transcripts (3 sessions): 161 events (161 new, 0 revised)` and what
+    /// was skipped.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "imported {} transcripts ({} sessions): {} events ({} new, {} revised)",
+            self.files - self.not_transcripts,
+            self.sessions,
+            self.events,
+            self.written.new,
+            self.written.replaced
+        );
+        if self.skipped > 0 {
+            line.push_str(&format!("; {} bad lines skipped", self.skipped));
+        }
+        if self.not_transcripts > 0 {
+            line.push_str(&format!(
+                "; {} files were not transcripts",
+                self.not_transcripts
+            ));
+        }
+        if self.failed > 0 {
+            line.push_str(&format!("; {} files could not be read", self.failed));
+        }
+        line
+    }
+}
+
+/// Capture `files` (sorted first), reopening the ledger every second so hooks can get in
+/// between, then bring the views up to date. A file that cannot be read is reported on
+/// stderr and counted; the rest go on.
+pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliError> {
     files.sort();
+    files.dedup();
     let bar = ctx.ui.progress(files.len() as u64, "importing");
     let opts = CaptureOptions::default();
-    let mut total = Written::default();
-    let (mut events, mut skipped, mut not_transcripts, mut failed) = (0usize, 0u64, 0usize, 0usize);
+    let mut done = Imported {
+        files: files.len(),
+        ..Imported::default()
+    };
     let mut sessions = std::collections::BTreeSet::new();
     let mut ledger = None;
     let mut opened = Instant::now();
@@ -60,20 +117,20 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
         let Some(l) = ledger.as_mut() else { continue };
         match capture::capture_file(l, file, &opts) {
             Ok(r) => {
-                total += r.written;
-                events += r.events;
-                skipped += r.skipped;
+                done.written += r.written;
+                done.events += r.events;
+                done.skipped += r.skipped;
                 if let Some(s) = r.session {
                     sessions.insert(s);
                 }
             }
-            Err(CaptureError::NotATranscript(_)) => not_transcripts += 1,
+            Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
             Err(e) => {
                 let e = CliError::from(e);
                 if e.code != 1 {
                     return Err(e);
                 }
-                failed += 1;
+                done.failed += 1;
                 match &bar {
                     Some(b) => b.suspend(|| eprintln!("{e}")),
                     None => eprintln!("{e}"),
@@ -84,6 +141,7 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
             b.inc(1);
         }
     }
+    done.sessions = sessions.len();
     let ledger = match ledger {
         Some(l) => l,
         None => ctx.open(Mode::Create)?,
@@ -97,32 +155,12 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let mut line = format!(
-        "imported {} transcripts ({} sessions): {events} events ({} new, {} revised)",
-        files.len() - not_transcripts,
-        sessions.len(),
-        total.new,
-        total.replaced
-    );
-    if skipped > 0 {
-        line.push_str(&format!("; {skipped} bad lines skipped"));
-    }
-    if not_transcripts > 0 {
-        line.push_str(&format!("; {not_transcripts} files were not transcripts"));
-    }
-    if failed > 0 {
-        line.push_str(&format!("; {failed} files could not be read"));
-    }
-    ctx.ui.note(&line);
-    if files.is_empty() {
-        let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-        ctx.ui
-            .note(&format!("no transcripts found under {}", looked.join(", ")));
-    }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(done)
 }
 
-fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
+/// Where Claude Code and Codex keep their files: `$CLAUDE_CONFIG_DIR` or `~/.claude`, and
+/// `$CODEX_HOME` or `~/.codex`.
+pub fn harness_homes(ctx: &Ctx) -> (PathBuf, PathBuf) {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -131,6 +169,11 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
     let home = ctx.home.clone().unwrap_or_default();
     let claude = env("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude"));
     let codex = env("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
+    (claude, codex)
+}
+
+fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
+    let (claude, codex) = harness_homes(ctx);
     [
         claude.join("projects"),
         codex.join("sessions"),
@@ -142,7 +185,7 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
 }
 
 /// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
