@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Search and read benchmarks on generated ledgers: keyword and hybrid recall (one-shot
+# processes, model load included), asof replay, the brief, and the cost of embedding at
+# capture. Prints `name: value` lines. Everything lives in a temporary folder; HOME and the
+# store point there, never at this machine's ~/.claude or ~/.codex.
+#
+#   bench/search.sh                 # the 44k-event ledger
+#   BENCH_1M=1 bench/search.sh      # also a 1,000,000-event ledger (keyword only; minutes)
+#
+# The semantic lane needs the pinned model installed (`peat model fetch`); its data
+# directory is taken from PEAT_DATA_DIR or ~/.local/share/peat.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --quiet
+cargo build --release --quiet --example synth
+peat="$PWD/target/release/peat"
+synth="$PWD/target/release/examples/synth"
+model_dir="${PEAT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/peat}"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/empty-data"
+
+# time_runs NAME RUNS CMD... : median and p90 wall time of fresh processes, in ms.
+time_runs() {
+  local name=$1 runs=$2
+  shift 2
+  python3 - "$name" "$runs" "$@" <<'PY'
+import subprocess, sys, time, statistics
+name, runs, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warm the page cache
+ts = []
+for _ in range(runs):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ts.append((time.perf_counter() - t) * 1000)
+ts.sort()
+print(f"{name}_median_ms: {statistics.median(ts):.1f}")
+print(f"{name}_p90_ms: {ts[int(len(ts) * 0.9) - 1]:.1f}")
+PY
+}
+
+# ledger NAME SESSIONS EVENTS DATA_DIR: generate transcripts and import them; prints figures.
+ledger() {
+  local name=$1 sessions=$2 per=$3 data=$4 home="$tmp/$1"
+  "$synth" --out "$home" --sessions "$sessions" --events-per-session "$per" --days 120 --seed 7 2>/dev/null
+  local start end
+  start=$(date +%s%N)
+  HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$data" "$peat" import 2>"$tmp/$name.import"
+  end=$(date +%s%N)
+  local events
+  events=$(grep -o '[0-9]* events' "$tmp/$name.import" | head -1 | grep -o '[0-9]*')
+  echo "${name}_events: $events"
+  echo "${name}_import_s: $(python3 -c "print(round(($end-$start)/1e9, 2))")"
+}
+
+echo "== 44k-event ledger, keyword lane only"
+ledger kw44k 30 980 "$tmp/empty-data"
+export HOME="$tmp/kw44k" PEAT_DB="$tmp/kw44k/db" PEAT_DATA_DIR="$tmp/empty-data"
+time_runs keyword_recall_44k 30 "$peat" recall rate limiter middleware
+time_runs brief_44k 30 "$peat"
+
+# asof at the day by which about 14,000 events had happened.
+day=$("$peat" events --json | python3 -c '
+import sys, json, datetime
+ts = sorted(json.loads(l)["ts_ms"] for l in sys.stdin)
+print(datetime.datetime.fromtimestamp(ts[min(13999, len(ts) - 1)] / 1000, datetime.timezone.utc).strftime("%Y-%m-%d"))')
+echo "asof_day: $day ($("$peat" asof "$day" --json | python3 -c 'import sys,json; print(json.load(sys.stdin)["events"], "events")'))"
+time_runs asof_replay 10 "$peat" asof "$day"
+
+if [ -f "$model_dir/models/all-MiniLM-L6-v2-int8/model.onnx" ]; then
+  echo "== 44k-event ledger, both lanes (the pinned model)"
+  ledger hy44k 30 980 "$model_dir"
+  export HOME="$tmp/hy44k" PEAT_DB="$tmp/hy44k/db" PEAT_DATA_DIR="$model_dir"
+  echo "(the cost of embedding at capture is hy44k_import_s minus kw44k_import_s)"
+  time_runs hybrid_recall_44k 30 "$peat" recall why did the rate limiter reject requests
+  time_runs keyword_only_query_on_hybrid_store_44k 30 "$peat" recall --kind said rate limiter
+  echo "== one-shot model load, piece by piece"
+  "$peat" model bench 2>&1 | sed 's/^/  /' || true
+else
+  echo "hybrid: skipped (no model under $model_dir; run peat model fetch)"
+fi
+
+if [ "${BENCH_1M:-}" = 1 ]; then
+  echo "== 1,000,000-event ledger, keyword lane only"
+  ledger kw1m 560 1460 "$tmp/empty-data"
+  export HOME="$tmp/kw1m" PEAT_DB="$tmp/kw1m/db" PEAT_DATA_DIR="$tmp/empty-data"
+  time_runs keyword_recall_1m 20 "$peat" recall rate limiter middleware
+  time_runs brief_1m 20 "$peat"
+  echo "store_size_1m: $(du -sh "$tmp/kw1m/db" | cut -f1)"
+fi
