@@ -5,23 +5,18 @@
 //! today's views. Vectors come from the real store's cache: nothing is embedded again.
 
 use std::path::Path;
-use std::time::Duration;
 
-use crate::ledger::{Access, Ledger, Mode, WriteSet};
+use crate::ledger::Ledger;
 use crate::views::{ModelSlot, ViewError, Views};
 
-/// Events copied per batch into the scratch ledger.
-const CHUNK: usize = 20_000;
-
-/// The record as of a cutoff: a scratch ledger and its views.
+/// The record as of a cutoff: views folded from the ledger's prefix.
 pub struct Past {
-    pub ledger: Ledger,
     pub views: Views,
     pub events: usize,
 }
 
-/// Fold every event of `real` with a timestamp at or before `cutoff_ms` into a new store at
-/// `scratch`, reusing the vectors `real_views` already computed.
+/// Fold every event of `real` with a timestamp at or before `cutoff_ms` into fresh views in
+/// the scratch folder `scratch`, reusing the vectors `real_views` already computed.
 pub fn fold_until(
     real: &Ledger,
     real_views: &Views,
@@ -30,34 +25,18 @@ pub fn fold_until(
     model: &mut ModelSlot,
     tz: jiff::tz::TimeZone,
 ) -> Result<Past, ViewError> {
-    let ledger = Ledger::open(
-        scratch,
-        Access {
-            mode: Mode::Create,
-            wait: Duration::ZERO,
-            who: "peat asof (scratch)",
-            on_wait: &mut || {},
-        },
-    )?;
-    let mut ledger = ledger;
-    let mut set = WriteSet::default();
     let mut events = 0;
-    for item in real.events() {
-        let (id, env) = item?;
-        if env.ts_ms > cutoff_ms {
-            continue;
-        }
-        set.event(id.seq, env);
-        events += 1;
-        if set.events.len() >= CHUNK {
-            ledger.write(std::mem::take(&mut set))?;
-        }
-    }
-    ledger.write(set)?;
-    let views = Views::open_borrowing(&ledger, model, tz, real_views)?;
-    Ok(Past {
-        ledger,
-        views,
-        events,
-    })
+    let prefix = real
+        .events()
+        .filter(|item| {
+            item.as_ref()
+                .map_or(true, |(_, env)| env.ts_ms <= cutoff_ms)
+        })
+        .inspect(|item| {
+            if item.is_ok() {
+                events += 1;
+            }
+        });
+    let views = Views::fold_scratch(scratch, prefix, model, tz, real_views)?;
+    Ok(Past { views, events })
 }

@@ -77,7 +77,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     }
     let sessions = past.views.tables.all_sessions()?;
     let days = past.views.tables.all_days()?;
-    let last = crate::commands::sessions::summaries(&past.ledger, &past.views)?
+    let last = crate::commands::sessions::summaries(&past.views)?
         .into_iter()
         .next();
     let summary = Summary {

@@ -3,8 +3,7 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::error::CliError;
-use crate::event::{Event, EventId};
-use crate::ledger::Ledger;
+use crate::event::EventId;
 use crate::session::SessionSummary;
 use crate::ui::clip;
 use crate::views::{ViewError, Views};
@@ -17,19 +16,17 @@ use crate::views::{ViewError, Views};
 pub struct SessionsArgs {}
 
 /// Every session's summary from the sessions view, newest activity first.
-pub fn summaries(ledger: &Ledger, views: &Views) -> Result<Vec<SessionSummary>, ViewError> {
+pub fn summaries(views: &Views) -> Result<Vec<SessionSummary>, ViewError> {
     let mut out = Vec::new();
     for (session, rollup) in views.tables.all_sessions()? {
+        // The texts view holds every prompt and closing message: no ledger read.
         let s = SessionSummary::hydrate(session.clone(), rollup, |seq| {
             let id = EventId {
                 session: session.clone(),
                 seq,
             };
-            let env = ledger.get(&id).ok().flatten()?;
-            match env.kind {
-                Event::UserMsg { text, .. } | Event::FinalMsg { text } => Some((env.ts_ms, text)),
-                _ => None,
-            }
+            let row = views.tables.text(&id).ok().flatten()?;
+            Some((row.ts_ms, row.text))
         });
         out.push(s);
     }
@@ -44,7 +41,7 @@ pub fn summaries(ledger: &Ledger, views: &Views) -> Result<Vec<SessionSummary>, 
 
 pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.open_views()?;
-    let all = summaries(&ledger, &views)?;
+    let all = summaries(&views)?;
     drop(views);
     drop(ledger);
     if ctx.json {

@@ -184,23 +184,27 @@ impl Views {
             .and_then(|v| serde_json::from_slice(&v).ok());
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
-                let mut v = Views::at(ledger, db, meta, cur, tz)?;
+                let mut v = Views::at(ledger.path(), db, meta, cur, tz)?;
                 v.catch_up(ledger, model)?;
                 v
             }
             Some(cur) => {
                 note(&rebuild_reason(&cur, &want(cur.generation)));
-                Views::rebuild(
-                    ledger,
-                    (db, meta),
-                    want(cur.generation + 1),
-                    Some(cur),
-                    model,
-                    tz,
-                    None,
-                )?
+                let fresh = Fresh {
+                    want: want(cur.generation + 1),
+                    old: Some(cur),
+                    borrow_cache: None,
+                };
+                Views::rebuild(ledger, (db, meta), fresh, model, tz)?
             }
-            None => Views::rebuild(ledger, (db, meta), want(1), None, model, tz, None)?,
+            None => {
+                let fresh = Fresh {
+                    want: want(1),
+                    old: None,
+                    borrow_cache: None,
+                };
+                Views::rebuild(ledger, (db, meta), fresh, model, tz)?
+            }
         };
         Ok(views)
     }
@@ -218,38 +222,35 @@ impl Views {
             .map_err(ViewError::store)?
             .and_then(|v| serde_json::from_slice(&v).ok());
         match stored {
-            Some(cur) => Views::at(ledger, db, meta, cur, tz).map(Some),
+            Some(cur) => Views::at(ledger.path(), db, meta, cur, tz).map(Some),
             None => Ok(None),
         }
     }
 
-    /// Build fresh views over `ledger` (a scratch store) whose vector lane reuses what
+    /// Fold `events` into fresh views in the scratch folder `dir`, reusing the vectors
     /// `cache_of` already embedded: an `asof` fold embeds nothing it had seen.
-    pub fn open_borrowing(
-        ledger: &Ledger,
+    pub fn fold_scratch(
+        dir: &Path,
+        events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
         cache_of: &Views,
     ) -> Result<Views, ViewError> {
-        let db = views_db(ledger.path())?;
+        let db = views_db(dir)?;
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
-        let want = Current {
-            generation: 1,
-            schema: VIEW_SCHEMA,
-            model: model.id.clone(),
-            tz: tz.iana_name().unwrap_or("local").to_string(),
+        let fresh = Fresh {
+            want: Current {
+                generation: 1,
+                schema: VIEW_SCHEMA,
+                model: model.id.clone(),
+                tz: tz.iana_name().unwrap_or("local").to_string(),
+            },
+            old: None,
+            borrow_cache: Some(&cache_of.vectors),
         };
-        Views::rebuild(
-            ledger,
-            (db, meta),
-            want,
-            None,
-            model,
-            tz,
-            Some(&cache_of.vectors),
-        )
+        Views::fold_into(dir, events, 0, (db, meta), fresh, model, tz)
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
@@ -273,17 +274,22 @@ impl Views {
             model: model.id.clone(),
             tz: tz.iana_name().unwrap_or("local").to_string(),
         };
-        Views::rebuild(ledger, (db, meta), want, stored, model, tz, None)
+        let fresh = Fresh {
+            want,
+            old: stored,
+            borrow_cache: None,
+        };
+        Views::rebuild(ledger, (db, meta), fresh, model, tz)
     }
 
     fn at(
-        ledger: &Ledger,
+        dir: &Path,
         db: Database,
         meta: Keyspace,
         current: Current,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
-        let dir = ledger.path().to_path_buf();
+        let dir = dir.to_path_buf();
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
@@ -299,23 +305,34 @@ impl Views {
 
     fn rebuild(
         ledger: &Ledger,
-        (db, meta): (Database, Keyspace),
-        want: Current,
-        old: Option<Current>,
+        base: (Database, Keyspace),
+        fresh: Fresh<'_>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
-        borrow_cache: Option<&VectorLane>,
     ) -> Result<Views, ViewError> {
-        let dir = ledger.path().to_path_buf();
+        let upto = ledger.last_lsn()?;
+        Views::fold_into(ledger.path(), ledger.events(), upto, base, fresh, model, tz)
+    }
+
+    /// Fold `events` into the new generation `fresh.want` of the views database `base`
+    /// (under `dir`), record it as current, and drop `fresh.old`.
+    fn fold_into(
+        dir: &Path,
+        events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
+        upto: u64,
+        (db, meta): (Database, Keyspace),
+        fresh: Fresh<'_>,
+        model: &mut ModelSlot,
+        tz: jiff::tz::TimeZone,
+    ) -> Result<Views, ViewError> {
         // Leftovers of a rebuild that did not finish are not views of anything: clear them.
-        drop_generation(&db, &dir, want.generation)?;
-        let mut views = Views::at(ledger, db, meta, want, tz)?;
-        if let Some(other) = borrow_cache {
+        drop_generation(&db, dir, fresh.want.generation)?;
+        let mut views = Views::at(dir, db, meta, fresh.want, tz)?;
+        if let Some(other) = fresh.borrow_cache {
             views.vectors.borrow_cache(other);
         }
-        let upto = ledger.last_lsn()?;
         let mut fold = Fold::default();
-        for item in ledger.events() {
+        for item in events {
             let (id, env) = item?;
             views.fold(&mut fold, &id, None, Some(&env), true, true)?;
             if fold.len >= CHUNK {
@@ -327,7 +344,7 @@ impl Views {
             .meta
             .insert("current", tables::encode_json(&views.current))
             .map_err(ViewError::store)?;
-        if let Some(old) = old {
+        if let Some(old) = fresh.old {
             drop_generation(&views.db, &views.dir, old.generation)?;
         }
         Ok(views)
@@ -437,6 +454,14 @@ impl Views {
     pub fn generation(&self) -> u32 {
         self.current.generation
     }
+}
+
+/// A generation about to be built: what it is for, what it replaces, whose vector cache it
+/// may read.
+struct Fresh<'a> {
+    want: Current,
+    old: Option<Current>,
+    borrow_cache: Option<&'a VectorLane>,
 }
 
 /// Changes folded since the last flush.
