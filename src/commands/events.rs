@@ -24,14 +24,28 @@ pub struct EventsArgs {
     pub since: Option<String>,
 }
 
+/// One event as `--json` prints it (`events`, one per line; `show SESSION SEQ`).
 #[derive(Serialize)]
-struct Row<'a> {
-    session: &'a SessionId,
-    seq: Seq,
-    ts_ms: i64,
-    ts: String,
-    v: u16,
-    event: &'a Event,
+pub struct Row<'a> {
+    pub session: &'a SessionId,
+    pub seq: Seq,
+    pub ts_ms: i64,
+    pub ts: String,
+    pub v: u16,
+    pub event: &'a Event,
+}
+
+impl<'a> Row<'a> {
+    pub fn of(seq: Seq, env: &'a crate::event::Envelope) -> Row<'a> {
+        Row {
+            session: &env.session,
+            seq,
+            ts_ms: env.ts_ms,
+            ts: crate::time::format_iso_ms(env.ts_ms),
+            v: env.v,
+            event: &env.kind,
+        }
+    }
 }
 
 pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
@@ -73,14 +87,7 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     };
     for (seq, env) in &rows {
         if ctx.json {
-            let row = Row {
-                session: &env.session,
-                seq: *seq,
-                ts_ms: env.ts_ms,
-                ts: crate::time::format_iso_ms(env.ts_ms),
-                v: env.v,
-                event: &env.kind,
-            };
+            let row = Row::of(*seq, env);
             serde_json::to_writer(&mut out, &row).map_err(std::io::Error::from)?;
             writeln!(out)?;
         } else {

@@ -215,12 +215,8 @@ fn show_session(ctx: &Ctx, ledger: &Ledger, session: SessionId) -> Result<u8, Cl
 
 #[derive(Serialize)]
 struct EventView<'a> {
-    session: &'a SessionId,
-    seq: Seq,
-    ts_ms: i64,
-    ts: String,
-    v: u16,
-    event: &'a Event,
+    #[serde(flatten)]
+    row: super::events::Row<'a>,
     /// What the edit wrote, for a file touch.
     #[serde(skip_serializing_if = "Option::is_none")]
     change: Option<Change>,
@@ -246,12 +242,7 @@ fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId) -> Result<u8, CliError> {
         _ => None,
     };
     let view = EventView {
-        session: &id.session,
-        seq: id.seq,
-        ts_ms: env.ts_ms,
-        ts: crate::time::format_iso_ms(env.ts_ms),
-        v: env.v,
-        event: &env.kind,
+        row: super::events::Row::of(id.seq, &env),
         change,
     };
     let mut out = std::io::stdout().lock();

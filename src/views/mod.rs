@@ -145,6 +145,20 @@ fn views_db(store: &Path) -> Result<Database, ViewError> {
         .map_err(ViewError::store)
 }
 
+/// The views database beside `store`, its meta keyspace, and the generation it says is
+/// current (if any was ever built).
+fn views_base(store: &Path) -> Result<(Database, Keyspace, Option<Current>), ViewError> {
+    let db = views_db(store)?;
+    let meta = db
+        .keyspace("views", crate::ledger::keyspace_options)
+        .map_err(ViewError::store)?;
+    let stored = meta
+        .get("current")
+        .map_err(ViewError::store)?
+        .and_then(|v| serde_json::from_slice(&v).ok());
+    Ok((db, meta, stored))
+}
+
 /// The open views of a store.
 pub struct Views {
     db: Database,
@@ -167,10 +181,7 @@ impl Views {
         tz: jiff::tz::TimeZone,
         note: &mut dyn FnMut(&str),
     ) -> Result<Views, ViewError> {
-        let db = views_db(ledger.path())?;
-        let meta = db
-            .keyspace("views", crate::ledger::keyspace_options)
-            .map_err(ViewError::store)?;
+        let (db, meta, stored) = views_base(ledger.path())?;
         let tz_name = tz.iana_name().unwrap_or("local").to_string();
         let want = |generation| Current {
             generation,
@@ -178,10 +189,6 @@ impl Views {
             model: model.id.clone(),
             tz: tz_name.clone(),
         };
-        let stored: Option<Current> = meta
-            .get("current")
-            .map_err(ViewError::store)?
-            .and_then(|v| serde_json::from_slice(&v).ok());
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
                 let mut v = Views::at(ledger.path(), db, meta, cur, tz)?;
@@ -213,14 +220,7 @@ impl Views {
     /// for a hook that must answer in milliseconds and may show a moment-old record.
     /// `None` when no views were ever built.
     pub fn peek(ledger: &Ledger, tz: jiff::tz::TimeZone) -> Result<Option<Views>, ViewError> {
-        let db = views_db(ledger.path())?;
-        let meta = db
-            .keyspace("views", crate::ledger::keyspace_options)
-            .map_err(ViewError::store)?;
-        let stored: Option<Current> = meta
-            .get("current")
-            .map_err(ViewError::store)?
-            .and_then(|v| serde_json::from_slice(&v).ok());
+        let (db, meta, stored) = views_base(ledger.path())?;
         match stored {
             Some(cur) => Views::at(ledger.path(), db, meta, cur, tz).map(Some),
             None => Ok(None),
@@ -259,14 +259,7 @@ impl Views {
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
-        let db = views_db(ledger.path())?;
-        let meta = db
-            .keyspace("views", crate::ledger::keyspace_options)
-            .map_err(ViewError::store)?;
-        let stored: Option<Current> = meta
-            .get("current")
-            .map_err(ViewError::store)?
-            .and_then(|v| serde_json::from_slice(&v).ok());
+        let (db, meta, stored) = views_base(ledger.path())?;
         let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
         let want = Current {
             generation,
