@@ -43,6 +43,9 @@ use super::{EmbedError, Embedder, normalize};
 
 /// Texts per model run.
 pub const BATCH: usize = 32;
+/// At most this many padded tokens per batch: attention memory grows with the batch times
+/// the square of its length, so 32 texts of 256 tokens would take gigabytes of buffers.
+pub const BATCH_TOKENS: usize = 2048;
 
 /// Inputs longer than this are cut before tokenizing: 256 tokens never need more, and a
 /// multi-megabyte tool output should not cost a multi-megabyte tokenization.
@@ -155,6 +158,7 @@ impl Tuning {
         Tuning {
             optimization: Optimization::All,
             intra_threads: 2,
+            memory_pattern: false,
             ..Tuning::one_shot_unprepared()
         }
     }
@@ -165,6 +169,8 @@ impl Tuning {
         Tuning {
             intra_threads: 2,
             prepacking: true,
+            // Batches vary in shape; a memory pattern per shape only accumulates.
+            memory_pattern: false,
             ..Tuning::one_shot(prepared_model)
         }
     }
@@ -522,11 +528,23 @@ impl Embedder for OnnxEmbedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
+        let mut start = 0;
+        while start < order.len() {
+            // Shortest first, so the last text of a batch is its longest: grow the batch
+            // while it stays within BATCH texts and BATCH_TOKENS padded tokens.
+            let mut end = start + 1;
+            while end < order.len()
+                && end - start < BATCH
+                && (end - start + 1) * encodings[order[end]].len() <= BATCH_TOKENS
+            {
+                end += 1;
+            }
+            let chunk = &order[start..end];
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             for (&i, v) in chunk.iter().zip(self.run_batch(&batch)?) {
                 out[i] = v;
             }
+            start = end;
         }
         Ok(out)
     }
