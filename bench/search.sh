@@ -56,7 +56,7 @@ ledger() {
 }
 
 echo "== 44k-event ledger, keyword lane only"
-ledger kw44k 30 980 "$tmp/empty-data"
+ledger kw44k 30 1220 "$tmp/empty-data"
 export HOME="$tmp/kw44k" PEAT_DB="$tmp/kw44k/db" PEAT_DATA_DIR="$tmp/empty-data"
 time_runs keyword_recall_44k 30 "$peat" recall rate limiter middleware
 time_runs brief_44k 30 "$peat"
@@ -71,11 +71,11 @@ time_runs asof_replay 10 "$peat" asof "$day"
 
 if [ -f "$model_dir/models/all-MiniLM-L6-v2-int8/model.onnx" ]; then
   echo "== 44k-event ledger, both lanes (the pinned model)"
-  ledger hy44k 30 980 "$model_dir"
+  ledger hy44k 30 1220 "$model_dir"
   export HOME="$tmp/hy44k" PEAT_DB="$tmp/hy44k/db" PEAT_DATA_DIR="$model_dir"
   echo "(the cost of embedding at capture is hy44k_import_s minus kw44k_import_s)"
   time_runs hybrid_recall_44k 30 "$peat" recall why did the rate limiter reject requests
-  time_runs keyword_only_query_on_hybrid_store_44k 30 "$peat" recall --kind said rate limiter
+  time_runs hybrid_recall_kind_filtered_44k 30 "$peat" recall --kind final rate limiter
   echo "== one-shot model load, piece by piece"
   "$peat" model bench 2>&1 | sed 's/^/  /' || true
 else
