@@ -328,7 +328,8 @@ pub fn resolve_prefix(
     Ok(pick(all, prefix))
 }
 
-fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
+/// The session `prefix` names among `all` (the sessions view's ids), by the same rules.
+pub fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
     if let Some(exact) = all.iter().find(|s| s.as_str() == prefix) {
         return Ok(exact.clone());
     }

@@ -6,9 +6,10 @@ use crate::change::Change;
 use crate::cli::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, Seq, SessionId};
-use crate::ledger::{Ledger, Mode};
-use crate::session::{NoSession, SessionRollup, SessionSummary, resolve_prefix};
+use crate::ledger::Ledger;
+use crate::session::{NoSession, SessionSummary, resolve_prefix};
 use crate::ui::clip;
+use crate::views::Views;
 
 /// Show a session, or one event of it in full
 ///
@@ -29,8 +30,9 @@ pub struct ShowArgs {
 const PROMPTS_SHOWN: usize = 20;
 
 pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
-    let ledger = ctx.open(Mode::Existing)?;
-    let session = resolve(&ledger, &args.session)?;
+    // The views answer a session's overview; the ledger opens only for one event whole.
+    let (ledger, views, _model) = ctx.open_views()?;
+    let session = resolve_in_views(&views, &args.session)?;
     match args.seq {
         Some(seq) => show_event(
             ctx,
@@ -40,13 +42,28 @@ pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
                 seq: Seq(seq),
             },
         ),
-        None => show_session(ctx, &ledger, session),
+        None => show_session(ctx, &views, session),
     }
 }
 
 /// The session a prefix names, or an error that says what to type instead.
 pub fn resolve(ledger: &Ledger, prefix: &str) -> Result<SessionId, CliError> {
-    match resolve_prefix(ledger, prefix)? {
+    explain(prefix, resolve_prefix(ledger, prefix)?)
+}
+
+/// As [`resolve`], among the sessions the views know: no ledger read.
+pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
+    let all = views
+        .tables
+        .all_sessions()?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    explain(prefix, crate::session::pick(all, prefix))
+}
+
+fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionId, CliError> {
+    match found {
         Ok(s) => Ok(s),
         Err(NoSession::None) => Err(CliError::user(format!("no session matches {prefix:?}"))
             .hint("`peat sessions` lists every session.")),
@@ -69,32 +86,30 @@ struct SessionView<'a> {
     prompts_list: Vec<crate::session::Cited>,
 }
 
-fn show_session(ctx: &Ctx, ledger: &Ledger, session: SessionId) -> Result<u8, CliError> {
-    let mut rollup = SessionRollup::default();
-    let mut prompts = Vec::new();
-    let mut texts = std::collections::HashMap::new();
-    for item in ledger.session_events(&session) {
-        let (id, env) = item?;
-        rollup.apply(id.seq, &env, 1);
-        match &env.kind {
-            Event::UserMsg {
-                text,
-                harness: false,
-            } => {
-                prompts.push(crate::session::Cited {
-                    seq: id.seq,
-                    ts_ms: env.ts_ms,
-                    text: text.clone(),
-                });
-                texts.insert(id.seq, (env.ts_ms, text.clone()));
-            }
-            Event::FinalMsg { text } => {
-                texts.insert(id.seq, (env.ts_ms, text.clone()));
-            }
-            _ => {}
-        }
-    }
-    let summary = SessionSummary::hydrate(session.clone(), rollup, |seq| texts.remove(&seq));
+fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliError> {
+    let rollup = views.tables.session(&session)?.unwrap_or_default();
+    let text_of = |seq: Seq| {
+        let id = EventId {
+            session: session.clone(),
+            seq,
+        };
+        views.tables.text(&id).ok().flatten()
+    };
+    let prompts: Vec<crate::session::Cited> = rollup
+        .prompt_seqs
+        .iter()
+        .filter_map(|&seq| {
+            let row = text_of(Seq(seq))?;
+            Some(crate::session::Cited {
+                seq: Seq(seq),
+                ts_ms: row.ts_ms,
+                text: row.text,
+            })
+        })
+        .collect();
+    let summary = SessionSummary::hydrate(session.clone(), rollup, |seq| {
+        text_of(seq).map(|row| (row.ts_ms, row.text))
+    });
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let view = SessionView {
