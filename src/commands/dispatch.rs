@@ -16,7 +16,7 @@ use crate::event::{Event, EventId, SessionId, TouchOp};
 use crate::ledger::{Ledger, Mode};
 use crate::recall::{Query, Recall};
 use crate::resolve::{Classified, CommitFound, Passed, Probes, Reading, SessionMatch, classify};
-use crate::session::{NoSession, SessionSummary, resolve_prefix};
+use crate::session::{NoSession, SessionSummary};
 use crate::ui::clip;
 use crate::views::{ModelSlot, Views};
 use crate::window::Window;
@@ -270,10 +270,17 @@ impl Probes for Live<'_> {
     }
 
     fn sessions(&mut self, prefix: &str) -> Result<SessionMatch, CliError> {
-        let Some(ledger) = self.ledger()? else {
+        // The sessions view knows every session: no ledger read.
+        let Some((_, views, _)) = self.views()? else {
             return Ok(SessionMatch::None);
         };
-        Ok(match resolve_prefix(ledger, prefix)? {
+        let ids = views
+            .tables
+            .all_sessions()?
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        Ok(match crate::session::pick(ids, prefix) {
             Ok(id) => SessionMatch::One(id),
             Err(NoSession::None) => SessionMatch::None,
             Err(NoSession::Ambiguous(ids)) => SessionMatch::Many(ids),
