@@ -157,7 +157,7 @@ fn print(ctx: &Ctx, z: &Zoom, out: &mut impl Write) -> Result<(), CliError> {
     if !z.observations.is_empty() {
         writeln!(out, "\nobservations:")?;
         for o in &z.observations {
-            let cited = if o.cited { " · cited" } else { "" };
+            let cited = if o.cited { " · cited" } else { " · uncited" };
             writeln!(
                 out,
                 "  [{} · {}{cited}] {}  {}",

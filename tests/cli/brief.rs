@@ -182,7 +182,7 @@ closing messages:
 
 observations:
   [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 2147483648
-  [cors · 2d] cors must stay the first middleware  ▸ peat show a0000000 2147483648
+  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 2147483648
 "#;
 
 const ZOOM_DAY: &str = r#"== jul 20 2026 == 3 tools · 1 commit · 1 session · 1 obs
@@ -208,7 +208,7 @@ closing messages:
   [final · 6d · acme-api] Turn 1 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show c0000000 209
 
 observations:
-  [cors · 2d] cors must stay the first middleware  ▸ peat show a0000000 2147483648
+  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 2147483648
 "#;
 
 const ZOOM_YEAR: &str = r#"== 2026 · jan 1 – jul 20 == 15 tools · 1 commit · 4 sessions · 2 obs
@@ -225,7 +225,7 @@ closing messages:
 
 observations:
   [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 2147483648
-  [cors · 2d] cors must stay the first middleware  ▸ peat show a0000000 2147483648
+  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 2147483648
 "#;
 
 #[test]
