@@ -4,6 +4,15 @@
 use crate::support::{Claude, Env, SESSION_A, SESSION_B};
 use std::io::Write;
 
+/// The ledger a single capture of the whole transcript gives, for comparison.
+fn full_capture(whole: &Claude) -> String {
+    let fresh = Env::new();
+    let t = fresh.path("t.jsonl");
+    whole.write(&t);
+    fresh.run(&["capture", t.to_str().unwrap()]).ok();
+    fresh.dump()
+}
+
 #[test]
 fn capturing_twice_leaves_the_ledger_identical() {
     let env = Env::new();
@@ -46,11 +55,7 @@ fn a_grown_transcript_ingests_only_its_delta_and_equals_a_full_capture() {
         last.stderr
     );
 
-    let fresh = Env::new();
-    let t2 = fresh.path("t.jsonl");
-    whole.write(&t2);
-    fresh.run(&["capture", t2.to_str().unwrap()]).ok();
-    assert_eq!(env.dump(), fresh.dump());
+    assert_eq!(env.dump(), full_capture(&whole));
 }
 
 #[test]
@@ -66,11 +71,7 @@ fn a_last_line_still_being_written_is_left_for_the_next_capture() {
     std::fs::write(&t, &text).unwrap();
     env.run(&["capture", t.to_str().unwrap()]).ok();
 
-    let fresh = Env::new();
-    let t2 = fresh.path("t.jsonl");
-    whole.write(&t2);
-    fresh.run(&["capture", t2.to_str().unwrap()]).ok();
-    assert_eq!(env.dump(), fresh.dump());
+    assert_eq!(env.dump(), full_capture(&whole));
 }
 
 #[test]

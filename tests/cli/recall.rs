@@ -2,7 +2,8 @@
 
 use crate::support::{Claude, Env, SESSION_A, SESSION_B, model_data_dir};
 
-fn two_sessions(env: &Env) {
+/// Two sessions on unrelated work, written into `env`; returns their transcript paths.
+fn write_two_sessions(env: &Env) -> [String; 2] {
     let mut a = Claude::new(SESSION_A);
     a.user("the deploy script fails on arm64 runners");
     a.said("Fixed the release pipeline so Apple silicon builds link against the right target; the arm64 job is green again.");
@@ -12,8 +13,12 @@ fn two_sessions(env: &Env) {
     let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
     a.write(&ta);
     b.write(&tb);
-    env.run(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()])
-        .ok();
+    [ta, tb].map(|p| p.to_str().unwrap().to_string())
+}
+
+fn two_sessions(env: &Env) {
+    let [a, b] = write_two_sessions(env);
+    env.run(&["capture", &a, &b]).ok();
 }
 
 #[test]
@@ -93,16 +98,8 @@ fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
                 .unwrap(),
         )
     };
-    let mut a = Claude::new(SESSION_A);
-    a.user("the deploy script fails on arm64 runners");
-    a.said("Fixed the release pipeline so Apple silicon builds link against the right target.");
-    let mut b = Claude::new(SESSION_B);
-    b.user("rename the sidebar css classes to match the design tokens");
-    b.said("Renamed the sidebar classes and updated every stylesheet that used the old names.");
-    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
-    a.write(&ta);
-    b.write(&tb);
-    with_model(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()]).ok();
+    let [a, b] = write_two_sessions(&env);
+    with_model(&["capture", &a, &b]).ok();
     let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["semantic"]["state"], "on", "{v}");
