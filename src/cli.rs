@@ -48,6 +48,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// How many further-back bands the brief shows (bare `peat`; see `peat brief --help`)
+    #[arg(long, value_name = "N")]
+    pub budget: Option<usize>,
+
     /// Words to search for (the same as `peat recall WORDS`)
     #[arg(value_name = "WORDS")]
     pub words: Vec<String>,
@@ -192,7 +196,7 @@ pub fn run() -> u8 {
     let result = Ctx::resolve(cli.json).and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),
         None if cli.words.is_empty() => {
-            commands::brief::run(&ctx, &commands::brief::BriefArgs::default())
+            commands::brief::run(&ctx, &commands::brief::BriefArgs { budget: cli.budget })
         }
         None => commands::dispatch::run(&ctx, &cli.words),
     });

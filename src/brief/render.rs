@@ -150,7 +150,7 @@ mod tests {
         let out = render(&brief, EMBEDDED, None, plain()).unwrap();
         assert_eq!(
             out,
-            "== peat · 2026-07-20 ==\n\nNothing is recorded here yet. Capture the transcripts already on this machine:\n  peat import  ▸ peat import\n"
+            "== peat · 2026-07-20 ==\n\nNothing is recorded here yet. Set this project up (ledger, hooks, model, its past\ntranscripts), or capture every transcript on this machine:\n  ▸ peat setup\n  ▸ peat import\n"
         );
     }
 

@@ -371,7 +371,7 @@ fn an_empty_record_says_how_to_start() {
     let r = peat(&env, &["brief"]).ok();
     assert_eq!(
         r.stdout,
-        "== peat · 2026-07-20 ==\n\nNothing is recorded here yet. Capture the transcripts already on this machine:\n  peat import  ▸ peat import\n"
+        "== peat · 2026-07-20 ==\n\nNothing is recorded here yet. Set this project up (ledger, hooks, model, its past\ntranscripts), or capture every transcript on this machine:\n  ▸ peat setup\n  ▸ peat import\n"
     );
     let v: serde_json::Value =
         serde_json::from_str(&peat(&env, &["brief", "--json"]).ok().stdout).unwrap();
