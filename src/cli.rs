@@ -163,7 +163,15 @@ impl Ctx {
 
     /// The embedding model set up for embedding many texts (import, rebuild).
     pub fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
-        Ok(ModelSlot::installed(crate::embed::Profile::Bulk)?)
+        let ui = self.ui;
+        Ok(
+            ModelSlot::installed(crate::embed::Profile::Bulk)?.announcing(move |n| {
+                ui.note(&format!(
+                    "peat: embedding {n} texts for the semantic lane (about {} s; done once, cached)…",
+                    (n / 80).max(1)
+                ))
+            }),
+        )
     }
 
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.

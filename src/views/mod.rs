@@ -67,6 +67,9 @@ pub struct ModelSlot {
     pub id: Option<String>,
     loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError>>,
     loaded: Option<Box<dyn Embedder>>,
+    /// Told how many texts are about to be embedded, when that is many (minutes on a
+    /// large first import): a person should know why the command is busy.
+    announce: Option<Box<dyn FnMut(usize)>>,
 }
 
 impl ModelSlot {
@@ -78,6 +81,7 @@ impl ModelSlot {
             id,
             loader: Box::new(loader),
             loaded: None,
+            announce: None,
         }
     }
 
@@ -107,6 +111,23 @@ impl ModelSlot {
             id: Some(id),
             loader: Box::new(not_installed),
             loaded: Some(embedder),
+            announce: None,
+        }
+    }
+
+    /// Call `f` with the number of texts before embedding a batch of many.
+    pub fn announcing(mut self, f: impl FnMut(usize) + 'static) -> ModelSlot {
+        self.announce = Some(Box::new(f));
+        self
+    }
+
+    /// About to embed `n` texts.
+    pub fn about_to_embed(&mut self, n: usize) {
+        // A handful is a normal capture; only a long wait is worth a line.
+        if n >= 256
+            && let Some(f) = self.announce.as_mut()
+        {
+            f(n);
         }
     }
 

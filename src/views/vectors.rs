@@ -105,6 +105,9 @@ impl VectorLane {
             }
         }
         let missing: Vec<(Vec<u8>, String)> = misses.into_iter().collect();
+        if !missing.is_empty() {
+            slot.about_to_embed(missing.len());
+        }
         if !missing.is_empty()
             && let Some(embedder) = slot.get()?
         {
