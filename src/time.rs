@@ -21,19 +21,11 @@ pub fn format_iso_ms(ms: i64) -> String {
     }
 }
 
-/// The UTC calendar date of `ms`: `2026-08-10`.
-pub fn utc_date(ms: i64) -> String {
-    match Timestamp::from_millisecond(ms) {
-        Ok(t) => t.strftime("%Y-%m-%d").to_string(),
-        Err(_) => ms.to_string(),
-    }
-}
-
-/// `ms` as a local date and minute (`2026-08-10 21:18`), for people reading listings.
-pub fn local_minute(ms: i64) -> String {
+/// `ms` as a date and minute in `tz` (`2026-08-10 21:18`), for people reading listings.
+pub fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(t) => t
-            .to_zoned_datetime(jiff::tz::TimeZone::system())
+            .to_zoned_datetime(tz.clone())
             .strftime("%Y-%m-%d %H:%M")
             .to_string(),
         Err(_) => ms.to_string(),
@@ -134,7 +126,6 @@ mod tests {
         let ms = parse_iso_ms("2026-08-10T19:18:11.311Z").unwrap();
         assert_eq!(ms, 1_786_389_491_311);
         assert_eq!(format_iso_ms(ms), "2026-08-10T19:18:11.311Z");
-        assert_eq!(utc_date(ms), "2026-08-10");
         assert_eq!(parse_iso_ms("2026-08-10T21:18:11.311+02:00"), Some(ms));
         assert_eq!(
             parse_iso_ms("2025-09-25T01:22:20Z"),

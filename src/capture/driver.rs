@@ -144,7 +144,13 @@ pub fn capture_file(
         if emit.events.len() >= CHUNK_EVENTS || blob_bytes >= CHUNK_BLOB_BYTES {
             let session = session_of(&cursor.state, opts);
             if session.is_some() {
-                commit(ledger, &mut emit, session.as_ref(), &cursor, &mut receipt)?;
+                commit(
+                    ledger,
+                    &mut emit,
+                    session.as_ref(),
+                    (&cursor_key, &cursor),
+                    &mut receipt,
+                )?;
                 blob_bytes = 0;
             }
         }
@@ -170,7 +176,13 @@ pub fn capture_file(
     if session.is_none() && !emit.events.is_empty() {
         return Err(CaptureError::NoSession(path.to_path_buf()));
     }
-    commit(ledger, &mut emit, session.as_ref(), &cursor, &mut receipt)?;
+    commit(
+        ledger,
+        &mut emit,
+        session.as_ref(),
+        (&cursor_key, &cursor),
+        &mut receipt,
+    )?;
     receipt.session = session;
     Ok(receipt)
 }
@@ -229,7 +241,7 @@ fn commit(
     ledger: &mut Ledger,
     emit: &mut Emit,
     session: Option<&SessionId>,
-    cursor: &Cursor,
+    (cursor_key, cursor): (&str, &Cursor),
     receipt: &mut Receipt,
 ) -> Result<(), CaptureError> {
     let mut set = WriteSet::default();
@@ -242,17 +254,10 @@ fn commit(
     set.blobs = std::mem::take(&mut emit.blobs).into_iter().collect();
     // Serializing the parser state (plain data) cannot fail.
     set.cursor = Some((
-        cursor_key_of(&receipt.path),
+        cursor_key.to_string(),
         serde_json::to_vec(cursor).unwrap_or_default(),
     ));
     receipt.written += ledger.write(set)?;
     emit.clear();
     Ok(())
-}
-
-fn cursor_key_of(path: &Path) -> String {
-    std::fs::canonicalize(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .to_string_lossy()
-        .into_owned()
 }

@@ -43,10 +43,6 @@ impl Emit {
         id
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.blobs.is_empty()
-    }
-
     pub fn clear(&mut self) {
         self.events.clear();
         self.blobs.clear();

@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
             writeln!(
                 out,
                 "{} {} {:>10}  {:<9} {}",
-                ctx.ui.dim(&crate::time::local_minute(env.ts_ms)),
+                ctx.ui.dim(&crate::time::local_minute(env.ts_ms, &ctx.tz)),
                 env.session.short(),
                 seq.0,
                 env.kind.tag(),

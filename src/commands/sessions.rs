@@ -53,9 +53,10 @@ pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let mut out = ctx.ui.pager();
     for s in &all {
         let r = &s.rollup;
-        let when = r
-            .start_ms
-            .map_or_else(|| "?".to_string(), crate::time::local_minute);
+        let when = r.start_ms.map_or_else(
+            || "?".to_string(),
+            |t| crate::time::local_minute(t, &ctx.tz),
+        );
         let agent = r.agent.map_or("?", |a| a.label());
         let mut work = format!("{} tools", r.tools);
         if r.failed_tools > 0 {

@@ -137,8 +137,8 @@ fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliE
         writeln!(
             out,
             "ran {} – {}",
-            crate::time::local_minute(a),
-            crate::time::local_minute(b)
+            crate::time::local_minute(a, &ctx.tz),
+            crate::time::local_minute(b, &ctx.tz)
         )?;
     }
     let mut work = format!(
@@ -275,7 +275,7 @@ fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId) -> Result<u8, CliError> {
             id.session,
             id.seq,
             env.kind.tag(),
-            crate::time::local_minute(env.ts_ms),
+            crate::time::local_minute(env.ts_ms, &ctx.tz),
             env.v
         ))
     )?;

@@ -85,11 +85,6 @@ impl ModelSlot {
         }
     }
 
-    /// No model: keyword search only.
-    pub fn off() -> ModelSlot {
-        ModelSlot::new(None, not_installed)
-    }
-
     /// The model `models.lock` pins, if it is installed: its id is known now, the ONNX
     /// session is created only when something needs embedding.
     pub fn installed(profile: crate::embed::Profile) -> Result<ModelSlot, EmbedError> {

@@ -208,12 +208,9 @@ impl Tables {
         table: Table,
         prefix: &[u8],
     ) -> impl Iterator<Item = Result<(Vec<u8>, fjall::Slice), ViewError>> + '_ {
-        let full = tkey(table, prefix);
-        let skip = full.len();
-        self.ks.prefix(full).map(move |kv| {
-            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
-            Ok((k[skip..].to_vec(), v))
-        })
+        let skip = prefix.len();
+        self.scan(table, prefix)
+            .map(move |r| r.map(|(k, v)| (k[skip..].to_vec(), v)))
     }
 
     /// Every session's rollup, in id order.
@@ -291,14 +288,6 @@ pub struct Pending {
 }
 
 impl Pending {
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
-            && self.days.is_empty()
-            && self.texts.is_empty()
-            && self.files.is_empty()
-            && self.evidence.is_empty()
-    }
-
     /// Fold `env` (the event at `id`) in with `sign` +1, or back out with -1.
     pub fn fold(
         &mut self,

@@ -151,15 +151,6 @@ impl VectorLane {
             .collect())
     }
 
-    /// How many vectors the lane holds.
-    pub fn len(&self) -> usize {
-        self.vectors.prefix([Table::Vectors as u8]).count()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.vectors.prefix([Table::Vectors as u8]).next().is_none()
-    }
-
     /// The cache keyspace, for ingesting new vectors.
     pub fn cache(&self) -> &Keyspace {
         &self.cache
