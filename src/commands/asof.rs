@@ -77,9 +77,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     }
     let sessions = past.views.tables.all_sessions()?;
     let days = past.views.tables.all_days()?;
-    let last = crate::commands::sessions::summaries(&past.views)?
-        .into_iter()
-        .next();
+    let last = past.views.summaries()?.into_iter().next();
     let summary = Summary {
         date: args.date.clone(),
         cutoff_ms: cutoff,

@@ -3,10 +3,7 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::error::CliError;
-use crate::event::EventId;
-use crate::session::SessionSummary;
 use crate::ui::clip;
-use crate::views::{ViewError, Views};
 
 /// List the sessions in the ledger, newest first
 ///
@@ -15,33 +12,9 @@ use crate::views::{ViewError, Views};
 #[derive(Args, Debug)]
 pub struct SessionsArgs {}
 
-/// Every session's summary from the sessions view, newest activity first.
-pub fn summaries(views: &Views) -> Result<Vec<SessionSummary>, ViewError> {
-    let mut out = Vec::new();
-    for (session, rollup) in views.tables.all_sessions()? {
-        // The texts view holds every prompt and closing message: no ledger read.
-        let s = SessionSummary::hydrate(session.clone(), rollup, |seq| {
-            let id = EventId {
-                session: session.clone(),
-                seq,
-            };
-            let row = views.tables.text(&id).ok().flatten()?;
-            Some((row.ts_ms, row.text))
-        });
-        out.push(s);
-    }
-    out.sort_by(|a, b| {
-        b.rollup
-            .end_ms
-            .cmp(&a.rollup.end_ms)
-            .then_with(|| a.session.cmp(&b.session))
-    });
-    Ok(out)
-}
-
 pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.open_views()?;
-    let all = summaries(&views)?;
+    let all = views.summaries()?;
     drop(views);
     drop(ledger);
     if ctx.json {

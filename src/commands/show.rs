@@ -88,28 +88,12 @@ struct SessionView<'a> {
 
 fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliError> {
     let rollup = views.tables.session(&session)?.unwrap_or_default();
-    let text_of = |seq: Seq| {
-        let id = EventId {
-            session: session.clone(),
-            seq,
-        };
-        views.tables.text(&id).ok().flatten()
-    };
     let prompts: Vec<crate::session::Cited> = rollup
         .prompt_seqs
         .iter()
-        .filter_map(|&seq| {
-            let row = text_of(Seq(seq))?;
-            Some(crate::session::Cited {
-                seq: Seq(seq),
-                ts_ms: row.ts_ms,
-                text: row.text,
-            })
-        })
+        .filter_map(|&seq| views.cited(&session, Seq(seq)))
         .collect();
-    let summary = SessionSummary::hydrate(session.clone(), rollup, |seq| {
-        text_of(seq).map(|row| (row.ts_ms, row.text))
-    });
+    let summary = views.summary(session.clone(), rollup);
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let view = SessionView {

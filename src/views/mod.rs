@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 use crate::embed::{EmbedError, Embedder};
-use crate::event::{Envelope, EventId};
+use crate::event::{Envelope, EventId, Seq, SessionId};
 use crate::ledger::{Ledger, LedgerError, event_key};
+use crate::session::{Cited, SessionRollup, SessionSummary};
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
 use tables::{Pending, Tables, Writes};
@@ -453,6 +454,46 @@ impl Views {
             Ok(t) => t.to_zoned_datetime(self.tz.clone()).date().to_string(),
             Err(_) => "0000-00-00".to_string(),
         }
+    }
+
+    /// What the texts view holds at `seq` of `session`, as a citation.
+    pub fn cited(&self, session: &SessionId, seq: Seq) -> Option<Cited> {
+        let id = EventId {
+            session: session.clone(),
+            seq,
+        };
+        let row = self.tables.text(&id).ok().flatten()?;
+        Some(Cited {
+            seq,
+            ts_ms: row.ts_ms,
+            text: row.text,
+        })
+    }
+
+    /// A session's summary, its first prompt and closing message read from the texts view
+    /// (never the ledger).
+    pub fn summary(&self, session: SessionId, rollup: SessionRollup) -> SessionSummary {
+        let s = session.clone();
+        SessionSummary::hydrate(session, rollup, |seq| {
+            self.cited(&s, seq).map(|c| (c.ts_ms, c.text))
+        })
+    }
+
+    /// Every session's summary, newest activity first.
+    pub fn summaries(&self) -> Result<Vec<SessionSummary>, ViewError> {
+        let mut out: Vec<SessionSummary> = self
+            .tables
+            .all_sessions()?
+            .into_iter()
+            .map(|(session, rollup)| self.summary(session, rollup))
+            .collect();
+        out.sort_by(|a, b| {
+            b.rollup
+                .end_ms
+                .cmp(&a.rollup.end_ms)
+                .then_with(|| a.session.cmp(&b.session))
+        });
+        Ok(out)
     }
 
     /// The embedding model the vector lane was built with (`None`: the lane is off).
