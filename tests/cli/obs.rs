@@ -1,7 +1,7 @@
 //! Observations: depositing claims, the claims register, a subject's evidence trail, and
 //! `peat compact`.
 
-use crate::dispatch::{have_git, peat, repo};
+use crate::dispatch::{peat, repo, require_git};
 use crate::support::{Claude, Env, SESSION_A};
 
 /// A captured session A in a repository with one commit; returns the commit's full hash.
@@ -15,9 +15,7 @@ fn setup(env: &Env) -> String {
 
 #[test]
 fn a_claim_round_trips_through_subjects_and_its_trail() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let env = Env::new();
     let head = setup(&env);
     let basis = format!("@{}", &head[..8]);
@@ -110,9 +108,7 @@ fn a_claim_round_trips_through_subjects_and_its_trail() {
 
 #[test]
 fn an_uncited_claim_is_marked_wherever_it_appears() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let env = Env::new();
     setup(&env);
     let r = peat(
@@ -137,9 +133,7 @@ fn an_uncited_claim_is_marked_wherever_it_appears() {
 
 #[test]
 fn near_subject_names_are_printed_before_writing() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let env = Env::new();
     setup(&env);
     peat(
@@ -186,9 +180,7 @@ fn near_subject_names_are_printed_before_writing() {
 
 #[test]
 fn the_basis_marks_a_dirty_tree() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let env = Env::new();
     let head = setup(&env);
     std::fs::write(env.path("work/src/server.ts"), "changed\n").unwrap();
