@@ -207,7 +207,7 @@ enum State {
 }
 
 fn status_of(lock: &ModelsLock, lookup: &Lookup, role: Role) -> Result<ArtifactStatus, CliError> {
-    let name = lock.file_name(role).to_string();
+    let name = lock.file_name(role, &lookup.platform).to_string();
     let pin = lock.artifact(role, &lookup.platform);
     let mut st = ArtifactStatus {
         name,

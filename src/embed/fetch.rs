@@ -131,7 +131,7 @@ pub fn fetch(
     let mut done = Vec::new();
     for role in Role::ALL {
         let start = Instant::now();
-        let name = lock.file_name(role).to_string();
+        let name = lock.file_name(role, &lookup.platform).to_string();
         let target = dir.join(&name);
         let Some(artifact) = lock.artifact(role, &lookup.platform) else {
             note(&format!(
