@@ -33,7 +33,6 @@ let
       ln -s "$(readlink "$f")" "$PEAT_DATA_DIR/models/${modelId}/$(basename "$f")"
     done
     export PEAT_REQUIRE_MODEL=1
-    export CI=true
   '';
 
   events = [
@@ -110,6 +109,19 @@ in
         cp status.json recall.json $out/
       '';
 }
+// {
+  # The module against stand-ins for home-manager's options, with and without them
+  # (tests/packaging-module.nix; tests/packaging-module runs it with any Nix by hand).
+  home-manager-module =
+    let
+      results = import ../tests/packaging-module.nix { inherit lib; };
+      failed = lib.attrNames (lib.filterAttrs (_: v: v != "ok") results);
+    in
+    assert lib.assertMsg (failed == [ ]) "home-manager module: ${lib.concatStringsSep "; " failed}";
+    runCommand "peat-home-manager-module" { } ''
+      echo ${lib.escapeShellArg (builtins.toJSON results)} > $out
+    '';
+}
 // lib.optionalAttrs (homeManagerConfiguration != null) {
   # A configuration with the module, Claude Code and Codex enabled and a hook of the user's
   # own: the hooks compose (the user's stays), the command is the profile's stable path,
@@ -179,12 +191,18 @@ in
           )
         ];
       };
-      bareOk = builtins.seq (builtins.length bare.config.home.packages) "ok";
-      command = "/home/peat-check/.nix-profile/bin/peat hook";
+      bareOk = builtins.seq (builtins.length bare.config.home.packages) (
+        builtins.deepSeq [ bare.config.programs.peat.hookCommand bare.config.warnings ] "ok"
+      );
+      profile = hm.config.home.profileDirectory;
+      command = "PEAT_DB=${lib.escapeShellArg "/home/peat-check/ledger"} ${profile}/bin/peat hook";
     in
     runCommand "peat-home-manager-check" { nativeBuildInputs = [ jq ]; } ''
       f=${hm.activationPackage}/home-files
       echo "module without claude-code or codex options: ${bareOk}"
+      case ${lib.escapeShellArg profile} in
+        ${builtins.storeDir}/*) echo "the hook names a store path: ${profile}" >&2; exit 1 ;;
+      esac
       for ev in ${lib.concatStringsSep " " events}; do
         jq -e --arg ev "$ev" --arg cmd ${lib.escapeShellArg command} \
           '.hooks[$ev] | any(.[]; any(.hooks[]; .command == $cmd))' $f/.claude/settings.json
@@ -192,10 +210,10 @@ in
           '.hooks[$ev] | any(.[]; any(.hooks[]; .command == $cmd))' $f/.codex/hooks.json
       done
       jq -e '.hooks.Stop | any(.[]; any(.hooks[]; .command == "echo mine"))' $f/.claude/settings.json
-      if grep -q '${builtins.storeDir}' $f/.claude/settings.json $f/.codex/hooks.json; then
-        echo "a hook names a store path" >&2
-        exit 1
-      fi
+      for settings in $f/.claude/settings.json $f/.codex/hooks.json; do
+        jq -e --arg store ${builtins.storeDir} \
+          '[.hooks[][].hooks[].command | select(contains($store))] | length == 0' $settings
+      done
       cmp $f/.claude/skills/peat/SKILL.md ${peat}/share/peat/skills/peat/SKILL.md
       cmp $f/.codex/skills/peat/SKILL.md ${peat}/share/peat/skills/peat/SKILL.md
       grep -qx 'export PEAT_DB="/home/peat-check/ledger"' ${hm.config.home.sessionVariablesPackage}/etc/profile.d/hm-session-vars.sh

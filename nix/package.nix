@@ -45,7 +45,7 @@ craneLib.buildPackage (
     inherit cargoArtifacts;
     # The suite runs in checks.tests, with the pinned model in the sandbox.
     doCheck = false;
-    env.PEAT_MODEL_DIR_BUILTIN = "${modelArtifacts.dir}";
+    PEAT_MODEL_DIR_BUILTIN = "${modelArtifacts.dir}";
     postInstall = ''
       install -Dm644 skills/peat/SKILL.md $out/share/peat/skills/peat/SKILL.md
     '';
