@@ -100,6 +100,9 @@ in
         peat model status
         peat model status --json > status.json
         jq -e '.semantic_lane and all(.artifacts[]; .origin == "builtin" and .state == "verified")' status.json
+        # No pip in the sandbox: a fetch that tried to download would fail.
+        peat model fetch 2>&1 | tee fetch.txt
+        grep -q "carries the pinned files (a Nix build): nothing to fetch" fetch.txt
         peat import ${src}/tests/fixtures/claude
         peat recall --json token bucket rate limiter > recall.json
         jq -e '.semantic.state == "on"' recall.json

@@ -160,7 +160,10 @@ fn run_fetch(ctx: &Ctx) -> Result<u8, CliError> {
         .count();
     match smoke {
         Some(ms) => {
-            if fetched == 0 {
+            if done.iter().all(|d| d.action == Action::BuiltIn) {
+                ctx.ui
+                    .note("peat: this peat carries the pinned files (a Nix build): nothing to fetch.");
+            } else if fetched == 0 {
                 ctx.ui.note("peat: everything was already installed and verified.");
             } else {
                 let files = if fetched == 1 { "file" } else { "files" };
