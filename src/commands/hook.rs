@@ -85,7 +85,7 @@ fn harness_of(a: &InstallArgs) -> Harness {
 
 fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
     let harness = harness_of(a);
-    let entry = install::entry(&install::hook_command(&installed_exe()));
+    let entry = install::entry(&install::this_hook_command());
     if a.print {
         let mut out = std::io::stdout().lock();
         out.write_all(install::render(&install::snippet(&entry)).as_bytes())?;
@@ -100,10 +100,11 @@ fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// The binary a hook command names: this one, by its real path.
-pub fn installed_exe() -> PathBuf {
-    let exe = hook::self_exe();
-    std::fs::canonicalize(&exe).unwrap_or(exe)
+/// Where this person's harness reads hooks and skills for every project.
+fn user_level(ctx: &Ctx, harness: Harness) -> install::UserLevel {
+    let (claude_home, codex_home) = super::import::harness_homes(ctx);
+    let home = ctx.home.clone().unwrap_or_default();
+    install::UserLevel::of(harness, &claude_home, &codex_home, &home)
 }
 
 /// Create the ledger if there is none, so the hooks record from the first session on.
@@ -129,21 +130,49 @@ pub fn install_harness(
 ) -> Result<(), CliError> {
     let config = harness.config_path(root);
     let skill = harness.skill_path(root);
-    match install::install_config(&config, entry).map_err(CliError::user)? {
-        Outcome::Written => ctx.ui.note(&format!(
-            "✓ {}: peat hook on {}",
-            shown(ctx, &config),
-            EVENTS.join(", ")
-        )),
-        Outcome::Current => ctx
-            .ui
-            .note(&format!("= {}: already current", shown(ctx, &config))),
+    // Hooks installed for every project (home-manager's module does this) already run here:
+    // a second set would capture every moment twice.
+    let user = user_level(ctx, harness);
+    if user.has_hooks() {
+        ctx.ui.note(&format!(
+            "= {}: peat hook installed at user level; nothing added to {}",
+            shown(ctx, &user.config),
+            shown(ctx, &config)
+        ));
+        if install::read_config(&config)
+            .ok()
+            .flatten()
+            .is_some_and(|v| install::runs_peat_on_every_event(&v))
+        {
+            ctx.ui.warn(&format!(
+                "{} also runs peat hook, so each moment is captured twice: remove peat's entries from one of them.",
+                shown(ctx, &config)
+            ));
+        }
+    } else {
+        match install::install_config(&config, entry).map_err(CliError::user)? {
+            Outcome::Written => ctx.ui.note(&format!(
+                "✓ {}: peat hook on {}",
+                shown(ctx, &config),
+                EVENTS.join(", ")
+            )),
+            Outcome::Current => ctx
+                .ui
+                .note(&format!("= {}: already current", shown(ctx, &config))),
+        }
     }
-    match install::install_skill(&skill).map_err(CliError::user)? {
-        Outcome::Written => ctx.ui.note(&format!("✓ {}: written", shown(ctx, &skill))),
-        Outcome::Current => ctx
-            .ui
-            .note(&format!("= {}: already current", shown(ctx, &skill))),
+    if let Some(at) = user.current_skill() {
+        ctx.ui.note(&format!(
+            "= {}: the skill is installed at user level",
+            shown(ctx, at)
+        ));
+    } else {
+        match install::install_skill(&skill).map_err(CliError::user)? {
+            Outcome::Written => ctx.ui.note(&format!("✓ {}: written", shown(ctx, &skill))),
+            Outcome::Current => ctx
+                .ui
+                .note(&format!("= {}: already current", shown(ctx, &skill))),
+        }
     }
     notes(ctx, harness, root);
     Ok(())
@@ -182,8 +211,14 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
     let fix = harness.install_command();
     let config = harness.config_path(root);
     let skill = harness.skill_path(root);
+    let user = user_level(ctx, harness);
     let mut problems = Vec::new();
     match install::read_config(&config).map_err(CliError::user)? {
+        _ if user.has_hooks() => ctx.ui.note(&format!(
+            "✓ {}: peat hook on {} (user level)",
+            shown(ctx, &user.config),
+            EVENTS.join(", ")
+        )),
         None => problems.push(format!("{}: missing — run: {fix}", shown(ctx, &config))),
         Some(v) => {
             let missing = install::missing_events(&v, entry);
@@ -204,6 +239,9 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
     }
     if install::skill_is_current(&skill) {
         ctx.ui.note(&format!("✓ {}: current", shown(ctx, &skill)));
+    } else if let Some(at) = user.current_skill() {
+        ctx.ui
+            .note(&format!("✓ {}: current (user level)", shown(ctx, at)));
     } else {
         problems.push(format!(
             "{}: missing or stale — run: {fix}",

@@ -160,7 +160,10 @@ fn run_fetch(ctx: &Ctx) -> Result<u8, CliError> {
         .count();
     match smoke {
         Some(ms) => {
-            if fetched == 0 {
+            if done.iter().all(|d| d.action == Action::BuiltIn) {
+                ctx.ui
+                    .note("peat: this peat carries the pinned files (a Nix build): nothing to fetch.");
+            } else if fetched == 0 {
                 ctx.ui.note("peat: everything was already installed and verified.");
             } else {
                 let files = if fetched == 1 { "file" } else { "files" };
@@ -207,7 +210,7 @@ enum State {
 }
 
 fn status_of(lock: &ModelsLock, lookup: &Lookup, role: Role) -> Result<ArtifactStatus, CliError> {
-    let name = lock.file_name(role).to_string();
+    let name = lock.file_name(role, &lookup.platform).to_string();
     let pin = lock.artifact(role, &lookup.platform);
     let mut st = ArtifactStatus {
         name,

@@ -3,7 +3,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::cli::Ctx;
-use crate::commands::hook::{ensure_ledger, install_harness, install_root, installed_exe, shown};
+use crate::commands::hook::{ensure_ledger, install_harness, install_root, shown};
 use crate::embed::artifacts::{self, Lookup, Resolution};
 use crate::embed::fetch;
 use crate::error::CliError;
@@ -33,7 +33,7 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     }
 
     let (claude_home, codex_home) = super::import::harness_homes(ctx);
-    let entry = install::entry(&install::hook_command(&installed_exe()));
+    let entry = install::entry(&install::this_hook_command());
     for harness in agents_present(&root, &claude_home, &codex_home) {
         install_harness(ctx, harness, &root, &entry)?;
     }

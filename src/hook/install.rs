@@ -65,6 +65,61 @@ pub fn hook_command(exe: &Path) -> String {
     format!("[ -x {q} ] && exec {q} hook || exec peat hook")
 }
 
+/// The command when no stable path to this binary is known: `peat` on PATH.
+pub const PLAIN_HOOK_COMMAND: &str = "peat hook";
+
+/// The hook command for the running binary, from the process environment.
+pub fn this_hook_command() -> String {
+    let exe = crate::hook::self_exe();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let store = std::env::var_os("NIX_STORE_DIR").map(PathBuf::from);
+    match stable_exe(
+        &exe,
+        std::env::var_os("PATH").as_deref(),
+        home.as_deref(),
+        store.as_deref(),
+    ) {
+        Some(p) => hook_command(&p),
+        None => PLAIN_HOOK_COMMAND.to_string(),
+    }
+}
+
+/// The path a hook command should name for the binary at `exe`: its real path, unless that
+/// is inside the Nix store. A store path changes on every upgrade (and garbage collection
+/// removes the old one; Codex asks to trust a changed hooks.json again), so on Nix it is a
+/// profile's `bin/peat` that resolves to this same binary: the first on PATH, else a
+/// well-known profile. `None` when there is none: the command is then `peat` on PATH.
+pub fn stable_exe(
+    exe: &Path,
+    path_var: Option<&std::ffi::OsStr>,
+    home: Option<&Path>,
+    store_dir: Option<&Path>,
+) -> Option<PathBuf> {
+    let real = fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+    let store = store_dir
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("/nix/store"));
+    if !real.starts_with(store) {
+        return Some(real);
+    }
+    let user = std::env::var("USER").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = path_var
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    if let Some(h) = home {
+        dirs.push(h.join(".nix-profile/bin"));
+        dirs.push(h.join(".local/state/nix/profile/bin"));
+    }
+    if !user.is_empty() {
+        dirs.push(PathBuf::from(format!("/etc/profiles/per-user/{user}/bin")));
+    }
+    dirs.push(PathBuf::from("/run/current-system/sw/bin"));
+    dirs.into_iter()
+        .filter(|d| d.is_absolute() && !d.starts_with(store))
+        .map(|d| d.join("peat"))
+        .find(|p| fs::canonicalize(p).is_ok_and(|r| r == real))
+}
+
 /// `s` as one POSIX shell word.
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
@@ -82,6 +137,70 @@ pub fn snippet(entry: &Value) -> Value {
         hooks.insert(ev.to_string(), json!([{"hooks": [entry.clone()]}]));
     }
     json!({ "hooks": hooks })
+}
+
+/// Where a harness reads the hooks and skills it runs in every project of this user: what
+/// home-manager's `programs.peat` (through `programs.claude-code` and `programs.codex`) or
+/// a hand edit installs. Claude Code: `$CLAUDE_CONFIG_DIR/settings.json` and
+/// `skills/peat/SKILL.md` there; Codex: `$CODEX_HOME/hooks.json`, and the skill under
+/// `$CODEX_HOME/skills` or `~/.agents/skills`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserLevel {
+    pub config: PathBuf,
+    pub skills: Vec<PathBuf>,
+}
+
+impl UserLevel {
+    pub fn of(harness: Harness, claude_home: &Path, codex_home: &Path, home: &Path) -> UserLevel {
+        match harness {
+            Harness::Claude { .. } => UserLevel {
+                config: claude_home.join("settings.json"),
+                skills: vec![claude_home.join("skills/peat/SKILL.md")],
+            },
+            Harness::Codex => UserLevel {
+                config: codex_home.join("hooks.json"),
+                skills: vec![
+                    codex_home.join("skills/peat/SKILL.md"),
+                    home.join(".agents/skills/peat/SKILL.md"),
+                ],
+            },
+        }
+    }
+
+    /// Whether the user-level file runs a peat hook on every event peat uses. Any peat
+    /// command counts: the module's is not this binary's path. An unreadable or invalid
+    /// file is not peat's to judge here, so it counts as no.
+    pub fn has_hooks(&self) -> bool {
+        read_config(&self.config)
+            .ok()
+            .flatten()
+            .is_some_and(|v| runs_peat_on_every_event(&v))
+    }
+
+    /// The user-level skill, when one is the skill this binary carries.
+    pub fn current_skill(&self) -> Option<&Path> {
+        self.skills
+            .iter()
+            .map(PathBuf::as_path)
+            .find(|p| skill_is_current(p))
+    }
+}
+
+/// Whether `config` runs some peat hook command on each of peat's events.
+pub fn runs_peat_on_every_event(config: &Value) -> bool {
+    EVENTS.into_iter().all(|ev| {
+        config
+            .get("hooks")
+            .and_then(|h| h.get(ev))
+            .and_then(Value::as_array)
+            .is_some_and(|groups| {
+                groups.iter().any(|g| {
+                    g.get("hooks")
+                        .and_then(Value::as_array)
+                        .is_some_and(|l| l.iter().any(is_peat_handler))
+                })
+            })
+    })
 }
 
 /// Whether a hook command is one of peat's, of any generation: a word whose last path
@@ -318,6 +437,66 @@ mod tests {
             hook_command(Path::new("/it's here/peat")),
             r"[ -x '/it'\''s here/peat' ] && exec '/it'\''s here/peat' hook || exec peat hook"
         );
+    }
+
+    #[test]
+    fn a_binary_in_the_nix_store_is_named_by_the_profile_link_that_resolves_to_it() {
+        let t = tempfile::tempdir().unwrap();
+        let store = t.path().join("nix/store");
+        let bin = store.join("abc-peat-0.4/bin/peat");
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        fs::write(&bin, b"#!").unwrap();
+        let other = store.join("def-peat-0.3/bin/peat");
+        fs::create_dir_all(other.parent().unwrap()).unwrap();
+        fs::write(&other, b"#!").unwrap();
+        let link = |dir: &str, to: &Path| {
+            let d = t.path().join(dir);
+            fs::create_dir_all(&d).unwrap();
+            std::os::unix::fs::symlink(to, d.join("peat")).unwrap();
+            d
+        };
+        let stale = link("stale/bin", &other);
+        let profile = link("home/.nix-profile/bin", &bin);
+        let on_path = link("path/bin", &bin);
+        let home = t.path().join("home");
+        let path =
+            std::env::join_paths([&stale, store.join("abc-peat-0.4/bin").as_path(), &on_path])
+                .unwrap();
+
+        // PATH first, skipping a link to another build and the store itself.
+        assert_eq!(
+            stable_exe(&bin, Some(&path), Some(&home), Some(&store)),
+            Some(on_path.join("peat"))
+        );
+        // Else a well-known profile.
+        assert_eq!(
+            stable_exe(&bin, None, Some(&home), Some(&store)),
+            Some(profile.join("peat"))
+        );
+        // Else none: the caller falls back to `peat` on PATH, never the store path.
+        assert_eq!(stable_exe(&bin, None, None, Some(&store)), None);
+        // Outside the store, the binary's own real path.
+        let plain = t.path().join("plain/peat");
+        fs::create_dir_all(plain.parent().unwrap()).unwrap();
+        fs::write(&plain, b"#!").unwrap();
+        assert_eq!(
+            stable_exe(&plain, Some(&path), Some(&home), Some(&store)),
+            Some(fs::canonicalize(&plain).unwrap())
+        );
+    }
+
+    #[test]
+    fn user_level_hooks_count_only_when_every_event_runs_peat() {
+        let mut config = json!({"hooks": {}});
+        assert!(!runs_peat_on_every_event(&config));
+        merge(&mut config, &entry(PLAIN_HOOK_COMMAND)).unwrap();
+        assert!(runs_peat_on_every_event(&config));
+        config["hooks"]["Stop"] = json!([{"hooks": [{"type": "command", "command": "bd prime"}]}]);
+        assert!(!runs_peat_on_every_event(&config));
+        let home_manager = json!({"hooks": Value::Object(
+            EVENTS.iter().map(|e| (e.to_string(), json!([{"hooks": [{"type": "command", "command": "/home/u/.nix-profile/bin/peat hook"}]}]))).collect()
+        )});
+        assert!(runs_peat_on_every_event(&home_manager));
     }
 
     #[test]

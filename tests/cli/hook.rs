@@ -1018,3 +1018,172 @@ fn setup_wires_everything_imports_this_project_and_is_safe_twice() {
     assert!(!r.stderr.contains("ledger created"), "{}", r.stderr);
     assert_eq!(env.dump(), before);
 }
+
+// ---- Nix and home-manager ----------------------------------------------------------------
+
+/// The four events, each running `command`, as home-manager writes a user-level file.
+fn user_level_hooks(command: &str) -> String {
+    let mut hooks = serde_json::Map::new();
+    for ev in ["SessionStart", "Stop", "PreCompact", "SessionEnd"] {
+        hooks.insert(
+            ev.to_string(),
+            serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]),
+        );
+    }
+    serde_json::to_string_pretty(&serde_json::json!({ "hooks": hooks })).unwrap()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_binary_in_the_nix_store_writes_its_profile_link_never_the_store_path() {
+    let env = Env::new();
+    // This binary "installed" in a Nix store (a hard link, so /proc/self/exe names it there)
+    // and a profile's bin/peat linking to it.
+    let store = env.path("nix/store");
+    let in_store = store.join("0123abcd-peat-0.4.0/bin/peat");
+    std::fs::create_dir_all(in_store.parent().unwrap()).unwrap();
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_peat"), &in_store).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_peat"), &in_store).unwrap();
+    }
+    let profile = env.path("home/.nix-profile/bin/peat");
+    std::fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&in_store, &profile).unwrap();
+    let run = |args: &[&str]| {
+        Run::of(
+            std::process::Command::new(&in_store)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", env.path("home"))
+                .env("PEAT_DB", env.store())
+                .env("NIX_STORE_DIR", &store)
+                .env("NO_COLOR", "1")
+                .current_dir(env.path("work"))
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    run(&["hook", "install"]).ok();
+    run(&["hook", "install", "--codex"]).ok();
+    for file in ["work/.claude/settings.json", "work/.codex/hooks.json"] {
+        let text = std::fs::read_to_string(env.path(file)).unwrap();
+        assert!(
+            !text.contains("nix/store"),
+            "{file} names the store:\n{text}"
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["hooks"]["Stop"][0]["hooks"][0]["command"],
+            install_command_for(&profile),
+            "{file}"
+        );
+    }
+    // The same again changes nothing.
+    let again = run(&["hook", "install"]).ok();
+    assert!(again.stderr.contains("already current"), "{}", again.stderr);
+
+    // No stable link to this binary: plain `peat hook`, found on PATH when it runs.
+    std::fs::remove_file(&profile).unwrap();
+    let p = run(&["hook", "install", "--print"]).ok();
+    let v: Value = serde_json::from_str(&p.stdout).unwrap();
+    assert_eq!(
+        v["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
+        "peat hook"
+    );
+}
+
+fn install_command_for(exe: &Path) -> String {
+    let q = format!("'{}'", exe.display());
+    format!("[ -x {q} ] && exec {q} hook || exec peat hook")
+}
+
+#[test]
+fn hooks_and_skills_installed_at_user_level_are_recognised_and_not_doubled() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path("work/.git")).unwrap();
+    let claude_home = env.path("claude-config");
+    let codex_home = env.path("codex-home");
+    let skill = env.run(&["skill"]).ok().stdout;
+    // What home-manager's programs.peat writes (a command naming the profile, not peat's path).
+    write(
+        &claude_home.join("settings.json"),
+        &user_level_hooks("/home/u/.nix-profile/bin/peat hook"),
+    );
+    write(&claude_home.join("skills/peat/SKILL.md"), &skill);
+    write(
+        &codex_home.join("hooks.json"),
+        &user_level_hooks("peat hook"),
+    );
+    write(&codex_home.join("skills/peat/SKILL.md"), &skill);
+    let run = |args: &[&str]| {
+        Run::of(
+            env.cmd()
+                .env("CLAUDE_CONFIG_DIR", &claude_home)
+                .env("CODEX_HOME", &codex_home)
+                .env("PEAT_PYTHON", env.path("no-python-here"))
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    make_ledger(&env);
+    let r = run(&["hook", "install", "--check"]).ok();
+    assert!(
+        r.stderr.contains("claude-config/settings.json: peat hook on SessionStart, Stop, PreCompact, SessionEnd (user level)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("claude-config/skills/peat/SKILL.md: current (user level)"),
+        "{}",
+        r.stderr
+    );
+    run(&["hook", "install", "--check", "--codex"]).ok();
+
+    let r = run(&["setup", "--no-model"]).ok();
+    assert!(
+        r.stderr.contains("claude-config/settings.json: peat hook installed at user level; nothing added to .claude/settings.json"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("codex-home/hooks.json: peat hook installed at user level"),
+        "{}",
+        r.stderr
+    );
+    for made in [
+        ".claude/settings.json",
+        ".claude/skills",
+        ".codex/hooks.json",
+        ".agents/skills",
+    ] {
+        assert!(!env.path("work").join(made).exists(), "{made} was written");
+    }
+
+    // A user-level file that misses an event is not a full set: the project gets its own.
+    write(
+        &claude_home.join("settings.json"),
+        &user_level_hooks("peat hook").replace("\"Stop\"", "\"Notification\""),
+    );
+    let r = run(&["hook", "install", "--check"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    run(&["hook", "install"]).ok();
+    assert!(env.path("work/.claude/settings.json").exists());
+    // Once the user level is whole again, the project's second set is pointed out.
+    write(
+        &claude_home.join("settings.json"),
+        &user_level_hooks("peat hook"),
+    );
+    let r = run(&["hook", "install"]).ok();
+    assert!(
+        r.stderr.contains("each moment is captured twice"),
+        "{}",
+        r.stderr
+    );
+}
