@@ -4,6 +4,7 @@
 //! read is a view over it. `main.rs` only calls [`cli::run`].
 
 pub mod asof;
+pub mod blame;
 pub mod brief;
 pub mod capture;
 pub mod change;
