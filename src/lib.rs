@@ -13,6 +13,7 @@ pub mod commands;
 pub mod embed;
 pub mod error;
 pub mod event;
+pub mod files;
 pub mod hook;
 pub mod ladder;
 pub mod ledger;

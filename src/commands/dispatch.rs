@@ -418,6 +418,16 @@ fn file(
     shown: &str,
     line: Option<u32>,
 ) -> Result<u8, CliError> {
+    if let Some(n) = line {
+        // One line: who last wrote it, as `peat blame FILE -L N` says.
+        drop(std::mem::replace(&mut live.store, Store::Unopened));
+        let args = super::blame::BlameArgs {
+            file: shown.to_string(),
+            lines: Some(n.to_string()),
+            at: None,
+        };
+        return delegate(ctx, head, |ctx| super::blame::run(ctx, &args));
+    }
     let touches = std::mem::take(&mut live.touches);
     let mut out = std::io::stdout().lock();
     if ctx.json {
@@ -455,12 +465,15 @@ fn file(
             ui.dim(&format!("▸ peat {shown} --json"))
         )?;
     }
-    let what = match line {
-        Some(n) => format!("line {n}: line-level attribution is not built yet;"),
-        None => "line-level attribution is not built yet;".to_string(),
-    };
-    ctx.ui
-        .note(&format!("{what} these are the recorded edits of the file."));
+    if canonical.as_deref().is_some_and(|c| Path::new(c).is_file()) {
+        writeln!(
+            out,
+            "  {}",
+            ui.dim(&format!(
+                "▸ peat blame {shown}   (which edit wrote each line)"
+            ))
+        )?;
+    }
     Ok(0)
 }
 

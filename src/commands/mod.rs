@@ -2,6 +2,7 @@
 //! The logic lives in the library modules they call.
 
 pub mod asof;
+pub mod blame;
 pub mod brief;
 pub mod capture;
 pub mod compact;
