@@ -437,6 +437,7 @@ fn file(
     head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
     let canonical = live.path(shown).map(|p| p.to_string_lossy().into_owned());
+    let mut prompts = crate::files::Prompts::default();
     for t in touches.iter().take(SHOWN) {
         let mut tag = format!("{} · {}", t.session.short(), t.age);
         if t.failed {
@@ -446,6 +447,12 @@ fn file(
         if canonical.as_deref() != Some(t.path.as_str()) {
             what.push(' ');
             what.push_str(&short_path(ctx, &t.path));
+        }
+        // Each edit names the prompt that led to it.
+        if let Some((_, views, _)) = live.views()?
+            && let Some(p) = prompts.answered_by(views, &t.session, t.seq)?
+        {
+            what.push_str(&format!("  \"{}\"", clip(&p.text.replace('\n', " "), 60)));
         }
         writeln!(
             out,
@@ -478,7 +485,7 @@ fn file(
 }
 
 /// A recorded path as listings show it: relative to this repository when inside it.
-fn short_path(ctx: &Ctx, p: &str) -> String {
+pub(super) fn short_path(ctx: &Ctx, p: &str) -> String {
     ctx.location
         .root
         .as_deref()

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod events;
 pub mod hook;
 pub mod import;
+pub mod log;
 pub mod model;
 pub mod obs;
 pub mod rebuild;

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use crate::support::{Env, SESSION_A, SESSION_B};
 
 /// One Claude Code transcript line at `minute` past 09:00 on 2026-07-14.
-fn line(session: &str, n: u32, minute: u32, ty: &str, body: Value) -> String {
+pub fn line(session: &str, n: u32, minute: u32, ty: &str, body: Value) -> String {
     let mut v = json!({
         "parentUuid": null, "isSidechain": false, "userType": "external",
         "cwd": "/home/dev/acme-api", "sessionId": session, "version": "2.1.190",
@@ -18,7 +18,7 @@ fn line(session: &str, n: u32, minute: u32, ty: &str, body: Value) -> String {
     v.to_string()
 }
 
-fn prompt(session: &str, n: u32, minute: u32, text: &str) -> String {
+pub fn prompt(session: &str, n: u32, minute: u32, text: &str) -> String {
     line(
         session,
         n,
@@ -29,7 +29,7 @@ fn prompt(session: &str, n: u32, minute: u32, text: &str) -> String {
 }
 
 /// A tool call and its successful result.
-fn tool(session: &str, n: u32, minute: u32, name: &str, input: Value) -> [String; 2] {
+pub fn tool(session: &str, n: u32, minute: u32, name: &str, input: Value) -> [String; 2] {
     let id = format!("toolu_{session}_{n}");
     [
         line(
@@ -50,7 +50,7 @@ fn tool(session: &str, n: u32, minute: u32, name: &str, input: Value) -> [String
     ]
 }
 
-fn transcript(env: &Env, name: &str, lines: &[String]) -> String {
+pub fn transcript(env: &Env, name: &str, lines: &[String]) -> String {
     let p = env.path(name);
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     p.to_string_lossy().into_owned()

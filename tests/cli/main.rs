@@ -6,6 +6,7 @@ mod brief;
 mod capture;
 mod dispatch;
 mod hook;
+mod log;
 mod obs;
 mod recall;
 mod support;
