@@ -18,7 +18,9 @@ first line of the answer says which was chosen):
   peat src/server.rs:42     one line: the session and prompt that last wrote it
   peat 2026-w33             a window: w33, 2026-07, 2026-08-14, q3, 2026, a..b
   peat 3f6c2a9e [SEQ]       a session by id prefix; one event with SEQ
-  peat 4be1c0a              a commit (or jj change id): the session that made it
+  peat 4be1c0a              a commit (or jj change id): the session that made it, by its
+                            Peat-Session trailer, the recorded commit command, the session
+                            in this workspace then, or the edits that wrote its lines
   peat staging              a subject's full evidence trail (exact name)
   peat peat-8nj             a bead id: every text that mentions it
   peat rate limiter         anything else: keyword + semantic search
@@ -74,6 +76,7 @@ pub enum Command {
     Asof(commands::asof::AsofArgs),
     Blame(commands::blame::BlameArgs),
     Log(commands::log::LogArgs),
+    Trailer(commands::trailer::TrailerArgs),
     Rebuild(commands::rebuild::RebuildArgs),
     Obs(commands::obs::ObsArgs),
     Subjects(commands::subjects::SubjectsArgs),
@@ -235,6 +238,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Asof(a) => commands::asof::run(ctx, a),
         Command::Blame(a) => commands::blame::run(ctx, a),
         Command::Log(a) => commands::log::run(ctx, a),
+        Command::Trailer(a) => commands::trailer::run(ctx, a),
         Command::Rebuild(a) => commands::rebuild::run(ctx, a),
         Command::Obs(a) => commands::obs::run(ctx, a),
         Command::Subjects(a) => commands::subjects::run(ctx, a),

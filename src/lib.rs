@@ -10,6 +10,7 @@ pub mod capture;
 pub mod change;
 pub mod cli;
 pub mod commands;
+pub mod commits;
 pub mod diff;
 pub mod embed;
 pub mod error;

@@ -20,4 +20,5 @@ pub mod setup;
 pub mod show;
 pub mod skill;
 pub mod subjects;
+pub mod trailer;
 pub mod zoom;

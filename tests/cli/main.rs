@@ -4,6 +4,7 @@
 mod blame;
 mod brief;
 mod capture;
+mod commits;
 mod dispatch;
 mod hook;
 mod log;
