@@ -72,22 +72,26 @@ pub fn blame(current: &str, changes: &[Change]) -> Blame {
 }
 
 /// The file as it stood after the first `cut` edits of `changes`, attributed as it was then;
-/// `None` when the record cannot tell what the file held at that moment.
+/// `None` when the record cannot tell what the file held at that moment. `current` is the
+/// file's text now, `None` when it no longer exists.
 ///
 /// From the current text, the edits after the cut are undone; where a later `Write` hides the
-/// past, the file is replayed forward instead from the last `Write` before the cut. A person's
-/// unrecorded changes cannot be dated: those the current text holds stay in it.
-pub fn blame_at(current: &str, changes: &[Change], cut: usize) -> Option<Blame> {
+/// past (or the file is gone), the file is replayed forward instead from the last `Write`
+/// before the cut. A person's unrecorded changes cannot be dated: those the current text
+/// holds stay in it.
+pub fn blame_at(current: Option<&str>, changes: &[Change], cut: usize) -> Option<Blame> {
     let cut = cut.min(changes.len());
-    let history = recover(current, changes);
-    if history.covers(cut) {
-        let placed = history.placed(cut);
-        let (text, lines) = history.replay(cut);
-        return Some(Blame {
-            text,
-            lines,
-            placed,
-        });
+    if let Some(current) = current {
+        let history = recover(current, changes);
+        if history.covers(cut) {
+            let placed = history.placed(cut);
+            let (text, lines) = history.replay(cut);
+            return Some(Blame {
+                text,
+                lines,
+                placed,
+            });
+        }
     }
     let w = changes[..cut]
         .iter()

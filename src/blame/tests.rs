@@ -160,23 +160,29 @@ fn blame_at_a_cut_shows_the_file_as_it_stood() {
     let changes = [write("a\nb\n"), edit("b\n", "B\n"), edit("a\n", "A\n")];
     let now = "A\nB\n";
     // Before the Write, the record cannot tell whether the file existed.
-    assert_eq!(blame_at(now, &changes, 0), None);
-    let at1 = blame_at(now, &changes, 1).unwrap();
+    assert_eq!(blame_at(Some(now), &changes, 0), None);
+    let at1 = blame_at(Some(now), &changes, 1).unwrap();
     assert_eq!(at1.text, "a\nb\n");
     assert_eq!(at1.lines, vec![E(0), E(0)]);
-    let at2 = blame_at(now, &changes, 2).unwrap();
+    let at2 = blame_at(Some(now), &changes, 2).unwrap();
     assert_eq!(at2.text, "a\nB\n");
     assert_eq!(at2.lines, vec![E(0), E(1)]);
-    assert_eq!(blame_at(now, &changes, 3).unwrap().lines, vec![E(2), E(1)]);
+    assert_eq!(
+        blame_at(Some(now), &changes, 3).unwrap().lines,
+        vec![E(2), E(1)]
+    );
 }
 
 #[test]
 fn a_cut_hidden_behind_a_later_write_is_replayed_forward_from_an_earlier_one() {
     let changes = [write("a\nb\n"), edit("b\n", "B\n"), write("new\n")];
-    let at2 = blame_at("new\n", &changes, 2).unwrap();
+    let at2 = blame_at(Some("new\n"), &changes, 2).unwrap();
     assert_eq!(at2.text, "a\nB\n");
     assert_eq!(at2.lines, vec![E(0), E(1)]);
     assert_eq!(at2.placed, vec![true, true]);
+    // A file that is gone is replayed forward from its last Write.
+    let gone = blame_at(None, &changes[..2], 2).unwrap();
+    assert_eq!(gone.text, "a\nB\n");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -498,7 +504,7 @@ proptest! {
         let ops: Vec<Op> = ops.into_iter().filter(|o| !matches!(o, Op::Hand { .. })).collect();
         let sim = run(initial, true, &ops);
         let cut = cut.min(sim.changes.len());
-        let b = blame_at(&sim.text(), &sim.changes, cut);
+        let b = blame_at(Some(&sim.text()), &sim.changes, cut);
         if cut == 0 {
             // Before the first Write, whether the file existed is unknown.
             prop_assert_eq!(b, None);

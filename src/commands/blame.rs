@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         None => blame(&current, &changes),
         Some(when) => {
             let cut = cut_at(ctx, &ledger, &views, &edits, when)?;
-            blame_at(&current, &changes, cut).ok_or_else(|| {
+            blame_at(exists.then_some(current.as_str()), &changes, cut).ok_or_else(|| {
                 CliError::user(format!(
                     "the record cannot tell what {} held at {when}",
                     args.file

@@ -6,13 +6,12 @@
 //! `{"reading": {"kind": …, "passed": […]}, "result": …}`.
 
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::Ctx;
 use crate::error::CliError;
-use crate::event::{Event, EventId, SessionId, TouchOp};
+use crate::event::{Event, EventId, SessionId};
 use crate::ledger::{Ledger, Mode};
 use crate::recall::{Query, Recall};
 use crate::resolve::{Classified, CommitFound, Passed, Probes, Reading, SessionMatch, classify};
@@ -158,8 +157,6 @@ struct Live<'a> {
     ctx: &'a Ctx,
     today: jiff::civil::Date,
     store: Store,
-    /// What the file probe found, kept for the answer.
-    touches: Vec<Touch>,
     /// What the commit probe found, kept for the answer.
     explained: crate::commits::Explained,
 }
@@ -183,7 +180,6 @@ impl<'a> Live<'a> {
             ctx,
             today: today(ctx),
             store: Store::Unopened,
-            touches: Vec::new(),
             explained: crate::commits::Explained::default(),
         }
     }
@@ -250,19 +246,21 @@ impl Probes for Live<'_> {
             return None;
         }
         let joined = self.ctx.cwd.join(word);
-        joined
-            .exists()
-            .then(|| std::fs::canonicalize(&joined).unwrap_or(joined))
+        if joined.exists() {
+            return Some(std::fs::canonicalize(&joined).unwrap_or(joined));
+        }
+        // A file that is not here may still be in the record (deleted since, or written in
+        // another checkout): a word shaped like a path is looked up.
+        crate::resolve::is_path_shape(word).then_some(joined)
     }
 
     fn touched(&mut self, path: &Path) -> Result<bool, CliError> {
         let ctx = self.ctx;
-        let Some((ledger, views, _)) = self.views()? else {
+        let Some((_, views, _)) = self.views()? else {
             return Ok(false);
         };
-        let touches = file_touches(ctx, ledger, views, path)?;
-        self.touches = touches;
-        Ok(!self.touches.is_empty())
+        let wanted = super::file::wanted(ctx, &path.to_string_lossy());
+        Ok(!crate::files::recorded_paths(views, &wanted)?.is_empty())
     }
 
     fn window(&mut self, word: &str) -> Option<Window> {
@@ -333,100 +331,6 @@ impl Probes for Live<'_> {
 // ---------------------------------------------------------------------------------------
 // Files.
 
-/// One recorded edit of a file.
-#[derive(Clone, Debug, Serialize)]
-struct Touch {
-    session: SessionId,
-    seq: u32,
-    ts_ms: i64,
-    age: String,
-    op: TouchOp,
-    /// The path as the agent recorded it.
-    path: String,
-    failed: bool,
-}
-
-/// The recorded edits of `path` (a file, or every file under a directory), newest first.
-/// Paths are recorded absolute, as the agent saw them: an exact match wins; failing that,
-/// the path relative to the repository root is matched as a suffix, which finds edits made
-/// in another checkout of the same repository.
-fn file_touches(
-    ctx: &Ctx,
-    ledger: &Ledger,
-    views: &Views,
-    path: &Path,
-) -> Result<Vec<Touch>, CliError> {
-    let abs = path.to_string_lossy().into_owned();
-    let dir = path.is_dir();
-    let root = ctx
-        .location
-        .root
-        .as_deref()
-        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf()));
-    let rel = root
-        .as_deref()
-        .and_then(|r| path.strip_prefix(r).ok())
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|r| !r.is_empty());
-    let mut exact: BTreeSet<String> = BTreeSet::new();
-    let mut suffix: BTreeSet<String> = BTreeSet::new();
-    for (_, rollup) in views.tables.all_sessions()? {
-        for p in rollup.files.keys() {
-            let under = dir && p.starts_with(&format!("{}/", abs.trim_end_matches('/')));
-            if *p == abs || under {
-                exact.insert(p.clone());
-            } else if let Some(rel) = &rel {
-                let tail = format!("/{rel}");
-                if p.ends_with(&tail) || (dir && p.contains(&format!("{tail}/"))) {
-                    suffix.insert(p.clone());
-                }
-            }
-        }
-    }
-    let paths = if exact.is_empty() { suffix } else { exact };
-    let mut out = Vec::new();
-    for p in &paths {
-        for id in views.tables.touches_of(p)? {
-            let Some(env) = ledger.get(&id)? else {
-                continue;
-            };
-            let Event::FileTouch {
-                path: first,
-                op,
-                failed,
-                more,
-                ..
-            } = &env.kind
-            else {
-                continue;
-            };
-            let op = if first == p {
-                *op
-            } else {
-                more.iter().find(|t| &t.path == p).map_or(*op, |t| t.op)
-            };
-            out.push(Touch {
-                session: id.session,
-                seq: id.seq.0,
-                ts_ms: env.ts_ms,
-                age: crate::time::age(ctx.now_ms, env.ts_ms),
-                op,
-                path: p.clone(),
-                failed: *failed,
-            });
-        }
-    }
-    out.sort_by(|a, b| (b.ts_ms, &b.session, b.seq).cmp(&(a.ts_ms, &a.session, a.seq)));
-    Ok(out)
-}
-
-fn op_label(op: TouchOp) -> String {
-    match serde_json::to_value(op) {
-        Ok(serde_json::Value::String(s)) => s.replace('_', "-"),
-        _ => "touch".to_string(),
-    }
-}
-
 fn file(
     ctx: &Ctx,
     head: &Head<'_>,
@@ -434,70 +338,25 @@ fn file(
     shown: &str,
     line: Option<u32>,
 ) -> Result<u8, CliError> {
-    if let Some(n) = line {
+    // The readings open the store themselves.
+    drop(std::mem::replace(&mut live.store, Store::Unopened));
+    match line {
         // One line: who last wrote it, as `peat blame FILE -L N` says.
-        drop(std::mem::replace(&mut live.store, Store::Unopened));
-        let args = super::blame::BlameArgs {
-            file: shown.to_string(),
-            lines: Some(n.to_string()),
-            at: None,
-        };
-        return delegate(ctx, head, |ctx| super::blame::run(ctx, &args));
-    }
-    let touches = std::mem::take(&mut live.touches);
-    let mut out = std::io::stdout().lock();
-    if ctx.json {
-        head.json(&mut out, &serde_json::json!({ "touches": touches }))?;
-        return Ok(0);
-    }
-    head.print(ctx, &mut out)?;
-    let ui = &ctx.ui;
-    let canonical = live.path(shown).map(|p| p.to_string_lossy().into_owned());
-    let mut prompts = crate::files::Prompts::default();
-    for t in touches.iter().take(SHOWN) {
-        let mut tag = format!("{} · {}", t.session.short(), t.age);
-        if t.failed {
-            tag.push_str(" · failed");
+        Some(n) => {
+            let args = super::blame::BlameArgs {
+                file: shown.to_string(),
+                lines: Some(n.to_string()),
+                at: None,
+            };
+            delegate(ctx, head, |ctx| super::blame::run(ctx, &args))
         }
-        let mut what = op_label(t.op);
-        if canonical.as_deref() != Some(t.path.as_str()) {
-            what.push(' ');
-            what.push_str(&short_path(ctx, &t.path));
+        None => {
+            let args = super::file::FileArgs {
+                path: shown.to_string(),
+            };
+            delegate(ctx, head, |ctx| super::file::run(ctx, &args))
         }
-        // Each edit names the prompt that led to it.
-        if let Some((_, views, _)) = live.views()?
-            && let Some(p) = prompts.answered_by(views, &t.session, t.seq)?
-        {
-            what.push_str(&format!("  \"{}\"", clip(&p.text.replace('\n', " "), 60)));
-        }
-        writeln!(
-            out,
-            "  {} {}  {}",
-            ui.dim(&format!("[{tag}]")),
-            ui.safe(&what),
-            ui.dim(&format!("▸ peat show {} {}", t.session.short(), t.seq))
-        )?;
     }
-    if touches.len() > SHOWN {
-        let sessions: BTreeSet<&SessionId> = touches.iter().map(|t| &t.session).collect();
-        writeln!(
-            out,
-            "  … {} more edits ({} sessions in all)  {}",
-            touches.len() - SHOWN,
-            sessions.len(),
-            ui.dim(&format!("▸ peat {shown} --json"))
-        )?;
-    }
-    if canonical.as_deref().is_some_and(|c| Path::new(c).is_file()) {
-        writeln!(
-            out,
-            "  {}",
-            ui.dim(&format!(
-                "▸ peat blame {shown}   (which edit wrote each line)"
-            ))
-        )?;
-    }
-    Ok(0)
 }
 
 /// A recorded path as listings show it: relative to this repository when inside it.

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod compact;
 pub mod dispatch;
 pub mod events;
+pub mod file;
 pub mod hook;
 pub mod import;
 pub mod log;

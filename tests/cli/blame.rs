@@ -213,3 +213,60 @@ fn a_bad_line_range_is_a_usage_error() {
     assert_ne!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("not a line range"), "{}", r.stderr);
 }
+
+#[test]
+fn a_file_deleted_since_still_lists_its_edits_by_path() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    std::fs::remove_file(env.path("work/src/limiter.rs")).unwrap();
+    let r = env.run(&["src/limiter.rs"]).ok();
+    assert!(
+        r.stdout.starts_with("== file src/limiter.rs =="),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\"refill five tokens a second\""),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("▸ peat show 3f6c2a9e "), "{}", r.stdout);
+    let r = env.run(&["file", "src/limiter.rs", "--json"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let touches = v["touches"].as_array().unwrap();
+    assert_eq!(touches.len(), 2, "{}", r.stdout);
+    assert_eq!(touches[0]["session"], SESSION_B, "newest first");
+    // Blame needs the text: it says so, and where to look.
+    let r = env.run(&["blame", "src/limiter.rs"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("does not exist here"), "{}", r.stderr);
+    let r = env
+        .run(&["blame", "src/limiter.rs", "--at", "2026-07-14", "--json"])
+        .ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["lines"][1]["text"], "fn refill() { add(5) }",
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_path_the_record_does_not_know_is_searched_and_says_why() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    let r = env.run(&["src/nowhere.rs"]);
+    assert!(
+        r.stderr
+            .contains("src/nowhere.rs: no recorded session touched it"),
+        "{}",
+        r.stderr
+    );
+    let r = env.run(&["file", "src/nowhere.rs"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("no recorded edit touched src/nowhere.rs"),
+        "{}",
+        r.stderr
+    );
+}
