@@ -14,10 +14,13 @@ const AFTER_HELP: &str = "\
 READING BY SHAPE (bare `peat THING`; the first reading that answers wins, and the
 first line of the answer says which was chosen):
   peat                      the brief: recent work, the ladder of further-back windows
-  peat src/server.rs[:42]   a file or directory: the recorded edits of it
+  peat src/server.rs        a file or directory, here or not: the recorded edits of it
+  peat src/server.rs:42     one line: the session and prompt that last wrote it
   peat 2026-w33             a window: w33, 2026-07, 2026-08-14, q3, 2026, a..b
   peat 3f6c2a9e [SEQ]       a session by id prefix; one event with SEQ
-  peat 4be1c0a              a commit (or jj change id): the session that made it
+  peat 4be1c0a              a commit (or jj change id): the session that made it, by its
+                            Peat-Session trailer, the recorded commit command, the session
+                            in this workspace then, or the edits that wrote its lines
   peat staging              a subject's full evidence trail (exact name)
   peat peat-8nj             a bead id: every text that mentions it
   peat rate limiter         anything else: keyword + semantic search
@@ -71,6 +74,10 @@ pub enum Command {
     Zoom(commands::zoom::ZoomArgs),
     Recall(commands::recall::RecallArgs),
     Asof(commands::asof::AsofArgs),
+    Blame(commands::blame::BlameArgs),
+    File(commands::file::FileArgs),
+    Log(commands::log::LogArgs),
+    Trailer(commands::trailer::TrailerArgs),
     Rebuild(commands::rebuild::RebuildArgs),
     Obs(commands::obs::ObsArgs),
     Subjects(commands::subjects::SubjectsArgs),
@@ -230,6 +237,10 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Zoom(a) => commands::zoom::run(ctx, a),
         Command::Recall(a) => commands::recall::run(ctx, a),
         Command::Asof(a) => commands::asof::run(ctx, a),
+        Command::Blame(a) => commands::blame::run(ctx, a),
+        Command::File(a) => commands::file::run(ctx, a),
+        Command::Log(a) => commands::log::run(ctx, a),
+        Command::Trailer(a) => commands::trailer::run(ctx, a),
         Command::Rebuild(a) => commands::rebuild::run(ctx, a),
         Command::Obs(a) => commands::obs::run(ctx, a),
         Command::Subjects(a) => commands::subjects::run(ctx, a),

@@ -4,17 +4,22 @@
 //! read is a view over it. `main.rs` only calls [`cli::run`].
 
 pub mod asof;
+pub mod blame;
 pub mod brief;
 pub mod capture;
 pub mod change;
 pub mod cli;
 pub mod commands;
+pub mod commits;
+pub mod diff;
 pub mod embed;
 pub mod error;
 pub mod event;
+pub mod files;
 pub mod hook;
 pub mod ladder;
 pub mod ledger;
+pub mod log;
 pub mod recall;
 pub mod resolve;
 pub mod session;

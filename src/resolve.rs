@@ -201,7 +201,8 @@ pub fn classify<P: Probes>(words: &[String], probes: &mut P) -> Result<Classifie
     done(Reading::Search(joined), passed)
 }
 
-/// `word`, or `path:LINE`, naming an existing file or directory: the path part and the line.
+/// `word`, or `path:LINE`, naming a file or directory (one that exists, or one shaped like a
+/// path: see [`is_path_shape`]): the path part and the line.
 fn file_shape<'a, P: Probes>(word: &'a str, probes: &mut P) -> Option<(&'a str, Option<u32>)> {
     if probes.path(word).is_some() {
         return Some((word, None));
@@ -209,6 +210,26 @@ fn file_shape<'a, P: Probes>(word: &'a str, probes: &mut P) -> Option<(&'a str, 
     let (path, line) = word.rsplit_once(':')?;
     let line: u32 = line.parse().ok()?;
     probes.path(path).map(|_| (path, Some(line)))
+}
+
+/// Whether a word not on disk reads as a path worth looking up in the record: it has a
+/// directory separator, or a name with a short alphabetic extension (`config.yaml`).
+pub fn is_path_shape(word: &str) -> bool {
+    // `path:LINE` is read as a path and a line, never as a path with a colon.
+    if word.contains(':') || word.contains(char::is_whitespace) {
+        return false;
+    }
+    if word.contains('/') {
+        return true;
+    }
+    match word.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
 }
 
 /// A window the record could hold: `1042` is searched for, not read as a year.

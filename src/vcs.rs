@@ -173,6 +173,75 @@ pub fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
     None
 }
 
+/// What a commit wrote: its whole message and, per file (relative to the repository root),
+/// the lines it added.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommitContent {
+    pub message: String,
+    pub added: Vec<(String, Vec<String>)>,
+}
+
+/// The message and added lines of the commit `hash` (full, as [`resolve_commit`] gave it).
+pub fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
+    if !is_hex(hash) {
+        return None;
+    }
+    let repo = Repo::find(cwd)?;
+    if repo.git {
+        let message = git(
+            &repo.root,
+            &["show", "-s", "--format=%B", "--end-of-options", hash],
+        )?;
+        let diff = git(
+            &repo.root,
+            &[
+                "diff-tree",
+                "-p",
+                "--root",
+                "--no-commit-id",
+                "--no-ext-diff",
+                "--no-color",
+                "-U0",
+                "--end-of-options",
+                hash,
+            ],
+        )?;
+        return Some(CommitContent {
+            message,
+            added: added_lines(&diff),
+        });
+    }
+    if repo.jj {
+        let message = jj(
+            &repo.root,
+            &["log", "-r", hash, "--no-graph", "-T", "description"],
+        )?;
+        let diff = jj(&repo.root, &["diff", "-r", hash, "--git", "--context=0"])?;
+        return Some(CommitContent {
+            message,
+            added: added_lines(&diff),
+        });
+    }
+    None
+}
+
+/// The added lines of a git-format patch, per destination file.
+fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in diff.lines() {
+        if let Some(path) = line.strip_prefix("+++ ") {
+            let path = path.strip_prefix("b/").unwrap_or(path);
+            out.push((path.to_string(), Vec::new()));
+        } else if let Some(added) = line.strip_prefix('+')
+            && let Some((_, lines)) = out.last_mut()
+        {
+            lines.push(added.to_string());
+        }
+    }
+    out.retain(|(p, lines)| p != "/dev/null" && !lines.is_empty());
+    out
+}
+
 /// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
 pub fn basis_label(basis: &Basis) -> String {
     let short: String = basis.commit.chars().take(8).collect();
@@ -289,6 +358,29 @@ mod tests {
         // Not a commit's shape: refused before any tool runs.
         assert_eq!(resolve_commit(dir.path(), "HEAD"), None);
         assert_eq!(resolve_commit(dir.path(), "--all"), None);
+    }
+
+    #[test]
+    fn a_commit_names_its_message_and_the_lines_it_added() {
+        let (dir, _) = repo();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "bee\n").unwrap();
+        sh(dir.path(), &["add", "."]);
+        sh(
+            dir.path(),
+            &["commit", "-q", "-m", "more\n\nPeat-Session: 3f6c2a9e"],
+        );
+        let hash = sh(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+        let c = commit_content(dir.path(), &hash).unwrap();
+        assert!(c.message.contains("Peat-Session: 3f6c2a9e"), "{c:?}");
+        assert_eq!(
+            c.added,
+            vec![
+                ("a.txt".to_string(), vec!["two".to_string()]),
+                ("b.txt".to_string(), vec!["bee".to_string()])
+            ]
+        );
+        assert_eq!(commit_content(dir.path(), "--all"), None);
     }
 
     #[test]

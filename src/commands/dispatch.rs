@@ -6,13 +6,12 @@
 //! `{"reading": {"kind": …, "passed": […]}, "result": …}`.
 
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::Ctx;
 use crate::error::CliError;
-use crate::event::{Event, EventId, SessionId, TouchOp};
+use crate::event::{Event, EventId, SessionId};
 use crate::ledger::{Ledger, Mode};
 use crate::recall::{Query, Recall};
 use crate::resolve::{Classified, CommitFound, Passed, Probes, Reading, SessionMatch, classify};
@@ -158,10 +157,8 @@ struct Live<'a> {
     ctx: &'a Ctx,
     today: jiff::civil::Date,
     store: Store,
-    /// What the file probe found, kept for the answer.
-    touches: Vec<Touch>,
     /// What the commit probe found, kept for the answer.
-    made: Vec<Made>,
+    explained: crate::commits::Explained,
 }
 
 enum Store {
@@ -183,8 +180,7 @@ impl<'a> Live<'a> {
             ctx,
             today: today(ctx),
             store: Store::Unopened,
-            touches: Vec::new(),
-            made: Vec::new(),
+            explained: crate::commits::Explained::default(),
         }
     }
 
@@ -250,19 +246,21 @@ impl Probes for Live<'_> {
             return None;
         }
         let joined = self.ctx.cwd.join(word);
-        joined
-            .exists()
-            .then(|| std::fs::canonicalize(&joined).unwrap_or(joined))
+        if joined.exists() {
+            return Some(std::fs::canonicalize(&joined).unwrap_or(joined));
+        }
+        // A file that is not here may still be in the record (deleted since, or written in
+        // another checkout): a word shaped like a path is looked up.
+        crate::resolve::is_path_shape(word).then_some(joined)
     }
 
     fn touched(&mut self, path: &Path) -> Result<bool, CliError> {
         let ctx = self.ctx;
-        let Some((ledger, views, _)) = self.views()? else {
+        let Some((_, views, _)) = self.views()? else {
             return Ok(false);
         };
-        let touches = file_touches(ctx, ledger, views, path)?;
-        self.touches = touches;
-        Ok(!self.touches.is_empty())
+        let wanted = super::file::wanted(ctx, &path.to_string_lossy());
+        Ok(!crate::files::recorded_paths(views, &wanted)?.is_empty())
     }
 
     fn window(&mut self, word: &str) -> Option<Window> {
@@ -288,15 +286,31 @@ impl Probes for Live<'_> {
     }
 
     fn commit(&mut self, word: &str) -> Result<Option<CommitFound>, CliError> {
-        let resolved = crate::vcs::resolve_commit(&self.ctx.cwd, word);
-        let wanted = resolved
-            .as_ref()
-            .map_or_else(|| word.to_lowercase(), |r| r.hash.to_lowercase());
-        self.made = match self.views()? {
-            Some((ledger, views, _)) => commits_made(ledger, views, &wanted)?,
-            None => Vec::new(),
+        let cwd = self.ctx.cwd.clone();
+        let resolved = crate::vcs::resolve_commit(&cwd, word);
+        let commit = crate::commits::Commit {
+            hash: resolved
+                .as_ref()
+                .map_or_else(|| word.to_lowercase(), |r| r.hash.to_lowercase()),
+            ts_ms: resolved.as_ref().and_then(|r| r.ts_ms),
+            content: resolved
+                .as_ref()
+                .and_then(|r| crate::vcs::commit_content(&cwd, &r.hash))
+                .unwrap_or_default(),
         };
-        let recorded = !self.made.is_empty();
+        let root = crate::vcs::Repo::find(&cwd).map(|r| {
+            std::fs::canonicalize(&r.root)
+                .unwrap_or(r.root)
+                .to_string_lossy()
+                .into_owned()
+        });
+        self.explained = match self.views()? {
+            Some((ledger, views, _)) => {
+                crate::commits::explain(ledger, views, root.as_deref(), &commit)?
+            }
+            None => crate::commits::Explained::default(),
+        };
+        let recorded = !self.explained.answer.is_empty();
         Ok((resolved.is_some() || recorded).then(|| CommitFound {
             rev: word.to_string(),
             hash: resolved.as_ref().map(|r| r.hash.clone()),
@@ -317,100 +331,6 @@ impl Probes for Live<'_> {
 // ---------------------------------------------------------------------------------------
 // Files.
 
-/// One recorded edit of a file.
-#[derive(Clone, Debug, Serialize)]
-struct Touch {
-    session: SessionId,
-    seq: u32,
-    ts_ms: i64,
-    age: String,
-    op: TouchOp,
-    /// The path as the agent recorded it.
-    path: String,
-    failed: bool,
-}
-
-/// The recorded edits of `path` (a file, or every file under a directory), newest first.
-/// Paths are recorded absolute, as the agent saw them: an exact match wins; failing that,
-/// the path relative to the repository root is matched as a suffix, which finds edits made
-/// in another checkout of the same repository.
-fn file_touches(
-    ctx: &Ctx,
-    ledger: &Ledger,
-    views: &Views,
-    path: &Path,
-) -> Result<Vec<Touch>, CliError> {
-    let abs = path.to_string_lossy().into_owned();
-    let dir = path.is_dir();
-    let root = ctx
-        .location
-        .root
-        .as_deref()
-        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf()));
-    let rel = root
-        .as_deref()
-        .and_then(|r| path.strip_prefix(r).ok())
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|r| !r.is_empty());
-    let mut exact: BTreeSet<String> = BTreeSet::new();
-    let mut suffix: BTreeSet<String> = BTreeSet::new();
-    for (_, rollup) in views.tables.all_sessions()? {
-        for p in rollup.files.keys() {
-            let under = dir && p.starts_with(&format!("{}/", abs.trim_end_matches('/')));
-            if *p == abs || under {
-                exact.insert(p.clone());
-            } else if let Some(rel) = &rel {
-                let tail = format!("/{rel}");
-                if p.ends_with(&tail) || (dir && p.contains(&format!("{tail}/"))) {
-                    suffix.insert(p.clone());
-                }
-            }
-        }
-    }
-    let paths = if exact.is_empty() { suffix } else { exact };
-    let mut out = Vec::new();
-    for p in &paths {
-        for id in views.tables.touches_of(p)? {
-            let Some(env) = ledger.get(&id)? else {
-                continue;
-            };
-            let Event::FileTouch {
-                path: first,
-                op,
-                failed,
-                more,
-                ..
-            } = &env.kind
-            else {
-                continue;
-            };
-            let op = if first == p {
-                *op
-            } else {
-                more.iter().find(|t| &t.path == p).map_or(*op, |t| t.op)
-            };
-            out.push(Touch {
-                session: id.session,
-                seq: id.seq.0,
-                ts_ms: env.ts_ms,
-                age: crate::time::age(ctx.now_ms, env.ts_ms),
-                op,
-                path: p.clone(),
-                failed: *failed,
-            });
-        }
-    }
-    out.sort_by(|a, b| (b.ts_ms, &b.session, b.seq).cmp(&(a.ts_ms, &a.session, a.seq)));
-    Ok(out)
-}
-
-fn op_label(op: TouchOp) -> String {
-    match serde_json::to_value(op) {
-        Ok(serde_json::Value::String(s)) => s.replace('_', "-"),
-        _ => "touch".to_string(),
-    }
-}
-
 fn file(
     ctx: &Ctx,
     head: &Head<'_>,
@@ -418,54 +338,29 @@ fn file(
     shown: &str,
     line: Option<u32>,
 ) -> Result<u8, CliError> {
-    let touches = std::mem::take(&mut live.touches);
-    let mut out = std::io::stdout().lock();
-    if ctx.json {
-        head.json(&mut out, &serde_json::json!({ "touches": touches }))?;
-        return Ok(0);
-    }
-    head.print(ctx, &mut out)?;
-    let ui = &ctx.ui;
-    let canonical = live.path(shown).map(|p| p.to_string_lossy().into_owned());
-    for t in touches.iter().take(SHOWN) {
-        let mut tag = format!("{} · {}", t.session.short(), t.age);
-        if t.failed {
-            tag.push_str(" · failed");
+    // The readings open the store themselves.
+    drop(std::mem::replace(&mut live.store, Store::Unopened));
+    match line {
+        // One line: who last wrote it, as `peat blame FILE -L N` says.
+        Some(n) => {
+            let args = super::blame::BlameArgs {
+                file: shown.to_string(),
+                lines: Some(n.to_string()),
+                at: None,
+            };
+            delegate(ctx, head, |ctx| super::blame::run(ctx, &args))
         }
-        let mut what = op_label(t.op);
-        if canonical.as_deref() != Some(t.path.as_str()) {
-            what.push(' ');
-            what.push_str(&short_path(ctx, &t.path));
+        None => {
+            let args = super::file::FileArgs {
+                path: shown.to_string(),
+            };
+            delegate(ctx, head, |ctx| super::file::run(ctx, &args))
         }
-        writeln!(
-            out,
-            "  {} {}  {}",
-            ui.dim(&format!("[{tag}]")),
-            ui.safe(&what),
-            ui.dim(&format!("▸ peat show {} {}", t.session.short(), t.seq))
-        )?;
     }
-    if touches.len() > SHOWN {
-        let sessions: BTreeSet<&SessionId> = touches.iter().map(|t| &t.session).collect();
-        writeln!(
-            out,
-            "  … {} more edits ({} sessions in all)  {}",
-            touches.len() - SHOWN,
-            sessions.len(),
-            ui.dim(&format!("▸ peat {shown} --json"))
-        )?;
-    }
-    let what = match line {
-        Some(n) => format!("line {n}: line-level attribution is not built yet;"),
-        None => "line-level attribution is not built yet;".to_string(),
-    };
-    ctx.ui
-        .note(&format!("{what} these are the recorded edits of the file."));
-    Ok(0)
 }
 
 /// A recorded path as listings show it: relative to this repository when inside it.
-fn short_path(ctx: &Ctx, p: &str) -> String {
+pub(super) fn short_path(ctx: &Ctx, p: &str) -> String {
     ctx.location
         .root
         .as_deref()
@@ -482,61 +377,50 @@ fn short_path(ctx: &Ctx, p: &str) -> String {
 // ---------------------------------------------------------------------------------------
 // Commits.
 
-/// A commit a recorded session made.
+/// A session tied to the commit, as the answer lists it.
 #[derive(Clone, Debug, Serialize)]
-struct Made {
-    session: SessionId,
-    seq: u32,
-    ts_ms: i64,
-    age: String,
-    /// The hash as the agent's command printed it.
-    hash: String,
-    message: String,
-    branch: Option<String>,
+struct TiedSession {
+    #[serde(flatten)]
+    tie: crate::commits::Tie,
+    age: Option<String>,
     place: String,
+    /// The prompt behind the tie's event, else the session's first prompt.
+    prompt: Option<crate::files::Prompt>,
+    show: String,
 }
 
-/// Whether two hashes name the same commit: one is a prefix of the other (7+ digits).
-fn same_commit(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
-}
-
-/// The commits recorded sessions made whose hash matches `wanted`.
-fn commits_made(ledger: &Ledger, views: &Views, wanted: &str) -> Result<Vec<Made>, CliError> {
-    let mut out = Vec::new();
-    for (session, rollup) in views.tables.all_sessions()? {
-        if !rollup.commits.keys().any(|h| same_commit(h, wanted)) {
-            continue;
-        }
-        for item in ledger.session_events(&session) {
-            let (id, env) = item?;
-            let (hash, message, branch) = match &env.kind {
-                Event::Committed {
-                    hash,
-                    message,
-                    branch,
-                    ..
-                } => (hash, message, branch.clone()),
-                Event::Commit { hash, message } => (hash, message, None),
-                _ => continue,
-            };
-            if same_commit(hash, wanted) {
-                out.push(Made {
-                    session: session.clone(),
-                    seq: id.seq.0,
-                    ts_ms: env.ts_ms,
-                    age: String::new(),
-                    hash: hash.clone(),
-                    message: message.clone(),
-                    branch,
-                    place: rollup.place(),
-                });
-            }
-        }
-    }
-    out.sort_by(|a, b| (b.ts_ms, &b.session, b.seq).cmp(&(a.ts_ms, &a.session, a.seq)));
-    Ok(out)
+fn tied(
+    ctx: &Ctx,
+    views: &Views,
+    prompts: &mut crate::files::Prompts,
+    tie: &crate::commits::Tie,
+) -> Result<TiedSession, CliError> {
+    let rollup = views.tables.session(&tie.session)?.unwrap_or_default();
+    let prompt = match tie.seq {
+        Some(seq) => prompts.answered_by(views, &tie.session, seq)?,
+        None => rollup
+            .first_prompt_seq()
+            .and_then(|seq| views.cited(&tie.session, seq))
+            .map(|c| crate::files::Prompt {
+                seq: c.seq.0,
+                ts_ms: c.ts_ms,
+                text: c.text,
+            }),
+    };
+    let short = tie.session.short();
+    Ok(TiedSession {
+        age: tie
+            .ts_ms
+            .or(rollup.end_ms)
+            .map(|ms| crate::time::age(ctx.now_ms, ms)),
+        place: rollup.place(),
+        prompt,
+        show: match tie.seq {
+            Some(seq) => format!("peat show {short} {seq}"),
+            None => format!("peat log {short}"),
+        },
+        tie: tie.clone(),
+    })
 }
 
 fn commit(
@@ -545,74 +429,118 @@ fn commit(
     live: &mut Live<'_>,
     found: &CommitFound,
 ) -> Result<u8, CliError> {
-    let mut made = std::mem::take(&mut live.made);
-    for m in &mut made {
-        m.age = crate::time::age(ctx.now_ms, m.ts_ms);
-    }
+    let explained = std::mem::take(&mut live.explained);
+    let (_, views, _) = live.need_views()?;
+    let mut prompts = crate::files::Prompts::default();
+    let answer = explained
+        .answer
+        .iter()
+        .map(|t| tied(ctx, views, &mut prompts, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut others = explained
+        .others
+        .iter()
+        .map(|t| tied(ctx, views, &mut prompts, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    others.sort_by(|a, b| {
+        (a.tie.route, std::cmp::Reverse(ordered(a.tie.share)))
+            .cmp(&(b.tie.route, std::cmp::Reverse(ordered(b.tie.share))))
+    });
+    let route = answer.first().map(|t| t.tie.route);
     let mut out = std::io::stdout().lock();
     if ctx.json {
         head.json(
             &mut out,
-            &serde_json::json!({ "commit": found, "sessions": made }),
+            &serde_json::json!({
+                "commit": found,
+                "route": route,
+                "sessions": answer,
+                "others": others,
+            }),
         )?;
-        return Ok(if made.is_empty() { 1 } else { 0 });
+        return Ok(if answer.is_empty() { 1 } else { 0 });
     }
     head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
-    if made.is_empty() {
-        let day = found.ts_ms.and_then(|ms| {
-            jiff::Timestamp::from_millisecond(ms)
-                .ok()
-                .map(|t| t.to_zoned_datetime(ctx.tz.clone()).date().to_string())
-        });
-        let described = match &found.subject {
-            Some(s) if !s.is_empty() => format!("commit {} ({})", found.rev, s),
-            _ => format!("commit {}", found.rev),
-        };
-        let handle = day
-            .as_ref()
-            .map(|d| format!("  {}", ui.dim(&format!("▸ peat {d}"))))
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "{} was not made by a recorded session{handle}",
-            ui.safe(&described)
-        )?;
-        let mut hint = format!("`git show {}` shows the change", found.rev);
-        if let Some(d) = &day {
-            hint.push_str(&format!("; `peat {d}` the sessions of the day it was made"));
-        }
-        if let Some(s) = found.subject.as_deref().filter(|s| !s.is_empty()) {
-            hint.push_str(&format!(
-                "; `peat {:?}` searches for its message",
-                clip(s, 60)
-            ));
-        }
-        ctx.ui.note(&format!("{hint}."));
-        return Ok(1);
-    }
     if let (Some(hash), Some(subject)) = (&found.hash, &found.subject) {
         writeln!(out, "{} {}", &hash[..hash.len().min(12)], ui.safe(subject))?;
     }
-    for m in made.iter().take(SHOWN) {
-        let mut what = format!("{} {}", m.hash, clip(&m.message, 100));
-        if let Some(b) = &m.branch {
-            what.push_str(&format!(" ({b})"));
+    let line = |t: &TiedSession| {
+        let mut tag = format!("{} · {}", t.tie.session.short(), t.place);
+        if let Some(age) = &t.age {
+            tag = format!("{} · {age} · {}", t.tie.session.short(), t.place);
         }
-        writeln!(
-            out,
-            "  {} {}  {}",
-            ui.dim(&format!(
-                "[{} · {} · {}]",
-                m.session.short(),
-                m.age,
-                m.place
-            )),
-            ui.safe(&what),
-            ui.dim(&format!("▸ peat show {} {}", m.session.short(), m.seq))
-        )?;
+        let share = t.tie.share.map_or(String::new(), |s| {
+            format!(" · wrote {:.0}% of its lines", s * 100.0)
+        });
+        let prompt = t.prompt.as_ref().map_or(String::new(), |p| {
+            format!(" \"{}\"", clip(&p.text.replace('\n', " "), 80))
+        });
+        format!(
+            "  {}{}  {}",
+            ui.dim(&format!("[{tag}{share}]")),
+            ui.safe(&prompt),
+            ui.dim(&format!("▸ {}", t.show))
+        )
+    };
+    match route {
+        Some(route) => {
+            writeln!(out, "made in this session, by {}:", route.label())?;
+            for t in answer.iter().take(SHOWN) {
+                writeln!(out, "{}", line(t))?;
+            }
+            if !others.is_empty() {
+                writeln!(out, "also:")?;
+                for t in others.iter().take(5) {
+                    writeln!(out, "{}  {}", line(t), ui.dim(t.tie.route.label()))?;
+                }
+            }
+            Ok(0)
+        }
+        None => {
+            let day = found.ts_ms.and_then(|ms| {
+                jiff::Timestamp::from_millisecond(ms)
+                    .ok()
+                    .map(|t| t.to_zoned_datetime(ctx.tz.clone()).date().to_string())
+            });
+            let described = match &found.subject {
+                Some(s) if !s.is_empty() => format!("commit {} ({})", found.rev, s),
+                _ => format!("commit {}", found.rev),
+            };
+            let handle = day
+                .as_ref()
+                .map(|d| format!("  {}", ui.dim(&format!("▸ peat {d}"))))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{} was not made by a recorded session{handle}",
+                ui.safe(&described)
+            )?;
+            if !others.is_empty() {
+                writeln!(out, "nearest candidates (below what explains a commit):")?;
+                for t in others.iter().take(5) {
+                    writeln!(out, "{}", line(t))?;
+                }
+            }
+            let mut hint = format!("`git show {}` shows the change", found.rev);
+            if let Some(d) = &day {
+                hint.push_str(&format!("; `peat {d}` the sessions of the day it was made"));
+            }
+            if let Some(s) = found.subject.as_deref().filter(|s| !s.is_empty()) {
+                hint.push_str(&format!(
+                    "; `peat {:?}` searches for its message",
+                    clip(s, 60)
+                ));
+            }
+            ctx.ui.note(&format!("{hint}."));
+            Ok(1)
+        }
     }
-    Ok(0)
+}
+
+/// A share as an orderable number (None first).
+fn ordered(share: Option<f64>) -> i64 {
+    share.map_or(-1, |s| (s * 1_000_000.0) as i64)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -748,17 +676,4 @@ fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall) -> Result<u8, CliE
         head.print(ctx, &mut out)?;
     }
     super::recall::print(ctx, result, ctx.now_ms)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hashes_match_when_one_is_a_prefix_of_the_other() {
-        assert!(same_commit("abc1234", "abc1234def567"));
-        assert!(same_commit("ABC1234DEF", "abc1234"));
-        assert!(!same_commit("abc1234", "abc1235"));
-        assert!(!same_commit("abc123", "abc1234"), "too short to say");
-    }
 }

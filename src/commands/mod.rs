@@ -2,13 +2,16 @@
 //! The logic lives in the library modules they call.
 
 pub mod asof;
+pub mod blame;
 pub mod brief;
 pub mod capture;
 pub mod compact;
 pub mod dispatch;
 pub mod events;
+pub mod file;
 pub mod hook;
 pub mod import;
+pub mod log;
 pub mod model;
 pub mod obs;
 pub mod rebuild;
@@ -18,4 +21,5 @@ pub mod setup;
 pub mod show;
 pub mod skill;
 pub mod subjects;
+pub mod trailer;
 pub mod zoom;

@@ -204,7 +204,7 @@ enum SessionArg {
 }
 
 /// The session `.peat/current-session` names: the desk's, else the one beside the store.
-fn current_session(ctx: &Ctx) -> Result<SessionId, CliError> {
+pub(super) fn current_session(ctx: &Ctx) -> Result<SessionId, CliError> {
     let mut places: Vec<PathBuf> = vec![ctx.location.desk.join("current-session")];
     if let Some(dir) = ctx.location.store.parent() {
         places.push(dir.join("current-session"));

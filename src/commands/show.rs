@@ -255,25 +255,119 @@ fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId) -> Result<u8, CliError> {
         out,
         "{}",
         ui.bold(&format!(
-            "event ({}, {}) · {} · {} · v{}",
-            id.session,
+            "== event {} {} · {} · {} ==",
+            id.session.short(),
             id.seq,
             env.kind.tag(),
             crate::time::local_minute(env.ts_ms, &ctx.tz),
-            env.v
         ))
     )?;
-    let body = serde_json::to_string_pretty(&env.kind).map_err(std::io::Error::from)?;
-    writeln!(out, "{}", ui.safe(&body))?;
-    if let Some(c) = &view.change {
-        writeln!(out, "\nwhat the edit wrote:")?;
-        let body = serde_json::to_string_pretty(c).map_err(std::io::Error::from)?;
-        writeln!(out, "{}", ui.safe(&body))?;
-    }
     writeln!(
         out,
-        "\n{}",
-        ui.dim(&format!("▸ peat show {}", id.session.short()))
+        "{}",
+        ui.safe(&readable(&env.kind, view.change.as_ref()))
+    )?;
+    writeln!(
+        out,
+        "{}",
+        ui.dim(&format!(
+            "▸ peat log {}   ▸ peat show {} --json {}",
+            id.session.short(),
+            id.session.short(),
+            id.seq
+        ))
     )?;
     Ok(0)
+}
+
+/// An event as a person reads it: messages as their text, an edit as a unified diff of what
+/// it wrote, a tool call as its command.
+fn readable(event: &Event, change: Option<&Change>) -> String {
+    match event {
+        Event::UserMsg { text, harness } => {
+            let who = if *harness {
+                "the harness, for the person"
+            } else {
+                "the person"
+            };
+            format!("{who}:\n{text}")
+        }
+        Event::Said { text } => format!("the agent:\n{text}"),
+        Event::FinalMsg { text } => format!("the agent's closing message:\n{text}"),
+        Event::CompactSummary { text } => format!("the compaction summary:\n{text}"),
+        Event::ToolCall { tool, detail, ok } => {
+            let failed = if *ok { "" } else { " (failed)" };
+            format!("{tool}{failed}\n{detail}")
+        }
+        Event::FileTouch {
+            path,
+            op,
+            failed,
+            more,
+            ..
+        } => {
+            let failed = if *failed {
+                " (the tool reported an error: not applied)"
+            } else {
+                ""
+            };
+            let mut s = format!(
+                "{path} [{}]{failed}\n",
+                serde_json::to_value(op)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            );
+            match change {
+                Some(c) => s.push_str(&crate::diff::unified(path, c)),
+                None => s.push_str("(what the edit wrote was not recorded)\n"),
+            }
+            for t in more {
+                s.push_str(&format!("also {}\n", t.path));
+            }
+            s.trim_end().to_string()
+        }
+        Event::Committed {
+            vcs,
+            hash,
+            message,
+            branch,
+        } => {
+            let on = branch
+                .as_deref()
+                .map_or(String::new(), |b| format!(" on {b}"));
+            let vcs = match vcs {
+                crate::event::Vcs::Git => "git",
+                crate::event::Vcs::Jj => "jj",
+            };
+            format!("{vcs} commit {hash}{on}\n{message}")
+        }
+        Event::Obs {
+            subject,
+            text,
+            derived_from,
+            basis,
+        } => {
+            let mut s = format!("{subject}: {text}");
+            if derived_from.is_empty() {
+                s.push_str("\n(uncited)");
+            } else {
+                let cites: Vec<String> = derived_from.iter().map(u32::to_string).collect();
+                s.push_str(&format!("\ncites {}", cites.join(", ")));
+            }
+            if let Some(b) = basis {
+                s.push_str(&format!(
+                    "\nagainst {}{}",
+                    b.commit,
+                    if b.dirty {
+                        " (uncommitted changes)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            s
+        }
+        other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.summary()),
+    }
 }

@@ -223,10 +223,19 @@ fn a_file_lists_the_edits_sessions_made_to_it() {
     record(&env, &head);
     let r = peat(&env, &["src/server.ts"]).ok();
     let rows: Vec<&str> = r.stdout.lines().skip(1).collect();
-    assert_eq!(rows.len(), 2, "one line per edit: {}", r.stdout);
+    assert_eq!(rows.len(), 3, "one line per edit, then blame: {}", r.stdout);
     assert!(rows[0].starts_with("  [3f6c2a9e · 6d] edit"), "{}", rows[0]);
+    assert!(
+        rows[0].contains("\"turn 1: add a token-bucket rate limiter"),
+        "each edit names its prompt: {}",
+        rows[0]
+    );
     assert!(rows[0].contains("▸ peat show 3f6c2a9e "), "{}", rows[0]);
-    assert!(r.stderr.contains("line-level attribution"), "{}", r.stderr);
+    assert!(
+        rows[2].contains("▸ peat blame src/server.ts"),
+        "{}",
+        rows[2]
+    );
     let r = peat(&env, &["src/server.ts", "--json"]).ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["reading"]["kind"], "file");

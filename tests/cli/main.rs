@@ -1,10 +1,13 @@
 //! End-to-end tests: the real `peat` binary on real files in temporary directories.
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
+mod blame;
 mod brief;
 mod capture;
+mod commits;
 mod dispatch;
 mod hook;
+mod log;
 mod obs;
 mod recall;
 mod support;

@@ -1,0 +1,242 @@
+//! A session in causal order: each prompt, the tool calls it led to (files touched with the
+//! size of each change, commands run, failures), the commits made, the closing messages, and
+//! the subagent sessions it started, nested under the call that started them.
+
+use serde::Serialize;
+
+use crate::change::Change;
+use crate::diff::Size;
+use crate::event::{Event, SessionId, TouchOp, Vcs};
+use crate::ledger::Ledger;
+use crate::session::SessionRollup;
+use crate::views::{ViewError, Views};
+
+/// How deep subagents nest in a log (a subagent's own subagents, and so on).
+const MAX_DEPTH: usize = 4;
+
+/// What one step of a session was.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Step {
+    /// The person's prompt (or, with `harness`, text the harness sent in their place).
+    Prompt { text: String, harness: bool },
+    /// A tool call: its name, what it was given, and whether it failed.
+    Tool {
+        tool: String,
+        detail: String,
+        ok: bool,
+    },
+    /// A file an edit changed, with the size of the change.
+    Edit {
+        path: String,
+        op: TouchOp,
+        failed: bool,
+        #[serde(flatten)]
+        size: Size,
+    },
+    Commit {
+        vcs: Option<Vcs>,
+        hash: String,
+        message: String,
+    },
+    /// What the agent said last in a turn.
+    Closing { text: String },
+    /// The context window was compacted here.
+    Compaction,
+    /// A claim deposited with `peat obs`.
+    Obs { subject: String, text: String },
+}
+
+/// One step with where it sits.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    pub seq: u32,
+    pub ts_ms: i64,
+    #[serde(flatten)]
+    pub step: Step,
+    /// The subagent sessions this call started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<SessionLog>,
+}
+
+/// A session's log.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionLog {
+    pub session: SessionId,
+    #[serde(flatten)]
+    pub rollup: SessionRollup,
+    pub entries: Vec<Entry>,
+    /// Subagents whose starting call could not be found (they started before the first step).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unplaced_subagents: Vec<SessionLog>,
+}
+
+/// The log of `session`, with its subagents nested.
+pub fn session_log(
+    ledger: &Ledger,
+    views: &Views,
+    session: &SessionId,
+) -> Result<SessionLog, ViewError> {
+    let sessions = views.tables.all_sessions()?;
+    build(ledger, &sessions, session, 0)
+}
+
+fn build(
+    ledger: &Ledger,
+    sessions: &[(SessionId, SessionRollup)],
+    session: &SessionId,
+    depth: usize,
+) -> Result<SessionLog, ViewError> {
+    let rollup = sessions
+        .iter()
+        .find(|(s, _)| s == session)
+        .map(|(_, r)| r.clone())
+        .unwrap_or_default();
+    let mut entries = Vec::new();
+    for item in ledger.session_events(session) {
+        let (id, env) = item?;
+        if let Some(step) = step_of(ledger, &env.kind)? {
+            entries.extend(step.into_iter().map(|step| Entry {
+                seq: id.seq.0,
+                ts_ms: env.ts_ms,
+                step,
+                subagents: Vec::new(),
+            }));
+        }
+    }
+    let mut unplaced = Vec::new();
+    if depth < MAX_DEPTH {
+        let mut children: Vec<&(SessionId, SessionRollup)> = sessions
+            .iter()
+            .filter(|(_, r)| r.parent.as_ref() == Some(session))
+            .collect();
+        children.sort_by_key(|(s, r)| (r.start_ms, s.clone()));
+        for (child, r) in children {
+            let log = build(ledger, sessions, child, depth + 1)?;
+            match starting_call(&entries, r.start_ms.unwrap_or(i64::MAX)) {
+                Some(i) => entries[i].subagents.push(log),
+                None => unplaced.push(log),
+            }
+        }
+    }
+    Ok(SessionLog {
+        session: session.clone(),
+        rollup,
+        entries,
+        unplaced_subagents: unplaced,
+    })
+}
+
+/// The call that started a subagent beginning at `start`: the last agent-starting tool call
+/// (Task, Agent) at or before it, else the last step of any kind at or before it.
+fn starting_call(entries: &[Entry], start: i64) -> Option<usize> {
+    let before = |e: &Entry| e.ts_ms <= start;
+    let spawns =
+        |e: &Entry| matches!(&e.step, Step::Tool { tool, .. } if tool == "Task" || tool == "Agent");
+    entries
+        .iter()
+        .rposition(|e| before(e) && spawns(e))
+        .or_else(|| entries.iter().rposition(before))
+}
+
+/// The steps one event makes (a multi-file edit makes one per file); `None` for events the
+/// log leaves out (the session's metadata, mid-turn narration).
+fn step_of(ledger: &Ledger, event: &Event) -> Result<Option<Vec<Step>>, ViewError> {
+    let one = |s| Ok(Some(vec![s]));
+    match event {
+        Event::UserMsg { text, harness } => one(Step::Prompt {
+            text: text.clone(),
+            harness: *harness,
+        }),
+        Event::ToolCall { tool, detail, ok } => one(Step::Tool {
+            tool: tool.clone(),
+            detail: detail.clone(),
+            ok: *ok,
+        }),
+        Event::FileTouch {
+            path,
+            op,
+            change,
+            failed,
+            more,
+        } => {
+            let sized = |change: &Option<crate::change::BlobId>| -> Result<Size, ViewError> {
+                let Some(blob) = change else {
+                    return Ok(Size::default());
+                };
+                Ok(ledger
+                    .blob(blob)?
+                    .and_then(|b| serde_json::from_slice::<Change>(&b).ok())
+                    .map(|c| crate::diff::size(&c))
+                    .unwrap_or_default())
+            };
+            let mut steps = vec![Step::Edit {
+                path: path.clone(),
+                op: *op,
+                failed: *failed,
+                size: sized(change)?,
+            }];
+            for t in more {
+                steps.push(Step::Edit {
+                    path: t.path.clone(),
+                    op: t.op,
+                    failed: *failed,
+                    size: sized(&t.change)?,
+                });
+            }
+            Ok(Some(steps))
+        }
+        Event::Committed {
+            vcs, hash, message, ..
+        } => one(Step::Commit {
+            vcs: Some(*vcs),
+            hash: hash.clone(),
+            message: message.clone(),
+        }),
+        Event::Commit { hash, message } if !hash.is_empty() => one(Step::Commit {
+            vcs: None,
+            hash: hash.clone(),
+            message: message.clone(),
+        }),
+        Event::FinalMsg { text } => one(Step::Closing { text: text.clone() }),
+        Event::Compaction {} => one(Step::Compaction),
+        Event::Obs { subject, text, .. } => one(Step::Obs {
+            subject: subject.clone(),
+            text: text.clone(),
+        }),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(ts_ms: i64, tool: &str) -> Entry {
+        Entry {
+            seq: 0,
+            ts_ms,
+            step: Step::Tool {
+                tool: tool.into(),
+                detail: String::new(),
+                ok: true,
+            },
+            subagents: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_subagent_nests_under_the_last_task_call_before_it_started() {
+        let entries = [
+            entry(1, "Bash"),
+            entry(2, "Task"),
+            entry(3, "Bash"),
+            entry(9, "Task"),
+        ];
+        assert_eq!(starting_call(&entries, 5), Some(1));
+        assert_eq!(starting_call(&entries, 9), Some(3));
+        // No Task call before it: the last step before it.
+        assert_eq!(starting_call(&entries[..1], 5), Some(0));
+        assert_eq!(starting_call(&entries, 0), None);
+    }
+}

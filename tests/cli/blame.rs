@@ -1,0 +1,272 @@
+//! Line blame through the real binary: recorded edits of two sessions and a person's line.
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, SESSION_A, SESSION_B};
+
+/// One Claude Code transcript line at `minute` past 09:00 on 2026-07-14.
+pub fn line(session: &str, n: u32, minute: u32, ty: &str, body: Value) -> String {
+    let mut v = json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external",
+        "cwd": "/home/dev/acme-api", "sessionId": session, "version": "2.1.190",
+        "type": ty, "uuid": format!("00000000-0000-4000-8000-{n:012}"),
+        "timestamp": format!("2026-07-14T09:{minute:02}:00.000Z"),
+    });
+    for (k, val) in body.as_object().unwrap() {
+        v[k] = val.clone();
+    }
+    v.to_string()
+}
+
+pub fn prompt(session: &str, n: u32, minute: u32, text: &str) -> String {
+    line(
+        session,
+        n,
+        minute,
+        "user",
+        json!({"message": {"role": "user", "content": text}}),
+    )
+}
+
+/// A tool call and its successful result.
+pub fn tool(session: &str, n: u32, minute: u32, name: &str, input: Value) -> [String; 2] {
+    let id = format!("toolu_{session}_{n}");
+    [
+        line(
+            session,
+            n,
+            minute,
+            "assistant",
+            json!({"message": {"id": format!("msg_{n}"), "role": "assistant", "type": "message",
+                "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}}),
+        ),
+        line(
+            session,
+            n + 1,
+            minute,
+            "user",
+            json!({"message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": "ok"}]}}),
+        ),
+    ]
+}
+
+pub fn transcript(env: &Env, name: &str, lines: &[String]) -> String {
+    let p = env.path(name);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Session A writes the file; session B edits its second line a minute later; a person adds
+/// a third line by hand.
+fn two_sessions_and_a_person(env: &Env) -> String {
+    let file = env.path("work/src/limiter.rs");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let f = file.to_string_lossy().into_owned();
+    let mut a = vec![prompt(SESSION_A, 1, 1, "add a token bucket limiter")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": f, "content": "pub struct Bucket;\nfn refill() {}\n"}),
+    ));
+    let mut b = vec![prompt(SESSION_B, 1, 10, "refill five tokens a second")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        11,
+        "Edit",
+        json!({"file_path": f, "old_string": "fn refill() {}", "new_string": "fn refill() { add(5) }", "replace_all": false}),
+    ));
+    let ta = transcript(env, "a.jsonl", &a);
+    let tb = transcript(env, "b.jsonl", &b);
+    std::fs::write(
+        &file,
+        "pub struct Bucket;\nfn refill() { add(5) }\n// tuned by hand\n",
+    )
+    .unwrap();
+    env.run(&["capture", &ta, &tb]).ok();
+    f
+}
+
+#[test]
+fn blame_gives_each_line_the_session_and_prompt_that_wrote_it() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    let r = env.run(&["blame", "src/limiter.rs", "--json"]).ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let lines = doc["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 3);
+    let edits = doc["edits"].as_array().unwrap();
+    let by = |n: usize| -> Option<(String, String)> {
+        let i = lines[n]["edit"].as_u64()? as usize;
+        Some((
+            edits[i]["session"].as_str().unwrap().to_string(),
+            edits[i]["prompt"]["text"].as_str().unwrap().to_string(),
+        ))
+    };
+    assert_eq!(
+        by(0),
+        Some((SESSION_A.into(), "add a token bucket limiter".into()))
+    );
+    assert_eq!(
+        by(1),
+        Some((SESSION_B.into(), "refill five tokens a second".into()))
+    );
+    assert_eq!(by(2), None, "the person's line is unexplained");
+    assert_eq!(lines[2]["text"], "// tuned by hand");
+}
+
+#[test]
+fn the_text_reading_names_the_prompt_and_the_command_that_shows_the_edit() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    let r = env.run(&["blame", "src/limiter.rs"]).ok();
+    assert!(
+        r.stdout.contains("\"refill five tokens a second\""),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("▸ peat show 7a1b2c3d"), "{}", r.stdout);
+    assert!(r.stdout.contains("[unexplained"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("2 │ fn refill() { add(5) }"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn file_colon_line_is_the_blame_of_that_line() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    let r = env.run(&["src/limiter.rs:2"]).ok();
+    assert!(
+        r.stdout.starts_with("== file src/limiter.rs line 2 =="),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("refill five tokens a second"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout.contains("pub struct Bucket"),
+        "only line 2: {}",
+        r.stdout
+    );
+    let r = env.run(&["src/limiter.rs:3"]).ok();
+    assert!(r.stdout.contains("[unexplained"), "{}", r.stdout);
+}
+
+#[test]
+fn blame_at_a_past_moment_shows_the_file_as_it_stood() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    // After session A, before session B: the file as A wrote it, the person's line included
+    // (a person's unrecorded change cannot be dated).
+    let r = env
+        .run(&[
+            "blame",
+            "src/limiter.rs",
+            "--at",
+            "2026-07-14T09:05:00Z",
+            "--json",
+        ])
+        .ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let texts: Vec<&str> = doc["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["pub struct Bucket;", "fn refill() {}", "// tuned by hand"]
+    );
+    let r = env.run(&["blame", "src/limiter.rs", "--at", &SESSION_A[..8]]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("fn refill() {}"), "{}", r.stdout);
+}
+
+#[test]
+fn a_file_no_edit_touched_says_so_and_exits_1() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    std::fs::write(env.path("work/plain.txt"), "x\n").unwrap();
+    let r = env.run(&["blame", "plain.txt"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("no recorded edit touched plain.txt"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_bad_line_range_is_a_usage_error() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    let r = env.run(&["blame", "src/limiter.rs", "-L", "9,3"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("not a line range"), "{}", r.stderr);
+}
+
+#[test]
+fn a_file_deleted_since_still_lists_its_edits_by_path() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    std::fs::remove_file(env.path("work/src/limiter.rs")).unwrap();
+    let r = env.run(&["src/limiter.rs"]).ok();
+    assert!(
+        r.stdout.starts_with("== file src/limiter.rs =="),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\"refill five tokens a second\""),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("▸ peat show 3f6c2a9e "), "{}", r.stdout);
+    let r = env.run(&["file", "src/limiter.rs", "--json"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let touches = v["touches"].as_array().unwrap();
+    assert_eq!(touches.len(), 2, "{}", r.stdout);
+    assert_eq!(touches[0]["session"], SESSION_B, "newest first");
+    // Blame needs the text: it says so, and where to look.
+    let r = env.run(&["blame", "src/limiter.rs"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("does not exist here"), "{}", r.stderr);
+    let r = env
+        .run(&["blame", "src/limiter.rs", "--at", "2026-07-14", "--json"])
+        .ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["lines"][1]["text"], "fn refill() { add(5) }",
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_path_the_record_does_not_know_is_searched_and_says_why() {
+    let env = Env::new();
+    two_sessions_and_a_person(&env);
+    let r = env.run(&["src/nowhere.rs"]);
+    assert!(
+        r.stderr
+            .contains("src/nowhere.rs: no recorded session touched it"),
+        "{}",
+        r.stderr
+    );
+    let r = env.run(&["file", "src/nowhere.rs"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("no recorded edit touched src/nowhere.rs"),
+        "{}",
+        r.stderr
+    );
+}

@@ -1,0 +1,194 @@
+//! `peat COMMIT` by every route, against real git repositories: a trailer, the recorded
+//! commit command, the workspace and span, and content (amended, rebased, squashed).
+
+use serde_json::{Value, json};
+
+use crate::blame::{prompt, tool, transcript};
+use crate::dispatch::{git, peat, require_git};
+use crate::support::{Env, SESSION_A, SESSION_B};
+
+/// The lines session A writes into src/limiter.rs.
+const WRITTEN: &str =
+    "pub fn refill(rate: u32) -> u32 {\n    let burst = rate * 4;\n    burst.min(MAX_TOKENS)\n}\n";
+
+/// A repository in the test's work folder with one commit, and session A (which ran in
+/// another checkout, 09:01-09:02) writing src/limiter.rs.
+fn setup(env: &Env, cwd: &str) -> String {
+    setup_until(env, cwd, None)
+}
+
+/// As [`setup`]; with `last`, session A also asks something at that minute past 09:00.
+fn setup_until(env: &Env, cwd: &str, last: Option<u32>) -> String {
+    let work = env.path("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(work.join("README.md"), "# acme\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "start"]);
+    let file = format!("{cwd}/src/limiter.rs");
+    let mut a = vec![prompt(SESSION_A, 1, 1, "write the refill function")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": file, "content": WRITTEN}),
+    ));
+    if let Some(minute) = last {
+        a.push(prompt(SESSION_A, 4, minute, "anything else?"));
+    }
+    let lines: Vec<String> = a
+        .into_iter()
+        .map(|l| l.replace("/home/dev/acme-api", cwd))
+        .collect();
+    let t = transcript(env, "a.jsonl", &lines);
+    env.run(&["capture", &t]).ok();
+    std::fs::write(work.join("src/limiter.rs"), WRITTEN).unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "add the refill function"]);
+    git(&work, &["rev-parse", "HEAD"])
+}
+
+fn json_of(env: &Env, rev: &str) -> (i32, Value) {
+    let r = peat(env, &[rev, "--json"]);
+    (
+        r.code,
+        serde_json::from_str(&r.stdout).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn a_commit_with_an_agents_lines_resolves_by_content_with_the_share_explained() {
+    require_git();
+    let env = Env::new();
+    let head = setup(&env, "/elsewhere/acme-api");
+    let (code, v) = json_of(&env, &head[..8]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["route"], "content");
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A);
+    assert_eq!(v["result"]["sessions"][0]["share"], 1.0);
+    let text = peat(&env, &[&head[..8]]).ok().stdout;
+    assert!(
+        text.contains("by the recorded edits that wrote its lines"),
+        "{text}"
+    );
+    assert!(text.contains("wrote 100% of its lines"), "{text}");
+    assert!(text.contains("\"write the refill function\""), "{text}");
+}
+
+#[test]
+fn amended_rebased_and_squashed_commits_still_resolve_by_content() {
+    require_git();
+    let env = Env::new();
+    setup(&env, "/elsewhere/acme-api");
+    let work = env.path("work");
+    git(
+        &work,
+        &["commit", "-q", "--amend", "-m", "refill, reworded"],
+    );
+    let amended = git(&work, &["rev-parse", "HEAD"]);
+    assert_eq!(json_of(&env, &amended[..8]).1["result"]["route"], "content");
+    // Squash it with a person's follow-up: the session still wrote most of the lines.
+    std::fs::write(
+        work.join("README.md"),
+        "# acme\n\nThe refill function lives in src.\n",
+    )
+    .unwrap();
+    git(&work, &["commit", "-q", "-am", "docs"]);
+    git(&work, &["reset", "-q", "--soft", "HEAD~2"]);
+    git(&work, &["commit", "-q", "-m", "squashed"]);
+    let squashed = git(&work, &["rev-parse", "HEAD"]);
+    let (code, v) = json_of(&env, &squashed[..8]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["route"], "content");
+    let share = v["result"]["sessions"][0]["share"].as_f64().unwrap();
+    assert!((0.7..1.0).contains(&share), "3 of 4 lines: {share}");
+}
+
+#[test]
+fn a_trailer_names_the_session_before_any_other_route() {
+    require_git();
+    let env = Env::new();
+    setup(&env, "/elsewhere/acme-api");
+    let work = env.path("work");
+    // Session B exists in the record; the trailer names it by prefix.
+    let b = vec![prompt(SESSION_B, 1, 40, "tidy the readme")];
+    let t = transcript(&env, "b.jsonl", &b);
+    env.run(&["capture", &t]).ok();
+    std::fs::write(work.join("README.md"), "# acme, tidied\n").unwrap();
+    git(
+        &work,
+        &[
+            "commit",
+            "-q",
+            "-am",
+            &format!("tidy\n\nPeat-Session: {}", &SESSION_B[..8]),
+        ],
+    );
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    let (code, v) = json_of(&env, &head[..8]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["route"], "trailer");
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_B);
+}
+
+#[test]
+fn a_session_in_this_workspace_when_the_commit_was_made_explains_it() {
+    require_git();
+    let env = Env::new();
+    let root = std::fs::canonicalize(env.path("work"))
+        .unwrap_or_else(|_| env.path("work"))
+        .to_string_lossy()
+        .into_owned();
+    std::fs::create_dir_all(&root).unwrap();
+    // Session A ran in this very workspace, from 09:01 to 09:31 (the commit is at 09:30).
+    setup_until(&env, &root, Some(31));
+    let work = env.path("work");
+    std::fs::write(work.join("README.md"), "# acme, by hand meanwhile\n").unwrap();
+    git(&work, &["commit", "-q", "-am", "readme by hand"]);
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    let (code, v) = json_of(&env, &head[..8]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["route"], "workspace");
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A);
+}
+
+#[test]
+fn a_commit_no_route_explains_says_so_with_the_nearest_candidates() {
+    require_git();
+    let env = Env::new();
+    setup(&env, "/elsewhere/acme-api");
+    let work = env.path("work");
+    // One line of the session's among three of a person's: a candidate, not an answer.
+    std::fs::write(
+        work.join("src/limiter.rs"),
+        format!("{WRITTEN}    let burst = rate * 4;\nfn person_wrote_this_one() {{}}\nfn and_this_one_as_well() {{}}\nconst ALSO_BY_HAND: u8 = 1;\n"),
+    )
+    .unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "mostly by hand"]);
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    let r = peat(&env, &[&head[..8]]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout.contains("was not made by a recorded session"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("nearest candidates"), "{}", r.stdout);
+    assert!(r.stdout.contains("wrote 25% of its lines"), "{}", r.stdout);
+}
+
+#[test]
+fn peat_trailer_prints_the_trailer_that_names_this_session() {
+    let env = Env::new();
+    let desk = env.path("work/.peat");
+    std::fs::create_dir_all(&desk).unwrap();
+    std::fs::write(desk.join("current-session"), format!("{SESSION_B}\n")).unwrap();
+    let r = env.run(&["trailer"]).ok();
+    assert_eq!(r.stdout, format!("Peat-Session: {SESSION_B}\n"));
+    std::fs::remove_file(desk.join("current-session")).unwrap();
+    let r = env.run(&["trailer"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("current-session"), "{}", r.stderr);
+}
