@@ -7,6 +7,7 @@ mod capture;
 mod commits;
 mod dispatch;
 mod hook;
+mod jj;
 mod log;
 mod obs;
 mod recall;

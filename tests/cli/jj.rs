@@ -1,0 +1,124 @@
+//! `peat COMMIT` against real jj repositories: by change id and by commit id, in a jj-only
+//! repository and in one colocated with git.
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::blame::{prompt, tool, transcript};
+use crate::dispatch::peat;
+use crate::support::{Env, SESSION_A};
+
+/// These tests prove the jj route: without jj they would prove nothing. Under CI its absence
+/// fails them; elsewhere they say so and stop.
+fn have_jj() -> bool {
+    let ok = Command::new("jj")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "jj is not on PATH, and CI requires these tests to run (.ci/run installs it)"
+        );
+        eprintln!("SKIP: jj is not on PATH; the jj tests did not run");
+    }
+    ok
+}
+
+/// Run jj in `dir` with a fixed identity and no user configuration.
+fn jj(env: &Env, dir: &Path, args: &[&str]) -> String {
+    let config = env.path("jj-config.toml");
+    if !config.exists() {
+        std::fs::write(
+            &config,
+            "[user]\nname = \"t\"\nemail = \"t@example.com\"\n[ui]\npaginate = \"never\"\n",
+        )
+        .unwrap();
+    }
+    let out = Command::new("jj")
+        .args(args)
+        .current_dir(dir)
+        .env("JJ_CONFIG", &config)
+        .env("HOME", env.path("home"))
+        .env("JJ_TIMESTAMP", "2026-07-14T09:30:00+00:00")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "jj {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+const WRITTEN: &str = "pub fn refill(rate: u32) -> u32 {\n    let burst = rate * 4;\n    burst.min(MAX_TOKENS)\n}\n";
+
+/// A jj repository in the work folder (`init` are the extra `jj git init` flags) whose last
+/// commit holds the lines session A wrote in another checkout; returns (change id, commit id).
+fn repo_with_an_agents_commit(env: &Env, init: &[&str]) -> (String, String) {
+    let work = env.path("work");
+    let mut args = vec!["git", "init"];
+    args.extend_from_slice(init);
+    jj(env, &work, &args);
+    let file = "/elsewhere/acme-api/src/limiter.rs";
+    let mut a = vec![prompt(SESSION_A, 1, 1, "write the refill function")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": file, "content": WRITTEN}),
+    ));
+    let t = transcript(env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(work.join("src/limiter.rs"), WRITTEN).unwrap();
+    jj(env, &work, &["commit", "-m", "add the refill function"]);
+    let change = jj(
+        env,
+        &work,
+        &["log", "-r", "@-", "--no-graph", "-T", "change_id"],
+    );
+    let commit = jj(
+        env,
+        &work,
+        &["log", "-r", "@-", "--no-graph", "-T", "commit_id"],
+    );
+    (change, commit)
+}
+
+fn route_of(env: &Env, rev: &str) -> (i32, Value) {
+    let r = peat(env, &[rev, "--json"]);
+    (r.code, serde_json::from_str(&r.stdout).unwrap_or(Value::Null))
+}
+
+#[test]
+fn a_jj_change_id_and_its_commit_id_name_the_session_that_wrote_it() {
+    if !have_jj() {
+        return;
+    }
+    let env = Env::new();
+    let (change, commit) = repo_with_an_agents_commit(&env, &["--no-colocate"]);
+    assert!(!env.path("work/.git").exists(), "a jj-only repository");
+    for rev in [&change[..12], &commit[..12]] {
+        let (code, v) = route_of(&env, rev);
+        assert_eq!(code, 0, "{rev}: {v}");
+        assert_eq!(v["reading"]["kind"], "commit", "{rev}: {v}");
+        assert_eq!(v["reading"]["hash"], commit.as_str(), "{rev}: {v}");
+        assert_eq!(v["result"]["route"], "content", "{rev}: {v}");
+        assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A);
+    }
+}
+
+#[test]
+fn a_colocated_jj_repository_answers_by_change_id_too() {
+    if !have_jj() {
+        return;
+    }
+    let env = Env::new();
+    let (change, commit) = repo_with_an_agents_commit(&env, &["--colocate"]);
+    assert!(env.path("work/.git").exists(), "colocated with git");
+    let (code, v) = route_of(&env, &change[..12]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["reading"]["hash"], commit.as_str());
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A);
+}
