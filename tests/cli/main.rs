@@ -5,6 +5,7 @@ mod brief;
 mod capture;
 mod dispatch;
 mod hook;
+mod kill;
 mod obs;
 mod recall;
 mod support;
