@@ -18,6 +18,8 @@ pub mod ledger;
 pub mod recall;
 pub mod resolve;
 pub mod session;
+#[doc(hidden)]
+pub mod testing;
 pub mod time;
 pub mod ui;
 pub mod vcs;
