@@ -454,12 +454,7 @@ impl Views {
         let mut cache_writes = Writes::new();
         self.vectors
             .write(fold.vectors, model, &mut writes, &mut cache_writes)?;
-        let raw = fault::active(Fault::RawPositions);
-        let tables_lsn = if raw {
-            lsn
-        } else {
-            lsn.max(self.tables.applied()?)
-        };
+        let tables_lsn = onward(self.tables.applied()?, lsn);
         fold.pending.write(&self.tables, &mut writes, tables_lsn)?;
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         tables::ingest(self.vectors.cache(), cache_writes)?;
@@ -467,11 +462,7 @@ impl Views {
         if fault::flush_fails() {
             return Err(ViewError::Store("injected: the flush failed midway".into()));
         }
-        let keyword_lsn = if raw {
-            lsn
-        } else {
-            lsn.max(self.keyword.applied_lsn())
-        };
+        let keyword_lsn = onward(self.keyword.applied_lsn(), lsn);
         if fold.keyword || self.keyword.applied_lsn() < keyword_lsn {
             self.keyword.commit(keyword_lsn)?;
         }
@@ -533,6 +524,15 @@ impl Views {
 
     pub fn generation(&self) -> u32 {
         self.current.generation
+    }
+}
+
+/// The position a lane at `applied` reaches by a flush up to `lsn`: never backwards.
+fn onward(applied: u64, lsn: u64) -> u64 {
+    if fault::active(Fault::RawPositions) {
+        lsn
+    } else {
+        lsn.max(applied)
     }
 }
 
