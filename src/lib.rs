@@ -23,6 +23,8 @@ pub mod log;
 pub mod recall;
 pub mod resolve;
 pub mod session;
+#[doc(hidden)]
+pub mod testing;
 pub mod time;
 pub mod ui;
 pub mod vcs;

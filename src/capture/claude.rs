@@ -1530,7 +1530,7 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/fixtures/claude-2.0.27_agentcmd_full-session-four.jsonl");
         let Ok(text) = std::fs::read_to_string(&path) else {
-            eprintln!("skipped: {} is not here", path.display());
+            crate::testing::skip(&format!("{} is not here", path.display()), false);
             return;
         };
         let (session, out) = parse(&text, "claude-2.0.27_agentcmd_full-session-four");

@@ -576,6 +576,7 @@ mod real_model_tests {
     }
 
     /// One shared one-shot embedder (loading is the slow part); `None` when not installed.
+    #[track_caller]
     fn with_model(test: impl FnOnce(&mut OnnxEmbedder)) {
         static MODEL: OnceLock<Option<Mutex<OnnxEmbedder>>> = OnceLock::new();
         let model = MODEL.get_or_init(|| {
@@ -590,8 +591,9 @@ mod real_model_tests {
         });
         match model {
             Some(m) => test(&mut m.lock().unwrap_or_else(|p| p.into_inner())),
-            None => eprintln!(
-                "skipped: the embedding model is not installed (run `peat model fetch`, or set PEAT_MODEL, PEAT_TOKENIZER and PEAT_ORT_LIB; PEAT_REQUIRE_MODEL=1 makes this a failure)"
+            None => crate::testing::skip(
+                "the embedding model is not installed (run `peat model fetch`, or set PEAT_MODEL, PEAT_TOKENIZER and PEAT_ORT_LIB)",
+                required(),
             ),
         }
     }

@@ -200,6 +200,9 @@ impl Ledger {
         let d = self.db_mut()?;
         let mut batch = d.db.batch();
         let mut written = Written::default();
+        // Positions are taken from a local counter and handed back only once the batch is
+        // committed: a failed commit consumes none, so the feed never has a gap.
+        let mut next_lsn = d.next_lsn;
         // Within one set, a later version of an id replaces the earlier one.
         let mut pending: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
         for (seq, env) in set.events {
@@ -220,10 +223,10 @@ impl Ledger {
             }
             batch.insert(
                 &d.feed,
-                d.next_lsn.to_be_bytes(),
+                next_lsn.to_be_bytes(),
                 encode_feed(&key, old.as_deref(), &bytes),
             );
-            d.next_lsn += 1;
+            next_lsn += 1;
             batch.insert(&d.events, key.clone(), bytes.clone());
             pending.insert(key, bytes);
         }
@@ -235,7 +238,11 @@ impl Ledger {
         if let Some((key, value)) = set.cursor {
             batch.insert(&d.cursors, key, value);
         }
+        if fail_commit() {
+            return Err(store_err(fjall::Error::Poisoned));
+        }
         batch.commit().map_err(store_err)?;
+        d.next_lsn = next_lsn;
         let last = d.next_lsn - 1;
         write_hint(&path, last);
         Ok(written)
@@ -342,6 +349,22 @@ impl Ledger {
         &self,
         lsn: u64,
     ) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
+        self.changes_where(lsn, |_| true)
+    }
+
+    /// Every revision in the feed (entries that replaced an earlier version), oldest first.
+    /// Insertions are recognised from the raw entry and never decoded, so this costs a scan
+    /// of the feed plus the decoding of the revisions alone.
+    pub fn revisions(&self) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
+        self.changes_where(0, |old| old.is_some())
+    }
+
+    /// Feed entries after `lsn` whose replaced version (`None`: an insertion) `keep` accepts.
+    fn changes_where(
+        &self,
+        lsn: u64,
+        keep: impl Fn(Option<&[u8]>) -> bool + 'static,
+    ) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
         let (inner, err) = match self.db() {
             Ok(d) => (
                 Some(d.feed.range((lsn.saturating_add(1)).to_be_bytes()..)),
@@ -349,11 +372,21 @@ impl Ledger {
             ),
             Err(e) => (None, Some(Err(e))),
         };
-        err.into_iter()
-            .chain(inner.into_iter().flatten().map(move |kv| {
-                let (key, value) = kv.into_inner().map_err(|e| self.store_err(e))?;
-                self.decode_change(&key, &value)
-            }))
+        err.into_iter().chain(
+            inner
+                .into_iter()
+                .flatten()
+                .map(move |kv| kv.into_inner().map_err(|e| self.store_err(e)))
+                .filter(move |kv| {
+                    kv.as_ref().map_or(true, |(_, v)| {
+                        decode_feed(v).is_none_or(|(_, o, _)| keep(o))
+                    })
+                })
+                .map(move |kv| {
+                    let (key, value) = kv?;
+                    self.decode_change(&key, &value)
+                }),
+        )
     }
 
     /// The newest change's LSN (0 when the feed is empty). Read from the hint file while
@@ -478,6 +511,23 @@ impl Drop for Ledger {
         // Best effort: a failed flush leaves a longer journal, never lost data.
         let _ = self.settle();
     }
+}
+
+/// Whether a test asked this thread's next ledger commit to fail.
+#[cfg(test)]
+fn fail_commit() -> bool {
+    FAIL_COMMIT.with(|f| f.replace(false))
+}
+
+#[cfg(not(test))]
+fn fail_commit() -> bool {
+    false
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only: make the next [`Ledger::write`] on this thread fail before it commits.
+    pub static FAIL_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A store is never committed to a repository: `.peat/` ignores itself.
@@ -697,6 +747,52 @@ mod tests {
         );
         assert!(matches!(r, Err(LedgerError::Missing(_))));
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn a_failed_commit_consumes_no_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        write(&mut l, &[(0, said("s", 1, "a"))]);
+        FAIL_COMMIT.with(|f| f.set(true));
+        let mut set = WriteSet::default();
+        set.event(Seq(1), said("s", 2, "lost"));
+        assert!(l.write(set).is_err());
+        assert_eq!(l.last_lsn().unwrap(), 1);
+        assert_eq!(
+            l.get(&EventId {
+                session: SessionId("s".into()),
+                seq: Seq(1)
+            })
+            .unwrap(),
+            None
+        );
+        write(&mut l, &[(1, said("s", 2, "b"))]);
+        let lsns: Vec<u64> = l.changes_after(0).map(|c| c.unwrap().lsn).collect();
+        assert_eq!(lsns, vec![1, 2], "the feed has no gap");
+    }
+
+    #[test]
+    fn revisions_are_the_replacing_entries_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        write(&mut l, &[(0, said("s", 1, "a")), (1, said("s", 1, "b"))]);
+        write(&mut l, &[(1, said("s", 5, "b2")), (2, said("s", 1, "c"))]);
+        write(&mut l, &[(1, said("s", 9, "b3"))]);
+        let revs: Vec<(u64, Option<Envelope>, Envelope)> = l
+            .revisions()
+            .map(|c| {
+                let c = c.unwrap();
+                (c.lsn, c.old, c.new)
+            })
+            .collect();
+        assert_eq!(
+            revs,
+            vec![
+                (3, Some(said("s", 1, "b")), said("s", 5, "b2")),
+                (5, Some(said("s", 5, "b2")), said("s", 9, "b3")),
+            ]
+        );
     }
 
     #[test]

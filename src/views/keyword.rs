@@ -433,6 +433,29 @@ impl KeywordIndex {
     }
 
     /// The query for the user's words; `None` when they hold no searchable token.
+    /// Every live document, as its event and the kind and time it was indexed with: what
+    /// the oracles compare with their model of the lane.
+    #[cfg(test)]
+    pub fn dump(&self) -> Result<Vec<Hit>, KeywordError> {
+        let searcher = self.reader.searcher();
+        let addrs = searcher
+            .search(
+                &tantivy::query::AllQuery,
+                &tantivy::collector::DocSetCollector,
+            )
+            .map_err(|source| KeywordError::Tantivy {
+                place: self.place.clone(),
+                action: "list its documents",
+                source,
+            })?;
+        let mut hits = addrs
+            .into_iter()
+            .map(|addr| self.hit(&searcher, 0.0, addr))
+            .collect::<Result<Vec<_>, _>>()?;
+        hits.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(hits)
+    }
+
     fn build_query(&self, query: &str) -> Result<Option<BooleanQuery>, KeywordError> {
         let mut analyzer: TextAnalyzer =
             self.index

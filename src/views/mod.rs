@@ -6,6 +6,7 @@
 //! embedding model or time zone rebuilds them from the ledger into a new generation, and the
 //! old generation is dropped only once the new one is complete.
 
+pub(crate) mod fault;
 pub mod keyword;
 pub mod rows;
 pub mod tables;
@@ -16,9 +17,10 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 use crate::embed::{EmbedError, Embedder};
-use crate::event::{Envelope, EventId, Seq, SessionId};
+use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{Ledger, LedgerError, event_key};
 use crate::session::{Cited, SessionRollup, SessionSummary};
+use fault::Fault;
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
 use tables::{Pending, Tables, Writes};
@@ -342,10 +344,11 @@ impl Views {
             views.vectors.borrow_cache(other);
         }
         let mut fold = Fold::default();
+        let chunk = fault::chunk(CHUNK);
         for item in events {
             let (id, env) = item?;
             views.fold(&mut fold, &id, None, Some(&env), true, true)?;
-            if fold.len >= CHUNK {
+            if fold.len >= chunk {
                 views.flush(std::mem::take(&mut fold), model, upto)?;
             }
         }
@@ -368,7 +371,10 @@ impl Views {
         if tables_at >= last && keyword_at >= last {
             return Ok(());
         }
+        // The views must never be durable ahead of the ledger they are a view of.
+        ledger.sync()?;
         let mut fold = Fold::default();
+        let chunk = fault::chunk(CHUNK);
         let mut lsn = tables_at.min(keyword_at);
         for change in ledger.changes_after(lsn) {
             let c = change?;
@@ -381,11 +387,11 @@ impl Views {
                 c.lsn > tables_at,
                 c.lsn > keyword_at,
             )?;
-            if fold.len >= CHUNK {
+            if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
             }
         }
-        self.flush(fold, model, lsn.max(tables_at))
+        self.flush(fold, model, lsn)
     }
 
     /// Fold one change (retract `old`, apply `new`) into `fold`, for the lanes that want it.
@@ -401,21 +407,29 @@ impl Views {
         fold.len += 1;
         for (env, sign) in [(old, -1), (new, 1)] {
             let Some(env) = env else { continue };
+            if fault::active(Fault::DropToolCalls) && matches!(env.kind, Event::ToolCall { .. }) {
+                continue;
+            }
             if tables {
                 let day = self.day_of(env.ts_ms);
                 fold.pending.fold(&self.tables, id, env, sign, &day)?;
+                if fault::active(Fault::ApplyTwice) {
+                    fold.pending.fold(&self.tables, id, env, sign, &day)?;
+                }
                 if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
                     let key = event_key(&id.session, id.seq);
                     if sign > 0 {
                         fold.vectors.add(key, &row.text);
-                    } else {
+                    } else if !fault::active(Fault::SkipVectorRetract) {
                         fold.vectors.remove(key);
                     }
                 }
             }
             if keyword {
                 if sign < 0 {
-                    self.keyword.retract(id)?;
+                    if !fault::active(Fault::SkipKeywordRetract) {
+                        self.keyword.retract(id)?;
+                    }
                 } else if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
                     self.keyword.add(
                         id,
@@ -432,18 +446,25 @@ impl Views {
         Ok(())
     }
 
-    /// Write what `fold` holds, reaching `lsn`.
+    /// Write what `fold` holds, reaching `lsn`. A lane already past `lsn` (the other lane
+    /// was behind, so this fold started earlier) keeps its own position: no position ever
+    /// moves backwards, so no change is ever applied twice.
     fn flush(&mut self, fold: Fold, model: &mut ModelSlot, lsn: u64) -> Result<(), ViewError> {
         let mut writes = Writes::new();
         let mut cache_writes = Writes::new();
         self.vectors
             .write(fold.vectors, model, &mut writes, &mut cache_writes)?;
-        fold.pending.write(&self.tables, &mut writes, lsn)?;
+        let tables_lsn = onward(self.tables.applied()?, lsn);
+        fold.pending.write(&self.tables, &mut writes, tables_lsn)?;
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         tables::ingest(self.vectors.cache(), cache_writes)?;
         tables::ingest(&self.tables.ks, writes)?;
-        if fold.keyword || self.keyword.applied_lsn() < lsn {
-            self.keyword.commit(lsn)?;
+        if fault::flush_fails() {
+            return Err(ViewError::Store("injected: the flush failed midway".into()));
+        }
+        let keyword_lsn = onward(self.keyword.applied_lsn(), lsn);
+        if fold.keyword || self.keyword.applied_lsn() < keyword_lsn {
+            self.keyword.commit(keyword_lsn)?;
         }
         Ok(())
     }
@@ -503,6 +524,15 @@ impl Views {
 
     pub fn generation(&self) -> u32 {
         self.current.generation
+    }
+}
+
+/// The position a lane at `applied` reaches by a flush up to `lsn`: never backwards.
+fn onward(applied: u64, lsn: u64) -> u64 {
+    if fault::active(Fault::RawPositions) {
+        lsn
+    } else {
+        lsn.max(applied)
     }
 }
 

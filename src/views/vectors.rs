@@ -151,6 +151,21 @@ impl VectorLane {
             .collect())
     }
 
+    /// Every stored vector (quantized), by event: what
+    /// the oracles compare with their model of the lane.
+    #[cfg(test)]
+    pub fn dump(&self) -> Result<Vec<(EventId, Vec<u8>)>, ViewError> {
+        self.vectors
+            .prefix([Table::Vectors as u8])
+            .map(|kv| {
+                let (key, value) = kv.into_inner().map_err(ViewError::store)?;
+                let (session, seq) = split_key(&key[1..])
+                    .ok_or_else(|| ViewError::Corrupt("a vector key is not an event key".into()))?;
+                Ok((EventId { session, seq }, value.to_vec()))
+            })
+            .collect()
+    }
+
     /// The cache keyspace, for ingesting new vectors.
     pub fn cache(&self) -> &Keyspace {
         &self.cache
@@ -207,7 +222,7 @@ fn quantize(f32_bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The dot product of a query and a quantized vector (their cosine, for unit vectors).
-fn dot_quantized(q: &[f32], stored: &[u8]) -> f32 {
+pub(crate) fn dot_quantized(q: &[f32], stored: &[u8]) -> f32 {
     let Some((scale, bytes)) = stored.split_first_chunk::<4>() else {
         return 0.0;
     };

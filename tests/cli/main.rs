@@ -8,6 +8,7 @@ mod commits;
 mod dispatch;
 mod hook;
 mod jj;
+mod kill;
 mod log;
 mod obs;
 mod recall;

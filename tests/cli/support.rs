@@ -208,6 +208,7 @@ pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
 
 /// The data directory holding the installed model, as the environment running the tests
 /// sees it; `None` (and a note) when it is not installed and not required.
+#[track_caller]
 pub fn model_data_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("PEAT_DATA_DIR") {
         Some(d) => PathBuf::from(d),
@@ -219,14 +220,11 @@ pub fn model_data_dir() -> Option<PathBuf> {
     if dir.join("models").is_dir() {
         return Some(dir);
     }
-    assert!(
-        std::env::var("PEAT_REQUIRE_MODEL").as_deref() != Ok("1"),
-        "PEAT_REQUIRE_MODEL=1 but no model is installed under {}",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: no model under {} (run `peat model fetch`)",
-        dir.display()
+    skip(
+        &format!("no model under {} (run `peat model fetch`)", dir.display()),
+        std::env::var("PEAT_REQUIRE_MODEL").as_deref() == Ok("1"),
     );
     None
 }
+
+pub use peat::testing::skip;

@@ -1,0 +1,104 @@
+//! Deliberately broken folds, for tests only: each oracle must go red under each fault, or it
+//! proves nothing. A test turns one fault on for its own thread with [`inject`]; outside
+//! tests [`active`] is a constant `false` and every check compiles away.
+
+/// One way to break the fold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub enum Fault {
+    /// The keyword lane never retracts a replaced event's document.
+    SkipKeywordRetract,
+    /// The vector lane never retracts a replaced event's vector.
+    SkipVectorRetract,
+    /// Tool calls never reach the views.
+    DropToolCalls,
+    /// Every change is applied to the tables twice.
+    ApplyTwice,
+    /// `asof` filters today's versions by timestamp instead of folding versions.
+    AsofReadsToday,
+    /// A flush writes the position its chunk reached even when a lane was already past it
+    /// (positions move backwards, and the next catch-up applies changes again).
+    RawPositions,
+}
+
+pub use switch::{active, chunk, flush_fails};
+#[cfg(test)]
+pub use switch::{fail_flush_in, inject, set_chunk};
+
+#[cfg(test)]
+mod switch {
+    use super::Fault;
+    use std::cell::Cell;
+
+    thread_local! {
+        static ON: Cell<Option<Fault>> = const { Cell::new(None) };
+        static FAIL_IN: Cell<Option<usize>> = const { Cell::new(None) };
+        static CHUNK: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// Turns `fault` on for this thread until the guard drops.
+    pub fn inject(fault: Fault) -> Guard {
+        ON.with(|f| f.set(Some(fault)));
+        Guard
+    }
+
+    pub struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            ON.with(|f| f.set(None));
+        }
+    }
+
+    pub fn active(fault: Fault) -> bool {
+        ON.with(|f| f.get() == Some(fault))
+    }
+
+    /// Make the `n`th flush from now on this thread fail midway (after the tables, before
+    /// the keyword lane): an interrupted catch-up or rebuild. Not a fault: the views must
+    /// recover from it.
+    pub fn fail_flush_in(n: Option<usize>) {
+        FAIL_IN.with(|c| c.set(n));
+    }
+
+    /// Counts a flush; true when this one is to fail.
+    pub fn flush_fails() -> bool {
+        FAIL_IN.with(|c| match c.get() {
+            Some(1) => {
+                c.set(None);
+                true
+            }
+            Some(n) => {
+                c.set(Some(n - 1));
+                false
+            }
+            None => false,
+        })
+    }
+
+    /// Fold in chunks of `n` changes on this thread (to interrupt folds mid-way in tests).
+    pub fn set_chunk(n: Option<usize>) {
+        CHUNK.with(|c| c.set(n));
+    }
+
+    pub fn chunk(default: usize) -> usize {
+        CHUNK.with(|c| c.get()).unwrap_or(default)
+    }
+}
+
+#[cfg(not(test))]
+mod switch {
+    use super::Fault;
+
+    pub fn active(_: Fault) -> bool {
+        false
+    }
+
+    pub fn flush_fails() -> bool {
+        false
+    }
+
+    pub fn chunk(default: usize) -> usize {
+        default
+    }
+}

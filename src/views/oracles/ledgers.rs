@@ -1,0 +1,298 @@
+//! Ledgers for the oracles: every event kind, revisions of every kind, written in batches
+//! with the views caught up (or interrupted mid-catch-up) in between. Every version carries
+//! words of its own (`u<n>v` and three more), so each lane's content names the version it
+//! came from, and texts of every length, from empty to thousands of bytes.
+
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::event::{
+    Agent, Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId, TouchOp, Touched, Vcs,
+};
+
+/// 2025-06-15, noon UTC: the generated record starts here.
+pub const T0: i64 = 1_749_988_800_000;
+pub const HOUR: i64 = 3_600_000;
+
+/// The kind of one version, with what varies within the kind.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Meta {
+        cwd: u8,
+        branch: u8,
+        agent: u8,
+        parent: bool,
+    },
+    User {
+        harness: bool,
+    },
+    Tool {
+        ok: bool,
+    },
+    Touch {
+        paths: u8,
+    },
+    Commit {
+        empty: bool,
+    },
+    Committed,
+    Final,
+    Compaction,
+    Said,
+    Summary,
+    Obs {
+        subject: u8,
+        cites: bool,
+        basis: bool,
+    },
+    Distill,
+}
+
+/// One version of one event: `reps` sets its text's length (0: empty, 1: blank).
+#[derive(Clone, Debug)]
+pub struct Version {
+    pub session: u8,
+    pub slot: u8,
+    pub hours: i64,
+    pub kind: Kind,
+    pub reps: u16,
+}
+
+/// A step of a case.
+#[derive(Clone, Debug)]
+pub enum Step {
+    Write(Vec<Version>),
+    /// Open the views (catching them up) folding `chunk` changes at a time; with `fail_at`,
+    /// that flush fails midway and the catch-up is abandoned.
+    CatchUp {
+        chunk: usize,
+        fail_at: Option<usize>,
+    },
+}
+
+/// Revisions keep their event's time when `fixed_times` (as capture's do: the session
+/// span is documented never to shrink), or move it anywhere when not (for `asof`).
+pub fn steps(fixed_times: bool) -> impl Strategy<Value = Vec<Step>> {
+    let step = prop_oneof![
+        3 => prop::collection::vec(version(fixed_times), 1..8).prop_map(Step::Write),
+        1 => (1usize..6, prop::option::of(1usize..4))
+            .prop_map(|(chunk, fail_at)| Step::CatchUp { chunk, fail_at }),
+    ];
+    prop::collection::vec(step, 1..10)
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        (0u8..3, 0u8..3, 0u8..3, any::<bool>()).prop_map(|(cwd, branch, agent, parent)| {
+            Kind::Meta {
+                cwd,
+                branch,
+                agent,
+                parent,
+            }
+        }),
+        any::<bool>().prop_map(|harness| Kind::User { harness }),
+        any::<bool>().prop_map(|ok| Kind::Tool { ok }),
+        (0u8..3).prop_map(|paths| Kind::Touch { paths }),
+        any::<bool>().prop_map(|empty| Kind::Commit { empty }),
+        Just(Kind::Committed),
+        Just(Kind::Final),
+        Just(Kind::Compaction),
+        Just(Kind::Said),
+        Just(Kind::Summary),
+        (0u8..3, any::<bool>(), any::<bool>()).prop_map(|(subject, cites, basis)| Kind::Obs {
+            subject,
+            cites,
+            basis
+        }),
+        Just(Kind::Distill),
+    ]
+}
+
+fn version(fixed_times: bool) -> impl Strategy<Value = Version> {
+    // Lengths cluster around the thresholds (narration's 80 bytes, a prompt's 400) and
+    // reach a few thousand bytes.
+    let reps = prop_oneof![0u16..8, 14u16..26, Just(200u16)];
+    (0u8..3, 0u8..10, 0i64..120, kind(), reps).prop_map(
+        move |(session, slot, hours, kind, reps)| Version {
+            session,
+            slot,
+            hours: if fixed_times { -1 } else { hours },
+            kind,
+            reps,
+        },
+    )
+}
+
+/// The text of the `n`th version: its own four words, `reps` times over (1: a blank).
+pub fn text(n: usize, reps: u16) -> String {
+    if reps == 1 {
+        return "  \n ".to_string();
+    }
+    let words = format!("u{n}v x{n}y k{n}q m{n}z");
+    vec![words; usize::from(reps)].join(" ")
+}
+
+/// The word that finds the `n`th version's text.
+pub fn probe(n: usize) -> String {
+    format!("u{n}v")
+}
+
+/// The id and envelope of the `n`th version. A session's meta is its slot 0 and stays a
+/// meta (capture writes one, first); observations live in their own seq range.
+pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
+    let session = SessionId(format!("s{}", v.session));
+    let meta = matches!(v.kind, Kind::Meta { .. });
+    let slot = match (meta, v.slot) {
+        (true, _) => 0,
+        (false, 0) => 1,
+        (false, s) => u32::from(s),
+    };
+    let seq = if matches!(v.kind, Kind::Obs { .. }) {
+        OBS_SEQ_BASE + slot
+    } else {
+        slot * 16
+    };
+    // A fixed time is a function of the event's id, so a revision keeps it.
+    let hours = if v.hours < 0 {
+        i64::from(v.session) * 5 + i64::from(slot) * 7
+    } else {
+        v.hours
+    };
+    let ts = T0 + hours * HOUR;
+    let t = text(n, v.reps);
+    let kind = match &v.kind {
+        Kind::Meta {
+            cwd,
+            branch,
+            agent,
+            parent,
+        } => Event::SessionMeta {
+            cwd: format!("/work/p{cwd}"),
+            branch: match branch {
+                0 => None,
+                1 => Some(String::new()),
+                _ => Some(format!("b{n}")),
+            },
+            agent: match agent {
+                0 => None,
+                1 => Some(Agent::ClaudeCode),
+                _ => Some(Agent::Codex),
+            },
+            version: None,
+            parent: parent.then(|| SessionId("s9".into())),
+        },
+        Kind::User { harness } => Event::UserMsg {
+            text: t,
+            harness: *harness,
+        },
+        Kind::Tool { ok } => Event::ToolCall {
+            tool: "Bash".into(),
+            detail: t,
+            ok: *ok,
+        },
+        Kind::Touch { paths } => Event::FileTouch {
+            path: format!("src/f{}.rs", n % 3),
+            op: TouchOp::Edit,
+            change: None,
+            failed: false,
+            more: (0..*paths)
+                .map(|p| Touched {
+                    path: format!("src/g{p}.rs"),
+                    op: TouchOp::Write,
+                    change: None,
+                })
+                .collect(),
+        },
+        Kind::Commit { empty } => Event::Commit {
+            hash: if *empty {
+                String::new()
+            } else {
+                format!("c{n}")
+            },
+            message: t,
+        },
+        Kind::Committed => Event::Committed {
+            vcs: Vcs::Git,
+            hash: format!("h{}", n % 4),
+            message: t,
+            branch: None,
+        },
+        Kind::Final => Event::FinalMsg { text: t },
+        Kind::Compaction => Event::Compaction {},
+        Kind::Said => Event::Said { text: t },
+        Kind::Summary => Event::CompactSummary { text: t },
+        Kind::Obs {
+            subject,
+            cites,
+            basis,
+        } => Event::Obs {
+            subject: format!("subject{subject}"),
+            text: t,
+            derived_from: if *cites { vec![16, 32] } else { vec![] },
+            basis: basis.then(|| Basis {
+                commit: format!("{n:040}"),
+                dirty: n.is_multiple_of(2),
+            }),
+        },
+        Kind::Distill => Event::Distill {
+            lane: serde_json::Value::Null,
+            key: format!("k{n}"),
+            text: t,
+            open: false,
+            cites: vec![],
+            src: 0,
+            by: String::new(),
+        },
+    };
+    (
+        EventId {
+            session: session.clone(),
+            seq: Seq(seq),
+        },
+        Envelope::new(session, ts, kind),
+    )
+}
+
+/// Every version of a case in the order it is written, numbered.
+pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Write(vs) => Some(vs),
+            Step::CatchUp { .. } => None,
+        })
+        .flatten()
+        .enumerate()
+        .map(|(n, v)| envelope(n, v))
+        .collect()
+}
+
+/// The probe words and texts of every version of a case.
+pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let vs = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Write(vs) => Some(vs),
+            Step::CatchUp { .. } => None,
+        })
+        .flatten();
+    let mut probes = BTreeSet::new();
+    let mut texts = BTreeSet::new();
+    for (n, v) in vs.enumerate() {
+        probes.insert(probe(n));
+        texts.insert(text(n, v.reps));
+    }
+    (probes, texts)
+}
+
+/// Each event's newest version whose time is at or before `cutoff` (all of them: `i64::MAX`).
+pub fn as_of(versions: &[(EventId, Envelope)], cutoff: i64) -> BTreeMap<EventId, Envelope> {
+    let mut out = BTreeMap::new();
+    for (id, env) in versions {
+        if env.ts_ms <= cutoff {
+            out.insert(id.clone(), env.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,572 @@
+//! The oracles: replaying the ledger is the truth, and every view must agree with it.
+//!
+//! Each oracle returns what it found wrong (empty: nothing), so the same code runs green on
+//! the real fold and red on a deliberately broken one (see [`super::fault`]): the `*_goes_red_*`
+//! tests turn each fault on and require the oracle to report it. `tests/oracles` runs them all.
+
+mod ledgers;
+mod model;
+
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use super::fault::{self, Fault};
+use super::{ModelSlot, Views};
+use crate::embed::hash::HashEmbedder;
+use crate::event::{Envelope, EventId};
+use crate::ledger::{Access, Ledger, Mode, WriteSet};
+use ledgers::{HOUR, Kind, Step, T0, Version};
+use model::{diff, model, observe};
+
+fn open(dir: &Path) -> Ledger {
+    Ledger::open(
+        dir,
+        Access {
+            mode: Mode::Create,
+            wait: Duration::from_secs(5),
+            who: "oracle",
+            on_wait: &mut || {},
+        },
+    )
+    .unwrap()
+}
+
+fn slot() -> ModelSlot {
+    ModelSlot::with(Box::new(HashEmbedder::new()))
+}
+
+fn open_views(ledger: &Ledger, slot: &mut ModelSlot) -> Result<Views, super::ViewError> {
+    Views::open(ledger, slot, jiff::tz::TimeZone::UTC, &mut |_| {})
+}
+
+/// Run `steps` against a fresh store in `dir`: writes, and catch-ups that may be chunked
+/// small and interrupted. Returns what went wrong on the way (a catch-up failing for any
+/// reason but the injected interruption).
+fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut ledger = open(dir);
+    let mut n = 0;
+    for step in steps {
+        match step {
+            Step::Write(vs) => {
+                let mut set = WriteSet::default();
+                for v in vs {
+                    let (id, env) = ledgers::envelope(n, v);
+                    set.event(id.seq, env);
+                    n += 1;
+                }
+                ledger.write(set).unwrap();
+            }
+            Step::CatchUp { chunk, fail_at } => {
+                fault::set_chunk(Some(*chunk));
+                fault::fail_flush_in(*fail_at);
+                let r = open_views(&ledger, &mut slot());
+                fault::set_chunk(None);
+                fault::fail_flush_in(None);
+                if let Err(e) = r
+                    && !e.to_string().contains("injected")
+                {
+                    found.push(format!("a catch-up failed: {e}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Replay determinism: after `steps`, the views caught up incrementally, the views reopened,
+/// and the views rebuilt from scratch all equal the independent model of the ledger.
+fn replay_findings(steps: &[Step]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = play(dir.path(), steps);
+    let (probes, texts) = ledgers::vocabulary(steps);
+    let want = model(
+        &ledgers::as_of(&ledgers::versions(steps), i64::MAX),
+        &probes,
+    );
+    let versions = ledgers::versions(steps);
+    let mut check = |what: &str, views: Result<Views, super::ViewError>| match views {
+        Ok(v) => {
+            found.extend(diff(what, &observe(&v, &probes, &texts), &want));
+            found.extend(superseded_findings(what, &v, &versions));
+        }
+        Err(e) => found.push(format!("{what}: the views did not open: {e}")),
+    };
+    {
+        let ledger = open(dir.path());
+        check("caught up", open_views(&ledger, &mut slot()));
+    }
+    {
+        let ledger = open(dir.path());
+        check("reopened", open_views(&ledger, &mut slot()));
+        check(
+            "rebuilt",
+            Views::rebuild_now(&ledger, &mut slot(), jiff::tz::TimeZone::UTC),
+        );
+    }
+    let ledger = open(dir.path());
+    check(
+        "reopened after the rebuild",
+        open_views(&ledger, &mut slot()),
+    );
+    found
+}
+
+/// `asof` at each cutoff equals the model of each event's newest version at or before it.
+fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = play(&dir.path().join("store"), steps);
+    let (probes, texts) = ledgers::vocabulary(steps);
+    let versions = ledgers::versions(steps);
+    let ledger = open(&dir.path().join("store"));
+    let mut slot = slot();
+    let real = match open_views(&ledger, &mut slot) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("the views did not open: {e}")],
+    };
+    for (i, cutoff) in cutoffs.iter().enumerate() {
+        let then = ledgers::as_of(&versions, *cutoff);
+        let past = crate::asof::fold_until(
+            &ledger,
+            &real,
+            *cutoff,
+            &dir.path().join(format!("asof{i}")),
+            &mut slot,
+            jiff::tz::TimeZone::UTC,
+        );
+        match past {
+            Ok(p) => {
+                let what = format!("asof {cutoff}");
+                if p.events != then.len() {
+                    found.push(format!(
+                        "{what}: {} events folded, the model has {}",
+                        p.events,
+                        then.len()
+                    ));
+                }
+                found.extend(diff(
+                    &what,
+                    &observe(&p.views, &probes, &texts),
+                    &model(&then, &probes),
+                ));
+            }
+            Err(e) => found.push(format!("asof {cutoff} failed: {e}")),
+        }
+    }
+    found
+}
+
+fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
+    Version {
+        session,
+        slot,
+        hours: -1,
+        kind,
+        reps,
+    }
+}
+
+/// Every revision path that only retraction can clean up, for texts of every length, with
+/// interrupted catch-ups on the way: a provisional closing message rewritten as narration
+/// (long and short), narration shrunk below the indexing minimum and grown above it, a
+/// prompt that becomes harness text or outgrows embedding, claims and summaries emptied or
+/// blanked, texts turned into tool calls and back. Plus one event of every other kind.
+fn revision_paths() -> Vec<Step> {
+    use Kind::*;
+    let said = || Said;
+    let first = vec![
+        v(
+            0,
+            0,
+            Meta {
+                cwd: 0,
+                branch: 2,
+                agent: 1,
+                parent: false,
+            },
+            0,
+        ),
+        v(0, 1, Final, 6),
+        v(0, 2, Final, 20),
+        v(0, 3, said(), 20),
+        v(0, 4, User { harness: false }, 3),
+        v(0, 5, User { harness: false }, 3),
+        v(
+            0,
+            6,
+            Obs {
+                subject: 0,
+                cites: true,
+                basis: true,
+            },
+            5,
+        ),
+        v(0, 7, Summary, 200),
+        v(0, 8, Tool { ok: true }, 2),
+        v(0, 9, Final, 2),
+        v(1, 1, said(), 2),
+        v(1, 2, Touch { paths: 2 }, 0),
+        v(1, 3, Commit { empty: false }, 2),
+        v(1, 4, Committed, 2),
+        v(1, 5, Compaction, 0),
+        v(1, 6, Distill, 2),
+        v(
+            1,
+            7,
+            Obs {
+                subject: 0,
+                cites: false,
+                basis: false,
+            },
+            3,
+        ),
+        v(1, 8, Summary, 4),
+        v(1, 9, Tool { ok: false }, 2),
+    ];
+    let revised = vec![
+        v(0, 1, said(), 2),                   // closing message → short narration
+        v(0, 2, said(), 20),                  // closing message → long narration
+        v(0, 3, said(), 3),                   // narration shrunk below the minimum
+        v(0, 4, User { harness: true }, 3),   // a prompt becomes harness text
+        v(0, 5, User { harness: false }, 25), // a prompt outgrows embedding
+        v(
+            0,
+            6,
+            Obs {
+                subject: 0,
+                cites: true,
+                basis: true,
+            },
+            0,
+        ), // a claim emptied
+        v(0, 7, Summary, 1),                  // a summary blanked
+        v(0, 8, Final, 7),                    // a tool call becomes a closing message
+        v(0, 9, Tool { ok: false }, 2),       // a closing message becomes a tool call
+        v(1, 1, said(), 17),                  // narration grows above the minimum
+        v(1, 2, Touch { paths: 0 }, 0),       // a touch loses files
+        v(
+            1,
+            7,
+            Obs {
+                subject: 1,
+                cites: true,
+                basis: false,
+            },
+            3,
+        ), // a claim changes subject
+        v(1, 8, Summary, 5),                  // a summary rewritten
+        v(1, 9, Tool { ok: true }, 2),        // a failure becomes a success
+        v(
+            0,
+            0,
+            Meta {
+                cwd: 1,
+                branch: 0,
+                agent: 2,
+                parent: true,
+            },
+            0,
+        ),
+    ];
+    vec![
+        Step::Write(first),
+        Step::CatchUp {
+            chunk: 3,
+            fail_at: Some(2),
+        },
+        Step::CatchUp {
+            chunk: 4,
+            fail_at: None,
+        },
+        Step::Write(revised[..7].to_vec()),
+        // The tables get five changes ahead of the keyword lane, then a catch-up one change
+        // at a time is interrupted while the tables are still ahead: positions must hold.
+        Step::CatchUp {
+            chunk: 5,
+            fail_at: Some(1),
+        },
+        Step::CatchUp {
+            chunk: 1,
+            fail_at: Some(2),
+        },
+        Step::Write(revised[7..].to_vec()),
+    ]
+}
+
+/// The old text of a revised event is unfindable and the new one findable, in both lanes,
+/// as caught up, reopened and rebuilt: the replay oracle over every revision path, whose
+/// checks include each superseded version searched for by its own words.
+fn retraction_findings() -> Vec<String> {
+    replay_findings(&revision_paths())
+}
+
+/// The searchable text an envelope carries, whatever its kind.
+fn words_of(env: &Envelope) -> Option<&str> {
+    use crate::event::Event::*;
+    match &env.kind {
+        FinalMsg { text } | Said { text } | CompactSummary { text } | UserMsg { text, .. } => {
+            Some(text)
+        }
+        Obs { text, .. } => Some(text),
+        _ => None,
+    }
+}
+
+/// Every version that was replaced is searched for by name: its words must not find its
+/// event in the keyword lane, and its event's vector must not be made from it.
+fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope)]) -> Vec<String> {
+    let mut found = Vec::new();
+    let now = ledgers::as_of(versions, i64::MAX);
+    let vectors: BTreeMap<EventId, Vec<u8>> = views.vectors.dump().unwrap().into_iter().collect();
+    for (n, (id, env)) in versions.iter().enumerate() {
+        if now.get(id) == Some(env) || words_of(env).is_none_or(|t| t.trim().is_empty()) {
+            continue;
+        }
+        let hits = views.keyword.search(&ledgers::probe(n), 1000).unwrap();
+        if hits.iter().any(|h| &h.id == id) {
+            found.push(format!(
+                "{what}: keyword lane: {id:?} is still found by the words of version {n}"
+            ));
+        }
+        if let (Some(stored), Some(text)) = (vectors.get(id), words_of(env)) {
+            let score = super::vectors::dot_quantized(&HashEmbedder::vector(text), stored);
+            if score > 0.5 {
+                found.push(format!(
+                    "{what}: vector lane: {id:?} holds the vector of version {n}"
+                ));
+            }
+        }
+    }
+    found
+}
+
+fn report(found: &[String]) -> String {
+    let mut s = format!("{} discrepancies:\n", found.len());
+    for f in found.iter().take(12) {
+        s.push_str(f);
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn retraction_oracle_holds_over_every_revision_path() {
+    let found = retraction_findings();
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+/// Cutoffs at every hour boundary the generated record spans, and before and after it.
+fn asof_cutoffs() -> Vec<i64> {
+    let mut c: Vec<i64> = (0..=120).step_by(7).map(|h| T0 + h * HOUR).collect();
+    c.extend([T0 - 1, T0 + 50 * HOUR - 1, i64::MAX]);
+    c
+}
+
+/// A ledger whose revisions move in time: earlier and later than the version they replace.
+fn revisions_in_time() -> Vec<Step> {
+    let at = |slot, hours, kind, reps| Version {
+        session: 0,
+        slot,
+        hours,
+        kind,
+        reps,
+    };
+    vec![
+        Step::Write(vec![
+            at(1, 10, Kind::Final, 3),
+            at(
+                2,
+                30,
+                Kind::Obs {
+                    subject: 0,
+                    cites: false,
+                    basis: false,
+                },
+                3,
+            ),
+            at(3, 5, Kind::Tool { ok: true }, 2),
+            at(4, 40, Kind::User { harness: false }, 3),
+        ]),
+        Step::CatchUp {
+            chunk: 2,
+            fail_at: None,
+        },
+        Step::Write(vec![
+            at(1, 60, Kind::Said, 2), // revised later
+            at(
+                2,
+                20,
+                Kind::Obs {
+                    subject: 0,
+                    cites: true,
+                    basis: false,
+                },
+                4,
+            ), // revised earlier
+            at(3, 70, Kind::Tool { ok: false }, 2),
+            at(
+                2,
+                90,
+                Kind::Obs {
+                    subject: 1,
+                    cites: false,
+                    basis: false,
+                },
+                2,
+            ),
+        ]),
+    ]
+}
+
+#[test]
+fn asof_folds_each_events_newest_version_at_the_cutoff() {
+    let found = asof_findings(&revisions_in_time(), &asof_cutoffs());
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+#[test]
+fn replay_oracle_holds_over_every_revision_path() {
+    let found = replay_findings(&revision_paths());
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(24)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// Random ledgers, random batches, random (and interrupted) catch-ups: the views equal
+    /// a rebuild and the independent model.
+    #[test]
+    fn replay_equals_rebuild_and_the_model_on_random_ledgers(steps in ledgers::steps(true)) {
+        let found = replay_findings(&steps);
+        prop_assert!(found.is_empty(), "{}", report(&found));
+    }
+
+    /// Random ledgers whose revisions move in time, at random cutoffs: `asof` equals the
+    /// model of each event's newest version at or before the cutoff.
+    #[test]
+    fn asof_equals_the_model_at_random_cutoffs(
+        steps in ledgers::steps(false),
+        cutoffs in prop::collection::vec(-2i64..125, 1..4),
+    ) {
+        let cutoffs: Vec<i64> = cutoffs.iter().map(|h| T0 + h * HOUR).collect();
+        let found = asof_findings(&steps, &cutoffs);
+        prop_assert!(found.is_empty(), "{}", report(&found));
+    }
+}
+
+/// Which oracle a fault must turn red.
+#[derive(Clone, Copy, Debug)]
+enum Oracle {
+    Retraction,
+    Replay,
+    Asof,
+}
+
+fn findings_under(oracle: Oracle, fault: Fault) -> Vec<String> {
+    let _on = fault::inject(fault);
+    match oracle {
+        Oracle::Retraction => retraction_findings(),
+        Oracle::Replay => replay_findings(&revision_paths()),
+        Oracle::Asof => asof_findings(&revisions_in_time(), &asof_cutoffs()),
+    }
+}
+
+fn goes_red(oracle: Oracle, fault: Fault) {
+    let found = findings_under(oracle, fault);
+    assert!(
+        !found.is_empty(),
+        "the {oracle:?} oracle passed with the fold broken by {fault:?}: it cannot fail"
+    );
+    eprintln!("{oracle:?} oracle under {fault:?}: {}", found[0]);
+}
+
+#[test]
+fn retraction_oracle_goes_red_without_keyword_retraction() {
+    goes_red(Oracle::Retraction, Fault::SkipKeywordRetract);
+}
+
+#[test]
+fn retraction_oracle_goes_red_without_vector_retraction() {
+    goes_red(Oracle::Retraction, Fault::SkipVectorRetract);
+}
+
+#[test]
+fn replay_oracle_goes_red_without_keyword_retraction() {
+    goes_red(Oracle::Replay, Fault::SkipKeywordRetract);
+}
+
+#[test]
+fn replay_oracle_goes_red_without_vector_retraction() {
+    goes_red(Oracle::Replay, Fault::SkipVectorRetract);
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_kind_is_dropped() {
+    goes_red(Oracle::Replay, Fault::DropToolCalls);
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_change_is_applied_twice() {
+    goes_red(Oracle::Replay, Fault::ApplyTwice);
+}
+
+#[test]
+fn replay_oracle_goes_red_when_positions_move_backwards() {
+    goes_red(Oracle::Replay, Fault::RawPositions);
+}
+
+#[test]
+fn asof_oracle_goes_red_when_asof_reads_todays_versions() {
+    goes_red(Oracle::Asof, Fault::AsofReadsToday);
+}
+
+#[test]
+fn asof_oracle_goes_red_when_a_kind_is_dropped() {
+    goes_red(Oracle::Asof, Fault::DropToolCalls);
+}
+
+#[test]
+fn asof_oracle_goes_red_when_a_change_is_applied_twice() {
+    goes_red(Oracle::Asof, Fault::ApplyTwice);
+}
+
+#[test]
+fn equal_timestamp_observations_resolve_by_seq() {
+    let obs = |text: &str| {
+        Envelope::new(
+            crate::event::SessionId("s".into()),
+            5000,
+            crate::event::Event::Obs {
+                subject: "x".into(),
+                text: text.into(),
+                derived_from: vec![],
+                basis: None,
+            },
+        )
+    };
+    for _ in 0..8 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        let mut set = WriteSet::default();
+        set.event(
+            crate::event::Seq(crate::event::OBS_SEQ_BASE + 1),
+            obs("second claim"),
+        );
+        set.event(
+            crate::event::Seq(crate::event::OBS_SEQ_BASE),
+            obs("first claim"),
+        );
+        l.write(set).unwrap();
+        let v = open_views(&l, &mut slot()).unwrap();
+        assert_eq!(v.tables.subject("x").unwrap().unwrap().text, "second claim");
+    }
+}

@@ -1,0 +1,301 @@
+//! What the views must hold, computed by a plain scan of the events that shares no code with
+//! the fold: no `Pending`, no `SessionRollup::apply`, no `TextRow::of`, no lane code. The
+//! view types are only containers here. [`observe`] reads the same shape out of real views,
+//! lanes included, so the two compare with `==`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::embed::hash::HashEmbedder;
+use crate::event::{Envelope, Event, EventId, SessionId};
+use crate::ledger::decode_event_key;
+use crate::session::SessionRollup;
+use crate::views::Views;
+use crate::views::rows::{EMBED_USER_MAX, SAID_MIN, TextKind, TextRow};
+use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
+use crate::views::vectors::dot_quantized;
+
+/// Everything the views hold, as plain data.
+#[derive(Debug, Default, PartialEq)]
+pub struct Snapshot {
+    pub sessions: BTreeMap<SessionId, SessionRollup>,
+    pub days: BTreeMap<String, DayStats>,
+    pub files: BTreeSet<(String, EventId)>,
+    pub texts: BTreeMap<EventId, TextRow>,
+    pub subjects: BTreeMap<String, SubjectStats>,
+    pub evidence: BTreeMap<(String, EventId), ObsRow>,
+    /// The keyword lane: each document's kind and time, and which of the probe words find it.
+    pub keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
+    /// The vector lane: each vector, as the text it was made from.
+    pub vectors: BTreeMap<EventId, String>,
+}
+
+/// Where two snapshots differ, one line per differing row (empty: identical).
+pub fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    differ(&mut out, what, "sessions", &got.sessions, &want.sessions);
+    differ(&mut out, what, "days", &got.days, &want.days);
+    let set = |s: &BTreeSet<(String, EventId)>| s.iter().map(|k| (k.clone(), ())).collect();
+    let (gf, wf): (BTreeMap<_, ()>, BTreeMap<_, ()>) = (set(&got.files), set(&want.files));
+    differ(&mut out, what, "files", &gf, &wf);
+    differ(&mut out, what, "texts", &got.texts, &want.texts);
+    differ(&mut out, what, "subjects", &got.subjects, &want.subjects);
+    differ(&mut out, what, "evidence", &got.evidence, &want.evidence);
+    differ(&mut out, what, "keyword lane", &got.keyword, &want.keyword);
+    differ(&mut out, what, "vector lane", &got.vectors, &want.vectors);
+    out
+}
+
+fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
+    out: &mut Vec<String>,
+    what: &str,
+    table: &str,
+    got: &BTreeMap<K, V>,
+    want: &BTreeMap<K, V>,
+) {
+    let keys: BTreeSet<&K> = got.keys().chain(want.keys()).collect();
+    for k in keys {
+        let (g, w) = (got.get(k), want.get(k));
+        if g != w {
+            out.push(format!(
+                "{what}: {table} {k:?}: views hold {g:?}, model says {w:?}"
+            ));
+        }
+    }
+}
+
+fn day(ts_ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ts_ms)
+        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .unwrap_or_else(|_| "0000-00-00".into())
+}
+
+fn count(map: &mut BTreeMap<String, i64>, key: &str) {
+    *map.entry(key.to_string()).or_insert(0) += 1;
+}
+
+/// The searchable text of an event, by the rules the documentation states: claims, closing
+/// messages, compaction summaries, the person's prompts, and narration of at least
+/// [`SAID_MIN`] bytes; never a blank text.
+fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
+    let plain = |kind, text: &str| TextRow {
+        kind,
+        ts_ms,
+        cited: true,
+        text: text.to_string(),
+        subject: None,
+        basis: None,
+    };
+    let row = match e {
+        Event::Obs {
+            subject,
+            text,
+            derived_from,
+            basis,
+        } => TextRow {
+            kind: TextKind::Obs,
+            ts_ms,
+            cited: !derived_from.is_empty(),
+            text: text.clone(),
+            subject: Some(subject.clone()),
+            basis: basis.clone(),
+        },
+        Event::FinalMsg { text } => plain(TextKind::Final, text),
+        Event::CompactSummary { text } => plain(TextKind::Compact, text),
+        Event::UserMsg {
+            text,
+            harness: false,
+        } => plain(TextKind::User, text),
+        Event::Said { text } if text.len() >= SAID_MIN => plain(TextKind::Said, text),
+        _ => return None,
+    };
+    if row.text.trim().is_empty() {
+        None
+    } else {
+        Some(row)
+    }
+}
+
+/// Embedded: everything searchable but narration, and prompts only up to
+/// [`EMBED_USER_MAX`] bytes.
+fn embedded(row: &TextRow) -> bool {
+    match row.kind {
+        TextKind::Said => false,
+        TextKind::User => row.text.len() <= EMBED_USER_MAX,
+        _ => true,
+    }
+}
+
+/// What views over `events` (each event's current version) hold; `probes` are the words the
+/// keyword lane is asked for.
+pub fn model(events: &BTreeMap<EventId, Envelope>, probes: &BTreeSet<String>) -> Snapshot {
+    let mut s = Snapshot::default();
+    for (id, env) in events {
+        let r = s.sessions.entry(id.session.clone()).or_default();
+        let d = s.days.entry(day(env.ts_ms)).or_default();
+        r.events += 1;
+        d.events += 1;
+        count(&mut d.sessions, id.session.as_str());
+        if env.ts_ms > 0 {
+            r.start_ms = Some(r.start_ms.map_or(env.ts_ms, |t| t.min(env.ts_ms)));
+            r.end_ms = Some(r.end_ms.map_or(env.ts_ms, |t| t.max(env.ts_ms)));
+        }
+        match &env.kind {
+            Event::SessionMeta {
+                cwd,
+                branch,
+                agent,
+                parent,
+                ..
+            } => {
+                r.cwd = Some(cwd.clone());
+                r.branch = branch.clone().filter(|b| !b.is_empty());
+                r.agent = *agent;
+                r.parent = parent.clone();
+            }
+            Event::UserMsg { harness: false, .. } => {
+                r.prompts += 1;
+                r.prompt_seqs.insert(id.seq.0);
+                d.prompts += 1;
+            }
+            Event::ToolCall { ok, .. } => {
+                r.tools += 1;
+                d.tools += 1;
+                if !ok {
+                    r.failed_tools += 1;
+                    d.fails += 1;
+                }
+            }
+            Event::FileTouch { path, more, .. } => {
+                for p in std::iter::once(path).chain(more.iter().map(|t| &t.path)) {
+                    count(&mut r.files, p);
+                    count(&mut d.files, p);
+                    s.files.insert((p.clone(), id.clone()));
+                }
+            }
+            Event::Committed { hash, .. } => {
+                count(&mut r.commits, hash);
+                d.commits += 1;
+            }
+            Event::Commit { hash, .. } if !hash.is_empty() => {
+                count(&mut r.commits, hash);
+                d.commits += 1;
+            }
+            Event::FinalMsg { .. } => {
+                r.finals.insert((env.ts_ms, id.seq.0));
+            }
+            Event::Compaction {} => r.compactions += 1,
+            Event::Obs {
+                subject,
+                text,
+                derived_from,
+                basis,
+            } => {
+                d.obs += 1;
+                s.evidence.insert(
+                    (subject.clone(), id.clone()),
+                    ObsRow {
+                        ts_ms: env.ts_ms,
+                        text: text.clone(),
+                        derived_from: derived_from.clone(),
+                        basis: basis.clone(),
+                    },
+                );
+            }
+            _ => {}
+        }
+        if let Some(row) = text_of(env.ts_ms, &env.kind) {
+            let words: BTreeSet<String> = row
+                .text
+                .split_whitespace()
+                .filter(|w| probes.contains(*w))
+                .map(str::to_string)
+                .collect();
+            s.keyword.insert(id.clone(), (row.kind, row.ts_ms, words));
+            if embedded(&row) {
+                s.vectors.insert(id.clone(), row.text.clone());
+            }
+            s.texts.insert(id.clone(), row);
+        }
+    }
+    // A subject's claim is its newest observation by (time, session, seq).
+    for ((subject, id), row) in &s.evidence {
+        let st = s.subjects.entry(subject.clone()).or_insert(SubjectStats {
+            count: 0,
+            cited: 0,
+            last_ms: i64::MIN,
+            session: id.session.clone(),
+            seq: id.seq,
+            text: String::new(),
+            basis: None,
+        });
+        st.count += 1;
+        st.cited += i64::from(!row.derived_from.is_empty());
+        if (row.ts_ms, &id.session, id.seq) >= (st.last_ms, &st.session, st.seq) {
+            st.last_ms = row.ts_ms;
+            st.session = id.session.clone();
+            st.seq = id.seq;
+            st.text = row.text.clone();
+            st.basis = row.basis.clone();
+        }
+    }
+    s
+}
+
+/// Everything `views` hold, in the model's shape. The keyword lane is asked for every probe
+/// word; each vector is named by the text among `texts` it was made from.
+pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String>) -> Snapshot {
+    let t = &views.tables;
+    let mut s = Snapshot {
+        sessions: t.all_sessions().unwrap().into_iter().collect(),
+        days: t.all_days().unwrap().into_iter().collect(),
+        subjects: t.all_subjects().unwrap().into_iter().collect(),
+        ..Snapshot::default()
+    };
+    let split = |k: &[u8]| -> (String, EventId) {
+        let at = k.iter().position(|b| *b == 0).unwrap();
+        (
+            String::from_utf8(k[..at].to_vec()).unwrap(),
+            decode_event_key(&k[at + 1..]).unwrap(),
+        )
+    };
+    for r in t.scan(Table::Files, b"") {
+        s.files.insert(split(&r.unwrap().0));
+    }
+    for r in t.scan(Table::Evidence, b"") {
+        let (k, v) = r.unwrap();
+        s.evidence
+            .insert(split(&k), serde_json::from_slice(&v).unwrap());
+    }
+    for r in t.scan(Table::Texts, b"") {
+        let (k, v) = r.unwrap();
+        s.texts.insert(
+            decode_event_key(&k).unwrap(),
+            serde_json::from_slice(&v).unwrap(),
+        );
+    }
+    for hit in views.keyword.dump().unwrap() {
+        s.keyword
+            .insert(hit.id, (hit.kind, hit.ts_ms, BTreeSet::new()));
+    }
+    for probe in probes {
+        for hit in views.keyword.search(probe, 100_000).unwrap() {
+            if let Some(doc) = s.keyword.get_mut(&hit.id) {
+                doc.2.insert(probe.clone());
+            }
+        }
+    }
+    let embedded: Vec<(&String, Vec<f32>)> =
+        texts.iter().map(|t| (t, HashEmbedder::vector(t))).collect();
+    for (id, stored) in views.vectors.dump().unwrap() {
+        let best = embedded
+            .iter()
+            .map(|(t, v)| (dot_quantized(v, &stored), *t))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let name = match best {
+            Some((score, text)) if score > 0.98 => text.clone(),
+            _ => "<a vector of no known text>".to_string(),
+        };
+        s.vectors.insert(id, name);
+    }
+    s
+}

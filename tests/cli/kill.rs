@@ -1,0 +1,141 @@
+//! A process killed mid-way (SIGKILL: no destructor, no flush) never leaves the views
+//! ahead of the ledger or counting twice: the next open ends where a rebuild from scratch
+//! ends. The kills land at fractions of a measured full run, so most land mid-way.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::support::{Claude, Env};
+
+/// Sessions of `turns` turns each, written as transcripts under HOME.
+fn transcripts(env: &Env, first: usize, sessions: usize, turns: usize) {
+    for s in first..first + sessions {
+        let id = format!("0199a1b2-c3d4-7e5f-8a9b-{s:012x}");
+        Claude::session_of(&id, turns).write(
+            &env.path("home/.claude/projects/-home-dev-acme-api")
+                .join(format!("{id}.jsonl")),
+        );
+    }
+}
+
+/// What the views answer: every session's rollup and two searches, as JSON lines (one per
+/// session or hit, without the searches' timings).
+fn answers(env: &Env) -> Vec<String> {
+    let mut out = Vec::new();
+    for args in [
+        &["sessions", "--json"][..],
+        &["recall", "--json", "--limit", "200", "rate", "limiter"],
+        &["recall", "--json", "--limit", "200", "turn 7 done"],
+    ] {
+        let v: serde_json::Value = serde_json::from_str(&env.run(args).ok().stdout).unwrap();
+        let rows = match &v {
+            serde_json::Value::Array(rows) => rows.clone(),
+            other => other["hits"].as_array().cloned().unwrap_or_default(),
+        };
+        out.extend(rows.iter().map(|r| r.to_string()));
+    }
+    out
+}
+
+/// The first row where two answers differ, for a readable failure.
+#[track_caller]
+fn same(got: &[String], want: &[String], what: &str) {
+    if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+        panic!(
+            "{what}: {} rows vs {} after a rebuild; first difference at row {i}:\n  {:?}\n  {:?}",
+            got.len(),
+            want.len(),
+            got.get(i),
+            want.get(i)
+        );
+    }
+}
+
+/// Start `peat args`, kill it after `after`, and say whether it was still running.
+fn kill_after(env: &Env, args: &[&str], after: Duration) -> bool {
+    let mut child = env
+        .cmd()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let running = child.try_wait().unwrap().is_none();
+    // std's kill is SIGKILL on Unix.
+    child.kill().ok();
+    child.wait().unwrap();
+    running
+}
+
+fn timed(env: &Env, args: &[&str]) -> Duration {
+    let t = Instant::now();
+    env.run(args).ok();
+    t.elapsed()
+}
+
+#[test]
+fn a_rebuild_killed_mid_way_leaves_views_equal_to_a_rebuild() {
+    let env = Env::new();
+    transcripts(&env, 0, 20, 50);
+    env.run(&["import"]).ok();
+    let full = timed(&env, &["rebuild"]);
+    let want = answers(&env);
+    assert!(
+        want.len() > 200,
+        "the answers compared are too few to prove anything"
+    );
+    let mut mid_way = 0;
+    for tenths in [1, 3, 5, 7, 9] {
+        if kill_after(&env, &["rebuild"], full * tenths / 10) {
+            mid_way += 1;
+        }
+        same(
+            &answers(&env),
+            &want,
+            &format!("after a rebuild killed at {tenths}/10"),
+        );
+    }
+    env.run(&["rebuild"]).ok();
+    same(&answers(&env), &want, "after the last rebuild");
+    eprintln!("rebuild: {full:?}; {mid_way} of 5 kills landed while it ran");
+    assert!(
+        mid_way > 0,
+        "no kill landed mid-rebuild: the test proved nothing"
+    );
+}
+
+#[test]
+fn a_capture_killed_mid_catch_up_leaves_views_equal_to_a_rebuild() {
+    // Time a full import of the second half on a scratch copy of the scenario.
+    let probe = Env::new();
+    transcripts(&probe, 0, 5, 40);
+    probe.run(&["import"]).ok();
+    transcripts(&probe, 5, 10, 40);
+    let full = timed(&probe, &["import"]);
+
+    let mut mid_way = 0;
+    for tenths in [3, 6, 9] {
+        let env = Env::new();
+        transcripts(&env, 0, 5, 40);
+        env.run(&["import"]).ok();
+        transcripts(&env, 5, 10, 40);
+        if kill_after(&env, &["import"], full * tenths / 10) {
+            mid_way += 1;
+        }
+        // The next open catches up from wherever the killed process left the views, and
+        // must end where a rebuild of the same ledger ends.
+        let resumed = answers(&env);
+        env.run(&["rebuild"]).ok();
+        same(
+            &resumed,
+            &answers(&env),
+            &format!("import killed at {tenths}/10"),
+        );
+    }
+    eprintln!("import: {full:?}; {mid_way} of 3 kills landed while it ran");
+    assert!(
+        mid_way > 0,
+        "no kill landed mid-import: the test proved nothing"
+    );
+}
