@@ -22,9 +22,9 @@ pub const OBS_SEQ_BASE: u32 = 1 << 31;
 /// Reserved (the original's distiller sidecar); nothing in the ledger is written here.
 pub const RESERVED_SEQ_BASE: u32 = 3 << 30;
 
-/// Text caps in bytes, cut at a char boundary. `--json` always carries the stored text whole.
-pub const USER_CAP: usize = 2048;
-pub const FINAL_CAP: usize = 8192;
+/// Caps in bytes, cut at a char boundary, for what is a pointer rather than a text: a tool
+/// call's detail and a commit's message. What was said (prompts, agent texts, compaction
+/// summaries) is never cut at capture: displays clip it, `--json` carries it whole.
 pub const DETAIL_CAP: usize = 500;
 pub const COMMIT_MESSAGE_CAP: usize = 500;
 

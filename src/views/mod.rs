@@ -407,7 +407,7 @@ impl Views {
                 if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
                     let key = event_key(&id.session, id.seq);
                     if sign > 0 {
-                        fold.vectors.add(key, &row.text);
+                        fold.vectors.add(key, row.embed_text());
                     } else {
                         fold.vectors.remove(key);
                     }
