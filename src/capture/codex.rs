@@ -1332,6 +1332,13 @@ mod tests {
     const LEGACY_2026: &str = include_str!("../../tests/fixtures/codex/legacy_2026.jsonl");
     const PAGINATED_2026: &str = include_str!("../../tests/fixtures/codex/paginated_2026.jsonl");
     const DESKTOP_2026: &str = include_str!("../../tests/fixtures/codex/desktop_2026.jsonl");
+    const FIXTURES: [&str; 5] = [
+        LEGACY_2026,
+        ENVELOPE_040,
+        PRE_ENVELOPE,
+        PAGINATED_2026,
+        DESKTOP_2026,
+    ];
 
     const REAL_040: &str = "/work/shared/fixtures/codex-0.40.0_agentcmd_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl";
 
@@ -2409,26 +2416,14 @@ mod tests {
 
     #[test]
     fn incremental_parsing_equals_a_full_parse_at_every_cut() {
-        for fixture in [
-            LEGACY_2026,
-            ENVELOPE_040,
-            PRE_ENVELOPE,
-            PAGINATED_2026,
-            DESKTOP_2026,
-        ] {
+        for fixture in FIXTURES {
             assert_incremental_equals_full(fixture);
         }
     }
 
     #[test]
     fn the_saved_state_stays_small() {
-        for fixture in [
-            LEGACY_2026,
-            ENVELOPE_040,
-            PRE_ENVELOPE,
-            PAGINATED_2026,
-            DESKTOP_2026,
-        ] {
+        for fixture in FIXTURES {
             let lines: Vec<Value> = values(fixture).into_iter().map(|(_, v)| v).collect();
             let (p, _) = feed(&lines, &FileHints::default());
             let saved = serde_json::to_string(&p).unwrap();
