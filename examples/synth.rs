@@ -17,6 +17,9 @@
 //! snapshots, attachments and Codex noise (`token_count`, `turn_context`, reasoning) ride
 //! along for realistic byte sizes but are not counted.
 //!
+//! About 1% of prompts carry a pasted spec of 20-60 KB and 2% of closing messages a report
+//! of 10-40 KB: capture keeps texts whole, and the benchmarks read ledgers that hold some.
+//!
 //! Output is a pure function of the arguments (and `--seed`): no clock, no OS randomness.
 
 use serde_json::{Map, Value, json};
@@ -818,7 +821,22 @@ fn prompt(r: &mut Rng, file: &str) -> String {
         }
         p.push_str("```");
     }
+    if r.chance(0.01) {
+        // A pasted spec of tens of KB: capture keeps it whole, and reads must not slow.
+        p.push_str("\n\nThe spec, pasted whole:\n");
+        long_tail(r, &mut p, 20_000, 60_000);
+    }
     p
+}
+
+/// Append sentences to `s` until it holds between `lo` and `hi` bytes (chosen by `r`).
+fn long_tail(r: &mut Rng, s: &mut String, lo: u64, hi: u64) {
+    let target = r.range(lo, hi) as usize;
+    while s.len() < target {
+        s.push_str("- ");
+        s.push_str(&sentence(r));
+        s.push('\n');
+    }
 }
 
 fn commit_msg(r: &mut Rng) -> String {
@@ -870,6 +888,11 @@ fn final_text(r: &mut Rng, file: &str) -> String {
             r.pick(TOPICS)
         )),
         _ => {}
+    }
+    if r.chance(0.02) {
+        // A long closing report (10-40 KB), kept whole by capture.
+        s.push_str("\n\nFull report:\n");
+        long_tail(r, &mut s, 10_000, 40_000);
     }
     s
 }

@@ -22,9 +22,9 @@ pub const OBS_SEQ_BASE: u32 = 1 << 31;
 /// Reserved (the original's distiller sidecar); nothing in the ledger is written here.
 pub const RESERVED_SEQ_BASE: u32 = 3 << 30;
 
-/// Text caps in bytes, cut at a char boundary. `--json` always carries the stored text whole.
-pub const USER_CAP: usize = 2048;
-pub const FINAL_CAP: usize = 8192;
+/// Caps in bytes, cut at a char boundary, for what is a pointer rather than a text: a tool
+/// call's detail and a commit's message. What was said (prompts, agent texts, compaction
+/// summaries) is never cut at capture: displays clip it, `--json` carries it whole.
 pub const DETAIL_CAP: usize = 500;
 pub const COMMIT_MESSAGE_CAP: usize = 500;
 
@@ -37,14 +37,21 @@ impl SessionId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-    /// The first eight characters: what listings show and what `peat show` accepts.
-    pub fn short(&self) -> &str {
-        let end = self
-            .0
-            .char_indices()
-            .nth(8)
-            .map_or(self.0.len(), |(i, _)| i);
-        &self.0[..end]
+    /// The handle listings show and every reading command accepts: the first eight
+    /// characters, and for a Claude subagent (`<parent>/agent-<id>`) the parent's first
+    /// eight, a slash and the agent's id (`3f6c2a9e/a7c19e2`), which is unique where the
+    /// first eight alone would name the parent. See [`crate::session::pick`].
+    pub fn short(&self) -> String {
+        match self.subagent() {
+            Some((parent, agent)) => format!("{}/{}", first_chars(parent, 8), agent),
+            None => first_chars(&self.0, 8).to_string(),
+        }
+    }
+
+    /// For a Claude subagent's id, `<parent>/agent-<id>`: the parent's id and the agent's.
+    pub fn subagent(&self) -> Option<(&str, &str)> {
+        let (parent, child) = self.0.split_once('/')?;
+        Some((parent, child.strip_prefix("agent-").unwrap_or(child)))
     }
 }
 
@@ -364,6 +371,12 @@ fn serde_plain<T: Serialize>(v: &T) -> String {
     }
 }
 
+/// The first `n` characters of `s`.
+fn first_chars(s: &str, n: usize) -> &str {
+    let end = s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
+    &s[..end]
+}
+
 /// Cut `s` to at most `max` bytes without splitting a character.
 pub fn cap(s: &str, max: usize) -> String {
     if s.len() <= max {
@@ -389,6 +402,19 @@ mod tests {
             assert!(s.starts_with(&c));
         }
         assert_eq!(cap("short", 500), "short");
+    }
+
+    #[test]
+    fn a_subagent_handle_names_its_parent_and_its_agent() {
+        let top = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b".into());
+        assert_eq!(top.short(), "3f6c2a9e");
+        assert_eq!(top.subagent(), None);
+        let sub = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-a7c19e2".into());
+        assert_eq!(sub.short(), "3f6c2a9e/a7c19e2");
+        let compactor =
+            SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-acompact-5d1e0f".into());
+        assert_eq!(compactor.short(), "3f6c2a9e/acompact-5d1e0f");
+        assert_eq!(SessionId("abc".into()).short(), "abc");
     }
 
     #[test]

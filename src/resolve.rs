@@ -244,13 +244,23 @@ pub fn session_shape(words: &[String]) -> Option<(&str, Option<u32>)> {
         [p, n] => (p.as_str(), Some(n.parse::<u32>().ok()?)),
         _ => return None,
     };
-    let hexish = prefix
+    // A subagent's handle: the parent's prefix, a slash, the agent's id (`3f6c2a9e/a7c19e2`).
+    let (parent, agent) = match prefix.split_once('/') {
+        Some((parent, agent)) => (parent, Some(agent)),
+        None => (prefix, None),
+    };
+    let agent_ok = agent.is_none_or(|a| {
+        !a.is_empty()
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    });
+    let hexish = parent
         .bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b) || b == b'-');
     // Short all-letter hex words are English ("cafe", "decade", "added"): searched for.
-    let digit = prefix.bytes().any(|b| b.is_ascii_digit());
-    let long_enough = prefix.len() >= 8 || (prefix.len() >= 4 && digit);
-    (hexish && long_enough && !prefix.starts_with('-')).then_some((prefix, seq))
+    let digit = parent.bytes().any(|b| b.is_ascii_digit());
+    let long_enough = parent.len() >= 8 || (parent.len() >= 4 && digit);
+    (hexish && long_enough && agent_ok && !parent.starts_with('-')).then_some((prefix, seq))
 }
 
 /// A bead (issue) id: `prefix-suffix[.N…]` where the suffix holds a digit, e.g. `peat-8nj`,
@@ -442,16 +452,11 @@ mod tests {
             crate::window::parse(word, jiff::civil::date(2026, 8, 20))
         }
         fn sessions(&mut self, prefix: &str) -> Result<SessionMatch, Self::Error> {
-            let m: Vec<SessionId> = self
-                .sessions
-                .iter()
-                .filter(|s| s.starts_with(prefix))
-                .map(|s| SessionId(s.to_string()))
-                .collect();
-            Ok(match m.len() {
-                0 => SessionMatch::None,
-                1 => SessionMatch::One(m[0].clone()),
-                _ => SessionMatch::Many(m),
+            let all = self.sessions.iter().map(|s| SessionId(s.to_string()));
+            Ok(match crate::session::pick(all.collect(), prefix) {
+                Ok(id) => SessionMatch::One(id),
+                Err(crate::session::NoSession::None) => SessionMatch::None,
+                Err(crate::session::NoSession::Ambiguous(m)) => SessionMatch::Many(m),
             })
         }
         fn commit(&mut self, word: &str) -> Result<Option<CommitFound>, Self::Error> {
@@ -482,6 +487,7 @@ mod tests {
         w.files.insert("2026-08-14".into(), false);
         w.sessions = vec![
             "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b",
+            "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-a7c19e2",
             "7a1b2c3d-0000-4b7e-9f0a-000000000002",
             "7a1b2c3d-1111-4b7e-9f0a-000000000003",
             "2026aaaa-0000-4000-8000-000000000004",
@@ -539,6 +545,15 @@ mod tests {
             (
                 "deadbeef",
                 "== session deadbeef (matched prefix deadbeef) ==",
+            ),
+            // a subagent, by the handle listings print for it
+            (
+                "3f6c2a9e/a7c19e2 12",
+                "== session 3f6c2a9e/a7c19e2 event 12 (matched prefix 3f6c2a9e/a7c19e2) ==",
+            ),
+            (
+                "3f6c2a9e/a7c",
+                "== session 3f6c2a9e/a7c19e2 (matched prefix 3f6c2a9e/a7c) ==",
             ),
             ("7a1b", "== sessions matching 7a1b (2) =="),
             ("7a1b 5", "== sessions matching 7a1b (2) =="),

@@ -329,13 +329,16 @@ pub fn resolve_prefix(
 }
 
 /// The session `prefix` names among `all` (the sessions view's ids), by the same rules.
+/// A prefix with a slash names subagents: `3f6c2a9e/a7c` is every subagent whose parent
+/// starts with `3f6c2a9e` and whose agent id (with or without `agent-`) starts with `a7c`,
+/// which is how [`SessionId::short`] writes a subagent's handle.
 pub fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
     if let Some(exact) = all.iter().find(|s| s.as_str() == prefix) {
         return Ok(exact.clone());
     }
     let matching: Vec<SessionId> = all
         .into_iter()
-        .filter(|s| s.as_str().starts_with(prefix))
+        .filter(|s| matches_prefix(s, prefix))
         .collect();
     let top: Vec<&SessionId> = matching
         .iter()
@@ -346,6 +349,20 @@ pub fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
         ([], [one]) => Ok(one.clone()),
         (_, []) => Err(NoSession::None),
         _ => Err(NoSession::Ambiguous(matching)),
+    }
+}
+
+fn matches_prefix(id: &SessionId, prefix: &str) -> bool {
+    match (prefix.split_once('/'), id.as_str().split_once('/')) {
+        (Some((want_parent, want_child)), Some((parent, child))) => {
+            parent.starts_with(want_parent)
+                && (child.starts_with(want_child)
+                    || child
+                        .strip_prefix("agent-")
+                        .is_some_and(|c| c.starts_with(want_child)))
+        }
+        (Some(_), None) => false,
+        (None, _) => id.as_str().starts_with(prefix),
     }
 }
 
@@ -367,5 +384,32 @@ mod resolve_tests {
         );
         assert!(matches!(pick(all.clone(), "3f0"), Err(NoSession::Ambiguous(v)) if v.len() == 2));
         assert_eq!(pick(all, "zz"), Err(NoSession::None));
+    }
+
+    #[test]
+    fn a_subagent_is_named_by_its_short_handle() {
+        let parent = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
+        let all = ids(&[
+            parent,
+            &format!("{parent}/agent-a7c19e2"),
+            &format!("{parent}/agent-acompact-5d1e0f"),
+            "3f6c2a9f-0000-4000-8000-000000000000/agent-a7c19e2",
+        ]);
+        for id in &all {
+            assert_eq!(pick(all.clone(), &id.short()), Ok(id.clone()), "{id}");
+        }
+        assert_eq!(
+            pick(all.clone(), "3f6c2a9e/agent-a7c"),
+            Ok(all[1].clone()),
+            "the agent- prefix may be typed"
+        );
+        assert_eq!(
+            pick(all.clone(), &format!("{parent}/agent-acompact")),
+            Ok(all[2].clone())
+        );
+        assert!(
+            matches!(pick(all.clone(), "3f6c2a9/a7c"), Err(NoSession::Ambiguous(v)) if v.len() == 2)
+        );
+        assert_eq!(pick(all, "3f6c2a9e/zz"), Err(NoSession::None));
     }
 }

@@ -23,9 +23,7 @@ use serde_json::Value;
 use super::commit::{self, PendingCommit};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
 use crate::change::{Change, Replacement};
-use crate::event::{
-    Agent, DETAIL_CAP, Event, FINAL_CAP, Seq, SessionId, TouchOp, Touched, USER_CAP, cap,
-};
+use crate::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
 use crate::time::parse_iso_ms;
 
 /// Unanswered tool calls kept at most; past this the oldest is forgotten (its result, if it
@@ -46,6 +44,9 @@ const HARNESS_PREFIXES: &[&str] = &[
     INTERRUPTED,
 ];
 
+/// The file-name prefix of the harness's compaction agent, under `<session>/subagents/`.
+const COMPACTOR_PREFIX: &str = "agent-acompact";
+
 /// The marker the harness writes when the person interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted";
 
@@ -57,6 +58,10 @@ pub struct Claude {
     session: Option<SessionId>,
     /// The file is a subagent transcript (`agent-<id>.jsonl`): the id from its name.
     subagent: Option<String>,
+    /// The subagent is the harness's own compactor (`agent-acompact-…`): the texts it is
+    /// given are the harness's, never the person's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    compactor: bool,
     /// For a subagent transcript: the session that spawned it.
     parent: Option<SessionId>,
     /// `SessionMeta` has been emitted.
@@ -125,6 +130,7 @@ impl Claude {
                 .strip_prefix("agent-")
                 .filter(|id| !id.is_empty())
                 .map(str::to_string),
+            compactor: stem.starts_with(COMPACTOR_PREFIX),
             ..Claude::default()
         }
     }
@@ -194,13 +200,27 @@ impl Claude {
     }
 
     fn system(&mut self, v: &Value, cx: &mut LineCx, out: &mut Emit) {
-        if str_at(v, "subtype") == Some("compact_boundary") {
-            if let Some(seq) = self.slot(cx) {
-                out.event(seq, cx.ts, Event::Compaction {});
+        match str_at(v, "subtype") {
+            Some("compact_boundary") => {
+                if let Some(seq) = self.slot(cx) {
+                    out.event(seq, cx.ts, Event::Compaction {});
+                }
+                self.after_boundary = true;
+                return;
             }
-            self.after_boundary = true;
-        } else {
-            self.after_boundary = false;
+            // The harness timed the turn: it is over, and its last text is its closing
+            // message. A later reply (to a background task's notification, say) opens a
+            // new turn instead of replacing this one's.
+            Some("turn_duration") if !self.inline_sidechain(v) => self.close_turn(out),
+            _ => {}
+        }
+        self.after_boundary = false;
+    }
+
+    /// The open turn is over: its last assistant text becomes its `FinalMsg`.
+    fn close_turn(&mut self, out: &mut Emit) {
+        if let Some(open) = self.turn.take() {
+            out.event(open.seq, open.ts, Event::FinalMsg { text: open.text });
         }
     }
 
@@ -217,18 +237,12 @@ impl Claude {
             if !text.trim().is_empty()
                 && let Some(seq) = self.slot(cx)
             {
-                out.event(
-                    seq,
-                    cx.ts,
-                    Event::CompactSummary {
-                        text: cap(&text, FINAL_CAP),
-                    },
-                );
+                out.event(seq, cx.ts, Event::CompactSummary { text });
             }
             return;
         }
         self.after_boundary = false;
-        let meta = flag(v, "isMeta");
+        let meta = flag(v, "isMeta") || self.compactor;
         let side = self.inline_sidechain(v);
         let mut closes = false;
         let mut prompt = |this: &mut Claude, text: &str, cx: &mut LineCx, out: &mut Emit| {
@@ -246,7 +260,7 @@ impl Claude {
                     seq,
                     cx.ts,
                     Event::UserMsg {
-                        text: cap(text, USER_CAP),
+                        text: text.to_string(),
                         harness,
                     },
                 );
@@ -269,8 +283,8 @@ impl Claude {
             }
             _ => {}
         }
-        if closes && let Some(open) = self.turn.take() {
-            out.event(open.seq, open.ts, Event::FinalMsg { text: open.text });
+        if closes {
+            self.close_turn(out);
         }
     }
 
@@ -349,7 +363,7 @@ impl Claude {
             return;
         }
         let Some(seq) = self.slot(cx) else { return };
-        let text = cap(text, FINAL_CAP);
+        let text = text.to_string();
         out.event(seq, cx.ts, Event::Said { text: text.clone() });
         if main {
             // The previous text is no longer the turn's last: an earlier capture may have
@@ -647,6 +661,11 @@ mod tests {
     const SUBAGENT: &str = include_str!("../../tests/fixtures/claude/agent-a7c19e2.jsonl");
     const GARBAGE: &str = include_str!("../../tests/fixtures/claude/garbage.jsonl");
     const FULL_SESSION: &str = include_str!("../../tests/fixtures/claude/full-session.jsonl");
+    const TURN_DURATION: &str = include_str!("../../tests/fixtures/claude/turn-duration.jsonl");
+    const BIG_NUMBER: &str = include_str!("../../tests/fixtures/claude/big-number.jsonl");
+    const COMPACTOR: &str = include_str!(
+        "../../tests/fixtures/claude/3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/subagents/agent-acompact-5d1e0f.jsonl"
+    );
 
     const ALL: &[(&str, &str)] = &[
         ("content-shapes", CONTENT_SHAPES),
@@ -660,6 +679,9 @@ mod tests {
         ("agent-a7c19e2", SUBAGENT),
         ("garbage", GARBAGE),
         ("full-session", FULL_SESSION),
+        ("turn-duration", TURN_DURATION),
+        ("big-number", BIG_NUMBER),
+        ("agent-acompact-5d1e0f", COMPACTOR),
     ];
 
     fn hints(stem: &str) -> FileHints {
@@ -1300,6 +1322,97 @@ mod tests {
             event(&out, at(52, 1)),
             Event::ToolCall { ok: true, .. }
         ));
+    }
+
+    #[test]
+    fn a_timed_turn_keeps_its_closing_message_when_a_notification_reply_follows() {
+        let (_, out) = parse(TURN_DURATION, "d1e2f3a4-5b6c-4d7e-8f90-a1b2c3d4e5f6");
+        assert_eq!(
+            texts(&out, "final"),
+            vec![
+                (
+                    at(4, 1),
+                    "The export is running in the background; nothing is off so far, and I \
+                     will report when it finishes."
+                        .to_string()
+                ),
+                // The reply to the harness's <task-notification> is a turn of its own.
+                (
+                    at(7, 1),
+                    "The export finished: 1,204 rows written, no errors.".to_string()
+                ),
+                (
+                    at(10, 1),
+                    "Archived to exports/2026-07-15.tar.gz.".to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            texts(&out, "said"),
+            vec![(
+                at(1, 1),
+                "Starting the export in the background.".to_string()
+            )]
+        );
+        let prompts: Vec<Seq> = user_msgs(&out)
+            .into_iter()
+            .filter(|(_, harness, _)| !harness)
+            .map(|(s, _, _)| s)
+            .collect();
+        assert_eq!(prompts, vec![at(0, 1), at(9, 1)]);
+    }
+
+    #[test]
+    fn the_harness_compactor_is_a_subagent_whose_instructions_are_no_prompt() {
+        let (session, out) = parse(COMPACTOR, "agent-acompact-5d1e0f");
+        assert_eq!(
+            session.as_ref().map(SessionId::as_str),
+            Some("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-acompact-5d1e0f")
+        );
+        let users = user_msgs(&out);
+        assert_eq!(users.len(), 1);
+        assert!(users[0].1, "the compactor's instructions are the harness's");
+        assert!(
+            users[0]
+                .2
+                .starts_with("Your task is to create a detailed summary")
+        );
+        // A task subagent's first text is still its prompt.
+        let (_, out) = parse(SUBAGENT, "agent-a7c19e2");
+        assert!(!user_msgs(&out)[0].1);
+    }
+
+    #[test]
+    fn a_line_with_an_out_of_range_number_still_yields_its_prompt_and_failure() {
+        let (_, out) = parse(BIG_NUMBER, "b16b0e55-2c3d-4e5f-8a9b-0c1d2e3f4a5b");
+        assert!(matches!(
+            event(&out, at(1, 1)),
+            Event::ToolCall { ok: false, .. }
+        ));
+        assert_eq!(
+            user_msgs(&out)[1],
+            (
+                at(2, 1),
+                false,
+                "That overflowed; use the p95 latency instead.".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn prompts_texts_and_summaries_are_kept_whole() {
+        let long = format!("{} tailword", "word ".repeat(20_000));
+        let text = [
+            json!({"type":"user","sessionId":"s","cwd":"/r","message":{"role":"user","content":long}}),
+            json!({"type":"assistant","message":{"content":[{"type":"text","text":long}]}}),
+            json!({"type":"user","isCompactSummary":true,"message":{"role":"user","content":long}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n");
+        let (_, out) = parse(&text, "x");
+        assert_eq!(texts(&out, "user"), vec![(at(0, 1), long.clone())]);
+        assert_eq!(texts(&out, "final"), vec![(at(1, 1), long.clone())]);
+        assert_eq!(texts(&out, "compact"), vec![(at(2, 2), long)]);
     }
 
     #[test]

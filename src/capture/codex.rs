@@ -3,8 +3,12 @@
 //! bare Responses items), the `{timestamp, type, payload}` envelope, and the 2026 additions
 //! (`ordinal`, paginated history with `item_completed`).
 //!
-//! `response_item` messages are the single source of prompts and replies: the `event_msg`
-//! copies (`user_message`, `agent_message`) duplicate them. A turn's last assistant text is
+//! `response_item` messages are the source of replies (the `event_msg` `agent_message`
+//! copies duplicate them). Prompts come from either copy, `response_item` user messages or
+//! `event_msg` `user_message` (some rollouts write only the latter), and a prompt written
+//! both ways is recorded once (see [`Echo`]). Hosted web searches are tool calls; a process
+//! `exec_command` leaves running is polled by `write_stdin`, and its exit status, arriving in
+//! a poll, revises the `exec_command`'s own event. A turn's last assistant text is
 //! its closing message, written as `FinalMsg` when the turn closes (a real prompt,
 //! `task_complete`, `turn_aborted`) and provisionally by `flush`. Tool calls are remembered by
 //! `call_id` until their output says whether they failed; apply_patch calls, in whichever of
@@ -17,16 +21,15 @@ use super::commit::{self, PendingCommit};
 use super::patch::{self, PatchOp};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
 use crate::change::Change;
-use crate::event::{
-    Agent, DETAIL_CAP, Event, FINAL_CAP, Seq, SessionId, TouchOp, Touched, USER_CAP, cap,
-};
+use crate::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
 use crate::time::parse_iso_ms;
 
 /// Calls waiting for their output (or, for patches, their `patch_apply_end`) beyond this
 /// many are forgotten, oldest answered first: a call is answered within its turn.
 const MAX_CALLS: usize = 32;
-/// Running `exec_command` sessions whose commit output is still to come.
-const MAX_EXEC_SESSIONS: usize = 8;
+/// Processes an `exec_command` left running (polled by `write_stdin`) remembered at most;
+/// past this the oldest is forgotten.
+const MAX_EXEC_SESSIONS: usize = 16;
 
 /// Prefixes of user-role messages the harness injected.
 const HARNESS_PREFIXES: &[&str] = &[
@@ -71,9 +74,14 @@ pub struct Codex {
     /// Tool calls waiting for their output, oldest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     calls: Vec<Call>,
-    /// Commit commands still running in an `exec_command` session, polled by `write_stdin`.
+    /// Processes an `exec_command` left running, by the session id `write_stdin` polls
+    /// them with: their exit status (and a commit's hash) arrives in a poll's output.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     exec_sessions: Vec<ExecSession>,
+    /// Prompts recorded from one copy (`response_item` or `event_msg`) whose other copy
+    /// has not been seen yet; cleared once the agent answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    echo: Option<Echo>,
     /// A `response_item` user or assistant message was seen: `item_completed` messages
     /// (paginated history) are then duplicates.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -139,10 +147,50 @@ struct Call {
     failed: bool,
 }
 
+/// A process an `exec_command` started and left running.
+impl Call {
+    /// Re-emit the call as failed: its ToolCall with `ok: false`, its touches `failed`.
+    fn fail(&mut self, out: &mut Emit) {
+        self.failed = true;
+        let event = Event::ToolCall {
+            tool: self.tool.clone(),
+            detail: self.detail.clone(),
+            ok: false,
+        };
+        out.event(self.seq, self.ts, event);
+        for (seq, ts, touch) in &mut self.touches {
+            if let Event::FileTouch { failed, .. } = touch {
+                *failed = true;
+            }
+            out.event(*seq, *ts, touch.clone());
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct ExecSession {
+    /// The process's session id, as `write_stdin` names it.
     id: String,
-    commit: PendingCommit,
+    /// The `exec_command` that started it, to revise when the process fails.
+    call: Call,
+}
+
+/// Where a person's prompt was read from. Legacy rollouts write every prompt twice, as a
+/// `response_item` user message (what the model saw) and an `event_msg` `user_message`
+/// (what was typed), in either order; some (Desktop) write only the latter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PromptCopy {
+    Item,
+    Event,
+}
+
+/// `n` prompts were recorded from `from` since the agent last spoke: the next `n` from the
+/// other copy are the same prompts again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Echo {
+    from: PromptCopy,
+    n: u32,
 }
 
 /// A tool call as read from its line, before it is recorded.
@@ -270,6 +318,29 @@ impl Codex {
         }
     }
 
+    /// A prompt from one of its two copies: recorded, unless it is the other copy of one
+    /// just recorded.
+    fn prompt_copy(&mut self, text: &str, copy: PromptCopy, slots: &mut LineSlots, out: &mut Emit) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if is_harness(text) {
+            return self.user_text(text, slots, out);
+        }
+        match &mut self.echo {
+            Some(e) if e.from != copy => {
+                e.n -= 1;
+                if e.n == 0 {
+                    self.echo = None;
+                }
+                return;
+            }
+            Some(e) => e.n += 1,
+            None => self.echo = Some(Echo { from: copy, n: 1 }),
+        }
+        self.user_text(text, slots, out);
+    }
+
     fn user_text(&mut self, text: &str, slots: &mut LineSlots, out: &mut Emit) {
         if text.trim().is_empty() {
             return;
@@ -284,7 +355,7 @@ impl Codex {
             self.close_turn(out);
         }
         let event = Event::UserMsg {
-            text: cap(&request_first(text), USER_CAP),
+            text: request_first(text).into_owned(),
             harness,
         };
         self.emit(slots, event, out);
@@ -294,12 +365,13 @@ impl Codex {
         if text.trim().is_empty() {
             return;
         }
+        self.echo = None;
         let Some(seq) = self.slot(slots) else { return };
         if let Some(prev) = self.last.take() {
             // No longer the turn's last: undo a provisional FinalMsg from an earlier flush.
             out.event(prev.seq, prev.ts, Event::Said { text: prev.text });
         }
-        let text = cap(text, FINAL_CAP);
+        let text = text.to_string();
         out.event(seq, self.ts, Event::Said { text: text.clone() });
         self.last = Some(Text {
             seq,
@@ -320,7 +392,7 @@ impl Codex {
                 self.item_messages = true;
                 let text = content_text(p.get("content"));
                 if role == "user" {
-                    self.user_text(&text, slots, out);
+                    self.prompt_copy(&text, PromptCopy::Item, slots, out);
                 } else {
                     self.assistant_text(&text, slots, out);
                 }
@@ -358,6 +430,34 @@ impl Codex {
             }
             "function_call_output" | "custom_tool_call_output" => {
                 self.tool_output(p, slots, out);
+            }
+            // A hosted search: no output item follows, its status is its result.
+            "web_search_call" => {
+                let action = p.get("action");
+                let field = |k: &str| action.and_then(|a| str_at(a, k)).unwrap_or("");
+                let queries = action
+                    .and_then(|a| a.get("queries"))
+                    .and_then(Value::as_array)
+                    .map(|q| {
+                        q.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    })
+                    .unwrap_or_default();
+                let detail = [field("query"), &queries, field("url"), field("pattern")]
+                    .into_iter()
+                    .find(|d| !d.is_empty())
+                    .unwrap_or("")
+                    .to_string();
+                self.echo = None;
+                let Some(seq) = self.slot(slots) else { return };
+                let event = Event::ToolCall {
+                    tool: "web_search".to_string(),
+                    detail: cap(&detail, DETAIL_CAP),
+                    ok: str_at(p, "status") != Some("failed"),
+                };
+                out.event(seq, self.ts, event);
             }
             _ => {}
         }
@@ -455,6 +555,7 @@ impl Codex {
     }
 
     fn record_call(&mut self, call: NewCall, slots: &mut LineSlots, out: &mut Emit) {
+        self.echo = None;
         let Some(seq) = self.slot(slots) else { return };
         let detail = cap(&call.detail, DETAIL_CAP);
         let event = Event::ToolCall {
@@ -537,21 +638,8 @@ impl Codex {
 
     /// Re-emit call `i` as failed: its ToolCall with `ok: false`, its touches `failed`.
     fn fail_call(&mut self, i: usize, out: &mut Emit) {
-        let Some(call) = self.calls.get_mut(i) else {
-            return;
-        };
-        call.failed = true;
-        let event = Event::ToolCall {
-            tool: call.tool.clone(),
-            detail: call.detail.clone(),
-            ok: false,
-        };
-        out.event(call.seq, call.ts, event);
-        for (seq, ts, touch) in &mut call.touches {
-            if let Event::FileTouch { failed, .. } = touch {
-                *failed = true;
-            }
-            out.event(*seq, *ts, touch.clone());
+        if let Some(call) = self.calls.get_mut(i) {
+            call.fail(out);
         }
     }
 
@@ -561,40 +649,49 @@ impl Codex {
             return;
         };
         let output = Output::of(p.get("output"));
-        if output.failed() && !self.calls[i].failed {
-            self.fail_call(i, out);
-        }
         let call = &self.calls[i];
-        let (pending, poll) = (call.commit.clone(), call.poll.clone());
-        if let Some(pending) = pending {
-            match running_session(&output.text) {
-                Some(session) => {
-                    self.exec_sessions.retain(|s| s.id != session);
-                    self.exec_sessions.push(ExecSession {
-                        id: session,
-                        commit: pending,
-                    });
-                    if self.exec_sessions.len() > MAX_EXEC_SESSIONS {
-                        self.exec_sessions.remove(0);
-                    }
+        let said_failed = said_it_failed(&call.tool, &output.text);
+        match call.poll.clone() {
+            // A poll's exit status is its process's, not its own.
+            Some(process) => {
+                let exited = header_exit_code(&output.text);
+                let k = self.exec_sessions.iter().position(|s| s.id == process);
+                // A poll of a process whose start is not on record carries its failure.
+                let own = said_failed
+                    || refused(&output.text)
+                    || (k.is_none() && exited.is_some_and(|c| c != 0));
+                if own && !self.calls[i].failed {
+                    self.fail_call(i, out);
                 }
-                None => {
-                    if let Some(event) = commit::commit_from_output(&pending, &output.text) {
-                        self.emit(slots, event, out);
-                    }
+                if let Some(k) = k {
+                    self.polled(k, exited, said_failed, &output.text, slots, out);
                 }
             }
-        }
-        if let Some(session) = poll
-            && let Some(k) = self.exec_sessions.iter().position(|s| s.id == session)
-        {
-            let found = commit::commit_from_output(&self.exec_sessions[k].commit, &output.text);
-            let ended = found.is_some() || running_session(&output.text).is_none();
-            if let Some(event) = found {
-                self.emit(slots, event, out);
-            }
-            if ended {
-                self.exec_sessions.remove(k);
+            None => {
+                if (output.failed() || said_failed) && !call.failed {
+                    self.fail_call(i, out);
+                }
+                let call = &self.calls[i];
+                match running_session(&output.text) {
+                    Some(process) => {
+                        let session = ExecSession {
+                            id: process,
+                            call: call.clone(),
+                        };
+                        self.exec_sessions.retain(|s| s.id != session.id);
+                        self.exec_sessions.push(session);
+                        if self.exec_sessions.len() > MAX_EXEC_SESSIONS {
+                            self.exec_sessions.remove(0);
+                        }
+                    }
+                    None => {
+                        if let Some(pending) = &call.commit
+                            && let Some(event) = commit::commit_from_output(pending, &output.text)
+                        {
+                            self.emit(slots, event, out);
+                        }
+                    }
+                }
             }
         }
         // Forget the call, unless a patch_apply_end may still name it.
@@ -605,22 +702,59 @@ impl Codex {
         }
     }
 
+    /// A poll of running process `k` answered: a non-zero exit fails the `exec_command`
+    /// that started it (its own event, revised), a commit it made is read from the output,
+    /// and a process that is no longer running is forgotten.
+    fn polled(
+        &mut self,
+        k: usize,
+        exited: Option<i64>,
+        poll_failed: bool,
+        text: &str,
+        slots: &mut LineSlots,
+        out: &mut Emit,
+    ) {
+        let session = &mut self.exec_sessions[k];
+        if exited.is_some_and(|c| c != 0) && !session.call.failed {
+            session.call.fail(out);
+        }
+        let found = session
+            .call
+            .commit
+            .as_ref()
+            .and_then(|pending| commit::commit_from_output(pending, text));
+        // Exited, unknown to the harness (a failed poll), or no longer said to be running.
+        let ended = poll_failed || exited.is_some() || running_session(text).is_none();
+        if let Some(event) = found {
+            self.emit(slots, event, out);
+        }
+        if ended {
+            self.exec_sessions.remove(k);
+        }
+    }
+
     // ---- events -----------------------------------------------------------------------------
 
     fn event_msg(&mut self, p: &Value, slots: &mut LineSlots, out: &mut Emit) {
         match str_at(p, "type").unwrap_or("") {
+            "user_message" => {
+                let text = str_at(p, "message").unwrap_or("");
+                self.prompt_copy(text, PromptCopy::Event, slots, out);
+            }
             "task_complete" | "turn_complete" => {
+                self.echo = None;
                 if !self.close_turn(out)
                     && let Some(text) = str_at(p, "last_agent_message")
                     && !text.trim().is_empty()
                 {
                     let event = Event::FinalMsg {
-                        text: cap(text, FINAL_CAP),
+                        text: text.to_string(),
                     };
                     self.emit(slots, event, out);
                 }
             }
             "turn_aborted" => {
+                self.echo = None;
                 self.close_turn(out);
             }
             "patch_apply_end" => {
@@ -893,8 +1027,8 @@ fn item_text(item: &Value) -> String {
 }
 
 /// IDE clients wrap the person's words in a preamble (`# Context from my IDE setup:` …
-/// `## My request for Codex:` …). Put the request first, so the cap keeps the person's
-/// words and listings show them; the context follows, kept as far as the cap allows.
+/// `## My request for Codex:` …). Put the request first, so listings (which clip) show the
+/// person's words; the context follows, whole.
 fn request_first(text: &str) -> std::borrow::Cow<'_, str> {
     const MARK: &str = "## My request for Codex:";
     if !text.trim_start().starts_with("# Context from my IDE setup") {
@@ -1150,6 +1284,14 @@ fn refused(text: &str) -> bool {
         || first.starts_with("aborted by user")
 }
 
+/// The harness's own word that a call failed: `write_stdin failed: Unknown process id 7`,
+/// `exec_command failed: …` (the tool's name, then `failed:`, opening the output).
+fn said_it_failed(tool: &str, text: &str) -> bool {
+    text.trim_start()
+        .strip_prefix(tool)
+        .is_some_and(|rest| rest.starts_with(" failed:"))
+}
+
 /// `Process running with session ID N`: an exec_command that has not finished yet.
 fn running_session(text: &str) -> Option<String> {
     let at =
@@ -1182,12 +1324,21 @@ mod tests {
     use super::*;
     use crate::capture::{parse_str, reader};
     use crate::event::Vcs;
+    use serde_json::json;
     use std::collections::BTreeMap;
 
     const PRE_ENVELOPE: &str = include_str!("../../tests/fixtures/codex/pre_envelope_2025.jsonl");
     const ENVELOPE_040: &str = include_str!("../../tests/fixtures/codex/envelope_0_40.jsonl");
     const LEGACY_2026: &str = include_str!("../../tests/fixtures/codex/legacy_2026.jsonl");
     const PAGINATED_2026: &str = include_str!("../../tests/fixtures/codex/paginated_2026.jsonl");
+    const DESKTOP_2026: &str = include_str!("../../tests/fixtures/codex/desktop_2026.jsonl");
+    const FIXTURES: [&str; 5] = [
+        LEGACY_2026,
+        ENVELOPE_040,
+        PRE_ENVELOPE,
+        PAGINATED_2026,
+        DESKTOP_2026,
+    ];
 
     /// A real rollout in the shared fixtures folder beside the repository.
     const REAL_040: &str = "../shared/fixtures/codex-0.40.0_agentcmd_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl";
@@ -2091,16 +2242,189 @@ mod tests {
         }
     }
 
+    /// (seq, text) of every event with tag `tag`.
+    fn at_seqs(out: &Emit, tag: &str) -> Vec<(u32, String)> {
+        out.events
+            .iter()
+            .filter(|(_, (_, e))| e.tag() == tag)
+            .map(|(s, (_, e))| (s.0, e.summary()))
+            .collect()
+    }
+
+    #[test]
+    fn a_prompt_given_only_as_a_user_message_event_is_recorded_and_closes_its_turn() {
+        let (_, out) = parse(DESKTOP_2026);
+        let prompts: Vec<String> = user_msgs(&out)
+            .into_iter()
+            .filter(|(_, harness)| !harness)
+            .map(|(t, _)| t)
+            .collect();
+        // The second prompt is written twice (event first, then the item): recorded once.
+        assert_eq!(
+            prompts,
+            vec![
+                "Why does the nightly export fail on Sundays?",
+                "Fix it and run it again."
+            ]
+        );
+        // Each turn's last text is its closing message, at the item's own line.
+        assert_eq!(
+            at_seqs(&out, "final"),
+            vec![
+                (
+                    15 * 16 + 1,
+                    "Sunday is passed as 7, but the export's cron parser only accepts 0-6, so \
+                     every Sunday run exits with code 1."
+                        .to_string()
+                ),
+                (
+                    25 * 16 + 1,
+                    "Fixed: Sunday maps to 0 now, and the export ran clean (1,204 rows)."
+                        .to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_prompt_copy_is_dropped_in_either_order_but_a_repeated_prompt_is_kept() {
+        let item = |t: &str| {
+            json!({"type":"response_item","payload":{"type":"message","role":"user",
+                   "content":[{"type":"input_text","text":t}]}})
+        };
+        let event =
+            |t: &str| json!({"type":"event_msg","payload":{"type":"user_message","message":t}});
+        let reply = |t: &str| {
+            json!({"type":"response_item","payload":{"type":"message","role":"assistant",
+                   "content":[{"type":"output_text","text":t}]}})
+        };
+        let lines = vec![
+            json!({"type":"session_meta","payload":{"id":"s1","cwd":"/r"}}),
+            item("go on"),
+            event("go on"),
+            reply("done one"),
+            event("go on"),
+            item("go on"),
+            reply("done two"),
+            // Two steering inputs written as two items, then their two events.
+            item("also a"),
+            item("also b"),
+            event("also a"),
+            event("also b"),
+            reply("done three"),
+            event("only typed"),
+            event("typed twice"),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        let prompts: Vec<String> = user_msgs(&out).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            prompts,
+            vec![
+                "go on",
+                "go on",
+                "also a",
+                "also b",
+                "only typed",
+                "typed twice"
+            ]
+        );
+    }
+
+    #[test]
+    fn web_search_calls_are_tool_calls_with_the_query_as_detail() {
+        let (_, out) = parse(DESKTOP_2026);
+        let searches: Vec<_> = tools(&out)
+            .into_iter()
+            .filter(|(t, _, _)| t == "web_search")
+            .collect();
+        assert_eq!(
+            searches,
+            vec![
+                (
+                    "web_search".to_string(),
+                    "cron day-of-week 0 or 7 for Sunday".to_string(),
+                    true
+                ),
+                ("web_search".to_string(), String::new(), true),
+            ]
+        );
+        let failed = json!({"type":"response_item","payload":{"type":"web_search_call",
+            "status":"failed","action":{"type":"open_page","url":"https://example.com/cron"}}});
+        let (_, out) = feed(&[failed], &FileHints::default());
+        assert_eq!(
+            tools(&out),
+            vec![(
+                "web_search".to_string(),
+                "https://example.com/cron".to_string(),
+                false
+            )]
+        );
+    }
+
+    #[test]
+    fn a_process_exit_in_a_poll_fails_the_exec_command_that_started_it() {
+        let (_, out) = parse(DESKTOP_2026);
+        let calls: Vec<(u32, String, bool)> = out
+            .events
+            .iter()
+            .filter_map(|(s, (_, e))| match e {
+                Event::ToolCall { tool, ok, .. } if tool != "web_search" => {
+                    Some((s.0 / 16, tool.clone(), *ok))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                // Its process exited 1 in the poll on line 11: the failure is the command's.
+                (8, "exec_command".to_string(), false),
+                // The poll that read the exit status is just a poll.
+                (10, "write_stdin".to_string(), true),
+                // A poll the harness refused ("write_stdin failed: Unknown process id").
+                (12, "write_stdin".to_string(), false),
+                // A process that exited 0: both stay ok.
+                (21, "exec_command".to_string(), true),
+                (23, "write_stdin".to_string(), true),
+            ]
+        );
+        // A poll of a process whose start is not on record keeps the failure itself.
+        let orphan = [
+            json!({"type":"response_item","payload":{"type":"function_call","name":"write_stdin",
+                   "arguments":"{\"session_id\":5}","call_id":"c1"}}),
+            json!({"type":"response_item","payload":{"type":"function_call_output","call_id":"c1",
+                   "output":"Chunk ID: 1\nProcess exited with code 2\nOutput:\n"}}),
+        ];
+        let (_, out) = feed(&orphan, &FileHints::default());
+        assert!(!tools(&out)[0].2);
+    }
+
+    #[test]
+    fn prompts_and_replies_are_kept_whole() {
+        let long = format!("{} tailword", "word ".repeat(20_000));
+        let lines = [
+            json!({"type":"session_meta","payload":{"id":"s1","cwd":"/r"}}),
+            json!({"type":"event_msg","payload":{"type":"user_message","message":long}}),
+            json!({"type":"response_item","payload":{"type":"message","role":"assistant",
+                   "content":[{"type":"output_text","text":long}]}}),
+            json!({"type":"compacted","payload":{"message":long}}),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        assert_eq!(user_msgs(&out), vec![(long.clone(), false)]);
+        assert_eq!(texts(&out, "final"), vec![long.clone()]);
+        assert_eq!(texts(&out, "compact"), vec![long]);
+    }
+
     #[test]
     fn incremental_parsing_equals_a_full_parse_at_every_cut() {
-        for fixture in [LEGACY_2026, ENVELOPE_040, PRE_ENVELOPE, PAGINATED_2026] {
+        for fixture in FIXTURES {
             assert_incremental_equals_full(fixture);
         }
     }
 
     #[test]
     fn the_saved_state_stays_small() {
-        for fixture in [LEGACY_2026, ENVELOPE_040, PRE_ENVELOPE, PAGINATED_2026] {
+        for fixture in FIXTURES {
             let lines: Vec<Value> = values(fixture).into_iter().map(|(_, v)| v).collect();
             let (p, _) = feed(&lines, &FileHints::default());
             let saved = serde_json::to_string(&p).unwrap();

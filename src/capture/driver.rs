@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::{Emit, FileHints, ParserState};
-use crate::event::{Envelope, Event, FINAL_CAP, HOOK_FINAL_SEQ, Seq, SessionId, cap};
+use crate::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
 
 /// Commit a chunk once this many events or blob bytes are pending.
@@ -164,7 +164,7 @@ pub fn capture_file(
             Seq(HOOK_FINAL_SEQ),
             ts,
             Event::FinalMsg {
-                text: cap(text, FINAL_CAP),
+                text: text.to_string(),
             },
         );
     }

@@ -6,6 +6,7 @@
 //! in the capture cursor, in the same atomic batch as the events, so a grown transcript
 //! ingests only its delta and the result equals a full parse.
 
+pub mod bignum;
 pub mod claude;
 pub mod codex;
 pub mod commit;

@@ -11,7 +11,17 @@ use crate::ledger::Mode;
 ///
 /// Reads Claude Code session transcripts and Codex rollouts (plain or .zst), detected by
 /// their content. Only what was added since the last capture of a file is read; capturing
-/// again is harmless. A malformed line is skipped and counted, never fatal.
+/// again is harmless. A malformed line is skipped and counted, never fatal; a number too
+/// large for a double (1e999999) is kept as its text instead of losing the line.
+///
+/// What is recorded: every prompt (Codex prompts from either of the two copies a rollout
+/// writes, once), and text the harness wrote on the person's behalf marked as such
+/// (commands, notifications, the instructions of Claude's compaction agent); every turn's
+/// closing message (a turn ends at the next prompt, Claude's turn_duration line, or Codex's
+/// task_complete); every tool call, hosted web searches included, with its failure where
+/// it happened (a process left running by exec_command fails that call when a later
+/// write_stdin poll reads a non-zero exit). Prompts, agent texts and compaction summaries
+/// are kept whole: listings clip them, --json and `peat show SESSION SEQ` never do.
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
     /// Transcript files

@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
         writeln!(
             out,
             "{} {} {} {} · {work}  {}  {}",
-            ctx.ui.accent(s.session.short()),
+            ctx.ui.accent(&s.session.short()),
             ctx.ui.dim(&when),
             agent,
             ctx.ui.safe(&r.place()),

@@ -15,10 +15,11 @@ use crate::views::Views;
 ///
 /// With a session id (or a unique prefix): where and when it ran, what the person asked,
 /// what the agent said last, the files and commits. With a SEQ as well: that one event,
-/// whole, with what its edit wrote.
+/// whole, with what its edit wrote. A Claude subagent's handle is its parent's prefix and
+/// its agent id: `peat show 3f6c2a9e/a7c19e2`.
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// A session id or a unique prefix of one
+    /// A session id or a unique prefix of one (a subagent: PARENT/AGENT, e.g. 3f6c2a9e/a7c19e2)
     #[arg(value_name = "SESSION")]
     pub session: String,
     /// One event of the session, by seq

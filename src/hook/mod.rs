@@ -21,7 +21,6 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::cli::Ctx;
-use crate::event::FINAL_CAP;
 use crate::ledger::Location;
 
 /// The most stdin a hook reads. Harness payloads are a few KB; beyond this the input is
@@ -37,6 +36,9 @@ pub const START_LOCK_WAIT: Duration = Duration::from_millis(300);
 
 /// The log is moved aside to `hook.log.1` once it grows past this.
 const LOG_CAP: u64 = 256 << 10;
+/// The most of the closing message the Stop hook hands its capture in the environment
+/// (Linux refuses a single environment string of 128 KiB or more).
+const ENV_TEXT_MAX: usize = 120 << 10;
 
 /// The events `peat hook install` wires, in the order they happen.
 pub const EVENTS: [&str; 4] = ["SessionStart", "Stop", "PreCompact", "SessionEnd"];
@@ -458,8 +460,9 @@ fn spawn_capture(
     let mut args: Vec<std::ffi::OsString> = vec!["capture".into()];
     // The closing message travels in the environment, which only this user can read; on
     // the command line any local user would see it in `ps` while the capture runs. The
-    // capture keeps FINAL_CAP bytes; an environment value must hold no NUL.
-    let final_msg = final_msg.map(|m| crate::event::cap(&m.replace('\0', ""), FINAL_CAP));
+    // kernel refuses one environment string past 128 KiB, so a longer message travels cut
+    // (the transcript's own copy of it is captured whole); it must hold no NUL.
+    let final_msg = final_msg.map(|m| crate::event::cap(&m.replace('\0', ""), ENV_TEXT_MAX));
     args.push("--".into());
     args.extend(transcripts.iter().map(|p| p.clone().into_os_string()));
     let log = open_log(&ctx.location.desk);

@@ -419,7 +419,7 @@ impl Views {
                 if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
                     let key = event_key(&id.session, id.seq);
                     if sign > 0 {
-                        fold.vectors.add(key, &row.text);
+                        fold.vectors.add(key, row.embed_text());
                     } else if !fault::active(Fault::SkipVectorRetract) {
                         fold.vectors.remove(key);
                     }

@@ -64,6 +64,11 @@ impl FromStr for TextKind {
 pub const SAID_MIN: usize = 80;
 /// Only short prompts are embedded: long ones are pasted logs and specs, not questions.
 pub const EMBED_USER_MAX: usize = 400;
+/// The vector lane embeds the first this many bytes of a text (cut at a character
+/// boundary). Texts are stored and keyword-indexed whole, but the model reads at most its
+/// 256 tokens (about 1 KB of prose) anyway: the window bounds tokenizing a 50 KB closing
+/// message to what the model would keep, with room for token-dense code.
+pub const EMBED_WINDOW: usize = 2048;
 
 /// A searchable text: what recall hydrates a hit with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,6 +119,15 @@ impl TextRow {
         (!r.text.trim().is_empty()).then_some(r)
     }
 
+    /// What the vector lane embeds of this text: its first [`EMBED_WINDOW`] bytes.
+    pub fn embed_text(&self) -> &str {
+        let mut end = self.text.len().min(EMBED_WINDOW);
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        &self.text[..end]
+    }
+
     /// Whether the vector lane embeds this text: claims, closing messages, summaries and
     /// short prompts. Narration never.
     pub fn dense(&self) -> bool {
@@ -122,5 +136,36 @@ impl TextRow {
             TextKind::User => self.text.len() <= EMBED_USER_MAX,
             TextKind::Said => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_text_is_kept_whole_and_embedded_by_its_first_window() {
+        // A closing message of 40 KB, with a multi-byte character straddling the window.
+        let mut text = "a".repeat(EMBED_WINDOW - 1);
+        text.push('é');
+        text.push_str(&"tail words ".repeat(4000));
+        let row = TextRow::of(1, &Event::FinalMsg { text: text.clone() }).unwrap();
+        assert_eq!(row.text, text, "the row holds the text whole");
+        assert!(row.dense());
+        let window = row.embed_text();
+        assert_eq!(
+            window.len(),
+            EMBED_WINDOW - 1,
+            "cut before the split character"
+        );
+        assert!(text.starts_with(window));
+        let short = TextRow::of(
+            1,
+            &Event::FinalMsg {
+                text: "done".into(),
+            },
+        )
+        .unwrap();
+        assert_eq!(short.embed_text(), "done");
     }
 }

@@ -342,3 +342,289 @@ fn the_shared_real_transcripts_capture_cleanly() {
         assert!(s["closing"].is_object(), "{s}");
     }
 }
+
+/// The fixtures of the shapes capture once got wrong, each with the path (under a
+/// transcript root) it is written to: a subagent's file name and folder carry its identity.
+const SHAPES: &[(&str, &str)] = &[
+    (
+        "claude/turn-duration.jsonl",
+        "projects/-home-dev-ledgerly/d1e2f3a4-5b6c-4d7e-8f90-a1b2c3d4e5f6.jsonl",
+    ),
+    (
+        "claude/big-number.jsonl",
+        "projects/-home-dev-metrics/b16b0e55-2c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl",
+    ),
+    (
+        "claude/3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/subagents/agent-acompact-5d1e0f.jsonl",
+        "projects/-home-dev-acme-api/3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/subagents/agent-acompact-5d1e0f.jsonl",
+    ),
+    (
+        "claude/agent-a7c19e2.jsonl",
+        "projects/-home-dev-acme-api/3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/subagents/agent-a7c19e2.jsonl",
+    ),
+    (
+        "codex/desktop_2026.jsonl",
+        "sessions/2026/02/23/rollout-2026-02-23T10-00-00-019c8a4c-1d2e-7f30-8a41-5b6c7d8e9f01.jsonl",
+    ),
+];
+
+fn fixture(rel: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Write every shape into `env`'s home; returns the paths written.
+fn write_shapes(env: &Env) -> Vec<String> {
+    SHAPES
+        .iter()
+        .map(|(from, to)| {
+            let p = env.path("home/roots").join(to);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, fixture(from)).unwrap();
+            p.to_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_capture_fidelity_shape_is_idempotent_grows_to_a_full_capture_and_unions() {
+    let whole = Env::new();
+    let paths = write_shapes(&whole);
+    for p in &paths {
+        let r = whole.run(&["capture", p]).ok();
+        assert!(!r.stderr.contains("bad line"), "{p}: {}", r.stderr);
+    }
+    let full = whole.dump();
+    for p in &paths {
+        let again = whole.run(&["capture", p]).ok();
+        assert_eq!(
+            again.receipt().1..=again.receipt().2,
+            0..=0,
+            "{p}: {}",
+            again.stderr
+        );
+    }
+    assert_eq!(whole.dump(), full, "capturing again changes nothing");
+
+    // Every file captured as it grows, one line at a time.
+    let grown = Env::new();
+    let grown_paths = write_shapes(&grown);
+    for p in &grown_paths {
+        let text = std::fs::read_to_string(p).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for cut in 1..=lines.len() {
+            std::fs::write(p, format!("{}\n", lines[..cut].join("\n"))).unwrap();
+            grown.run(&["capture", p]).ok();
+        }
+    }
+    assert_eq!(
+        grown.dump(),
+        full,
+        "growing captures equal one full capture"
+    );
+
+    // All of them in one command: the union of the single captures.
+    let union = Env::new();
+    let union_paths = write_shapes(&union);
+    let mut args = vec!["capture"];
+    args.extend(union_paths.iter().map(String::as_str));
+    union.run(&args).ok();
+    assert_eq!(
+        union.dump(),
+        full,
+        "one capture of all files is their union"
+    );
+}
+
+/// The sessions view's summary of `session`, from `peat sessions --json`.
+fn summary(env: &Env, session: &str) -> serde_json::Value {
+    let r = env.run(&["sessions", "--json"]).ok();
+    let all: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == session)
+        .unwrap_or_else(|| panic!("no {session} in {}", r.stdout))
+        .clone()
+}
+
+fn events(env: &Env, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["events", "--json"];
+    all.extend_from_slice(args);
+    env.run(&all)
+        .ok()
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn each_shape_reads_back_as_it_happened() {
+    let env = Env::new();
+    let paths = write_shapes(&env);
+    let mut args = vec!["capture"];
+    args.extend(paths.iter().map(String::as_str));
+    env.run(&args).ok();
+
+    // Codex: prompts given only as user_message events, one written both ways, once.
+    let desktop = summary(&env, "019c8a4c-1d2e-7f30-8a41-5b6c7d8e9f01");
+    assert_eq!(desktop["prompts"], 2, "{desktop}");
+    assert_eq!(
+        desktop["closing"]["text"],
+        "Fixed: Sunday maps to 0 now, and the export ran clean (1,204 rows)."
+    );
+    let tools: Vec<(String, String, bool)> =
+        events(&env, &["--session", "019c8a4c", "--kind", "tool"])
+            .iter()
+            .map(|e| {
+                let c = &e["event"]["ToolCall"];
+                (
+                    c["tool"].as_str().unwrap().to_string(),
+                    c["detail"].as_str().unwrap().to_string(),
+                    c["ok"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+    assert_eq!(
+        tools[0],
+        (
+            "web_search".into(),
+            "cron day-of-week 0 or 7 for Sunday".into(),
+            true
+        )
+    );
+    let oks: Vec<(&str, bool)> = tools.iter().map(|(t, _, ok)| (t.as_str(), *ok)).collect();
+    assert_eq!(
+        oks,
+        vec![
+            ("web_search", true),
+            ("exec_command", false),
+            ("write_stdin", true),
+            ("write_stdin", false),
+            ("web_search", true),
+            ("exec_command", true),
+            ("write_stdin", true),
+        ]
+    );
+    assert_eq!(desktop["failed_tools"], 2, "{desktop}");
+
+    // Claude: the timed turn keeps its closing message; the notification's reply is its own.
+    let finals: Vec<String> = events(&env, &["--session", "d1e2f3a4", "--kind", "final"])
+        .iter()
+        .map(|e| e["event"]["FinalMsg"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(finals.len(), 3, "{finals:?}");
+    assert!(finals[0].starts_with("The export is running"), "{finals:?}");
+    assert!(finals[1].starts_with("The export finished"), "{finals:?}");
+
+    // The line with 1e999999 in its tool result still gives its prompt and the failure.
+    let big = summary(&env, "b16b0e55-2c3d-4e5f-8a9b-0c1d2e3f4a5b");
+    assert_eq!(big["prompts"], 2, "{big}");
+    assert_eq!(big["failed_tools"], 1, "{big}");
+
+    // The harness's compactor is no one's prompt; a task subagent's prompt is.
+    let parent = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
+    let compactor = summary(&env, &format!("{parent}/agent-acompact-5d1e0f"));
+    assert_eq!(compactor["prompts"], 0, "{compactor}");
+    assert_eq!(
+        summary(&env, &format!("{parent}/agent-a7c19e2"))["prompts"],
+        1
+    );
+}
+
+#[test]
+fn a_subagents_handle_is_what_listings_print_and_every_hint_with_it_works() {
+    let env = Env::new();
+    let paths = write_shapes(&env);
+    for p in &paths {
+        env.run(&["capture", p]).ok();
+    }
+    let listing = env.run(&["sessions"]).ok();
+    for handle in ["3f6c2a9e/a7c19e2", "3f6c2a9e/acompact-5d1e0f"] {
+        assert!(
+            listing.stdout.contains(&format!("▸ peat show {handle}")),
+            "{handle}: {}",
+            listing.stdout
+        );
+        let show = env.run(&["show", handle]).ok();
+        assert!(
+            show.stdout.contains("subagent of 3f6c2a9e"),
+            "{}",
+            show.stdout
+        );
+        // Every reading hint the session's page prints runs, as printed.
+        let hints: Vec<Vec<String>> = show
+            .stdout
+            .lines()
+            .filter_map(|l| l.split("▸ peat ").nth(1))
+            .filter(|h| h.contains(handle))
+            .map(|h| h.split_whitespace().map(str::to_string).collect())
+            .collect();
+        assert!(hints.len() >= 2, "{}", show.stdout);
+        for hint in &hints {
+            let args: Vec<&str> = hint.iter().map(String::as_str).collect();
+            let r = env.run(&args);
+            assert_eq!(r.code, 0, "peat {}: {}", hint.join(" "), r.stderr);
+        }
+        // The bare form reads an event of the subagent, not of its parent.
+        let seq = hints
+            .iter()
+            .find(|h| h.len() == 3 && h[0] == "show")
+            .map(|h| h[2].clone())
+            .expect("a hint naming one event");
+        let bare = env.run(&[handle, &seq]).ok();
+        assert!(
+            bare.stdout
+                .contains(&format!("== session {handle} event {seq}")),
+            "{}",
+            bare.stdout
+        );
+        let listed = events(&env, &["--session", handle]);
+        assert!(!listed.is_empty());
+        assert!(listed.iter().all(|e| {
+            e["session"]
+                .as_str()
+                .unwrap()
+                .ends_with(handle.split('/').nth(1).unwrap())
+        }));
+    }
+}
+
+#[test]
+fn long_texts_are_kept_whole_and_their_last_words_are_found() {
+    let env = Env::new();
+    let prompt = format!("{} pelicanquill", "the prompt goes on. ".repeat(3_000));
+    let closing = format!("{} zanzibarquux", "the answer goes on. ".repeat(3_000));
+    let mut c = Claude::new(SESSION_A);
+    c.user(&prompt);
+    c.said(&closing);
+    let t = env.path("t.jsonl");
+    c.write(&t);
+    env.run(&["capture", t.to_str().unwrap()]).ok();
+    let texts: Vec<String> = events(&env, &[])
+        .iter()
+        .filter_map(|e| {
+            let ev = &e["event"];
+            ev["UserMsg"]["text"]
+                .as_str()
+                .or(ev["FinalMsg"]["text"].as_str())
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(texts, vec![prompt.clone(), closing.clone()]);
+    for (word, whole) in [("pelicanquill", &prompt), ("zanzibarquux", &closing)] {
+        let r = env.run(&["recall", word, "--json"]).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(
+            v["hits"][0]["text"].as_str(),
+            Some(whole.as_str()),
+            "{word}"
+        );
+    }
+    // Displays clip; --json above did not.
+    let shown = env.run(&["show", "3f6c"]).ok();
+    assert!(shown.stdout.len() < 4_000, "{} bytes", shown.stdout.len());
+}

@@ -281,7 +281,10 @@ pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut texts = BTreeSet::new();
     for (n, v) in vs.enumerate() {
         probes.insert(probe(n));
-        texts.insert(text(n, v.reps));
+        let t = text(n, v.reps);
+        // A long text's vector is made from its window: name it by that.
+        texts.insert(super::model::window(&t).to_string());
+        texts.insert(t);
     }
     (probes, texts)
 }

@@ -125,6 +125,16 @@ fn embedded(row: &TextRow) -> bool {
     }
 }
 
+/// What the vector lane embeds of a text: its first `EMBED_WINDOW` bytes, cut back to a
+/// character boundary.
+pub fn window(text: &str) -> &str {
+    let mut end = text.len().min(crate::views::rows::EMBED_WINDOW);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// What views over `events` (each event's current version) hold; `probes` are the words the
 /// keyword lane is asked for.
 pub fn model(events: &BTreeMap<EventId, Envelope>, probes: &BTreeSet<String>) -> Snapshot {
@@ -212,7 +222,7 @@ pub fn model(events: &BTreeMap<EventId, Envelope>, probes: &BTreeSet<String>) ->
                 .collect();
             s.keyword.insert(id.clone(), (row.kind, row.ts_ms, words));
             if embedded(&row) {
-                s.vectors.insert(id.clone(), row.text.clone());
+                s.vectors.insert(id.clone(), window(&row.text).to_string());
             }
             s.texts.insert(id.clone(), row);
         }
