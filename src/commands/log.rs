@@ -66,7 +66,7 @@ fn print_log(
     writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
     let short = log.session.short();
     for e in &log.entries {
-        print_entry(ctx, out, e, short, &indent)?;
+        print_entry(ctx, out, e, &short, &indent)?;
         for sub in &e.subagents {
             print_log(ctx, out, sub, depth + 1)?;
         }
