@@ -281,10 +281,9 @@ pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut texts = BTreeSet::new();
     for (n, v) in vs.enumerate() {
         probes.insert(probe(n));
-        let t = text(n, v.reps);
-        // A long text's vector is made from its window: name it by that.
-        texts.insert(super::model::window(&t).to_string());
-        texts.insert(t);
+        // A vector is made from its text's window (the whole text, when short): vectors are
+        // named by windows.
+        texts.insert(super::model::window(&text(n, v.reps)).to_string());
     }
     (probes, texts)
 }
