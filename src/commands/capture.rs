@@ -35,9 +35,28 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
         session: args.session.clone().map(SessionId),
         final_msg: args.final_msg.clone(),
     };
-    let mut ledger = ctx.open(Mode::Create)?;
+    // What cannot be read is refused before the lock is taken: a FIFO or a device would
+    // hold it forever, and a missing file need not wait behind a writer.
     let mut failed = 0;
+    let mut files = Vec::new();
     for file in &args.files {
+        match capture::reader::regular_file(file) {
+            Ok(()) => files.push(file),
+            Err(source) => {
+                failed += 1;
+                let e = CliError::from(capture::CaptureError::Io {
+                    path: file.clone(),
+                    source,
+                });
+                eprintln!("{e}");
+            }
+        }
+    }
+    if files.is_empty() {
+        return Ok(1);
+    }
+    let mut ledger = ctx.open(Mode::Create)?;
+    for file in files {
         match capture::capture_file(&mut ledger, file, &opts) {
             Ok(r) => ctx.ui.note(&receipt_line(&r)),
             Err(e) => {

@@ -4,6 +4,7 @@
 mod brief;
 mod capture;
 mod dispatch;
+mod faults;
 mod hook;
 mod obs;
 mod recall;
