@@ -28,6 +28,13 @@ neither a session nor a commit is searched). `peat show`, `peat zoom`,
 DEPOSITING:
   peat obs staging \"deploys go through the blue env first\" --from 1042
 
+EXIT STATUS (like grep and ripgrep):
+  0   success
+  1   nothing found (no hits, no such session or subject, nothing recorded yet)
+  2   an error: bad usage, invalid input (a file that is not a transcript), a store failure
+  75  the ledger stayed busy for the whole wait (PEAT_LOCK_WAIT_SECS, default 120)
+`peat hook` runs always exit 0: a hook never breaks an agent session.
+
 Start with `peat setup` in a project, or `peat import` for every transcript on this
 machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_DB).";
 

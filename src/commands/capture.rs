@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use crate::capture::{self, CaptureOptions, Receipt};
 use crate::cli::Ctx;
-use crate::error::CliError;
+use crate::error::{CliError, EXIT_ERROR};
 use crate::event::SessionId;
 use crate::ledger::Mode;
 
@@ -53,25 +53,23 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
         }
     }
     if files.is_empty() {
-        return Ok(1);
+        return Ok(EXIT_ERROR);
     }
     let mut ledger = ctx.open(Mode::Create)?;
     for file in files {
         match capture::capture_file(&mut ledger, file, &opts) {
             Ok(r) => ctx.ui.note(&receipt_line(&r)),
+            // The store failing (busy, full, damaged) stops the capture; a bad file does not.
+            Err(e @ capture::CaptureError::Ledger(_)) => return Err(e.into()),
             Err(e) => {
                 failed += 1;
-                let e = CliError::from(e);
-                if e.code != 1 {
-                    return Err(e);
-                }
-                eprintln!("{e}");
+                eprintln!("{}", CliError::from(e));
             }
         }
     }
     ledger.sync()?;
     catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 { EXIT_ERROR } else { 0 })
 }
 
 /// `captured 161 events (161 new, 0 revised) from session 2d984148-…; 2 bad lines skipped`

@@ -61,7 +61,7 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                     seq: crate::event::Seq(*seq),
                 };
                 if ledger.get(&event)?.is_none() {
-                    return Err(CliError::user(format!("session {id} has no event {seq}"))
+                    return Err(CliError::not_found(format!("session {id} has no event {seq}"))
                         .hint(format!(
                             "`peat show {}` lists what it holds; `peat events --session {}` every event.",
                             id.short(),
@@ -146,7 +146,7 @@ fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
 }
 
 fn missing_store() -> CliError {
-    CliError::user("no ledger here")
+    CliError::not_found("no ledger here")
         .hint("`peat import` captures the transcripts already on this machine.")
 }
 
@@ -696,7 +696,7 @@ fn sessions(
 fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Result<u8, CliError> {
     let (_, views, _) = live.need_views()?;
     let Some(trail) = super::subjects::trail(views, name, ctx.now_ms)? else {
-        return Err(CliError::user(format!("no such subject: {name:?}")));
+        return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
     let mut out = std::io::stdout().lock();
     if ctx.json {

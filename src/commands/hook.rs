@@ -229,7 +229,7 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
     for p in problems {
         ctx.ui.warn(&p);
     }
-    Err(CliError::user(last))
+    Err(CliError::not_found(last))
 }
 
 /// A path as messages show it: relative to the working directory when under it.

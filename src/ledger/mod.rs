@@ -185,7 +185,7 @@ impl Ledger {
     fn store_err(&self, e: fjall::Error) -> LedgerError {
         LedgerError::Store {
             path: self.path.clone(),
-            detail: format!("{e:?}"),
+            detail: crate::error::storage_sentence(&e),
         }
     }
 
@@ -195,7 +195,7 @@ impl Ledger {
         let path = self.path.clone();
         let store_err = |e: fjall::Error| LedgerError::Store {
             path: path.clone(),
-            detail: format!("{e:?}"),
+            detail: crate::error::storage_sentence(&e),
         };
         let d = self.db_mut()?;
         let mut batch = d.db.batch();
@@ -427,7 +427,7 @@ pub fn keyspace_options() -> KeyspaceCreateOptions {
 fn open_db(path: &Path) -> Result<Db, LedgerError> {
     let store = |e: fjall::Error| LedgerError::Store {
         path: path.to_path_buf(),
-        detail: format!("{e:?}"),
+        detail: crate::error::storage_sentence(&e),
     };
     let db = Database::builder(path.join("fjall"))
         .max_journaling_size(64 << 20)

@@ -52,7 +52,7 @@ pub enum ViewError {
 
 impl ViewError {
     pub fn store(e: fjall::Error) -> ViewError {
-        ViewError::Store(format!("{e:?}"))
+        ViewError::Store(crate::error::storage_sentence(&e))
     }
 }
 

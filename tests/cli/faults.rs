@@ -100,3 +100,29 @@ fn a_fifo_among_good_files_does_not_stop_them() {
     assert!(r.stderr.contains("captured "), "{}", r.stderr);
     assert!(env.dump().contains(SESSION));
 }
+
+#[test]
+fn exit_codes_follow_the_contract_in_the_help() {
+    let env = Env::new();
+    let help = peat(&env, &["--help"]).ok().stdout;
+    for line in [
+        "0   success",
+        "1   nothing found",
+        "2   an error",
+        "75  the ledger",
+    ] {
+        assert!(help.contains(line), "--help lacks {line:?}");
+    }
+    // Nothing recorded yet, then no such session: nothing found.
+    assert_eq!(peat(&env, &["sessions"]).code, 1);
+    let good = transcript(&env, "t.jsonl", 2);
+    peat(&env, &["capture", good.to_str().unwrap()]).ok();
+    assert_eq!(peat(&env, &["show", "ffff"]).code, 1);
+    // Bad usage and invalid input: an error.
+    assert_eq!(peat(&env, &["sessions", "--no-such-flag"]).code, 2);
+    assert_eq!(peat(&env, &["zoom", "lately"]).code, 2);
+    let bad = env.path("notes.jsonl");
+    std::fs::write(&bad, "{\"kind\":\"mystery\"}\n").unwrap();
+    assert_eq!(peat(&env, &["capture", bad.to_str().unwrap()]).code, 2);
+    assert_eq!(peat(&env, &["capture", "/dev/null"]).code, 2);
+}
