@@ -124,6 +124,11 @@ impl From<LedgerError> for CliError {
                 "Nothing has been captured here yet. `peat import` captures the transcripts already on this machine; `peat capture FILE` one transcript. (Looked at {}; set PEAT_DB to use another ledger.)",
                 p.display()
             )),
+            LedgerError::DiskFull { ref short, .. } => CliError::user(e.to_string()).hint(format!(
+                "Nothing was lost: the ledger is as it was before this write. Free at least {} on {} and run the command again; a capture resumes where it stopped.",
+                crate::ledger::space::human(short.needed.saturating_sub(short.free)),
+                short.mount.as_ref().map_or_else(|| "that disk".to_string(), |m| m.display().to_string())
+            )),
             LedgerError::Store { .. } | LedgerError::Corrupt { .. } => {
                 CliError::user(e.to_string()).hint(
                     "The store was left as it is. If it stays broken, move the directory aside and run `peat import` to rebuild it from the transcripts.",

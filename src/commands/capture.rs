@@ -5,7 +5,7 @@ use crate::capture::{self, CaptureOptions, Receipt};
 use crate::cli::Ctx;
 use crate::error::{CliError, EXIT_ERROR};
 use crate::event::SessionId;
-use crate::ledger::Mode;
+use crate::ledger::{Mode, space};
 
 /// Capture transcripts into the ledger
 ///
@@ -105,8 +105,25 @@ pub fn catch_up_views(
     mut model: crate::views::ModelSlot,
 ) -> Result<(), CliError> {
     let ui = ctx.ui;
-    crate::views::Views::open(ledger, &mut model, ctx.tz.clone(), &mut |line| {
+    let caught_up = crate::views::Views::open(ledger, &mut model, ctx.tz.clone(), &mut |line| {
         ui.note(line)
-    })?;
-    Ok(())
+    });
+    match caught_up {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let mut err = CliError::from(e);
+            let store = ledger.path();
+            // The views failing for room is not damage: what was captured is safe.
+            if space::free_bytes(store).is_some_and(|f| f < space::SLACK) {
+                let disk = space::mount_of(store)
+                    .map_or_else(|| store.display().to_string(), |m| m.display().to_string());
+                err = err.hint(format!(
+                    "The events were recorded; only the views lag behind. The disk holding {} ({disk}) has {} free: free some space there, and the next read brings the views up to date.",
+                    store.display(),
+                    space::human(space::free_bytes(store).unwrap_or(0))
+                ));
+            }
+            Err(err)
+        }
+    }
 }

@@ -7,6 +7,7 @@
 
 pub mod locate;
 pub mod lock;
+pub mod space;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::HashMap;
@@ -30,6 +31,9 @@ const CURSORS: &str = "cursors";
 /// one-shot open from ~230 ms to ~160 ms.
 pub const SETTLE_AT: u64 = 1 << 20;
 
+/// How long closing waits for that flush.
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
+
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     #[error(transparent)]
@@ -43,6 +47,17 @@ pub enum LedgerError {
     },
     #[error("the ledger store at {} failed: {detail}", path.display())]
     Store { path: PathBuf, detail: String },
+    #[error(
+        "the disk holding the ledger at {} is full{}: {} free, and this write needs about {}",
+        path.display(),
+        short.mount.as_ref().map(|m| format!(" (the file system mounted at {})", m.display())).unwrap_or_default(),
+        space::human(short.free),
+        space::human(short.needed)
+    )]
+    DiskFull {
+        path: PathBuf,
+        short: space::Shortage,
+    },
     #[error("a stored envelope ({id}) does not parse: {detail}")]
     Corrupt { id: String, detail: String },
 }
@@ -123,6 +138,9 @@ struct Db {
 pub struct Ledger {
     path: PathBuf,
     db: std::cell::OnceCell<Db>,
+    /// A write failed (fjall is then poisoned): closing must not try to flush, which
+    /// would wait forever for a flush that cannot happen.
+    failed: std::cell::Cell<bool>,
     // Declared last so the database closes before the lock is released.
     _lock: lock::StoreLock,
 }
@@ -148,6 +166,7 @@ impl Ledger {
         Ok(Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
+            failed: std::cell::Cell::new(false),
             _lock: lock,
         })
     }
@@ -183,20 +202,25 @@ impl Ledger {
     }
 
     fn store_err(&self, e: fjall::Error) -> LedgerError {
-        LedgerError::Store {
-            path: self.path.clone(),
-            detail: crate::error::storage_sentence(&e),
-        }
+        self.failed.set(true);
+        fault(&self.path, e, 0)
     }
 
     /// Write `set` in one atomic batch: events (upserted), their feed entries, new blobs,
-    /// and the cursor.
+    /// and the cursor. A failed write leaves the store as it was before it.
     pub fn write(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
+        let result = self.write_batch(set);
+        if result.is_err() {
+            self.failed.set(true);
+        }
+        result
+    }
+
+    fn write_batch(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
         let path = self.path.clone();
-        let store_err = |e: fjall::Error| LedgerError::Store {
-            path: path.clone(),
-            detail: crate::error::storage_sentence(&e),
-        };
+        // What the batch carries, counted as it is built, for a full disk to say.
+        let carried = std::cell::Cell::new(set.blobs.iter().map(|(_, b)| b.len() as u64).sum());
+        let store_err = |e: fjall::Error| fault(&path, e, carried.get());
         let d = self.db_mut()?;
         let mut batch = d.db.batch();
         let mut written = Written::default();
@@ -205,6 +229,7 @@ impl Ledger {
         for (seq, env) in set.events {
             let key = event_key(&env.session, seq);
             let bytes = encode(&env);
+            carried.set(carried.get() + bytes.len() as u64);
             let old = match pending.get(&key) {
                 Some(b) => Some(b.clone()),
                 None => d.events.get(&key).map_err(store_err)?.map(|v| v.to_vec()),
@@ -252,6 +277,9 @@ impl Ledger {
 
     /// Flush the memtables to tables once the journal has grown past [`SETTLE_AT`], so the
     /// next open need not rebuild them from the journal. Called when a ledger closes.
+    ///
+    /// A flush that cannot finish (a disk that filled up) is waited for only [`SETTLE_WAIT`]:
+    /// the journal still holds everything, so giving up loses nothing.
     pub fn settle(&self) -> Result<(), LedgerError> {
         let Some(d) = self.db.get() else {
             return Ok(());
@@ -260,12 +288,27 @@ impl Ledger {
         if journal < SETTLE_AT {
             return Ok(());
         }
+        // Tables take about what the journal holds: without that room, do not start.
+        if space::free_bytes(&self.path).is_some_and(|f| f < journal + space::SLACK) {
+            return Ok(());
+        }
+        let mut sealed = Vec::new();
         for name in d.db.list_keyspace_names() {
             let ks =
                 d.db.keyspace(&name, keyspace_options)
                     .map_err(|e| self.store_err(e))?;
-            ks.rotate_memtable_and_wait()
-                .map_err(|e| self.store_err(e))?;
+            ks.rotate_memtable().map_err(|e| self.store_err(e))?;
+            sealed.push(ks);
+        }
+        let started = std::time::Instant::now();
+        while sealed.iter().any(|ks| ks.sealed_memtable_count() > 0) {
+            if started.elapsed() > SETTLE_WAIT {
+                return Err(LedgerError::Store {
+                    path: self.path.clone(),
+                    detail: "flushing the journal into tables did not finish".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
         Ok(())
     }
@@ -416,6 +459,21 @@ impl Ledger {
     }
 }
 
+/// A storage-engine failure of the store at `path`, during a write carrying `carried`
+/// bytes: a full disk is named as such, with the room it needs.
+fn fault(path: &Path, e: fjall::Error, carried: u64) -> LedgerError {
+    match space::shortage(path, &e, carried) {
+        Some(short) => LedgerError::DiskFull {
+            path: path.to_path_buf(),
+            short,
+        },
+        None => LedgerError::Store {
+            path: path.to_path_buf(),
+            detail: crate::error::storage_sentence(&e),
+        },
+    }
+}
+
 /// How every keyspace of a store is made. A small memtable per keyspace keeps memory flat
 /// however much one capture writes (the default, 64 MiB each, buffers a large transcript
 /// several times over).
@@ -425,10 +483,7 @@ pub fn keyspace_options() -> KeyspaceCreateOptions {
 
 /// Open (creating if needed) the ledger database of the store at `path`.
 fn open_db(path: &Path) -> Result<Db, LedgerError> {
-    let store = |e: fjall::Error| LedgerError::Store {
-        path: path.to_path_buf(),
-        detail: crate::error::storage_sentence(&e),
-    };
+    let store = |e: fjall::Error| fault(path, e, 0);
     let db = Database::builder(path.join("fjall"))
         .max_journaling_size(64 << 20)
         .open()
@@ -475,7 +530,11 @@ fn read_hint(path: &Path) -> Option<u64> {
 
 impl Drop for Ledger {
     fn drop(&mut self) {
-        // Best effort: a failed flush leaves a longer journal, never lost data.
+        // Best effort: a failed flush leaves a longer journal, never lost data. After a
+        // failed write fjall is poisoned and a flush would never finish.
+        if self.failed.get() {
+            return;
+        }
         let _ = self.settle();
     }
 }

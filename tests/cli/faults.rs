@@ -9,7 +9,8 @@ use crate::support::{Claude, Env, Run};
 
 const SESSION: &str = "5a0c1e2d-0000-4000-8000-00000000f001";
 
-/// Run `cmd` to completion, or kill it after `limit` and fail the test.
+/// Run `cmd` to completion, or kill it after `limit` and fail the test. Its output is
+/// drained while it runs, so a large answer cannot stall it on a full pipe.
 #[track_caller]
 fn bounded(cmd: &mut Command, limit: Duration) -> Run {
     let mut child = cmd
@@ -18,19 +19,33 @@ fn bounded(cmd: &mut Command, limit: Duration) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if started.elapsed() > limit {
             let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "still running after {limit:?}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+            panic!("still running after {limit:?}: {err}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    Run::of(child.wait_with_output().unwrap())
+    };
+    Run::of(std::process::Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    })
 }
 
 fn peat(env: &Env, args: &[&str]) -> Run {
@@ -125,4 +140,102 @@ fn exit_codes_follow_the_contract_in_the_help() {
     std::fs::write(&bad, "{\"kind\":\"mystery\"}\n").unwrap();
     assert_eq!(peat(&env, &["capture", bad.to_str().unwrap()]).code, 2);
     assert_eq!(peat(&env, &["capture", "/dev/null"]).code, 2);
+}
+
+/// A small tmpfs of its own, unmounted when dropped. Mounting needs root (CI runs as root);
+/// elsewhere the test says so, and fails under `CI=true` rather than skip silently.
+struct SmallDisk {
+    at: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(at: std::path::PathBuf, size: &str) -> Option<SmallDisk> {
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&at)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let why = "cannot mount a tmpfs (needs root): the full-disk test did not run";
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("SKIPPED: {why}");
+            return None;
+        }
+        Some(SmallDisk { at })
+    }
+
+    fn grow(&self, size: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.at)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.at).status();
+    }
+}
+
+#[test]
+fn a_full_disk_fails_promptly_names_the_disk_loses_nothing_and_resumes() {
+    let env = Env::new();
+    let Some(disk) = SmallDisk::mount(env.path("disk"), "1m") else {
+        return;
+    };
+    // Text that does not compress, so the ledger itself outgrows the disk.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut noise = |n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("{x:016x}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut c = Claude::new(SESSION);
+    for t in 0..200 {
+        c.user(&format!("turn {t}: explain the limiter"));
+        c.said(&format!("turn {t}: {}", noise(1000)));
+    }
+    let t = env.path("big.jsonl");
+    c.write(&t);
+    let on_disk = |args: &[&str]| {
+        bounded(
+            env.cmd().env("PEAT_DB", disk.at.join("db")).args(args),
+            Duration::from_secs(60),
+        )
+    };
+    let full = on_disk(&["capture", t.to_str().unwrap()]);
+    assert_eq!(full.code, 2, "{}", full.stderr);
+    let mount = disk.at.canonicalize().unwrap();
+    for said in [
+        "is full",
+        &format!("mounted at {}", mount.display()),
+        "needs about",
+        "Nothing was lost",
+    ] {
+        assert!(full.stderr.contains(said), "{said:?} in {}", full.stderr);
+    }
+    for raw in ["Poisoned", "FjallError", "Os {"] {
+        assert!(!full.stderr.contains(raw), "{raw:?} in {}", full.stderr);
+    }
+    // The lock was released: the next writer is refused for space, not for a busy ledger.
+    let again = on_disk(&["capture", t.to_str().unwrap()]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+
+    disk.grow("64m");
+    on_disk(&["capture", t.to_str().unwrap()]).ok();
+    let dump = on_disk(&["events", "--json"]).ok().stdout;
+    let fresh = Env::new();
+    fresh.run(&["capture", t.to_str().unwrap()]).ok();
+    assert_eq!(dump, fresh.dump(), "the resumed capture equals a clean one");
 }
