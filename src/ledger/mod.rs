@@ -24,6 +24,10 @@ const EVENTS: &str = "events";
 const FEED: &str = "feed";
 const BLOBS: &str = "blobs";
 const CURSORS: &str = "cursors";
+/// The ledger's own facts: its identity.
+const META: &str = "meta";
+/// The file beside the ledger that holds its identity, for readers that do not open it.
+const ID_HINT: &str = "ledger.id";
 
 /// Journal size past which closing the ledger flushes its memtables into tables. fjall
 /// still reads its active journal whole on every open (it rotates only at 64 MB), but
@@ -127,6 +131,9 @@ struct Db {
     blobs: Keyspace,
     cursors: Keyspace,
     next_lsn: u64,
+    /// A random id written when the ledger was created: views stamped with another were
+    /// folded from another ledger.
+    id: String,
 }
 
 /// A locked store whose ledger database is opened only when something reads or writes it.
@@ -411,6 +418,20 @@ impl Ledger {
         Ok(self.db()?.next_lsn - 1)
     }
 
+    /// The ledger's identity. Read from the hint file while the database is not open; a
+    /// missing hint opens it.
+    pub fn identity(&self) -> Result<String, LedgerError> {
+        if let Some(d) = self.db.get() {
+            return Ok(d.id.clone());
+        }
+        if let Ok(id) = std::fs::read_to_string(self.path.join(ID_HINT))
+            && !id.trim().is_empty()
+        {
+            return Ok(id.trim().to_string());
+        }
+        Ok(self.db()?.id.clone())
+    }
+
     pub fn blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, LedgerError> {
         Ok(self
             .db()?
@@ -493,6 +514,21 @@ fn open_db(path: &Path) -> Result<Db, LedgerError> {
     let feed = ks(FEED).map_err(store)?;
     let blobs = ks(BLOBS).map_err(store)?;
     let cursors = ks(CURSORS).map_err(store)?;
+    let meta = ks(META).map_err(store)?;
+    let id = match meta.get("id").map_err(store)? {
+        Some(v) => String::from_utf8_lossy(&v).into_owned(),
+        None => {
+            let id = new_identity();
+            meta.insert("id", id.as_bytes()).map_err(store)?;
+            id
+        }
+    };
+    if std::fs::read_to_string(path.join(ID_HINT)).ok().as_deref() != Some(id.as_str()) {
+        let tmp = path.join(format!("{ID_HINT}.tmp"));
+        if std::fs::write(&tmp, &id).is_ok() {
+            let _ = std::fs::rename(&tmp, path.join(ID_HINT));
+        }
+    }
     let next_lsn = match feed.last_key_value() {
         Some(kv) => {
             let key = kv.key().map_err(store)?;
@@ -508,7 +544,24 @@ fn open_db(path: &Path) -> Result<Db, LedgerError> {
         blobs,
         cursors,
         next_lsn,
+        id,
     })
+}
+
+/// 128 random bits as hex, from the OS (the time and pid if it cannot be read).
+fn new_identity() -> String {
+    use sha2::Digest;
+    let mut seed = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut seed));
+    if read.is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let digest = sha2::Sha256::digest(format!("{:?} {}", now, std::process::id()));
+        seed.copy_from_slice(&digest[..16]);
+    }
+    seed.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Record the ledger's last LSN for readers. Best effort: a missing or stale hint only
