@@ -186,9 +186,12 @@ impl Ctx {
         let ledger = self.open(Mode::Existing)?;
         let mut model = self.model_slot()?;
         let ui = self.ui;
-        let views = Views::open(&ledger, &mut model, self.tz.clone(), &mut |line| {
-            ui.note(line)
-        })?;
+        let views = crate::views::stamp::open_recovering(
+            &ledger,
+            &mut model,
+            self.tz.clone(),
+            &mut |line| ui.note(line),
+        )?;
         Ok((ledger, views, model))
     }
 }

@@ -161,7 +161,7 @@ impl From<crate::views::ViewError> for CliError {
             crate::views::ViewError::Ledger(l) => l.into(),
             crate::views::ViewError::Embed(e) => e.into(),
             other => CliError::user(other.to_string()).hint(
-                "The views are derived from the ledger and can be rebuilt: run `peat rebuild`. If the views database itself will not open, move the `views` folder inside the store (.peat/db, unless PEAT_DB names another) aside: peat rebuilds it from the ledger on the next read.",
+                "The views are derived from the ledger: `peat rebuild` discards damaged views and folds them again from the ledger, which it never changes.",
             ),
         }
     }

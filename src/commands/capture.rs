@@ -105,9 +105,10 @@ pub fn catch_up_views(
     mut model: crate::views::ModelSlot,
 ) -> Result<(), CliError> {
     let ui = ctx.ui;
-    let caught_up = crate::views::Views::open(ledger, &mut model, ctx.tz.clone(), &mut |line| {
-        ui.note(line)
-    });
+    let caught_up =
+        crate::views::stamp::open_recovering(ledger, &mut model, ctx.tz.clone(), &mut |line| {
+            ui.note(line)
+        });
     match caught_up {
         Ok(_) => Ok(()),
         Err(e) => {

@@ -3,10 +3,13 @@
 //! Views are derived: served from the wrong ledger they would answer with events that are
 //! not recorded. A generation is stamped with the identity of the ledger it was folded
 //! from; views stamped with another ledger, or ahead of this ledger's last change (an older
-//! ledger restored under newer views), are rebuilt, never served.
+//! ledger restored under newer views), are rebuilt, never served. Views too damaged to
+//! open at all (a truncated table, a zeroed version file) are discarded and rebuilt.
 
-use super::{ViewError, Views};
-use crate::ledger::Ledger;
+use std::path::Path;
+
+use super::{ModelSlot, ViewError, Views};
+use crate::ledger::{Ledger, space};
 
 /// The key in the views' meta keyspace holding the ledger's identity.
 const STAMP: &str = "ledger";
@@ -42,4 +45,50 @@ pub fn misfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewErro
         record(views, ledger)?;
     }
     Ok(None)
+}
+
+/// [`Views::open`], but views that fail to open or catch up for damage are discarded and
+/// rebuilt from the ledger (saying so through `note`). A failure of the ledger, the model
+/// or a full disk is returned as it is: rebuilding cannot mend those.
+pub fn open_recovering(
+    ledger: &Ledger,
+    model: &mut ModelSlot,
+    tz: jiff::tz::TimeZone,
+    note: &mut dyn FnMut(&str),
+) -> Result<Views, ViewError> {
+    match Views::open(ledger, model, tz.clone(), note) {
+        Err(e) if is_damage(&e, ledger.path()) => {
+            note(&format!(
+                "peat: the views are damaged ({e}): discarding them and rebuilding from the ledger"
+            ));
+            discard(ledger.path())?;
+            Views::open(ledger, model, tz, note)
+        }
+        other => other,
+    }
+}
+
+/// Whether `e` is damage to the views themselves (not the ledger, the model or the disk).
+pub fn is_damage(e: &ViewError, store: &Path) -> bool {
+    let views_failed = matches!(
+        e,
+        ViewError::Store(_) | ViewError::Corrupt(_) | ViewError::Keyword(_) | ViewError::Io { .. }
+    );
+    views_failed && space::free_bytes(store).is_none_or(|f| f >= space::SLACK)
+}
+
+/// Remove every view of the store at `store` (they are derived: the ledger holds all).
+pub fn discard(store: &Path) -> Result<(), ViewError> {
+    let entries = std::fs::read_dir(store).map_err(|source| ViewError::Io {
+        path: store.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "views" || name.starts_with("keyword.v") {
+            let path = entry.path();
+            std::fs::remove_dir_all(&path).map_err(|source| ViewError::Io { path, source })?;
+        }
+    }
+    Ok(())
 }

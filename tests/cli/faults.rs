@@ -327,3 +327,52 @@ fn views_ahead_of_a_restored_older_ledger_are_rebuilt() {
     assert_eq!(ids, vec![SESSION], "{stderr}");
     assert!(stderr.contains("older ledger restored"), "{stderr}");
 }
+
+/// Zero a file in place, keeping its length.
+fn zero(p: &Path) {
+    let len = std::fs::metadata(p).unwrap().len() as usize;
+    std::fs::write(p, vec![0u8; len]).unwrap();
+}
+
+/// Every table file under `dir`, cut to its first 100 bytes.
+fn truncate_tables(dir: &Path) -> usize {
+    let mut n = 0;
+    for ks in std::fs::read_dir(dir.join("keyspaces")).unwrap() {
+        let tables = ks.unwrap().path().join("tables");
+        for t in std::fs::read_dir(&tables).into_iter().flatten() {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(t.unwrap().path())
+                .unwrap();
+            f.set_len(100).unwrap();
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn rebuild_reads_and_capture_recover_from_damaged_views() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 30);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let want = sessions(&env).0;
+    let views = env.store().join("views");
+
+    zero(&views.join("version"));
+    let r = peat(&env, &["rebuild"]).ok();
+    assert!(r.stderr.contains("damaged"), "{}", r.stderr);
+    assert_eq!(sessions(&env).0, want);
+
+    assert!(truncate_tables(&views) > 0, "the views wrote no table");
+    let (got, stderr) = sessions(&env);
+    assert_eq!(got, want, "a read rebuilds damaged views: {stderr}");
+    assert!(stderr.contains("damaged"), "{stderr}");
+
+    zero(&views.join("version"));
+    let o = env.path("o.jsonl");
+    Claude::session_of(OTHER, 2).write(&o);
+    let r = peat(&env, &["capture", o.to_str().unwrap()]).ok();
+    assert!(r.stderr.contains("damaged"), "{}", r.stderr);
+    assert_eq!(sessions(&env).0.len(), 2);
+}
