@@ -79,6 +79,7 @@ pub enum Command {
     Recall(commands::recall::RecallArgs),
     Asof(commands::asof::AsofArgs),
     Rebuild(commands::rebuild::RebuildArgs),
+    Doctor(commands::doctor::DoctorArgs),
     Obs(commands::obs::ObsArgs),
     Subjects(commands::subjects::SubjectsArgs),
     Compact(commands::compact::CompactArgs),
@@ -149,7 +150,7 @@ impl Ctx {
                 wait.as_secs()
             ))
         };
-        Ok(Ledger::open(
+        let ledger = Ledger::open(
             &self.location.store,
             Access {
                 mode,
@@ -157,7 +158,13 @@ impl Ctx {
                 who: &self.who,
                 on_wait: &mut on_wait,
             },
-        )?)
+        )?;
+        if let Some(damage) = ledger::damage::noted(ledger.path()) {
+            self.ui.warn(&format!(
+                "the ledger is damaged: {damage}. Answers may miss what the damaged part held; `peat doctor` says what to run."
+            ));
+        }
+        Ok(ledger)
     }
 }
 
@@ -241,6 +248,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Recall(a) => commands::recall::run(ctx, a),
         Command::Asof(a) => commands::asof::run(ctx, a),
         Command::Rebuild(a) => commands::rebuild::run(ctx, a),
+        Command::Doctor(a) => commands::doctor::run(ctx, a),
         Command::Obs(a) => commands::obs::run(ctx, a),
         Command::Subjects(a) => commands::subjects::run(ctx, a),
         Command::Compact(a) => commands::compact::run(ctx, a),

@@ -131,7 +131,7 @@ impl From<LedgerError> for CliError {
             )),
             LedgerError::Store { .. } | LedgerError::Corrupt { .. } => {
                 CliError::user(e.to_string()).hint(
-                    "The store was left as it is. If it stays broken, move the directory aside and run `peat import` to rebuild it from the transcripts.",
+                    "The store was left as it is. `peat doctor` checks the ledger and the views and says exactly what to run. Never delete the ledger: observations and closing messages exist only there.",
                 )
             }
             LedgerError::Lock(LockError::Io { .. }) | LedgerError::Create { .. } => {

@@ -5,7 +5,7 @@ use crate::capture::{self, CaptureOptions, Receipt};
 use crate::cli::Ctx;
 use crate::error::{CliError, EXIT_ERROR};
 use crate::event::SessionId;
-use crate::ledger::{Mode, space};
+use crate::ledger::{LedgerError, Mode, damage, space};
 
 /// Capture transcripts into the ledger
 ///
@@ -60,7 +60,12 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
         match capture::capture_file(&mut ledger, file, &opts) {
             Ok(r) => ctx.ui.note(&receipt_line(&r)),
             // The store failing (busy, full, damaged) stops the capture; a bad file does not.
-            Err(e @ capture::CaptureError::Ledger(_)) => return Err(e.into()),
+            Err(capture::CaptureError::Ledger(e)) => {
+                if matches!(e, LedgerError::Store { .. } | LedgerError::Corrupt { .. }) {
+                    damage::record(ledger.path(), &e.to_string(), "peat capture");
+                }
+                return Err(e.into());
+            }
             Err(e) => {
                 failed += 1;
                 eprintln!("{}", CliError::from(e));
@@ -69,7 +74,9 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
     }
     ledger.sync()?;
     catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
-    Ok(if failed > 0 { EXIT_ERROR } else { 0 })
+    // Recorded, but into a ledger known to be damaged (the warning said so): not a success.
+    let damaged = damage::noted(ledger.path()).is_some();
+    Ok(if failed > 0 || damaged { EXIT_ERROR } else { 0 })
 }
 
 /// `captured 161 events (161 new, 0 revised) from session 2d984148-…; 2 bad lines skipped`

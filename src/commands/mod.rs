@@ -6,6 +6,7 @@ pub mod brief;
 pub mod capture;
 pub mod compact;
 pub mod dispatch;
+pub mod doctor;
 pub mod events;
 pub mod hook;
 pub mod import;

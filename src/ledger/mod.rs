@@ -5,6 +5,7 @@
 //! and append a feed entry carrying both versions, so views can retract the old before
 //! applying the new. Nothing is ever deleted from the ledger.
 
+pub mod damage;
 pub mod locate;
 pub mod lock;
 pub mod space;

@@ -58,6 +58,29 @@ fn transcript(env: &Env, name: &str, turns: usize) -> std::path::PathBuf {
     t
 }
 
+/// A 3 MB transcript of text that does not compress: the ledger outgrows a small disk,
+/// and closing it writes tables (not only a journal).
+fn incompressible(path: &Path) {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut noise = |n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("{x:016x}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut c = Claude::new(SESSION);
+    for t in 0..200 {
+        c.user(&format!("turn {t}: explain the limiter"));
+        c.said(&format!("turn {t}: {}", noise(1000)));
+    }
+    c.write(path);
+}
+
 fn mkfifo(p: &Path) {
     assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
 }
@@ -188,26 +211,8 @@ fn a_full_disk_fails_promptly_names_the_disk_loses_nothing_and_resumes() {
     let Some(disk) = SmallDisk::mount(env.path("disk"), "1m") else {
         return;
     };
-    // Text that does not compress, so the ledger itself outgrows the disk.
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut noise = |n: usize| -> String {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                format!("{x:016x}")
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut c = Claude::new(SESSION);
-    for t in 0..200 {
-        c.user(&format!("turn {t}: explain the limiter"));
-        c.said(&format!("turn {t}: {}", noise(1000)));
-    }
     let t = env.path("big.jsonl");
-    c.write(&t);
+    incompressible(&t);
     let on_disk = |args: &[&str]| {
         bounded(
             env.cmd().env("PEAT_DB", disk.at.join("db")).args(args),
@@ -375,4 +380,84 @@ fn rebuild_reads_and_capture_recover_from_damaged_views() {
     let r = peat(&env, &["capture", o.to_str().unwrap()]).ok();
     assert!(r.stderr.contains("damaged"), "{}", r.stderr);
     assert_eq!(sessions(&env).0.len(), 2);
+}
+
+#[test]
+fn doctor_passes_a_sound_store_and_names_damaged_views() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 3);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let r = peat(&env, &["doctor"]).ok();
+    assert!(r.stdout.contains("✓ ledger"), "{}", r.stdout);
+    assert!(r.stdout.contains("all is well"), "{}", r.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(&peat(&env, &["doctor", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["ledger"]["ok"], true);
+    assert_eq!(v["run"].as_array().unwrap().len(), 0);
+
+    for p in view_parts(&env.store()) {
+        std::fs::remove_dir_all(p).unwrap();
+    }
+    let r = peat(&env, &["doctor"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stdout.contains("✗ views"), "{}", r.stdout);
+    assert!(r.stdout.contains("peat rebuild"), "{}", r.stdout);
+    peat(&env, &["rebuild"]).ok();
+    peat(&env, &["doctor"]).ok();
+}
+
+/// Flip 64 bytes in the middle of the ledger's events table. fjall numbers keyspaces in
+/// the order they are first opened, and the ledger opens `events` first: keyspace 1.
+fn flip_ledger_table(store: &Path) {
+    let tables = store.join("fjall/keyspaces/1/tables");
+    let table = std::fs::read_dir(&tables)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .expect("the ledger wrote an events table");
+    let mut bytes = std::fs::read(&table).unwrap();
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[mid..mid + 64] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&table, bytes).unwrap();
+}
+
+#[test]
+fn a_corrupt_ledger_is_reported_by_doctor_capture_and_every_read() {
+    let env = Env::new();
+    let t = env.path("big.jsonl");
+    incompressible(&t);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    flip_ledger_table(&env.store());
+
+    // The same transcript under another name reads every stored event back to compare.
+    let again = env.path("again.jsonl");
+    std::fs::copy(&t, &again).unwrap();
+    let r = peat(&env, &["capture", again.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("checksum"), "{}", r.stderr);
+
+    let r = peat(&env, &["doctor"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stdout.contains("✗ ledger"), "{}", r.stdout);
+    assert!(r.stdout.contains("cp -a"), "{}", r.stdout);
+    for r in [r.stdout.as_str(), r.stderr.as_str()] {
+        for bad in ["aside", "rm -", "delete the"] {
+            assert!(!r.contains(bad), "a hint discards the ledger: {r}");
+        }
+    }
+    for read in [
+        &["sessions"][..],
+        &["brief"],
+        &["recall", "limiter"],
+        &["show", &SESSION[..8]],
+    ] {
+        let r = peat(&env, read);
+        assert!(
+            r.stderr.contains("the ledger is damaged"),
+            "{read:?} is silent: {}",
+            r.stderr
+        );
+    }
 }
