@@ -190,7 +190,7 @@ impl<'a> Live<'a> {
 
     fn open(&mut self) -> Result<(), CliError> {
         if matches!(self.store, Store::Unopened) {
-            self.store = if self.ctx.location.store.join("lock").exists() {
+            self.store = if crate::ledger::recorded(&self.ctx.location.store) {
                 Store::Open(Box::new(Opened {
                     ledger: self.ctx.open(Mode::Existing)?,
                     views: None,
@@ -234,7 +234,7 @@ impl<'a> Live<'a> {
 
     /// The ledger and views, or the error that says there is no store.
     fn need_views(&mut self) -> Result<(&Ledger, &Views, &mut ModelSlot), CliError> {
-        if !self.ctx.location.store.join("lock").exists() {
+        if !crate::ledger::recorded(&self.ctx.location.store) {
             // Let opening say what is missing and what to do.
             self.ctx.open(Mode::Existing)?;
         }

@@ -109,7 +109,7 @@ pub fn installed_exe() -> PathBuf {
 /// Create the ledger if there is none, so the hooks record from the first session on.
 /// Returns whether it was created.
 pub fn ensure_ledger(ctx: &Ctx) -> Result<bool, CliError> {
-    if ctx.location.store.join("lock").exists() {
+    if crate::ledger::recorded(&ctx.location.store) {
         return Ok(false);
     }
     drop(ctx.open(Mode::Create)?);
@@ -210,7 +210,7 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
             shown(ctx, &skill)
         ));
     }
-    if ctx.location.store.join("lock").exists() {
+    if crate::ledger::recorded(&ctx.location.store) {
         ctx.ui.note(&format!(
             "✓ {}: ledger present",
             shown(ctx, &ctx.location.store)

@@ -169,7 +169,7 @@ pub fn plan(input: &Input, event_override: Option<&str>) -> Action {
 /// Hooks act only where a ledger exists and nobody paused them with `.peat/off` (in the
 /// desk, or beside a shared ledger).
 pub fn enabled(loc: &Location) -> bool {
-    loc.store.join("lock").exists() && paused_by(loc).is_none()
+    crate::ledger::recorded(&loc.store) && paused_by(loc).is_none()
 }
 
 /// The `off` file that pauses hooks here, if any.

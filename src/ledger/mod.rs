@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::change::BlobId;
 use crate::event::{Envelope, EventId, Seq, SessionId};
 
-pub use locate::{Location, locate};
+pub use locate::{Location, locate, recorded};
 pub use lock::LockError;
 
 const EVENTS: &str = "events";
@@ -160,7 +160,7 @@ impl Ledger {
     /// Take the store at `path` (see [`locate`]) with its single-writer lock. The ledger's
     /// database itself opens on first use.
     pub fn open(path: &Path, access: Access<'_>) -> Result<Ledger, LedgerError> {
-        if !path.join("lock").exists() {
+        if !recorded(path) {
             if access.mode == Mode::Existing {
                 return Err(LedgerError::Missing(path.to_path_buf()));
             }

@@ -461,3 +461,25 @@ fn a_corrupt_ledger_is_reported_by_doctor_capture_and_every_read() {
         );
     }
 }
+
+#[test]
+fn a_deleted_lock_file_neither_hides_the_ledger_nor_admits_a_second_writer() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 2);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let lock = env.store().join("lock");
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(sessions(&env).0, vec![SESSION]);
+
+    let _held =
+        peat::ledger::lock::acquire(&lock, Duration::ZERO, "peat import (test)", &mut || {})
+            .unwrap();
+    std::fs::remove_file(&lock).unwrap();
+    let r = bounded(
+        env.cmd()
+            .env("PEAT_LOCK_WAIT_SECS", "1")
+            .args(["capture", t.to_str().unwrap()]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, 75, "a second writer got in: {}", r.stderr);
+}
