@@ -89,6 +89,9 @@ pub enum Command {
     Model(commands::model::ModelArgs),
 }
 
+/// How long a writer waits for the lock unless `PEAT_LOCK_WAIT_SECS` says otherwise.
+const DEFAULT_LOCK_WAIT_SECS: u64 = 120;
+
 /// What every command works with, resolved once: no verb reads the environment itself.
 pub struct Ctx {
     pub ui: Ui,
@@ -106,28 +109,48 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Resolve the context; an invalid environment value is an error.
     fn resolve(json: bool) -> Result<Ctx, CliError> {
+        let (ctx, mut problems) = Ctx::resolve_lenient(json)?;
+        match problems.is_empty() {
+            true => Ok(ctx),
+            false => Err(problems.remove(0)),
+        }
+    }
+
+    /// Resolve the context, taking the default for an invalid environment value and
+    /// returning what was wrong: a hook must still run, and say so in its log.
+    fn resolve_lenient(json: bool) -> Result<(Ctx, Vec<CliError>), CliError> {
+        let mut problems = Vec::new();
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::user(format!("cannot read the current directory: {e}")))?;
         let env_db = std::env::var_os("PEAT_DB").map(PathBuf::from);
         let location = ledger::locate(&cwd, env_db.as_deref());
+        let now = jiff::Timestamp::now().as_millisecond();
         let now_ms = match std::env::var("PEAT_NOW") {
-            Ok(s) => crate::time::parse_iso_ms(&s).ok_or_else(|| {
-                CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
-                    .hint("Use a form like 2026-08-10T19:18:11Z, or unset it.")
-            })?,
-            Err(_) => jiff::Timestamp::now().as_millisecond(),
+            Ok(s) => crate::time::parse_iso_ms(&s).unwrap_or_else(|| {
+                problems.push(
+                    CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
+                        .hint("Use a form like 2026-08-10T19:18:11Z, or unset it."),
+                );
+                now
+            }),
+            Err(_) => now,
         };
         let lock_wait = match std::env::var("PEAT_LOCK_WAIT_SECS") {
-            Ok(s) => Duration::from_secs(s.trim().parse().map_err(|_| {
-                CliError::user(format!(
-                    "PEAT_LOCK_WAIT_SECS is not a number of seconds: {s:?}"
-                ))
-            })?),
-            Err(_) => Duration::from_secs(120),
+            Ok(s) => Duration::from_secs(s.trim().parse().unwrap_or_else(|_| {
+                problems.push(
+                    CliError::user(format!(
+                        "PEAT_LOCK_WAIT_SECS is not a number of seconds: {s:?}"
+                    ))
+                    .hint("Set it to a whole number like 30, or unset it for the default (120)."),
+                );
+                DEFAULT_LOCK_WAIT_SECS
+            })),
+            Err(_) => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
         };
         let who: Vec<String> = std::env::args().take(3).collect();
-        Ok(Ctx {
+        let ctx = Ctx {
             ui: Ui::detect(),
             json,
             cwd,
@@ -137,7 +160,8 @@ impl Ctx {
             lock_wait,
             who: who.join(" "),
             tz: jiff::tz::TimeZone::system(),
-        })
+        };
+        Ok((ctx, problems))
     }
 
     /// Open the ledger, waiting for the lock as configured.
@@ -218,7 +242,21 @@ pub fn run() -> u8 {
         Err(_) if hook_run => return 0,
         Err(e) => e.exit(),
     };
-    let result = Ctx::resolve(cli.json).and_then(|ctx| match &cli.command {
+    let resolved = if hook_run {
+        // A hook runs with the defaults and logs what was wrong with its environment.
+        Ctx::resolve_lenient(cli.json).map(|(ctx, problems)| {
+            // Only where hooks act: logging creates the desk's `.peat`.
+            if crate::hook::enabled(&ctx.location) {
+                for p in problems {
+                    crate::hook::log(&ctx, "environment", None, &p.to_string());
+                }
+            }
+            ctx
+        })
+    } else {
+        Ctx::resolve(cli.json)
+    };
+    let result = resolved.and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),
         None if cli.words.is_empty() => {
             commands::brief::run(&ctx, &commands::brief::BriefArgs { budget: cli.budget })

@@ -483,3 +483,170 @@ fn a_deleted_lock_file_neither_hides_the_ledger_nor_admits_a_second_writer() {
     );
     assert_eq!(r.code, 75, "a second writer got in: {}", r.stderr);
 }
+
+/// `peat hook` with a Stop payload for `t`, as Claude Code runs it.
+fn stop_hook(env: &Env, t: &Path, closing: &str, vars: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    let payload = serde_json::json!({
+        "hook_event_name": "Stop",
+        "session_id": SESSION,
+        "transcript_path": t,
+        "cwd": env.path("work"),
+        "stop_hook_active": false,
+        "last_assistant_message": closing,
+    });
+    let mut c = env.cmd();
+    c.arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    Run::of(child.wait_with_output().unwrap())
+}
+
+/// Processes whose environment points at `store` (the hook's detached captures).
+fn captures_of(store: &Path) -> usize {
+    let want = format!("PEAT_DB={}", store.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .map(|b| b.split(|c| *c == 0).any(|v| v == want.as_bytes()))
+                .unwrap_or(false)
+                && std::fs::read(e.path().join("cmdline"))
+                    .map(|b| b.split(|c| *c == 0).any(|a| a == b"capture"))
+                    .unwrap_or(false)
+        })
+        .count()
+}
+
+#[track_caller]
+fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while !ok() {
+        assert!(Instant::now() < until, "{what}: not after 30s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn final_msgs(env: &Env) -> Vec<String> {
+    env.dump()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["event"]["FinalMsg"]["text"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn a_closing_message_outlives_a_lock_wait_that_ran_out() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 2);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let held = peat::ledger::lock::acquire(
+        &env.store().join("lock"),
+        Duration::ZERO,
+        "peat import (test)",
+        &mut || {},
+    )
+    .unwrap();
+    let r = stop_hook(
+        &env,
+        &t,
+        "Closing: the limiter ships.",
+        &[("PEAT_LOCK_WAIT_SECS", "1")],
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    eventually("the detached capture gives up", || {
+        std::thread::sleep(Duration::from_millis(300));
+        captures_of(&env.store()) == 0
+    });
+    let log = std::fs::read_to_string(env.path("work/.peat/hook.log")).unwrap();
+    assert!(log.contains("busy"), "{log}");
+    drop(held);
+    assert!(!final_msgs(&env).iter().any(|m| m.contains("limiter ships")));
+    // The next capture, of anything, records it.
+    let other = env.path("o.jsonl");
+    Claude::session_of(OTHER, 1).write(&other);
+    peat(&env, &["capture", other.to_str().unwrap()]).ok();
+    assert!(
+        final_msgs(&env)
+            .iter()
+            .any(|m| m == "Closing: the limiter ships."),
+        "{:?}",
+        final_msgs(&env)
+    );
+    assert!(
+        std::fs::read_dir(env.store().join("spool"))
+            .unwrap()
+            .all(|e| { !e.unwrap().file_name().to_string_lossy().ends_with(".final") })
+    );
+}
+
+#[test]
+fn stop_hooks_behind_a_stuck_capture_coalesce_and_the_last_message_wins() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 2);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let held = peat::ledger::lock::acquire(
+        &env.store().join("lock"),
+        Duration::ZERO,
+        "peat import (test)",
+        &mut || {},
+    )
+    .unwrap();
+    for i in 0..20 {
+        let r = stop_hook(
+            &env,
+            &t,
+            &format!("closing {i}"),
+            &[("PEAT_LOCK_WAIT_SECS", "60")],
+        );
+        assert_eq!(r.code, 0);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let waiting = captures_of(&env.store());
+    assert_eq!(waiting, 1, "{waiting} captures wait for one transcript");
+    drop(held);
+    eventually("the waiting capture records the last message", || {
+        final_msgs(&env).iter().any(|m| m == "closing 19")
+    });
+    eventually("the capture ends", || captures_of(&env.store()) == 0);
+}
+
+#[test]
+fn a_hook_with_a_bad_environment_still_captures_and_logs_why() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 2);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let r = stop_hook(
+        &env,
+        &t,
+        "closing despite the environment",
+        &[("PEAT_LOCK_WAIT_SECS", "soon"), ("PEAT_NOW", "yesterday")],
+    );
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    let log = std::fs::read_to_string(env.path("work/.peat/hook.log")).unwrap();
+    assert!(log.contains("PEAT_LOCK_WAIT_SECS is not a number"), "{log}");
+    assert!(log.contains("PEAT_NOW is not an ISO-8601 instant"), "{log}");
+    eventually("the capture records the message", || {
+        final_msgs(&env)
+            .iter()
+            .any(|m| m == "closing despite the environment")
+    });
+}
