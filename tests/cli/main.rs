@@ -7,6 +7,7 @@ mod dispatch;
 mod faults;
 mod hook;
 mod obs;
+mod props;
 mod recall;
 mod support;
 
