@@ -650,3 +650,44 @@ fn a_hook_with_a_bad_environment_still_captures_and_logs_why() {
             .any(|m| m == "closing despite the environment")
     });
 }
+
+/// Start `peat ARGS`, kill it with SIGKILL after `after`, and reap it.
+fn kill_after(env: &Env, args: &[&str], after: Duration) {
+    let mut child = env
+        .cmd()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn sigkill_during_capture_import_and_rebuild_loses_and_duplicates_nothing() {
+    let env = Env::new();
+    let t = env.path("home/.claude/projects/-home-dev-acme-api/big.jsonl");
+    std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+    incompressible(&t);
+    let clean = Env::new();
+    clean.run(&["capture", t.to_str().unwrap()]).ok();
+    let want = clean.dump();
+
+    // Killed at moments spread over a capture's life (start, mid-write, closing).
+    for ms in [10u64, 150, 600] {
+        kill_after(
+            &env,
+            &["capture", t.to_str().unwrap()],
+            Duration::from_millis(ms),
+        );
+    }
+    kill_after(&env, &["import"], Duration::from_millis(100));
+    kill_after(&env, &["rebuild"], Duration::from_millis(100));
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    assert_eq!(env.dump(), want);
+    assert_eq!(sessions(&env).0, vec![SESSION]);
+    peat(&env, &["doctor"]).ok();
+}
