@@ -31,6 +31,13 @@ neither a session nor a commit is searched). `peat show`, `peat zoom`,
 DEPOSITING:
   peat obs staging \"deploys go through the blue env first\" --from 1042
 
+EXIT STATUS (like grep and ripgrep):
+  0   success
+  1   nothing found (no hits, no such session or subject, nothing recorded yet)
+  2   an error: bad usage, invalid input (a file that is not a transcript), a store failure
+  75  the ledger stayed busy for the whole wait (PEAT_LOCK_WAIT_SECS, default 120)
+`peat hook` runs always exit 0: a hook never breaks an agent session.
+
 Start with `peat setup` in a project, or `peat import` for every transcript on this
 machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_DB).";
 
@@ -79,6 +86,7 @@ pub enum Command {
     Log(commands::log::LogArgs),
     Trailer(commands::trailer::TrailerArgs),
     Rebuild(commands::rebuild::RebuildArgs),
+    Doctor(commands::doctor::DoctorArgs),
     Obs(commands::obs::ObsArgs),
     Subjects(commands::subjects::SubjectsArgs),
     Compact(commands::compact::CompactArgs),
@@ -87,6 +95,9 @@ pub enum Command {
     Skill(commands::skill::SkillArgs),
     Model(commands::model::ModelArgs),
 }
+
+/// How long a writer waits for the lock unless `PEAT_LOCK_WAIT_SECS` says otherwise.
+const DEFAULT_LOCK_WAIT_SECS: u64 = 120;
 
 /// What every command works with, resolved once: no verb reads the environment itself.
 pub struct Ctx {
@@ -105,28 +116,48 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Resolve the context; an invalid environment value is an error.
     fn resolve(json: bool) -> Result<Ctx, CliError> {
+        let (ctx, mut problems) = Ctx::resolve_lenient(json)?;
+        match problems.is_empty() {
+            true => Ok(ctx),
+            false => Err(problems.remove(0)),
+        }
+    }
+
+    /// Resolve the context, taking the default for an invalid environment value and
+    /// returning what was wrong: a hook must still run, and say so in its log.
+    fn resolve_lenient(json: bool) -> Result<(Ctx, Vec<CliError>), CliError> {
+        let mut problems = Vec::new();
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::user(format!("cannot read the current directory: {e}")))?;
         let env_db = std::env::var_os("PEAT_DB").map(PathBuf::from);
         let location = ledger::locate(&cwd, env_db.as_deref());
+        let now = jiff::Timestamp::now().as_millisecond();
         let now_ms = match std::env::var("PEAT_NOW") {
-            Ok(s) => crate::time::parse_iso_ms(&s).ok_or_else(|| {
-                CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
-                    .hint("Use a form like 2026-08-10T19:18:11Z, or unset it.")
-            })?,
-            Err(_) => jiff::Timestamp::now().as_millisecond(),
+            Ok(s) => crate::time::parse_iso_ms(&s).unwrap_or_else(|| {
+                problems.push(
+                    CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
+                        .hint("Use a form like 2026-08-10T19:18:11Z, or unset it."),
+                );
+                now
+            }),
+            Err(_) => now,
         };
         let lock_wait = match std::env::var("PEAT_LOCK_WAIT_SECS") {
-            Ok(s) => Duration::from_secs(s.trim().parse().map_err(|_| {
-                CliError::user(format!(
-                    "PEAT_LOCK_WAIT_SECS is not a number of seconds: {s:?}"
-                ))
-            })?),
-            Err(_) => Duration::from_secs(120),
+            Ok(s) => Duration::from_secs(s.trim().parse().unwrap_or_else(|_| {
+                problems.push(
+                    CliError::user(format!(
+                        "PEAT_LOCK_WAIT_SECS is not a number of seconds: {s:?}"
+                    ))
+                    .hint("Set it to a whole number like 30, or unset it for the default (120)."),
+                );
+                DEFAULT_LOCK_WAIT_SECS
+            })),
+            Err(_) => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
         };
         let who: Vec<String> = std::env::args().take(3).collect();
-        Ok(Ctx {
+        let ctx = Ctx {
             ui: Ui::detect(),
             json,
             cwd,
@@ -136,7 +167,8 @@ impl Ctx {
             lock_wait,
             who: who.join(" "),
             tz: jiff::tz::TimeZone::system(),
-        })
+        };
+        Ok((ctx, problems))
     }
 
     /// Open the ledger, waiting for the lock as configured.
@@ -149,7 +181,7 @@ impl Ctx {
                 wait.as_secs()
             ))
         };
-        Ok(Ledger::open(
+        let ledger = Ledger::open(
             &self.location.store,
             Access {
                 mode,
@@ -157,7 +189,13 @@ impl Ctx {
                 who: &self.who,
                 on_wait: &mut on_wait,
             },
-        )?)
+        )?;
+        if let Some(damage) = ledger::damage::noted(ledger.path()) {
+            self.ui.warn(&format!(
+                "the ledger is damaged: {damage}. Answers may miss what the damaged part held; `peat doctor` says what to run."
+            ));
+        }
+        Ok(ledger)
     }
 }
 
@@ -186,9 +224,12 @@ impl Ctx {
         let ledger = self.open(Mode::Existing)?;
         let mut model = self.model_slot()?;
         let ui = self.ui;
-        let views = Views::open(&ledger, &mut model, self.tz.clone(), &mut |line| {
-            ui.note(line)
-        })?;
+        let views = crate::views::stamp::open_recovering(
+            &ledger,
+            &mut model,
+            self.tz.clone(),
+            &mut |line| ui.note(line),
+        )?;
         Ok((ledger, views, model))
     }
 }
@@ -208,7 +249,21 @@ pub fn run() -> u8 {
         Err(_) if hook_run => return 0,
         Err(e) => e.exit(),
     };
-    let result = Ctx::resolve(cli.json).and_then(|ctx| match &cli.command {
+    let resolved = if hook_run {
+        // A hook runs with the defaults and logs what was wrong with its environment.
+        Ctx::resolve_lenient(cli.json).map(|(ctx, problems)| {
+            // Only where hooks act: logging creates the desk's `.peat`.
+            if crate::hook::enabled(&ctx.location) {
+                for p in problems {
+                    crate::hook::log(&ctx, "environment", None, &p.to_string());
+                }
+            }
+            ctx
+        })
+    } else {
+        Ctx::resolve(cli.json)
+    };
+    let result = resolved.and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),
         None if cli.words.is_empty() => {
             commands::brief::run(&ctx, &commands::brief::BriefArgs { budget: cli.budget })
@@ -242,6 +297,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Log(a) => commands::log::run(ctx, a),
         Command::Trailer(a) => commands::trailer::run(ctx, a),
         Command::Rebuild(a) => commands::rebuild::run(ctx, a),
+        Command::Doctor(a) => commands::doctor::run(ctx, a),
         Command::Obs(a) => commands::obs::run(ctx, a),
         Command::Subjects(a) => commands::subjects::run(ctx, a),
         Command::Compact(a) => commands::compact::run(ctx, a),

@@ -1,10 +1,18 @@
 //! The one error type at the command boundary: what happened, what to do, and the exit code.
+//!
+//! Exit codes are a contract, as with grep and ripgrep: 0 success, [`EXIT_NOT_FOUND`] when
+//! the answer is empty, [`EXIT_ERROR`] for bad usage, invalid input or a store failure, and
+//! [`EXIT_BUSY`] when the lock wait ran out.
 
 use std::fmt;
 
 use crate::capture::CaptureError;
 use crate::ledger::{LedgerError, LockError};
 
+/// Nothing matched (no hits, no such session or subject, nothing recorded yet).
+pub const EXIT_NOT_FOUND: u8 = 1;
+/// Bad usage, invalid input, a store failure (clap's own usage errors exit 2 too).
+pub const EXIT_ERROR: u8 = 2;
 /// `EX_TEMPFAIL`: the ledger stayed locked for the whole wait.
 pub const EXIT_BUSY: u8 = 75;
 
@@ -18,10 +26,20 @@ pub struct CliError {
 }
 
 impl CliError {
-    /// A user or data error (exit 1).
+    /// An error: bad usage, invalid input, a store failure (exit 2).
     pub fn user(message: impl Into<String>) -> CliError {
         CliError {
-            code: 1,
+            code: EXIT_ERROR,
+            message: message.into(),
+            hint: None,
+            broken_pipe: false,
+        }
+    }
+
+    /// What was asked for does not exist (exit 1): not an error of the tool or its input.
+    pub fn not_found(message: impl Into<String>) -> CliError {
+        CliError {
+            code: EXIT_NOT_FOUND,
             message: message.into(),
             hint: None,
             broken_pipe: false,
@@ -58,6 +76,38 @@ impl From<std::io::Error> for CliError {
     }
 }
 
+/// What a storage-engine error means, as a sentence: fjall's own text is its Debug form
+/// (`FjallError: Storage(Io(Os { code: 28, … }))`), which tells a user nothing.
+pub fn storage_sentence(e: &fjall::Error) -> String {
+    use fjall::Error as F;
+    match e {
+        F::Io(io) | F::Storage(fjall::LsmError::Io(io)) => io_sentence(io),
+        F::Storage(fjall::LsmError::ChecksumMismatch { .. }) => {
+            "a table's checksum does not match: its bytes were damaged on disk".into()
+        }
+        F::Storage(_) => "a table file is damaged or unreadable".into(),
+        F::JournalRecovery(_) | F::InvalidTrailer | F::InvalidTag(_) | F::Decompress(_) => {
+            "the journal (the store's recent writes) is damaged".into()
+        }
+        F::InvalidVersion(_) => "the store's version file is missing or damaged".into(),
+        F::Poisoned => "an earlier write failed (often a full disk), so the store refuses more writes until it is reopened".into(),
+        F::Locked => "another process has the database open".into(),
+        F::Unrecoverable => "the store cannot be recovered from its files".into(),
+        F::KeyspaceDeleted => "a table was deleted while in use".into(),
+        _ => "the storage engine failed".into(),
+    }
+}
+
+/// An I/O failure as a sentence; a full disk says so plainly.
+pub fn io_sentence(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+            "the disk is full (no space left on the device)".into()
+        }
+        _ => format!("a file operation failed: {e}"),
+    }
+}
+
 impl From<LedgerError> for CliError {
     fn from(e: LedgerError) -> CliError {
         match e {
@@ -70,13 +120,18 @@ impl From<LedgerError> for CliError {
                 ),
                 broken_pipe: false,
             },
-            LedgerError::Missing(ref p) => CliError::user(e.to_string()).hint(format!(
+            LedgerError::Missing(ref p) => CliError::not_found(e.to_string()).hint(format!(
                 "Nothing has been captured here yet. `peat import` captures the transcripts already on this machine; `peat capture FILE` one transcript. (Looked at {}; set PEAT_DB to use another ledger.)",
                 p.display()
             )),
+            LedgerError::DiskFull { ref short, .. } => CliError::user(e.to_string()).hint(format!(
+                "Nothing was lost: the ledger is as it was before this write. Free at least {} on {} and run the command again; a capture resumes where it stopped.",
+                crate::ledger::space::human(short.needed.saturating_sub(short.free)),
+                short.mount.as_ref().map_or_else(|| "that disk".to_string(), |m| m.display().to_string())
+            )),
             LedgerError::Store { .. } | LedgerError::Corrupt { .. } => {
                 CliError::user(e.to_string()).hint(
-                    "The store was left as it is. If it stays broken, move the directory aside and run `peat import` to rebuild it from the transcripts.",
+                    "The store was left as it is. `peat doctor` checks the ledger and the views and says exactly what to run. Never delete the ledger: observations and closing messages exist only there.",
                 )
             }
             LedgerError::Lock(LockError::Io { .. }) | LedgerError::Create { .. } => {
@@ -106,7 +161,7 @@ impl From<crate::views::ViewError> for CliError {
             crate::views::ViewError::Ledger(l) => l.into(),
             crate::views::ViewError::Embed(e) => e.into(),
             other => CliError::user(other.to_string()).hint(
-                "The views are derived from the ledger and can be rebuilt: run `peat rebuild`. If the views database itself will not open, move the `views` folder inside the store (.peat/db, unless PEAT_DB names another) aside: peat rebuilds it from the ledger on the next read.",
+                "The views are derived from the ledger: `peat rebuild` discards damaged views and folds them again from the ledger, which it never changes.",
             ),
         }
     }

@@ -1,8 +1,13 @@
 //! Raw lines from a transcript, one at a time, from a byte offset.
 //!
 //! Lines can be tens of MB (a Read result, a base64 image): each is read whole, but only one
-//! is held at a time. A line past [`MAX_LINE`] is skipped without being held. A last line
-//! with no newline may still be being written: the caller decides what to do with it.
+//! is held at a time. A line past [`MAX_LINE`] is skipped without being held: in a plain
+//! file, a line that grows past [`PROBE_AT`] is measured ahead on a second handle before
+//! more of it is buffered; in a `.zst` (which cannot be read ahead) at most [`MAX_LINE`]
+//! is held before the rest is skipped. A last line with no newline may still be being
+//! written: the caller decides what to do with it.
+//!
+//! Only regular files are read ([`regular_file`]): a FIFO or a device never ends.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -10,6 +15,9 @@ use std::path::Path;
 
 /// Longer lines are skipped (and counted), never held in memory.
 pub const MAX_LINE: usize = 256 << 20;
+
+/// A line longer than this in a plain file is measured before more of it is held.
+pub const PROBE_AT: usize = 4 << 20;
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
@@ -28,10 +36,48 @@ pub struct Line {
     pub too_long: bool,
 }
 
+/// What `path` is, when it is not a regular file (following symlinks): `None` for a
+/// regular file. A FIFO, a socket or a device would block or never end.
+pub fn not_regular(path: &Path) -> io::Result<Option<&'static str>> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path)?.file_type();
+    Ok(if kind.is_file() {
+        None
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
+    })
+}
+
+/// `Ok` for a regular file; an `InvalidInput` error naming what it is otherwise.
+pub fn regular_file(path: &Path) -> io::Result<()> {
+    match not_regular(path)? {
+        None => Ok(()),
+        Some(kind) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {kind}, not a regular file"),
+        )),
+    }
+}
+
 /// Reads lines from a plain or zstd-compressed transcript.
 pub struct LineReader {
     inner: Box<dyn BufRead>,
     offset: u64,
+    /// A second handle on a plain file, to measure an overlong line without holding it.
+    probe: Option<File>,
+    /// [`MAX_LINE`] and [`PROBE_AT`], smaller in tests.
+    max_line: usize,
+    probe_at: usize,
     /// Whether the file is zstd-compressed (offsets are then in the decompressed stream).
     pub compressed: bool,
 }
@@ -40,11 +86,18 @@ impl LineReader {
     /// Open `path` and position at byte `offset` (of the decompressed stream for `.zst`).
     /// Returns `Ok(None)` if the stream is shorter than `offset` (the file was replaced).
     pub fn open(path: &Path, offset: u64) -> io::Result<Option<LineReader>> {
+        // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+        regular_file(path)?;
         let mut file = File::open(path)?;
         let mut magic = [0u8; 4];
         let n = read_up_to(&mut file, &mut magic)?;
         let compressed = n == 4 && magic == ZSTD_MAGIC;
         let file = File::open(path)?;
+        let probe = if compressed {
+            None
+        } else {
+            Some(File::open(path)?)
+        };
         let mut inner: Box<dyn BufRead> = if compressed {
             Box::new(BufReader::with_capacity(
                 1 << 16,
@@ -70,6 +123,9 @@ impl LineReader {
         Ok(Some(LineReader {
             inner,
             offset,
+            probe,
+            max_line: MAX_LINE,
+            probe_at: PROBE_AT,
             compressed,
         }))
     }
@@ -90,7 +146,11 @@ impl LineReader {
                 None => (buf.len(), false),
             };
             if !too_long {
-                if bytes.len() + chunk > MAX_LINE {
+                let held = bytes.len() + chunk;
+                let crossing = held > self.probe_at && bytes.len() <= self.probe_at;
+                if held > self.max_line
+                    || (crossing && overlong(self.probe.as_mut(), start, self.max_line)?)
+                {
                     too_long = true;
                     bytes = Vec::new();
                 } else {
@@ -120,6 +180,30 @@ impl LineReader {
             terminated,
             too_long,
         }))
+    }
+}
+
+/// Whether the plain-file line starting at `start` runs past `max_line`, measured on the
+/// probe handle with a fixed buffer. Always `false` without a probe (a `.zst`).
+fn overlong(probe: Option<&mut File>, start: u64, max_line: usize) -> io::Result<bool> {
+    let Some(probe) = probe else {
+        return Ok(false);
+    };
+    io::Seek::seek(probe, io::SeekFrom::Start(start))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0usize;
+    loop {
+        let n = probe.read(&mut buf)?;
+        if n == 0 {
+            return Ok(len > max_line);
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            return Ok(len + i + 1 > max_line);
+        }
+        len += n;
+        if len > max_line {
+            return Ok(true);
+        }
     }
 }
 
@@ -236,6 +320,75 @@ mod tests {
         let l = r.next_line().unwrap().unwrap();
         assert_eq!(l.bytes, b"{\"b\":2}");
         assert!(LineReader::open(&p, 1000).unwrap().is_none());
+    }
+
+    /// Reads every line of `bytes` with a 100 KB cap, probing past 10 KB; returns the lines
+    /// and the most bytes any line held while being read.
+    fn capped_lines(path: &Path) -> Vec<Line> {
+        let mut r = LineReader::open(path, 0).unwrap().unwrap();
+        r.max_line = 100_000;
+        r.probe_at = 10_000;
+        let mut out = Vec::new();
+        while let Some(l) = r.next_line().unwrap() {
+            out.push(l);
+        }
+        out
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_and_the_next_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let mut bytes = b"{\"a\":1}\n{\"big\":\"".to_vec();
+        bytes.extend(std::iter::repeat_n(b'x', 150_000));
+        bytes.extend_from_slice(b"\"}\n");
+        let fits = format!("{{\"mid\":\"{}\"}}\n", "y".repeat(50_000));
+        bytes.extend_from_slice(fits.as_bytes());
+        bytes.extend_from_slice(b"{\"b\":2}\n");
+        std::fs::write(&p, &bytes).unwrap();
+        let ls = capped_lines(&p);
+        assert_eq!(ls.len(), 4);
+        assert!(ls[1].too_long && ls[1].bytes.is_empty());
+        assert_eq!(ls[1].end, ls[2].start);
+        assert!(
+            !ls[2].too_long,
+            "a line under the cap past the probe is kept"
+        );
+        assert_eq!(ls[2].bytes.len(), fits.len() - 1);
+        assert_eq!(ls[3].bytes, b"{\"b\":2}");
+        assert_eq!(ls[3].end, bytes.len() as u64);
+    }
+
+    #[test]
+    fn an_overlong_unterminated_tail_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let mut bytes = b"{\"a\":1}\n".to_vec();
+        bytes.extend(std::iter::repeat_n(b'x', 120_000));
+        std::fs::write(&p, &bytes).unwrap();
+        let ls = capped_lines(&p);
+        assert!(ls[1].too_long && !ls[1].terminated);
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_before_they_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Opening a FIFO with no writer would block this test forever.
+        for (p, kind) in [
+            (fifo.as_path(), "FIFO"),
+            (Path::new("/dev/zero"), "character device"),
+            (dir.path(), "directory"),
+        ] {
+            let err = LineReader::open(p, 0).err().expect("refused");
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+            assert!(err.to_string().contains(kind), "{err}");
+        }
     }
 
     #[test]

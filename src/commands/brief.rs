@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
 
 /// The brief of this desk's record; an empty one when nothing was ever captured.
 pub fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
-    if !ctx.location.store.join("lock").exists() {
+    if !crate::ledger::recorded(&ctx.location.store) {
         return Ok(Brief {
             today: brief::local_date(ctx.now_ms, &ctx.tz).to_string(),
             ..Brief::default()

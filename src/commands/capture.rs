@@ -3,9 +3,10 @@ use std::path::PathBuf;
 
 use crate::capture::{self, CaptureOptions, Receipt};
 use crate::cli::Ctx;
-use crate::error::CliError;
+use crate::error::{CliError, EXIT_ERROR};
 use crate::event::SessionId;
-use crate::ledger::Mode;
+use crate::hook::spool::{self, Spooled};
+use crate::ledger::{LedgerError, Mode, damage, space};
 
 /// Capture transcripts into the ledger
 ///
@@ -41,28 +42,101 @@ pub struct CaptureArgs {
 }
 
 pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
-    let opts = CaptureOptions {
-        session: args.session.clone().map(SessionId),
-        final_msg: args.final_msg.clone(),
-    };
-    let mut ledger = ctx.open(Mode::Create)?;
+    // What cannot be read is refused before the lock is taken: a FIFO or a device would
+    // hold it forever, and a missing file need not wait behind a writer.
     let mut failed = 0;
+    let mut files = Vec::new();
     for file in &args.files {
-        match capture::capture_file(&mut ledger, file, &opts) {
-            Ok(r) => ctx.ui.note(&receipt_line(&r)),
+        match capture::reader::regular_file(file) {
+            Ok(()) => files.push(file),
+            Err(source) => {
+                failed += 1;
+                let e = CliError::from(capture::CaptureError::Io {
+                    path: file.clone(),
+                    source,
+                });
+                eprintln!("{e}");
+            }
+        }
+    }
+    if files.is_empty() {
+        return Ok(EXIT_ERROR);
+    }
+    let store = &ctx.location.store;
+    // A closing message is spooled before the wait: if the wait runs out, the next capture
+    // records it. Without a spool it is still passed straight through.
+    let mut direct = None;
+    if let Some(msg) = args.final_msg.as_deref().filter(|m| !m.trim().is_empty()) {
+        for file in &files {
+            if let Err(e) = spool::put(store, file, msg) {
+                ctx.ui
+                    .warn(&format!("cannot spool the closing message: {e}"));
+                direct = Some(msg.to_string());
+            }
+        }
+    }
+    let opened = ctx.open(Mode::Create);
+    // Whether it got the lock or gave up, this capture no longer waits for it.
+    for file in &files {
+        spool::release(store, file);
+    }
+    let mut ledger = opened?;
+    for (file, spooled, named) in with_spool(store, &files) {
+        let opts = CaptureOptions {
+            // --session names the files given, not those the spool adds.
+            session: args.session.clone().filter(|_| named).map(SessionId),
+            final_msg: match &spooled {
+                Some(s) => Some(s.final_msg.clone()),
+                None => direct.clone().filter(|_| named),
+            },
+        };
+        match capture::capture_file(&mut ledger, &file, &opts) {
+            Ok(r) => {
+                if let Some(s) = &spooled {
+                    spool::done(store, s);
+                }
+                ctx.ui.note(&receipt_line(&r))
+            }
+            // The store failing (busy, full, damaged) stops the capture; a bad file does not.
+            Err(capture::CaptureError::Ledger(e)) => {
+                if matches!(e, LedgerError::Store { .. } | LedgerError::Corrupt { .. }) {
+                    damage::record(ledger.path(), &e.to_string(), "peat capture");
+                }
+                return Err(e.into());
+            }
             Err(e) => {
                 failed += 1;
-                let e = CliError::from(e);
-                if e.code != 1 {
-                    return Err(e);
-                }
-                eprintln!("{e}");
+                eprintln!("{}", CliError::from(e));
             }
         }
     }
     ledger.sync()?;
     catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
-    Ok(if failed > 0 { 1 } else { 0 })
+    // Recorded, but into a ledger known to be damaged (the warning said so): not a success.
+    let damaged = damage::noted(ledger.path()).is_some();
+    Ok(if failed > 0 || damaged { EXIT_ERROR } else { 0 })
+}
+
+/// The files to capture, each with its spooled closing message: those named, then every
+/// other transcript the spool holds a message for (left by a capture that gave up), and
+/// whether it was named.
+fn with_spool(
+    store: &std::path::Path,
+    files: &[&PathBuf],
+) -> Vec<(PathBuf, Option<Spooled>, bool)> {
+    let mut spooled = spool::pending(store);
+    let mut out = Vec::new();
+    for file in files {
+        let real = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let at = spooled.iter().position(|s| s.transcript == real);
+        out.push((file.to_path_buf(), at.map(|i| spooled.remove(i)), true));
+    }
+    for s in spooled {
+        if capture::reader::regular_file(&s.transcript).is_ok() {
+            out.push((s.transcript.clone(), Some(s), false));
+        }
+    }
+    out
 }
 
 /// `captured 161 events (161 new, 0 revised) from session 2d984148-…; 2 bad lines skipped`
@@ -98,8 +172,26 @@ pub fn catch_up_views(
     mut model: crate::views::ModelSlot,
 ) -> Result<(), CliError> {
     let ui = ctx.ui;
-    crate::views::Views::open(ledger, &mut model, ctx.tz.clone(), &mut |line| {
-        ui.note(line)
-    })?;
-    Ok(())
+    let caught_up =
+        crate::views::stamp::open_recovering(ledger, &mut model, ctx.tz.clone(), &mut |line| {
+            ui.note(line)
+        });
+    match caught_up {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let mut err = CliError::from(e);
+            let store = ledger.path();
+            // The views failing for room is not damage: what was captured is safe.
+            if space::free_bytes(store).is_some_and(|f| f < space::SLACK) {
+                let disk = space::mount_of(store)
+                    .map_or_else(|| store.display().to_string(), |m| m.display().to_string());
+                err = err.hint(format!(
+                    "The events were recorded; only the views lag behind. The disk holding {} ({disk}) has {} free: free some space there, and the next read brings the views up to date.",
+                    store.display(),
+                    space::human(space::free_bytes(store).unwrap_or(0))
+                ));
+            }
+            Err(err)
+        }
+    }
 }

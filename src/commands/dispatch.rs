@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                     seq: crate::event::Seq(*seq),
                 };
                 if ledger.get(&event)?.is_none() {
-                    return Err(CliError::user(format!("session {id} has no event {seq}"))
+                    return Err(CliError::not_found(format!("session {id} has no event {seq}"))
                         .hint(format!(
                             "`peat show {}` lists what it holds; `peat events --session {}` every event.",
                             id.short(),
@@ -145,7 +145,7 @@ fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
 }
 
 fn missing_store() -> CliError {
-    CliError::user("no ledger here")
+    CliError::not_found("no ledger here")
         .hint("`peat import` captures the transcripts already on this machine.")
 }
 
@@ -186,7 +186,7 @@ impl<'a> Live<'a> {
 
     fn open(&mut self) -> Result<(), CliError> {
         if matches!(self.store, Store::Unopened) {
-            self.store = if self.ctx.location.store.join("lock").exists() {
+            self.store = if crate::ledger::recorded(&self.ctx.location.store) {
                 Store::Open(Box::new(Opened {
                     ledger: self.ctx.open(Mode::Existing)?,
                     views: None,
@@ -230,7 +230,7 @@ impl<'a> Live<'a> {
 
     /// The ledger and views, or the error that says there is no store.
     fn need_views(&mut self) -> Result<(&Ledger, &Views, &mut ModelSlot), CliError> {
-        if !self.ctx.location.store.join("lock").exists() {
+        if !crate::ledger::recorded(&self.ctx.location.store) {
             // Let opening say what is missing and what to do.
             self.ctx.open(Mode::Existing)?;
         }
@@ -624,7 +624,7 @@ fn sessions(
 fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Result<u8, CliError> {
     let (_, views, _) = live.need_views()?;
     let Some(trail) = super::subjects::trail(views, name, ctx.now_ms)? else {
-        return Err(CliError::user(format!("no such subject: {name:?}")));
+        return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
     let mut out = std::io::stdout().lock();
     if ctx.json {

@@ -110,7 +110,7 @@ fn user_level(ctx: &Ctx, harness: Harness) -> install::UserLevel {
 /// Create the ledger if there is none, so the hooks record from the first session on.
 /// Returns whether it was created.
 pub fn ensure_ledger(ctx: &Ctx) -> Result<bool, CliError> {
-    if ctx.location.store.join("lock").exists() {
+    if crate::ledger::recorded(&ctx.location.store) {
         return Ok(false);
     }
     drop(ctx.open(Mode::Create)?);
@@ -248,7 +248,7 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
             shown(ctx, &skill)
         ));
     }
-    if ctx.location.store.join("lock").exists() {
+    if crate::ledger::recorded(&ctx.location.store) {
         ctx.ui.note(&format!(
             "✓ {}: ledger present",
             shown(ctx, &ctx.location.store)
@@ -267,7 +267,7 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
     for p in problems {
         ctx.ui.warn(&p);
     }
-    Err(CliError::user(last))
+    Err(CliError::not_found(last))
 }
 
 /// A path as messages show it: relative to the working directory when under it.

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::capture::{self, CaptureError, CaptureOptions};
 use crate::cli::Ctx;
-use crate::error::CliError;
+use crate::error::{CliError, EXIT_ERROR};
 use crate::ledger::{Mode, Written};
 
 /// Capture every transcript on this machine (or under the given folders)
@@ -48,7 +48,7 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
         ctx.ui
             .note(&format!("no transcripts found under {}", looked.join(", ")));
     }
-    Ok(if done.failed > 0 { 1 } else { 0 })
+    Ok(if done.failed > 0 { EXIT_ERROR } else { 0 })
 }
 
 /// What [`import_files`] did.
@@ -125,11 +125,10 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
                 }
             }
             Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
+            // The store failing (busy, full, damaged) stops the import; a bad file does not.
+            Err(e @ CaptureError::Ledger(_)) => return Err(e.into()),
             Err(e) => {
                 let e = CliError::from(e);
-                if e.code != 1 {
-                    return Err(e);
-                }
                 done.failed += 1;
                 match &bar {
                     Some(b) => b.suspend(|| eprintln!("{e}")),

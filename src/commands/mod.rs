@@ -7,6 +7,7 @@ pub mod brief;
 pub mod capture;
 pub mod compact;
 pub mod dispatch;
+pub mod doctor;
 pub mod events;
 pub mod file;
 pub mod hook;

@@ -4,7 +4,7 @@ use std::time::Instant;
 use crate::cli::Ctx;
 use crate::error::CliError;
 use crate::ledger::Mode;
-use crate::views::Views;
+use crate::views::{Views, stamp};
 
 /// Rebuild every view from the ledger
 ///
@@ -18,7 +18,16 @@ pub fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
     let started = Instant::now();
     let ledger = ctx.open(Mode::Existing)?;
     let mut model = ctx.bulk_model_slot()?;
-    let views = Views::rebuild_now(&ledger, &mut model, ctx.tz.clone())?;
+    let views = match Views::rebuild_now(&ledger, &mut model, ctx.tz.clone()) {
+        Err(e) if stamp::is_damage(&e, ledger.path()) => {
+            ctx.ui.note(&format!(
+                "peat: the views are damaged ({e}): discarding them and rebuilding from the ledger"
+            ));
+            stamp::discard(ledger.path())?;
+            Views::rebuild_now(&ledger, &mut model, ctx.tz.clone())?
+        }
+        other => other?,
+    };
     ctx.ui.note(&format!(
         "rebuilt the views (generation {}) from {} events in {:.1}s; semantic lane {}",
         views.generation(),

@@ -66,8 +66,10 @@ pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliErr
 fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionId, CliError> {
     match found {
         Ok(s) => Ok(s),
-        Err(NoSession::None) => Err(CliError::user(format!("no session matches {prefix:?}"))
-            .hint("`peat sessions` lists every session.")),
+        Err(NoSession::None) => Err(
+            CliError::not_found(format!("no session matches {prefix:?}"))
+                .hint("`peat sessions` lists every session."),
+        ),
         Err(NoSession::Ambiguous(many)) => {
             let names: Vec<&str> = many.iter().take(6).map(SessionId::as_str).collect();
             Err(CliError::user(format!(
@@ -225,7 +227,7 @@ struct EventView<'a> {
 fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId) -> Result<u8, CliError> {
     let Some(env) = ledger.get(&id)? else {
         return Err(
-            CliError::user(format!("session {} has no event {}", id.session, id.seq)).hint(
+            CliError::not_found(format!("session {} has no event {}", id.session, id.seq)).hint(
                 format!(
                     "`peat events --session {}` lists its events.",
                     id.session.short()

@@ -241,5 +241,5 @@ pub fn no_such_subject(name: &str, all: &[SubjectLine]) -> CliError {
             names.join(", ")
         )
     };
-    CliError::user(format!("no such subject: {name:?}")).hint(hint)
+    CliError::not_found(format!("no such subject: {name:?}")).hint(hint)
 }

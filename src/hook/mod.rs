@@ -12,6 +12,7 @@
 
 pub mod desk;
 pub mod install;
+pub mod spool;
 
 use serde_json::Value;
 use std::fs::{self, OpenOptions};
@@ -171,7 +172,7 @@ pub fn plan(input: &Input, event_override: Option<&str>) -> Action {
 /// Hooks act only where a ledger exists and nobody paused them with `.peat/off` (in the
 /// desk, or beside a shared ledger).
 pub fn enabled(loc: &Location) -> bool {
-    loc.store.join("lock").exists() && paused_by(loc).is_none()
+    crate::ledger::recorded(&loc.store) && paused_by(loc).is_none()
 }
 
 /// The `off` file that pauses hooks here, if any.
@@ -463,6 +464,25 @@ fn spawn_capture(
     // kernel refuses one environment string past 128 KiB, so a longer message travels cut
     // (the transcript's own copy of it is captured whole); it must hold no NUL.
     let final_msg = final_msg.map(|m| crate::event::cap(&m.replace('\0', ""), ENV_TEXT_MAX));
+    let store = &ctx.location.store;
+    let main = &transcripts[0];
+    // The message is spooled first: whichever capture gets the lock records it, and it
+    // survives a capture that gives up waiting.
+    if let Some(m) = &final_msg
+        && let Err(e) = spool::put(store, main, m)
+    {
+        log(
+            ctx,
+            "Stop",
+            None,
+            &format!("cannot spool the closing message: {e}"),
+        );
+    }
+    if let Ok(false) = spool::claim(store, main) {
+        // A capture of this transcript is already waiting: it reads the file to its end
+        // and the spool once it has the lock.
+        return Ok(());
+    }
     args.push("--".into());
     args.extend(transcripts.iter().map(|p| p.clone().into_os_string()));
     let log = open_log(&ctx.location.desk);
@@ -471,7 +491,12 @@ fn spawn_capture(
         cmd.args(before)
             .args(&args)
             .env("PEAT_DB", &ctx.location.store)
+            // What this hook resolved, so an invalid value (logged) does not fail it.
+            .env("PEAT_LOCK_WAIT_SECS", ctx.lock_wait.as_secs().to_string())
             .env_remove("PEAT_FINAL_MSG");
+        if std::env::var("PEAT_NOW").is_ok_and(|s| crate::time::parse_iso_ms(&s).is_none()) {
+            cmd.env_remove("PEAT_NOW");
+        }
         if let Some(m) = &final_msg {
             cmd.env("PEAT_FINAL_MSG", m);
         }
@@ -487,18 +512,31 @@ fn spawn_capture(
         }
         cmd.spawn()
     };
+    let started = |child: std::process::Child| spool::waiter(store, main, child.id());
+    let failed = |e: String| {
+        spool::release(store, main);
+        e
+    };
     #[cfg(unix)]
     match detached(
         "nice".as_ref(),
         &["-n".as_ref(), "10".as_ref(), exe.as_os_str()],
     ) {
-        Ok(_) => return Ok(()),
+        Ok(child) => {
+            started(child);
+            return Ok(());
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot start nice {} capture: {e}", exe.display())),
+        Err(e) => {
+            return Err(failed(format!(
+                "cannot start nice {} capture: {e}",
+                exe.display()
+            )));
+        }
     }
     detached(exe.as_os_str(), &[])
-        .map(drop)
-        .map_err(|e| format!("cannot start {} capture: {e}", exe.display()))
+        .map(started)
+        .map_err(|e| failed(format!("cannot start {} capture: {e}", exe.display())))
 }
 
 /// This binary, if it is still where it ran from (an upgrade may have replaced it); else

@@ -73,6 +73,12 @@ pub fn locate(cwd: &Path, env_db: Option<&Path>) -> Location {
     }
 }
 
+/// Whether a ledger was ever created at `store`: its lock file or its database is there.
+/// The lock file alone is not proof: deleting it must not make a ledger look absent.
+pub fn recorded(store: &Path) -> bool {
+    store.join("lock").exists() || store.join("fjall").exists()
+}
+
 /// The nearest ancestor of `cwd` (itself included) that holds `.git` or `.jj`.
 pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors()

@@ -1,7 +1,9 @@
-//! One writer at a time: an OS file lock on `<store>/lock`, waited for with bounded backoff.
+//! One writer at a time: an OS lock on the store directory, waited for with bounded backoff.
 //!
-//! The lock file also says who holds it, so a process that gives up can say what to wait
-//! for. The OS releases the lock when its holder exits, however it exits.
+//! The lock is taken on the directory itself, not on a file in it: a file can be deleted
+//! while held, and the next process would lock a new file of the same name and get in
+//! beside the holder. `<store>/lock` says who holds it, so a process that gives up can say
+//! what to wait for. The OS releases the lock when its holder exits, however it exits.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -11,7 +13,10 @@ use std::time::{Duration, Instant};
 /// Held while the store is open; dropping it releases the lock.
 #[derive(Debug)]
 pub struct StoreLock {
+    /// The holder line's file.
     file: File,
+    /// The store directory, whose OS lock this is.
+    _dir: File,
 }
 
 impl Drop for StoreLock {
@@ -36,7 +41,7 @@ pub enum LockError {
     },
 }
 
-/// Take the lock at `path`, waiting up to `wait`. `who` says what this process is doing.
+/// Take the lock of the store holding `path` (its `lock` file), waiting up to `wait`. `who` says what this process is doing.
 /// `on_wait` is called once if the lock is not free at first.
 pub fn acquire(
     path: &Path,
@@ -55,11 +60,12 @@ pub fn acquire(
         .truncate(false)
         .open(path)
         .map_err(io)?;
+    let dir = File::open(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
     let started = Instant::now();
     let mut pause = Duration::from_millis(10);
     let mut told = false;
     loop {
-        match file.try_lock() {
+        match dir.try_lock() {
             Ok(()) => break,
             Err(TryLockError::WouldBlock) => {
                 let waited = started.elapsed();
@@ -84,7 +90,7 @@ pub fn acquire(
     file.set_len(0).map_err(io)?;
     file.seek(SeekFrom::Start(0)).map_err(io)?;
     file.write_all(line.as_bytes()).map_err(io)?;
-    Ok(StoreLock { file })
+    Ok(StoreLock { file, _dir: dir })
 }
 
 fn holder_of(file: &mut File) -> String {
@@ -118,6 +124,16 @@ mod tests {
             msg.contains(&format!("pid {}", std::process::id())),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn deleting_the_lock_file_does_not_let_a_second_writer_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lock");
+        let _held = acquire(&p, Duration::ZERO, "first", &mut || {}).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        let second = acquire(&p, Duration::from_millis(50), "second", &mut || {});
+        assert!(matches!(second, Err(LockError::Busy { .. })), "{second:?}");
     }
 
     #[test]

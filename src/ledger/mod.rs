@@ -5,8 +5,10 @@
 //! and append a feed entry carrying both versions, so views can retract the old before
 //! applying the new. Nothing is ever deleted from the ledger.
 
+pub mod damage;
 pub mod locate;
 pub mod lock;
+pub mod space;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::HashMap;
@@ -16,19 +18,26 @@ use std::time::Duration;
 use crate::change::BlobId;
 use crate::event::{Envelope, EventId, Seq, SessionId};
 
-pub use locate::{Location, locate};
+pub use locate::{Location, locate, recorded};
 pub use lock::LockError;
 
 const EVENTS: &str = "events";
 const FEED: &str = "feed";
 const BLOBS: &str = "blobs";
 const CURSORS: &str = "cursors";
+/// The ledger's own facts: its identity.
+const META: &str = "meta";
+/// The file beside the ledger that holds its identity, for readers that do not open it.
+const ID_HINT: &str = "ledger.id";
 
 /// Journal size past which closing the ledger flushes its memtables into tables. fjall
 /// still reads its active journal whole on every open (it rotates only at 64 MB), but
 /// entries already in tables are not inserted again: on a 44k-event ledger this took a
 /// one-shot open from ~230 ms to ~160 ms.
 pub const SETTLE_AT: u64 = 1 << 20;
+
+/// How long closing waits for that flush.
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
@@ -43,6 +52,17 @@ pub enum LedgerError {
     },
     #[error("the ledger store at {} failed: {detail}", path.display())]
     Store { path: PathBuf, detail: String },
+    #[error(
+        "the disk holding the ledger at {} is full{}: {} free, and this write needs about {}",
+        path.display(),
+        short.mount.as_ref().map(|m| format!(" (the file system mounted at {})", m.display())).unwrap_or_default(),
+        space::human(short.free),
+        space::human(short.needed)
+    )]
+    DiskFull {
+        path: PathBuf,
+        short: space::Shortage,
+    },
     #[error("a stored envelope ({id}) does not parse: {detail}")]
     Corrupt { id: String, detail: String },
 }
@@ -112,6 +132,9 @@ struct Db {
     blobs: Keyspace,
     cursors: Keyspace,
     next_lsn: u64,
+    /// A random id written when the ledger was created: views stamped with another were
+    /// folded from another ledger.
+    id: String,
 }
 
 /// A locked store whose ledger database is opened only when something reads or writes it.
@@ -123,6 +146,9 @@ struct Db {
 pub struct Ledger {
     path: PathBuf,
     db: std::cell::OnceCell<Db>,
+    /// A write failed (fjall is then poisoned): closing must not try to flush, which
+    /// would wait forever for a flush that cannot happen.
+    failed: std::cell::Cell<bool>,
     // Declared last so the database closes before the lock is released.
     _lock: lock::StoreLock,
 }
@@ -134,7 +160,7 @@ impl Ledger {
     /// Take the store at `path` (see [`locate`]) with its single-writer lock. The ledger's
     /// database itself opens on first use.
     pub fn open(path: &Path, access: Access<'_>) -> Result<Ledger, LedgerError> {
-        if !path.join("lock").exists() {
+        if !recorded(path) {
             if access.mode == Mode::Existing {
                 return Err(LedgerError::Missing(path.to_path_buf()));
             }
@@ -148,6 +174,7 @@ impl Ledger {
         Ok(Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
+            failed: std::cell::Cell::new(false),
             _lock: lock,
         })
     }
@@ -183,20 +210,25 @@ impl Ledger {
     }
 
     fn store_err(&self, e: fjall::Error) -> LedgerError {
-        LedgerError::Store {
-            path: self.path.clone(),
-            detail: format!("{e:?}"),
-        }
+        self.failed.set(true);
+        fault(&self.path, e, 0)
     }
 
     /// Write `set` in one atomic batch: events (upserted), their feed entries, new blobs,
-    /// and the cursor.
+    /// and the cursor. A failed write leaves the store as it was before it.
     pub fn write(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
+        let result = self.write_batch(set);
+        if result.is_err() {
+            self.failed.set(true);
+        }
+        result
+    }
+
+    fn write_batch(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
         let path = self.path.clone();
-        let store_err = |e: fjall::Error| LedgerError::Store {
-            path: path.clone(),
-            detail: format!("{e:?}"),
-        };
+        // What the batch carries, counted as it is built, for a full disk to say.
+        let carried = std::cell::Cell::new(set.blobs.iter().map(|(_, b)| b.len() as u64).sum());
+        let store_err = |e: fjall::Error| fault(&path, e, carried.get());
         let d = self.db_mut()?;
         let mut batch = d.db.batch();
         let mut written = Written::default();
@@ -208,6 +240,7 @@ impl Ledger {
         for (seq, env) in set.events {
             let key = event_key(&env.session, seq);
             let bytes = encode(&env);
+            carried.set(carried.get() + bytes.len() as u64);
             let old = match pending.get(&key) {
                 Some(b) => Some(b.clone()),
                 None => d.events.get(&key).map_err(store_err)?.map(|v| v.to_vec()),
@@ -259,6 +292,9 @@ impl Ledger {
 
     /// Flush the memtables to tables once the journal has grown past [`SETTLE_AT`], so the
     /// next open need not rebuild them from the journal. Called when a ledger closes.
+    ///
+    /// A flush that cannot finish (a disk that filled up) is waited for only [`SETTLE_WAIT`]:
+    /// the journal still holds everything, so giving up loses nothing.
     pub fn settle(&self) -> Result<(), LedgerError> {
         let Some(d) = self.db.get() else {
             return Ok(());
@@ -267,12 +303,27 @@ impl Ledger {
         if journal < SETTLE_AT {
             return Ok(());
         }
+        // Tables take about what the journal holds: without that room, do not start.
+        if space::free_bytes(&self.path).is_some_and(|f| f < journal + space::SLACK) {
+            return Ok(());
+        }
+        let mut sealed = Vec::new();
         for name in d.db.list_keyspace_names() {
             let ks =
                 d.db.keyspace(&name, keyspace_options)
                     .map_err(|e| self.store_err(e))?;
-            ks.rotate_memtable_and_wait()
-                .map_err(|e| self.store_err(e))?;
+            ks.rotate_memtable().map_err(|e| self.store_err(e))?;
+            sealed.push(ks);
+        }
+        let started = std::time::Instant::now();
+        while sealed.iter().any(|ks| ks.sealed_memtable_count() > 0) {
+            if started.elapsed() > SETTLE_WAIT {
+                return Err(LedgerError::Store {
+                    path: self.path.clone(),
+                    detail: "flushing the journal into tables did not finish".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
         Ok(())
     }
@@ -401,6 +452,20 @@ impl Ledger {
         Ok(self.db()?.next_lsn - 1)
     }
 
+    /// The ledger's identity. Read from the hint file while the database is not open; a
+    /// missing hint opens it.
+    pub fn identity(&self) -> Result<String, LedgerError> {
+        if let Some(d) = self.db.get() {
+            return Ok(d.id.clone());
+        }
+        if let Ok(id) = std::fs::read_to_string(self.path.join(ID_HINT))
+            && !id.trim().is_empty()
+        {
+            return Ok(id.trim().to_string());
+        }
+        Ok(self.db()?.id.clone())
+    }
+
     pub fn blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, LedgerError> {
         Ok(self
             .db()?
@@ -449,6 +514,21 @@ impl Ledger {
     }
 }
 
+/// A storage-engine failure of the store at `path`, during a write carrying `carried`
+/// bytes: a full disk is named as such, with the room it needs.
+fn fault(path: &Path, e: fjall::Error, carried: u64) -> LedgerError {
+    match space::shortage(path, &e, carried) {
+        Some(short) => LedgerError::DiskFull {
+            path: path.to_path_buf(),
+            short,
+        },
+        None => LedgerError::Store {
+            path: path.to_path_buf(),
+            detail: crate::error::storage_sentence(&e),
+        },
+    }
+}
+
 /// How every keyspace of a store is made. A small memtable per keyspace keeps memory flat
 /// however much one capture writes (the default, 64 MiB each, buffers a large transcript
 /// several times over).
@@ -458,10 +538,7 @@ pub fn keyspace_options() -> KeyspaceCreateOptions {
 
 /// Open (creating if needed) the ledger database of the store at `path`.
 fn open_db(path: &Path) -> Result<Db, LedgerError> {
-    let store = |e: fjall::Error| LedgerError::Store {
-        path: path.to_path_buf(),
-        detail: format!("{e:?}"),
-    };
+    let store = |e: fjall::Error| fault(path, e, 0);
     let db = Database::builder(path.join("fjall"))
         .max_journaling_size(64 << 20)
         .open()
@@ -471,6 +548,21 @@ fn open_db(path: &Path) -> Result<Db, LedgerError> {
     let feed = ks(FEED).map_err(store)?;
     let blobs = ks(BLOBS).map_err(store)?;
     let cursors = ks(CURSORS).map_err(store)?;
+    let meta = ks(META).map_err(store)?;
+    let id = match meta.get("id").map_err(store)? {
+        Some(v) => String::from_utf8_lossy(&v).into_owned(),
+        None => {
+            let id = new_identity();
+            meta.insert("id", id.as_bytes()).map_err(store)?;
+            id
+        }
+    };
+    if std::fs::read_to_string(path.join(ID_HINT)).ok().as_deref() != Some(id.as_str()) {
+        let tmp = path.join(format!("{ID_HINT}.tmp"));
+        if std::fs::write(&tmp, &id).is_ok() {
+            let _ = std::fs::rename(&tmp, path.join(ID_HINT));
+        }
+    }
     let next_lsn = match feed.last_key_value() {
         Some(kv) => {
             let key = kv.key().map_err(store)?;
@@ -486,7 +578,24 @@ fn open_db(path: &Path) -> Result<Db, LedgerError> {
         blobs,
         cursors,
         next_lsn,
+        id,
     })
+}
+
+/// 128 random bits as hex, from the OS (the time and pid if it cannot be read).
+fn new_identity() -> String {
+    use sha2::Digest;
+    let mut seed = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut seed));
+    if read.is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let digest = sha2::Sha256::digest(format!("{:?} {}", now, std::process::id()));
+        seed.copy_from_slice(&digest[..16]);
+    }
+    seed.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Record the ledger's last LSN for readers. Best effort: a missing or stale hint only
@@ -508,7 +617,11 @@ fn read_hint(path: &Path) -> Option<u64> {
 
 impl Drop for Ledger {
     fn drop(&mut self) {
-        // Best effort: a failed flush leaves a longer journal, never lost data.
+        // Best effort: a failed flush leaves a longer journal, never lost data. After a
+        // failed write fjall is poisoned and a flush would never finish.
+        if self.failed.get() {
+            return;
+        }
         let _ = self.settle();
     }
 }

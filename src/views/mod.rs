@@ -9,6 +9,7 @@
 pub(crate) mod fault;
 pub mod keyword;
 pub mod rows;
+pub mod stamp;
 pub mod tables;
 pub mod vectors;
 
@@ -54,7 +55,7 @@ pub enum ViewError {
 
 impl ViewError {
     pub fn store(e: fjall::Error) -> ViewError {
-        ViewError::Store(format!("{e:?}"))
+        ViewError::Store(crate::error::storage_sentence(&e))
     }
 }
 
@@ -210,9 +211,23 @@ impl Views {
         };
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
-                let mut v = Views::at(ledger.path(), db, meta, cur, tz)?;
-                v.catch_up(ledger, model)?;
-                v
+                let mut v = Views::at(ledger.path(), db, meta, cur.clone(), tz.clone())?;
+                match stamp::misfit(&v, ledger)? {
+                    None => {
+                        v.catch_up(ledger, model)?;
+                        v
+                    }
+                    Some(why) => {
+                        note(&why);
+                        let Views { db, meta, .. } = v;
+                        let fresh = Fresh {
+                            want: want(cur.generation + 1),
+                            old: Some(cur),
+                            borrow_cache: None,
+                        };
+                        Views::rebuild(ledger, (db, meta), fresh, model, tz)?
+                    }
+                }
             }
             Some(cur) => {
                 note(&rebuild_reason(&cur, &want(cur.generation)));
@@ -237,13 +252,12 @@ impl Views {
 
     /// The views as they stand, without catching up or rebuilding and without any model:
     /// for a hook that must answer in milliseconds and may show a moment-old record.
-    /// `None` when no views were ever built.
+    /// `None` when no views were ever built, or they do not fit the ledger (see [`stamp`]).
     pub fn peek(ledger: &Ledger, tz: jiff::tz::TimeZone) -> Result<Option<Views>, ViewError> {
         let (db, meta, stored) = views_base(ledger.path())?;
-        match stored {
-            Some(cur) => Views::at(ledger.path(), db, meta, cur, tz).map(Some),
-            None => Ok(None),
-        }
+        let Some(cur) = stored else { return Ok(None) };
+        let v = Views::at(ledger.path(), db, meta, cur, tz)?;
+        Ok(stamp::misfit(&v, ledger)?.is_none().then_some(v))
     }
 
     /// Fold `events` into fresh views in the scratch folder `dir`, reusing the vectors
@@ -323,7 +337,9 @@ impl Views {
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
         let upto = ledger.last_lsn()?;
-        Views::fold_into(ledger.path(), ledger.events(), upto, base, fresh, model, tz)
+        let views = Views::fold_into(ledger.path(), ledger.events(), upto, base, fresh, model, tz)?;
+        stamp::record(&views, ledger)?;
+        Ok(views)
     }
 
     /// Fold `events` into the new generation `fresh.want` of the views database `base`

@@ -318,7 +318,7 @@ fn a_desk_template_replaces_the_embedded_one() {
 
     std::fs::write(&tmpl, "{% if %}").unwrap();
     let bad = peat(&env, &["brief"]);
-    assert_eq!(bad.code, 1);
+    assert_eq!(bad.code, 2);
     assert!(
         bad.stderr
             .starts_with(&format!("peat: template error in {}: ", tmpl.display())),
@@ -335,7 +335,7 @@ fn a_string_that_is_not_a_window_is_refused_with_the_grammar() {
     record(&env);
     for bad in ["2026-02-30", "w54", "q5", "2026-08..2026-07", "lately"] {
         let r = peat(&env, &["zoom", bad]);
-        assert_eq!(r.code, 1, "{bad}");
+        assert_eq!(r.code, 2, "{bad}");
         assert!(
             r.stderr.starts_with(&format!(
                 "peat: not a window: \"{bad}\" (want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b)\n"

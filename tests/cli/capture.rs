@@ -106,7 +106,7 @@ fn an_unknown_format_is_rejected_with_what_it_expected() {
     )
     .unwrap();
     let r = env.run(&["capture", t.to_str().unwrap()]);
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 2);
     assert!(
         r.stderr.contains("not a recognised transcript"),
         "{}",
@@ -114,7 +114,7 @@ fn an_unknown_format_is_rejected_with_what_it_expected() {
     );
     assert!(r.stderr.contains("Codex"), "{}", r.stderr);
     let missing = env.run(&["capture", "/nonexistent/x.jsonl"]);
-    assert_eq!(missing.code, 1);
+    assert_eq!(missing.code, 2);
     assert!(
         missing.stderr.starts_with("peat: cannot read"),
         "{}",

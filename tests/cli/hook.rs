@@ -814,7 +814,7 @@ fn a_settings_file_that_is_not_json_is_refused_and_left_alone() {
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, "{ \"permissions\": { \"allow\": [ }\n").unwrap();
     let r = env.run(&["hook", "install"]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr.contains(".claude/settings.json: not valid JSON ("),
         "{}",

@@ -6,11 +6,13 @@ mod brief;
 mod capture;
 mod commits;
 mod dispatch;
+mod faults;
 mod hook;
 mod jj;
 mod kill;
 mod log;
 mod obs;
+mod props;
 mod recall;
 mod support;
 

@@ -238,7 +238,7 @@ fn at_files_the_claim_at_noon_that_day() {
             "07/01/2026",
         ],
     );
-    assert_eq!(bad.code, 1);
+    assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("bad --at date"), "{}", bad.stderr);
 }
 
@@ -250,7 +250,7 @@ fn the_session_comes_from_the_desk_or_beside_the_ledger_or_a_hint() {
     peat(&env, &["capture", t.to_str().unwrap()]).ok();
 
     let r = peat(&env, &["obs", "staging", "blue first"]);
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 2);
     assert!(r.stderr.contains("no session id"), "{}", r.stderr);
     assert!(r.stderr.contains("--session"), "{}", r.stderr);
     assert!(

@@ -1,0 +1,328 @@
+use clap::Args;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+use crate::change::BlobId;
+use crate::cli::Ctx;
+use crate::error::{CliError, EXIT_ERROR};
+use crate::event::{Envelope, Event, EventId};
+use crate::ledger::{Ledger, Mode, damage};
+use crate::views::Views;
+
+/// Verify the ledger and the views, and say exactly what to run
+///
+/// Reads every envelope (each must parse), the whole change feed (each entry must parse,
+/// in order, and the newest version of every event must be the one stored), and every blob
+/// an edit points to. Then checks the views against the ledger: that they open, were
+/// folded from this ledger, and hold its sessions. Changes nothing but the note that makes
+/// every read mention a damaged ledger. Exits 0 when all is well, 2 when something is not.
+#[derive(Args, Debug)]
+pub struct DoctorArgs {}
+
+/// Problems listed per part; past this many only the count grows.
+const LISTED: usize = 20;
+
+/// One count of what was checked.
+#[derive(Debug, Serialize)]
+pub struct Checked {
+    pub what: &'static str,
+    pub count: u64,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Part {
+    pub ok: bool,
+    /// What was checked, as counts.
+    pub checked: Vec<Checked>,
+    /// How many problems were found (only the first few are listed).
+    pub problems: u64,
+    pub listed: Vec<String>,
+}
+
+impl Part {
+    fn problem(&mut self, what: String) {
+        self.problems += 1;
+        if self.listed.len() < LISTED {
+            self.listed.push(what);
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub store: PathBuf,
+    pub ledger: Part,
+    pub views: Part,
+    /// What to run, in order; empty when nothing is wrong.
+    pub run: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
+    let ledger = ctx.open(Mode::Existing)?;
+    let mut ledger_part = Part::default();
+    let last = check_ledger(&ledger, &mut ledger_part);
+    let mut views_part = Part::default();
+    check_views(ctx, &ledger, last, &mut views_part);
+    ledger_part.ok = ledger_part.problems == 0;
+    views_part.ok = views_part.problems == 0;
+
+    let store = ledger.path().to_path_buf();
+    let mut run = Vec::new();
+    if !ledger_part.ok {
+        let first = ledger_part.listed.first().cloned().unwrap_or_default();
+        damage::record(&store, &first, "peat doctor");
+        run.push(format!(
+            "cp -a {0} {0}.bak   # keep a copy first: observations and closing messages exist only in the ledger",
+            store.display()
+        ));
+        run.push(
+            "peat import   # captures again every transcript still on this machine; what it rewrites is mended"
+                .into(),
+        );
+        run.push("peat doctor   # then check again".into());
+    } else {
+        damage::clear(&store);
+        if !views_part.ok {
+            run.push("peat rebuild   # folds the views again from the ledger".into());
+        }
+    }
+    let report = Report {
+        store,
+        ledger: ledger_part,
+        views: views_part,
+        run,
+    };
+    if ctx.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::from)?;
+        std::io::Write::write_all(&mut out, b"\n")?;
+    } else {
+        print_report(ctx, &report)?;
+    }
+    Ok(if report.run.is_empty() { 0 } else { EXIT_ERROR })
+}
+
+fn print_report(ctx: &Ctx, r: &Report) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "store {}", r.store.display())?;
+    for (name, part) in [("ledger", &r.ledger), ("views", &r.views)] {
+        let counts: Vec<String> = part
+            .checked
+            .iter()
+            .map(|c| format!("{} {}", c.count, c.what))
+            .collect();
+        let mark = if part.ok { "✓" } else { "✗" };
+        writeln!(out, "{mark} {name}: {}", counts.join(", "))?;
+        for p in &part.listed {
+            writeln!(out, "    {}", ctx.ui.safe(p))?;
+        }
+        if part.problems > part.listed.len() as u64 {
+            writeln!(out, "    … {} problems in all", part.problems)?;
+        }
+    }
+    if r.run.is_empty() {
+        writeln!(out, "all is well: nothing to run")?;
+    } else {
+        writeln!(out, "run:")?;
+        for line in &r.run {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    Ok(())
+}
+
+fn digest(env: &Envelope) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_vec(env).unwrap_or_default().hash(&mut h);
+    h.finish()
+}
+
+/// `SESSION SEQ`, as `peat show` takes it.
+fn named(id: &EventId) -> String {
+    format!("event {} {}", id.session, id.seq.0)
+}
+
+fn key(id: &EventId) -> Vec<u8> {
+    crate::ledger::event_key(&id.session, id.seq)
+}
+
+/// Errors in a row past which a scan stops: a damaged table can fail every step.
+const STUCK: usize = 1_000;
+
+/// Verify the ledger; returns its last LSN as the feed says.
+fn check_ledger(ledger: &Ledger, part: &mut Part) -> u64 {
+    let mut stored: HashMap<Vec<u8>, u64> = HashMap::new();
+    let mut blobs: Vec<(EventId, BlobId)> = Vec::new();
+    let mut sessions = HashSet::new();
+    let mut failing = 0;
+    let mut sessions_events = 0;
+    for item in ledger.events() {
+        match item {
+            Ok((id, env)) => {
+                failing = 0;
+                sessions_events += 1;
+                if let Event::FileTouch { change, more, .. } = &env.kind {
+                    let all = change
+                        .iter()
+                        .chain(more.iter().filter_map(|t| t.change.as_ref()));
+                    blobs.extend(all.map(|b| (id.clone(), *b)));
+                }
+                sessions.insert(id.session.clone());
+                stored.insert(key(&id), digest(&env));
+            }
+            Err(e) => {
+                part.problem(format!("event: {e}"));
+                failing += 1;
+                if failing >= STUCK {
+                    break;
+                }
+            }
+        }
+    }
+    let events_whole = part.problems == 0;
+    let mut newest: HashMap<Vec<u8>, (u64, EventId)> = HashMap::new();
+    let mut last = 0;
+    let mut entries = 0;
+    failing = 0;
+    for change in ledger.changes_after(0) {
+        match change {
+            Ok(c) => {
+                failing = 0;
+                entries += 1;
+                if c.lsn <= last {
+                    part.problem(format!("feed entry {} follows {last}: out of order", c.lsn));
+                }
+                last = last.max(c.lsn);
+                newest.insert(key(&c.id), (digest(&c.new), c.id));
+            }
+            Err(e) => {
+                part.problem(format!("feed: {e}"));
+                failing += 1;
+                if failing >= STUCK {
+                    break;
+                }
+            }
+        }
+    }
+    if !events_whole {
+        // Events that did not read would all show up as missing: say it once.
+        part.problem("the feed was not compared with the events: they did not all read".into());
+        newest.clear();
+        stored.clear();
+    }
+    for (k, (d, id)) in &newest {
+        match stored.get(k) {
+            None => part.problem(format!(
+                "the feed names {}, which the ledger does not hold",
+                named(id)
+            )),
+            Some(s) if s != d => part.problem(format!(
+                "{} differs from its newest version in the feed",
+                named(id)
+            )),
+            Some(_) => {}
+        }
+    }
+    let unfed = stored.keys().filter(|k| !newest.contains_key(*k)).count();
+    if unfed > 0 {
+        part.problem(format!("{unfed} events have no entry in the feed"));
+    }
+    for (id, blob) in &blobs {
+        match ledger.blob(blob) {
+            Ok(Some(_)) => {}
+            Ok(None) => part.problem(format!(
+                "the edit {} points to blob {blob}, which is missing",
+                named(id)
+            )),
+            Err(e) => part.problem(format!("blob {blob} (edit {}): {e}", named(id))),
+        }
+    }
+    part.checked = vec![
+        Checked {
+            what: "events read",
+            count: sessions_events,
+        },
+        Checked {
+            what: "sessions",
+            count: sessions.len() as u64,
+        },
+        Checked {
+            what: "feed entries",
+            count: entries,
+        },
+        Checked {
+            what: "blobs",
+            count: blobs.len() as u64,
+        },
+    ];
+    last
+}
+
+/// Check the views against the ledger whose feed ends at `last`, changing nothing.
+fn check_views(ctx: &Ctx, ledger: &Ledger, last: u64, part: &mut Part) {
+    let views = match Views::peek(ledger, ctx.tz.clone()) {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            part.problem(
+                "the views are missing, or were folded from another ledger or past its end".into(),
+            );
+            return;
+        }
+        Err(e) => {
+            part.problem(format!("the views do not open: {e}"));
+            return;
+        }
+    };
+    let applied = match views.tables.applied() {
+        Ok(a) => a.min(views.keyword.applied_lsn()),
+        Err(e) => {
+            part.problem(format!("the views do not read: {e}"));
+            return;
+        }
+    };
+    part.checked = vec![
+        Checked {
+            what: "changes applied",
+            count: applied,
+        },
+        Checked {
+            what: "changes recorded",
+            count: last,
+        },
+    ];
+    if applied > last {
+        part.problem(format!(
+            "the views reach change {applied}, past the ledger's last ({last})"
+        ));
+        return;
+    }
+    if applied < last {
+        // Not damage: the next read catches up.
+        return;
+    }
+    let in_views: HashSet<String> = match views.tables.all_sessions() {
+        Ok(all) => all.into_iter().map(|(s, _)| s.0).collect(),
+        Err(e) => {
+            part.problem(format!("the sessions view does not read: {e}"));
+            return;
+        }
+    };
+    let in_ledger: HashSet<String> = match ledger.sessions() {
+        Ok(all) => all.into_iter().map(|s| s.0).collect(),
+        Err(e) => {
+            part.problem(format!("the ledger's sessions do not read: {e}"));
+            return;
+        }
+    };
+    for s in in_ledger.difference(&in_views) {
+        part.problem(format!(
+            "session {s} is recorded but missing from the views"
+        ));
+    }
+    for s in in_views.difference(&in_ledger) {
+        part.problem(format!("session {s} is in the views but not recorded"));
+    }
+}
