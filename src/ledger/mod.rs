@@ -539,6 +539,7 @@ pub fn keyspace_options() -> KeyspaceCreateOptions {
 /// Open (creating if needed) the ledger database of the store at `path`.
 fn open_db(path: &Path) -> Result<Db, LedgerError> {
     let store = |e: fjall::Error| fault(path, e, 0);
+    clear_unfinished_creation(&path.join("fjall")).map_err(|e| store(e.into()))?;
     let db = Database::builder(path.join("fjall"))
         .max_journaling_size(64 << 20)
         .open()
@@ -596,6 +597,18 @@ fn new_identity() -> String {
         seed.copy_from_slice(&digest[..16]);
     }
     seed.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A fjall database whose creation was cut short (a process killed between creating its first
+/// journal and writing its `version` marker, which fjall writes last) cannot be opened again:
+/// fjall sees no marker, creates anew and fails on the journal already there. Nothing was
+/// ever written to such a database (writes start only once creation has finished), so the
+/// unfinished folder is removed and creation starts over.
+pub fn clear_unfinished_creation(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() && !dir.join("version").exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    Ok(())
 }
 
 /// Record the ledger's last LSN for readers. Best effort: a missing or stale hint only
@@ -843,6 +856,22 @@ mod tests {
             .map(|r| r.unwrap().0.seq.0)
             .collect();
         assert_eq!(a, vec![5, 9]);
+    }
+
+    #[test]
+    fn a_creation_killed_before_fjall_wrote_its_version_marker_is_started_over() {
+        let dir = tempfile::tempdir().unwrap();
+        // What a SIGKILL between fjall's first journal and its `version` marker leaves.
+        std::fs::create_dir_all(dir.path().join("fjall/keyspaces")).unwrap();
+        std::fs::write(dir.path().join("fjall/0.jnl"), b"").unwrap();
+        std::fs::write(dir.path().join("fjall/lock"), b"").unwrap();
+        let mut l = open(dir.path());
+        write(&mut l, &[(1, said("s", 1, "after the crash"))]);
+        assert_eq!(l.len().unwrap(), 1);
+        drop(l);
+        // A finished database is never cleared.
+        let l = open(dir.path());
+        assert_eq!(l.len().unwrap(), 1);
     }
 
     #[test]

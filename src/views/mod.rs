@@ -160,6 +160,12 @@ struct Current {
 /// The views' own database beside the ledger's: written only by ingestion, so opening it
 /// replays no journal.
 fn views_db(store: &Path) -> Result<Database, ViewError> {
+    crate::ledger::clear_unfinished_creation(&store.join("views")).map_err(|source| {
+        ViewError::Io {
+            path: store.join("views"),
+            source,
+        }
+    })?;
     Database::builder(store.join("views"))
         .open()
         .map_err(ViewError::store)

@@ -50,7 +50,8 @@ fn jj(env: &Env, dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-const WRITTEN: &str = "pub fn refill(rate: u32) -> u32 {\n    let burst = rate * 4;\n    burst.min(MAX_TOKENS)\n}\n";
+const WRITTEN: &str =
+    "pub fn refill(rate: u32) -> u32 {\n    let burst = rate * 4;\n    burst.min(MAX_TOKENS)\n}\n";
 
 /// A jj repository in the work folder (`init` are the extra `jj git init` flags) whose last
 /// commit holds the lines session A wrote in another checkout; returns (change id, commit id).
@@ -88,7 +89,10 @@ fn repo_with_an_agents_commit(env: &Env, init: &[&str]) -> (String, String) {
 
 fn route_of(env: &Env, rev: &str) -> (i32, Value) {
     let r = peat(env, &[rev, "--json"]);
-    (r.code, serde_json::from_str(&r.stdout).unwrap_or(Value::Null))
+    (
+        r.code,
+        serde_json::from_str(&r.stdout).unwrap_or(Value::Null),
+    )
 }
 
 #[test]
