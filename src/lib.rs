@@ -16,6 +16,7 @@ pub mod hook;
 pub mod ladder;
 pub mod ledger;
 pub mod recall;
+pub mod redact;
 pub mod resolve;
 pub mod session;
 pub mod time;

@@ -7,6 +7,7 @@
 
 pub mod locate;
 pub mod lock;
+pub mod private;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::HashMap;
