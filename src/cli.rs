@@ -79,6 +79,7 @@ pub enum Command {
     Setup(commands::setup::SetupArgs),
     Skill(commands::skill::SkillArgs),
     Model(commands::model::ModelArgs),
+    Redact(commands::redact::RedactArgs),
 }
 
 /// What every command works with, resolved once: no verb reads the environment itself.
@@ -142,7 +143,7 @@ impl Ctx {
                 wait.as_secs()
             ))
         };
-        Ok(Ledger::open(
+        let ledger = Ledger::open(
             &self.location.store,
             Access {
                 mode,
@@ -150,7 +151,19 @@ impl Ctx {
                 who: &self.who,
                 on_wait: &mut on_wait,
             },
-        )?)
+        )?;
+        if ledger.tightened > 0 {
+            self.ui.note(&format!(
+                "peat: the store at {} was open to other users: {} files and folders made private",
+                self.location.store.display(),
+                ledger.tightened
+            ));
+        }
+        let mut ledger = ledger;
+        if mode == Mode::Create {
+            commands::redact::upgrade(self, &mut ledger)?;
+        }
+        Ok(ledger)
     }
 }
 
@@ -238,6 +251,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Setup(a) => commands::setup::run(ctx, a),
         Command::Skill(a) => commands::skill::run(ctx, a),
         Command::Model(a) => commands::model::run(ctx, a),
+        Command::Redact(a) => commands::redact::run(ctx, a),
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod locate;
 pub mod lock;
 pub mod private;
+pub mod scrub;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::HashMap;
@@ -46,6 +47,9 @@ pub enum LedgerError {
     Store { path: PathBuf, detail: String },
     #[error("a stored envelope ({id}) does not parse: {detail}")]
     Corrupt { id: String, detail: String },
+    /// The store's redaction key or rules could not be read: nothing is written unredacted.
+    #[error(transparent)]
+    Redact(#[from] crate::redact::RedactError),
 }
 
 /// Whether opening may create the store.
@@ -124,6 +128,12 @@ struct Db {
 pub struct Ledger {
     path: PathBuf,
     db: std::cell::OnceCell<Db>,
+    /// The store's redaction rules and key, loaded on first write.
+    redactor: std::cell::OnceCell<crate::redact::Redactor>,
+    /// The umask to restore on close (the store's files are created private meanwhile).
+    umask: u32,
+    /// Entries of an older, wider-open store made private on open.
+    pub tightened: usize,
     // Declared last so the database closes before the lock is released.
     _lock: lock::StoreLock,
 }
@@ -139,18 +149,42 @@ impl Ledger {
             if access.mode == Mode::Existing {
                 return Err(LedgerError::Missing(path.to_path_buf()));
             }
-            std::fs::create_dir_all(path).map_err(|source| LedgerError::Create {
+            private::create_dir(path).map_err(|source| LedgerError::Create {
                 path: path.to_path_buf(),
                 source,
             })?;
             ignore_store(path);
         }
-        let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
+        let umask = private::private_umask();
+        let opened = Ledger::lock(path, access);
+        if opened.is_err() {
+            private::restore_umask(umask);
+        }
+        let (lock, tightened) = opened?;
         Ok(Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
+            redactor: std::cell::OnceCell::new(),
+            umask,
+            tightened,
             _lock: lock,
         })
+    }
+
+    /// Take the lock, then make an older store private (best effort: a store that cannot
+    /// be tightened is still readable).
+    fn lock(path: &Path, access: Access<'_>) -> Result<(lock::StoreLock, usize), LedgerError> {
+        let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
+        Ok((lock, private::tighten(path).unwrap_or(0)))
+    }
+
+    /// The store's redactor: its key (created on first use) and its rules.
+    pub fn redactor(&self) -> Result<&crate::redact::Redactor, LedgerError> {
+        if let Some(r) = self.redactor.get() {
+            return Ok(r);
+        }
+        let r = crate::redact::Redactor::for_store(&self.path)?;
+        Ok(self.redactor.get_or_init(|| r))
     }
 
     fn db(&self) -> Result<&Db, LedgerError> {
@@ -269,6 +303,49 @@ impl Ledger {
                 .map_err(|e| self.store_err(e))?;
         }
         Ok(())
+    }
+
+    /// Rewrite the whole database so that no old byte survives (see [`scrub`]): every
+    /// stored envelope (the events, both versions of every feed entry) through `envelope`,
+    /// every cursor through `cursor`, without the blobs in `drop_blobs`. `None` from a
+    /// transform keeps the entry as it is; an entry that does not decode is kept as it is.
+    pub fn scrub(
+        &mut self,
+        envelope: &dyn Fn(&Envelope) -> Option<Envelope>,
+        cursor: &dyn Fn(&[u8]) -> Option<Vec<u8>>,
+        drop_blobs: &std::collections::HashSet<BlobId>,
+    ) -> Result<(), LedgerError> {
+        self.sync()?;
+        drop(self.db.take());
+        let redo = |key: &[u8], bytes: &[u8]| -> Option<Vec<u8>> {
+            let env = decode(key, bytes).ok()?;
+            envelope(&env).map(|e| encode(&e))
+        };
+        let mut transform = |ks: &str, key: &[u8], value: &[u8]| -> Option<Vec<u8>> {
+            let kept = Some(value.to_vec());
+            match ks {
+                EVENTS => redo(key, value).or(kept),
+                FEED => {
+                    let Some((k, old, new)) = decode_feed(value) else {
+                        return kept;
+                    };
+                    let old2 = old.map(|o| redo(k, o).unwrap_or_else(|| o.to_vec()));
+                    let new2 = redo(k, new).unwrap_or_else(|| new.to_vec());
+                    Some(encode_feed(k, old2.as_deref(), &new2))
+                }
+                BLOBS => {
+                    let id: Option<[u8; 32]> = key.try_into().ok();
+                    if id.is_some_and(|id| drop_blobs.contains(&BlobId(id))) {
+                        None
+                    } else {
+                        kept
+                    }
+                }
+                CURSORS => cursor(value).or(kept),
+                _ => kept,
+            }
+        };
+        scrub::rewrite(&self.path.join("fjall"), &mut transform).map_err(|e| self.store_err(e))
     }
 
     pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, LedgerError> {
@@ -430,6 +507,7 @@ fn open_db(path: &Path) -> Result<Db, LedgerError> {
         path: path.to_path_buf(),
         detail: format!("{e:?}"),
     };
+    scrub::recover(&path.join("fjall")).map_err(|e| store(e.into()))?;
     let db = Database::builder(path.join("fjall"))
         .max_journaling_size(64 << 20)
         .open()
@@ -478,6 +556,9 @@ impl Drop for Ledger {
     fn drop(&mut self) {
         // Best effort: a failed flush leaves a longer journal, never lost data.
         let _ = self.settle();
+        // Close the database (its last files are created private) before the umask goes.
+        drop(self.db.take());
+        private::restore_umask(self.umask);
     }
 }
 

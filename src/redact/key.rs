@@ -10,35 +10,51 @@ use super::RedactError;
 
 pub const KEY_FILE: &str = "redact.key";
 
-/// The key of the store at `store`, created (with the store directory) on first use.
-pub fn load_or_create(store: &Path) -> Result<Vec<u8>, RedactError> {
+/// The key of the store at `store`, if it has one.
+pub fn load(store: &Path) -> Result<Option<Vec<u8>>, RedactError> {
     let path = store.join(KEY_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(s) => return parse(&path, &s),
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(RedactError::Io {
-                what: "read the redaction key",
-                path,
-                source: e,
-            });
-        }
-        Err(_) => {}
+        Ok(s) => parse(&path, &s).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(RedactError::Io {
+            what: "read the redaction key",
+            path,
+            source: e,
+        }),
     }
+}
+
+/// A random key for one process (a check where no store exists).
+pub fn throwaway() -> Result<Vec<u8>, RedactError> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| RedactError::Io {
+        what: "draw a random key for",
+        path: PathBuf::from("a check"),
+        source: std::io::Error::other(e),
+    })?;
+    Ok(key.to_vec())
+}
+
+/// The key of the store at `store`, created (with the store directory) on first use.
+pub fn load_or_create(store: &Path) -> Result<Vec<u8>, RedactError> {
+    if let Some(key) = load(store)? {
+        return Ok(key);
+    }
+    let path = store.join(KEY_FILE);
     let io = |what, source| RedactError::Io {
         what,
         path: path.clone(),
         source,
     };
     crate::ledger::private::create_dir(store).map_err(|e| io("create the store", e))?;
-    let mut key = [0u8; 32];
-    getrandom::fill(&mut key).map_err(|e| io("draw a random key for", std::io::Error::other(e)))?;
+    let key = throwaway()?;
     let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     match crate::ledger::private::create_file(&path) {
         Ok(mut f) => {
             f.write_all(hex.as_bytes())
                 .and_then(|()| f.sync_all())
                 .map_err(|e| io("write the redaction key", e))?;
-            Ok(key.to_vec())
+            Ok(key)
         }
         // Another process made it first (outside the lock: `peat redact --check`): use its.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

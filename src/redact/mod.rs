@@ -16,6 +16,7 @@
 pub mod apply;
 pub mod config;
 pub mod key;
+pub mod retro;
 
 pub mod rules;
 
@@ -57,6 +58,12 @@ pub struct Rule {
     check: rules::Check,
     /// Where the rule comes from: a built-in format or the user's file.
     pub source: String,
+}
+
+impl Rule {
+    pub fn regex(&self) -> &str {
+        self.regex.as_str()
+    }
 }
 
 /// One secret found in a text.
@@ -128,9 +135,15 @@ impl Redactor {
         })
     }
 
-    /// A redactor that changes nothing (redaction switched off).
+    /// Whether it redacts (`PEAT_REDACT=off` switches capture-time redaction off).
     pub fn is_on(&self) -> bool {
         self.on
+    }
+
+    /// The same rules, on whatever the switch says (`peat redact` always redacts).
+    pub fn switched_on(mut self) -> Redactor {
+        self.on = true;
+        self
     }
 
     pub fn rules(&self) -> &[Rule] {

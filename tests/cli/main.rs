@@ -7,6 +7,7 @@ mod dispatch;
 mod hook;
 mod obs;
 mod recall;
+mod redact;
 mod support;
 
 #[test]
