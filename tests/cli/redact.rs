@@ -364,3 +364,50 @@ fn a_broken_rules_file_stops_capture_and_says_where() {
     assert!(r.stderr.contains("Nothing was written"), "{}", r.stderr);
     assert!(files_holding(&env.store(), AWS).is_empty());
 }
+
+#[test]
+fn setup_ignores_the_desk_once_unless_it_is_ignored_already() {
+    crate::dispatch::require_git();
+    let env = Env::new();
+    crate::dispatch::repo(&env);
+    let setup = || {
+        crate::support::Run::of(
+            env.cmd()
+                .env("PEAT_PYTHON", env.path("no-python-here"))
+                .args(["setup", "--no-model"])
+                .output()
+                .unwrap(),
+        )
+        .ok()
+    };
+    let r = setup();
+    assert!(
+        r.stderr.contains(".gitignore: .peat/ added"),
+        "{}",
+        r.stderr
+    );
+    let work = env.path("work");
+    crate::dispatch::git(&work, &["check-ignore", "-q", ".peat/"]);
+    setup();
+    let text = std::fs::read_to_string(work.join(".gitignore")).unwrap();
+    assert_eq!(text.matches(".peat/").count(), 1, "{text}");
+
+    // A repository that ignores it its own way is left alone.
+    let other = Env::new();
+    crate::dispatch::repo(&other);
+    std::fs::write(other.path("work/.gitignore"), "target\n/.peat\n").unwrap();
+    let r = crate::support::Run::of(
+        other
+            .cmd()
+            .env("PEAT_PYTHON", other.path("no-python-here"))
+            .args(["setup", "--no-model"])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(!r.stderr.contains(".peat/ added"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(other.path("work/.gitignore")).unwrap(),
+        "target\n/.peat\n"
+    );
+}
