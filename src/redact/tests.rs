@@ -296,3 +296,64 @@ fn switched_off_it_changes_nothing() {
     r.on = false;
     assert_eq!(r.redact("AKIAZ7Q2XWJ4VHMK3PLN"), "AKIAZ7Q2XWJ4VHMK3PLN");
 }
+
+/// A deterministic stream of ids, hashes and test data, in the contexts transcripts show
+/// them: none is a secret, and none may be redacted.
+#[test]
+fn generated_hashes_uuids_and_base64_survive() {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut pick = |alphabet: &[u8], n: usize| -> String {
+        (0..n)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
+            .collect()
+    };
+    const HEX: &[u8] = b"0123456789abcdef";
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let r = redactor();
+    let mut texts = Vec::new();
+    for _ in 0..500 {
+        let sha = pick(HEX, 40);
+        let sha256 = pick(HEX, 64);
+        let uuid = format!(
+            "{}-{}-4{}-a{}-{}",
+            pick(HEX, 8),
+            pick(HEX, 4),
+            pick(HEX, 3),
+            pick(HEX, 3),
+            pick(HEX, 12)
+        );
+        let len = 4 * (4 + pick(HEX, 1).len() * (sha.as_bytes()[0] as usize % 20));
+        let b64 = pick(B64, len);
+        texts.push(format!("commit {sha}\nAuthor: dev\n\n    fix the limiter"));
+        texts.push(format!("[main {}] add the token bucket", &sha[..7]));
+        texts.push(format!("sha256:{sha256}  target/release/peat"));
+        texts.push(format!(
+            "session {uuid} resumed; request id req_{}",
+            &sha[..12]
+        ));
+        texts.push(format!("let fixture = \"{b64}\"; // base64 test data"));
+        texts.push(format!(
+            "{{\"id\": \"{uuid}\", \"blob\": \"{b64}\", \"etag\": \"{sha}\"}}"
+        ));
+        texts.push(format!("integrity sha512-{b64}=="));
+        texts.push(format!("cache key {sha256} for token counts"));
+    }
+    let hits: Vec<(String, Vec<Finding>)> = texts
+        .iter()
+        .map(|t| (t.clone(), r.findings(t)))
+        .filter(|(_, f)| !f.is_empty())
+        .collect();
+    assert!(
+        hits.is_empty(),
+        "{} of {} ordinary texts redacted, e.g. {:?}",
+        hits.len(),
+        texts.len(),
+        hits.first()
+    );
+}

@@ -411,3 +411,50 @@ fn setup_ignores_the_desk_once_unless_it_is_ignored_already() {
         "target\n/.peat\n"
     );
 }
+
+#[test]
+fn the_session_start_text_and_the_brief_show_only_markers() {
+    let env = Env::new();
+    let work = env.path("work");
+    let t = env.path("a.jsonl");
+    let text = leaky_session()
+        .text()
+        .replace("/home/dev/acme-api", work.to_str().unwrap());
+    std::fs::write(&t, text).unwrap();
+    // As the Stop hook passes it: the closing message holds a secret too.
+    let out = env
+        .cmd()
+        .env("PEAT_FINAL_MSG", format!("Done: deployed with {GITHUB}."))
+        .args(["capture", t.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "session_id": "7a1b2c3d-0000-4b7e-9f0a-000000000002", "source": "startup", "cwd": work});
+    let mut c = env.cmd();
+    c.env("PEAT_NOW", "2026-07-14T12:00:00Z")
+        .arg("hook")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        start.to_string().as_bytes(),
+    )
+    .unwrap();
+    let r = crate::support::Run::of(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("[REDACTED:github-token:"), "{}", r.stdout);
+    let brief = crate::support::Run::of(
+        env.cmd()
+            .env("PEAT_NOW", "2026-07-14T12:00:00Z")
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(brief.stdout.contains("[REDACTED:"), "{}", brief.stdout);
+    for secret in [AWS, GITHUB, ANTHROPIC] {
+        assert!(!r.stdout.contains(secret) && !r.stderr.contains(secret));
+        assert!(!brief.stdout.contains(secret), "{}", brief.stdout);
+    }
+}
