@@ -84,9 +84,9 @@ out redaction_on_over_off "$(awk -v a="$ON" -v b="$OFF" 'BEGIN { printf "%.3f", 
 
 # False positives: every marker in a corpus that holds no secret.
 peat_in "$TMP/db-on-1" -- events --json >"$TMP/events.json"
-FP=$(grep -oE '\[REDACTED:[a-z0-9-]+' "$TMP/events.json" | sort | uniq -c |
+FP=$({ grep -oE '\[REDACTED:[a-z0-9-]+' "$TMP/events.json" || true; } | sort | uniq -c |
     awk '{ printf "%s%s=%s", sep, substr($2, 11), $1; sep = ", " }')
-out false_positive_markers "$(grep -oE '\[REDACTED:' "$TMP/events.json" | wc -l | tr -d ' ')${FP:+ ($FP)}"
+out false_positive_markers "$({ grep -oE '\[REDACTED:' "$TMP/events.json" || true; } | wc -l | tr -d ' ')${FP:+ ($FP)}"
 out events_json_lines "$(wc -l <"$TMP/events.json" | tr -d ' ')"
 
 # Retroactive: the whole unredacted ledger through `peat redact`.

@@ -307,13 +307,13 @@ impl Ledger {
 
     /// Rewrite the whole database so that no old byte survives (see [`scrub`]): every
     /// stored envelope (the events, both versions of every feed entry) through `envelope`,
-    /// every cursor through `cursor`, without the blobs in `drop_blobs`. `None` from a
-    /// transform keeps the entry as it is; an entry that does not decode is kept as it is.
+    /// every cursor through `cursor`, without the blobs `drop_blob` says to drop. `None`
+    /// from a transform keeps the entry as it is; an entry that does not decode is kept.
     pub fn scrub(
         &mut self,
         envelope: &dyn Fn(&Envelope) -> Option<Envelope>,
         cursor: &dyn Fn(&[u8]) -> Option<Vec<u8>>,
-        drop_blobs: &std::collections::HashSet<BlobId>,
+        drop_blob: &dyn Fn(&[u8]) -> bool,
     ) -> Result<(), LedgerError> {
         self.sync()?;
         drop(self.db.take());
@@ -333,14 +333,7 @@ impl Ledger {
                     let new2 = redo(k, new).unwrap_or_else(|| new.to_vec());
                     Some(encode_feed(k, old2.as_deref(), &new2))
                 }
-                BLOBS => {
-                    let id: Option<[u8; 32]> = key.try_into().ok();
-                    if id.is_some_and(|id| drop_blobs.contains(&BlobId(id))) {
-                        None
-                    } else {
-                        kept
-                    }
-                }
+                BLOBS if drop_blob(value) => None,
                 CURSORS => cursor(value).or(kept),
                 _ => kept,
             }

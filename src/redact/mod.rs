@@ -297,12 +297,16 @@ fn plausible_value(s: &str) -> bool {
     !(templated || masked || your)
 }
 
-/// A long token that looks generated: mixed classes, high entropy, not a hash or UUID.
+/// A long token that looks generated: mixed classes, high entropy, not a hash or UUID,
+/// and not a dotted name (`sqlite3.OperationalError`): its longest `.`-separated part is
+/// what is judged.
 fn plausible_token(s: &str) -> bool {
     let s = s.trim_end_matches('=');
-    if s.len() < 20 {
+    let longest = s.split('.').max_by_key(|p| p.len()).unwrap_or(s);
+    if s.len() < 20 || longest.len() < 16 {
         return false;
     }
+    let s = if longest.len() < s.len() { longest } else { s };
     let hexish = s.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
     if hexish {
         return false;

@@ -13,7 +13,7 @@
 //! 4. The rule-set version is recorded in the store (`redact.version`): a newer binary
 //!    with improved rules re-applies them when a writer opens the store.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Redactor, apply};
@@ -146,12 +146,10 @@ pub fn run(
         (a || b).then_some(e)
     };
     let cursor = |bytes: &[u8]| apply::json_bytes(r, bytes);
-    let dropped: HashSet<BlobId> = blobs
-        .iter()
-        .filter(|(_, new)| new.is_some())
-        .map(|(old, _)| *old)
-        .collect();
-    ledger.scrub(&redo, &cursor, &dropped)?;
+    // A blob the rules would change holds a secret: its redacted copy (if any event needs
+    // it) was written above, so the original goes, whether an event still named it or not.
+    let drop_blob = |bytes: &[u8]| apply::blob(r, bytes).is_some();
+    ledger.scrub(&redo, &cursor, &drop_blob)?;
     let views_dir = ledger.path().join("views");
     if views_dir.exists() {
         crate::ledger::scrub::rewrite(&views_dir, &mut |_, _, v| Some(v.to_vec()))

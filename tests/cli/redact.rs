@@ -429,20 +429,13 @@ fn the_session_start_text_and_the_brief_show_only_markers() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let start = serde_json::json!({"hook_event_name": "SessionStart", "session_id": "7a1b2c3d-0000-4b7e-9f0a-000000000002", "source": "startup", "cwd": work});
-    let mut c = env.cmd();
-    c.env("PEAT_NOW", "2026-07-14T12:00:00Z")
-        .arg("hook")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    std::io::Write::write_all(
-        &mut child.stdin.take().unwrap(),
-        start.to_string().as_bytes(),
-    )
-    .unwrap();
-    let r = crate::support::Run::of(child.wait_with_output().unwrap());
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "session_id": crate::support::SESSION_B, "source": "startup", "cwd": work});
+    let r = crate::hook::fire_in(
+        &env,
+        &work,
+        start.to_string().into_bytes(),
+        &[("PEAT_NOW", "2026-07-14T12:00:00Z")],
+    );
     assert_eq!(r.code, 0);
     assert!(r.stdout.contains("[REDACTED:github-token:"), "{}", r.stdout);
     let brief = crate::support::Run::of(
