@@ -26,6 +26,7 @@ use crate::redact::{Finding, Redactor, retro};
 ///   kind = "acme-license"                # a-z, 0-9, '-'
 ///   regex = "ACME-[0-9A-F]{24}"          # a capture group, if any, is what is redacted
 #[derive(Args, Debug, Default)]
+#[command(verbatim_doc_comment)]
 pub struct RedactArgs {
     /// Show what would be redacted in FILE, storing nothing
     #[arg(long, value_name = "FILE", conflicts_with = "rules")]
