@@ -94,6 +94,7 @@ pub enum Command {
     Setup(commands::setup::SetupArgs),
     Skill(commands::skill::SkillArgs),
     Model(commands::model::ModelArgs),
+    Redact(commands::redact::RedactArgs),
 }
 
 /// How long a writer waits for the lock unless `PEAT_LOCK_WAIT_SECS` says otherwise.
@@ -194,6 +195,17 @@ impl Ctx {
             self.ui.warn(&format!(
                 "the ledger is damaged: {damage}. Answers may miss what the damaged part held; `peat doctor` says what to run."
             ));
+        }
+        if ledger.tightened > 0 {
+            self.ui.note(&format!(
+                "peat: the store at {} was open to other users: {} files and folders made private",
+                self.location.store.display(),
+                ledger.tightened
+            ));
+        }
+        let mut ledger = ledger;
+        if mode == Mode::Create {
+            commands::redact::upgrade(self, &mut ledger)?;
         }
         Ok(ledger)
     }
@@ -305,6 +317,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Setup(a) => commands::setup::run(ctx, a),
         Command::Skill(a) => commands::skill::run(ctx, a),
         Command::Model(a) => commands::model::run(ctx, a),
+        Command::Redact(a) => commands::redact::run(ctx, a),
     }
 }
 

@@ -137,6 +137,9 @@ impl From<LedgerError> for CliError {
             LedgerError::Lock(LockError::Io { .. }) | LedgerError::Create { .. } => {
                 CliError::user(e.to_string())
             }
+            LedgerError::Redact(_) => CliError::user(e.to_string()).hint(
+                "Nothing was written: peat stores nothing it cannot redact. Fix the file named above (`peat redact --check FILE` tries the rules on a file).",
+            ),
         }
     }
 }
@@ -173,5 +176,11 @@ impl From<crate::embed::EmbedError> for CliError {
             "`peat model status` says what is installed; `peat model fetch` installs the pinned model.".into()
         });
         CliError::user(e.to_string()).hint(hint)
+    }
+}
+
+impl From<crate::redact::RedactError> for CliError {
+    fn from(e: crate::redact::RedactError) -> CliError {
+        CliError::from(LedgerError::Redact(e))
     }
 }

@@ -21,6 +21,7 @@ pub mod ladder;
 pub mod ledger;
 pub mod log;
 pub mod recall;
+pub mod redact;
 pub mod resolve;
 pub mod session;
 #[doc(hidden)]

@@ -257,6 +257,8 @@ fn commit(
         cursor_key.to_string(),
         serde_json::to_vec(cursor).unwrap_or_default(),
     ));
+    // Secrets never reach the store: redacted before the write, blobs and cursor included.
+    crate::redact::apply::write_set(ledger.redactor()?, &mut set);
     receipt.written += ledger.write(set)?;
     emit.clear();
     Ok(())

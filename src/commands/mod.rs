@@ -17,6 +17,7 @@ pub mod model;
 pub mod obs;
 pub mod rebuild;
 pub mod recall;
+pub mod redact;
 pub mod sessions;
 pub mod setup;
 pub mod show;

@@ -32,6 +32,10 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         ));
     }
 
+    if let Some(root) = &ctx.location.root {
+        ignore_desk(ctx, root);
+    }
+
     let (claude_home, codex_home) = super::import::harness_homes(ctx);
     let entry = install::entry(&install::this_hook_command());
     for harness in agents_present(&root, &claude_home, &codex_home) {
@@ -51,6 +55,49 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 
     crate::commands::brief::run(ctx, &crate::commands::brief::BriefArgs::default())
+}
+
+/// The store holds everything the agents saw: `.peat/` goes into the repository's
+/// `.gitignore` unless something already ignores it (git's own answer where git is
+/// installed, else a `.peat` line in the file). Best effort: a failure is said, not fatal.
+fn ignore_desk(ctx: &Ctx, root: &Path) {
+    let by_git = std::process::Command::new("git")
+        .args(["-C"])
+        .arg(root)
+        .args(["check-ignore", "-q", ".peat/"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()
+        .and_then(|s| s.code())
+        .filter(|c| *c == 0 || *c == 1);
+    let file = root.join(".gitignore");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let listed = text
+        .lines()
+        .any(|l| matches!(l.trim(), ".peat" | ".peat/" | "/.peat" | "/.peat/"));
+    if by_git == Some(0) || listed {
+        return;
+    }
+    let mut add = String::new();
+    if !text.is_empty() && !text.ends_with('\n') {
+        add.push('\n');
+    }
+    add.push_str(".peat/\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, add.as_bytes()));
+    match written {
+        Ok(()) => ctx.ui.note(&format!(
+            "✓ {}: .peat/ added (the record stays out of commits)",
+            shown(ctx, &file)
+        )),
+        Err(e) => ctx.ui.warn(&format!(
+            "could not add .peat/ to {}: {e}; add it by hand",
+            file.display()
+        )),
+    }
 }
 
 /// The harnesses this person uses: Claude Code if `~/.claude` or `<root>/.claude` exists,

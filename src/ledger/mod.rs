@@ -8,6 +8,8 @@
 pub mod damage;
 pub mod locate;
 pub mod lock;
+pub mod private;
+pub mod scrub;
 pub mod space;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
@@ -65,6 +67,9 @@ pub enum LedgerError {
     },
     #[error("a stored envelope ({id}) does not parse: {detail}")]
     Corrupt { id: String, detail: String },
+    /// The store's redaction key or rules could not be read: nothing is written unredacted.
+    #[error(transparent)]
+    Redact(#[from] crate::redact::RedactError),
 }
 
 /// Whether opening may create the store.
@@ -149,6 +154,12 @@ pub struct Ledger {
     /// A write failed (fjall is then poisoned): closing must not try to flush, which
     /// would wait forever for a flush that cannot happen.
     failed: std::cell::Cell<bool>,
+    /// The store's redaction rules and key, loaded on first write.
+    redactor: std::cell::OnceCell<crate::redact::Redactor>,
+    /// The umask to restore on close (the store's files are created private meanwhile).
+    umask: u32,
+    /// Entries of an older, wider-open store made private on open.
+    pub tightened: usize,
     // Declared last so the database closes before the lock is released.
     _lock: lock::StoreLock,
 }
@@ -164,19 +175,43 @@ impl Ledger {
             if access.mode == Mode::Existing {
                 return Err(LedgerError::Missing(path.to_path_buf()));
             }
-            std::fs::create_dir_all(path).map_err(|source| LedgerError::Create {
+            private::create_dir(path).map_err(|source| LedgerError::Create {
                 path: path.to_path_buf(),
                 source,
             })?;
             ignore_store(path);
         }
-        let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
+        let umask = private::private_umask();
+        let opened = Ledger::lock(path, access);
+        if opened.is_err() {
+            private::restore_umask(umask);
+        }
+        let (lock, tightened) = opened?;
         Ok(Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
+            redactor: std::cell::OnceCell::new(),
+            umask,
+            tightened,
             _lock: lock,
         })
+    }
+
+    /// Take the lock, then make an older store private (best effort: a store that cannot
+    /// be tightened is still readable).
+    fn lock(path: &Path, access: Access<'_>) -> Result<(lock::StoreLock, usize), LedgerError> {
+        let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
+        Ok((lock, private::tighten(path).unwrap_or(0)))
+    }
+
+    /// The store's redactor: its key (created on first use) and its rules.
+    pub fn redactor(&self) -> Result<&crate::redact::Redactor, LedgerError> {
+        if let Some(r) = self.redactor.get() {
+            return Ok(r);
+        }
+        let r = crate::redact::Redactor::for_store(&self.path)?;
+        Ok(self.redactor.get_or_init(|| r))
     }
 
     fn db(&self) -> Result<&Db, LedgerError> {
@@ -326,6 +361,42 @@ impl Ledger {
             std::thread::sleep(Duration::from_millis(10));
         }
         Ok(())
+    }
+
+    /// Rewrite the whole database so that no old byte survives (see [`scrub`]): every
+    /// stored envelope (the events, both versions of every feed entry) through `envelope`,
+    /// every cursor through `cursor`, without the blobs `drop_blob` says to drop. `None`
+    /// from a transform keeps the entry as it is; an entry that does not decode is kept.
+    pub fn scrub(
+        &mut self,
+        envelope: &dyn Fn(&Envelope) -> Option<Envelope>,
+        cursor: &dyn Fn(&[u8]) -> Option<Vec<u8>>,
+        drop_blob: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<(), LedgerError> {
+        self.sync()?;
+        drop(self.db.take());
+        let redo = |key: &[u8], bytes: &[u8]| -> Option<Vec<u8>> {
+            let env = decode(key, bytes).ok()?;
+            envelope(&env).map(|e| encode(&e))
+        };
+        let mut transform = |ks: &str, key: &[u8], value: &[u8]| -> Option<Vec<u8>> {
+            let kept = Some(value.to_vec());
+            match ks {
+                EVENTS => redo(key, value).or(kept),
+                FEED => {
+                    let Some((k, old, new)) = decode_feed(value) else {
+                        return kept;
+                    };
+                    let old2 = old.map(|o| redo(k, o).unwrap_or_else(|| o.to_vec()));
+                    let new2 = redo(k, new).unwrap_or_else(|| new.to_vec());
+                    Some(encode_feed(k, old2.as_deref(), &new2))
+                }
+                BLOBS if drop_blob(value) => None,
+                CURSORS => cursor(value).or(kept),
+                _ => kept,
+            }
+        };
+        scrub::rewrite(&self.path.join("fjall"), &mut transform).map_err(|e| self.store_err(e))
     }
 
     pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, LedgerError> {
@@ -539,6 +610,7 @@ pub fn keyspace_options() -> KeyspaceCreateOptions {
 /// Open (creating if needed) the ledger database of the store at `path`.
 fn open_db(path: &Path) -> Result<Db, LedgerError> {
     let store = |e: fjall::Error| fault(path, e, 0);
+    scrub::recover(&path.join("fjall")).map_err(|e| store(e.into()))?;
     clear_unfinished_creation(&path.join("fjall")).map_err(|e| store(e.into()))?;
     let db = Database::builder(path.join("fjall"))
         .max_journaling_size(64 << 20)
@@ -636,6 +708,9 @@ impl Drop for Ledger {
             return;
         }
         let _ = self.settle();
+        // Close the database (its last files are created private) before the umask goes.
+        drop(self.db.take());
+        private::restore_umask(self.umask);
     }
 }
 

@@ -351,6 +351,41 @@ impl KeywordIndex {
         merged.map_err(|e| err("merge segments after a commit", e))
     }
 
+    /// Merges every segment into one and deletes the files no commit needs, so no retracted
+    /// document's terms are left on disk (`peat redact`).
+    pub fn merge_all(&mut self) -> Result<(), KeywordError> {
+        let place = self.place.clone();
+        let err = |action, source| KeywordError::Tantivy {
+            place: place.clone(),
+            action,
+            source,
+        };
+        let ids = self
+            .index
+            .searchable_segment_ids()
+            .map_err(|e| err("list its segments", e))?;
+        let mut writer = match self.writer.take() {
+            Some(w) => w,
+            None => self.new_writer()?,
+        };
+        if !ids.is_empty() {
+            writer
+                .merge(&ids)
+                .wait()
+                .map_err(|e| err("merge its segments", e))?;
+        }
+        self.reader
+            .reload()
+            .map_err(|e| err("reload its segments", e))?;
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(|e| err("remove unused files", e))?;
+        writer
+            .wait_merging_threads()
+            .map_err(|e| err("finish merging", e))
+    }
+
     /// The best `limit` documents for `query` by BM25, best first; equal scores in event id
     /// order. Words are matched after stemming, any of them may match (more matches score
     /// higher), and a run in double quotes must match as a phrase. Nothing in the query is

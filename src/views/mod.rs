@@ -160,6 +160,8 @@ struct Current {
 /// The views' own database beside the ledger's: written only by ingestion, so opening it
 /// replays no journal.
 fn views_db(store: &Path) -> Result<Database, ViewError> {
+    // A `peat redact` rewrite a crash interrupted is finished (or undone) first.
+    crate::ledger::scrub::recover(&store.join("views")).map_err(|e| ViewError::store(e.into()))?;
     crate::ledger::clear_unfinished_creation(&store.join("views")).map_err(|source| {
         ViewError::Io {
             path: store.join("views"),

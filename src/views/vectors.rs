@@ -166,6 +166,24 @@ impl VectorLane {
             .collect()
     }
 
+    /// Drop the cached vectors of `texts` under `model` (texts redacted by `peat redact`:
+    /// an embedding of a secret is not kept either).
+    pub fn forget<'a>(
+        &self,
+        model: &str,
+        texts: impl IntoIterator<Item = &'a str>,
+    ) -> Result<usize, ViewError> {
+        let mut n = 0;
+        for text in texts {
+            let key = cache_key(model, text);
+            if self.cache.contains_key(&key).map_err(ViewError::store)? {
+                self.cache.remove(key).map_err(ViewError::store)?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// The cache keyspace, for ingesting new vectors.
     pub fn cache(&self) -> &Keyspace {
         &self.cache

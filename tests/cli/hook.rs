@@ -14,7 +14,7 @@ const LOOKUP: &str = "peat: this project's agent sessions are recorded; `peat <w
 const CODEX_ID: &str = "019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11";
 
 /// `peat hook` in `cwd` with `stdin`, as a harness runs it.
-fn fire_in(env: &Env, cwd: &Path, stdin: Vec<u8>, vars: &[(&str, &str)]) -> Run {
+pub fn fire_in(env: &Env, cwd: &Path, stdin: Vec<u8>, vars: &[(&str, &str)]) -> Run {
     let mut c = env.cmd();
     c.current_dir(cwd)
         .arg("hook")

@@ -14,6 +14,7 @@ mod log;
 mod obs;
 mod props;
 mod recall;
+mod redact;
 mod support;
 
 #[test]

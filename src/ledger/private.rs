@@ -1,0 +1,123 @@
+//! A private store: directories 0700, files 0600, from the start.
+//!
+//! While a [`Ledger`](super::Ledger) is open the process umask is 077, so everything the
+//! store's libraries create (fjall tables and journals, tantivy segments, the lock, the
+//! key) is private without each of them being told. A store made by an older peat, with
+//! wider permissions, is tightened once when it is opened.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+#[cfg(unix)]
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+
+/// Create `dir` and its missing parents, private.
+pub fn create_dir(dir: &Path) -> io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    b.mode(0o700);
+    b.create(dir)
+}
+
+/// Create `path`, private; fails if it exists.
+pub fn create_file(path: &Path) -> io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    o.mode(0o600);
+    o.open(path)
+}
+
+/// Files and directories created from now on are private. Returns the umask to restore.
+pub fn private_umask() -> u32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: umask only swaps the process's file-creation mask; it cannot fail.
+        (unsafe { libc::umask(0o077) }) as u32
+    }
+    #[cfg(not(unix))]
+    0
+}
+
+/// Put back the umask [`private_umask`] replaced.
+pub fn restore_umask(old: u32) {
+    #[cfg(unix)]
+    // SAFETY: as above.
+    unsafe {
+        libc::umask(old as libc::mode_t);
+    }
+    #[cfg(not(unix))]
+    let _ = old;
+}
+
+/// If the store directory is open to others, make everything under it private. Returns
+/// how many entries were tightened (0: it was private already).
+pub fn tighten(store: &Path) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        let mode = std::fs::metadata(store)?.permissions().mode();
+        if mode & 0o077 == 0 {
+            return Ok(0);
+        }
+        let mut n = 0;
+        tighten_tree(store, &mut n)?;
+        Ok(n)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = store;
+        Ok(0)
+    }
+}
+
+#[cfg(unix)]
+fn tighten_tree(path: &Path, n: &mut usize) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let mode = meta.permissions().mode();
+    let want = if meta.is_dir() { 0o700 } else { 0o600 };
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o700 | want))?;
+        *n += 1;
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            tighten_tree(&entry?.path(), n)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_world_readable_store_is_tightened_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("db");
+        std::fs::create_dir_all(store.join("fjall")).unwrap();
+        std::fs::write(store.join("fjall/journal"), b"x").unwrap();
+        std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(store.join("fjall"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::set_permissions(
+            store.join("fjall/journal"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        assert_eq!(tighten(&store).unwrap(), 3);
+        assert_eq!(mode(&store), 0o700);
+        assert_eq!(mode(&store.join("fjall")), 0o700);
+        assert_eq!(mode(&store.join("fjall/journal")), 0o600);
+        assert_eq!(tighten(&store).unwrap(), 0);
+    }
+}

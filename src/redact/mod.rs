@@ -1,0 +1,339 @@
+//! Secrets are redacted before anything is stored.
+//!
+//! Every text captured (prompts, agent prose, tool details, edit payloads, commit messages,
+//! observations, and the parser state a capture cursor carries) passes through a
+//! [`Redactor`] on its way into a ledger write, so the ledger, the views, the keyword index
+//! and the vectors only ever see redacted text. Each secret becomes
+//! `[REDACTED:<kind>:<hash8>]`: `hash8` is the first 8 hex digits of an HMAC-SHA256 of the
+//! secret under a random key kept in the store (`redact.key`, mode 0600), so equal secrets
+//! correlate inside one store and the marker cannot be reversed or guessed elsewhere.
+//!
+//! The rules are the built-in set ([`rules`], each pattern's source documented there),
+//! then the user's `redact.toml` ([`config`]): more `[[rule]]`s and an `allow` list.
+//! Redaction is idempotent: a marker never matches a rule, so redacting twice changes
+//! nothing (which is what lets `peat redact` re-apply the rules to a whole store).
+
+pub mod apply;
+pub mod config;
+pub mod key;
+pub mod retro;
+
+pub mod rules;
+
+use hmac::{Hmac, KeyInit, Mac};
+use regex::{Regex, RegexSet};
+use sha2::Sha256;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+pub use rules::RULES_VERSION;
+
+/// Setting this to `off` turns capture-time redaction off. It exists to measure what
+/// redaction costs (bench/capture.sh); it is never needed otherwise.
+pub const SWITCH_ENV: &str = "PEAT_REDACT";
+
+/// The marker's opening: no rule may match text that starts with it.
+const MARKER: &str = "[REDACTED:";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RedactError {
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {detail}", path.display())]
+    Config { path: PathBuf, detail: String },
+    #[error("the redaction key {} is damaged (expected 64 hex digits)", .0.display())]
+    BadKey(PathBuf),
+}
+
+/// One compiled rule.
+pub struct Rule {
+    pub kind: String,
+    regex: Regex,
+    /// The capture group that is the secret (0: the whole match).
+    group: usize,
+    check: rules::Check,
+    /// Where the rule comes from: a built-in format or the user's file.
+    pub source: String,
+}
+
+impl Rule {
+    pub fn regex(&self) -> &str {
+        self.regex.as_str()
+    }
+}
+
+/// One secret found in a text.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    pub kind: String,
+    /// Byte range of the secret in the text.
+    pub start: usize,
+    pub end: usize,
+    pub marker: String,
+}
+
+/// The rules and the key of one store.
+pub struct Redactor {
+    rules: Vec<Rule>,
+    /// Which rules may match at all: one pass over the text before any rule runs.
+    any: RegexSet,
+    allow: Vec<Regex>,
+    key: Vec<u8>,
+    on: bool,
+}
+
+impl Redactor {
+    /// The redactor of the store at `store`: its key (created on first use) and the rules
+    /// of its `redact.toml` (see [`config::files`]). `PEAT_REDACT=off` turns it off.
+    pub fn for_store(store: &Path) -> Result<Redactor, RedactError> {
+        let key = key::load_or_create(store)?;
+        let user = config::load(&config::files(store))?;
+        let mut r = Redactor::new(key, user)?;
+        r.on = std::env::var(SWITCH_ENV).map_or(true, |v| v.trim() != "off");
+        Ok(r)
+    }
+
+    /// The built-in rules, then `user`'s, under `key`.
+    pub fn new(key: Vec<u8>, user: config::UserRules) -> Result<Redactor, RedactError> {
+        let mut rules: Vec<Rule> = rules::builtins()
+            .into_iter()
+            .map(|b| Rule {
+                kind: b.kind.to_string(),
+                // The built-in patterns are tested to compile (`every_builtin_compiles`).
+                regex: Regex::new(b.pattern).unwrap_or_else(|e| panic!("{}: {e}", b.kind)),
+                group: b.group,
+                check: b.check,
+                source: b.source.to_string(),
+            })
+            .collect();
+        for u in user.rules {
+            let group = usize::from(u.regex.captures_len() > 1);
+            rules.push(Rule {
+                kind: u.kind,
+                regex: u.regex,
+                group,
+                check: rules::Check::None,
+                source: u.source,
+            });
+        }
+        let any = RegexSet::new(rules.iter().map(|r| r.regex.as_str())).map_err(|e| {
+            RedactError::Config {
+                path: PathBuf::from("redact.toml"),
+                detail: format!("the rules do not combine: {e}"),
+            }
+        })?;
+        Ok(Redactor {
+            rules,
+            any,
+            allow: user.allow,
+            key,
+            on: true,
+        })
+    }
+
+    /// Whether it redacts (`PEAT_REDACT=off` switches capture-time redaction off).
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    /// The same rules, on whatever the switch says (`peat redact` always redacts).
+    pub fn switched_on(mut self) -> Redactor {
+        self.on = true;
+        self
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// `text` with every secret replaced by its marker; borrowed when there was none.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if !self.on {
+            return Cow::Borrowed(text);
+        }
+        let hits = self.any.matches(text);
+        if !hits.matched_any() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Cow::Borrowed(text);
+        for i in hits.iter() {
+            let rule = &self.rules[i];
+            let found = self.find_rule(rule, &out);
+            if found.is_empty() {
+                continue;
+            }
+            let mut s = String::with_capacity(out.len());
+            let mut at = 0;
+            for f in found {
+                s.push_str(&out[at..f.start]);
+                s.push_str(&f.marker);
+                at = f.end;
+            }
+            s.push_str(&out[at..]);
+            out = Cow::Owned(s);
+        }
+        out
+    }
+
+    /// Redact `text` in place; true when it changed.
+    pub fn redact_string(&self, text: &mut String) -> bool {
+        match self.redact(text) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(s) => {
+                *text = s;
+                true
+            }
+        }
+    }
+
+    /// Every secret in `text`, in order, as `redact` would replace them (without the
+    /// cascade: each rule runs over the original text; overlaps keep the earlier rule's).
+    pub fn findings(&self, text: &str) -> Vec<Finding> {
+        let mut all: Vec<Finding> = Vec::new();
+        for i in self.any.matches(text).iter() {
+            for f in self.find_rule(&self.rules[i], text) {
+                if !all.iter().any(|a| a.start < f.end && f.start < a.end) {
+                    all.push(f);
+                }
+            }
+        }
+        all.sort_by_key(|f| f.start);
+        all
+    }
+
+    fn find_rule(&self, rule: &Rule, text: &str) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for caps in rule.regex.captures_iter(text) {
+            let Some(m) = caps.get(rule.group) else {
+                continue;
+            };
+            let secret = m.as_str();
+            if secret.is_empty()
+                || secret.contains(MARKER)
+                || text[..m.start()].ends_with(MARKER)
+                || !passes(rule.check, secret)
+                || self.allow.iter().any(|a| a.is_match(secret))
+            {
+                continue;
+            }
+            out.push(Finding {
+                kind: rule.kind.clone(),
+                start: m.start(),
+                end: m.end(),
+                marker: self.marker(&rule.kind, secret),
+            });
+        }
+        out
+    }
+
+    /// `[REDACTED:<kind>:<hash8>]` for `secret`.
+    pub fn marker(&self, kind: &str, secret: &str) -> String {
+        // HMAC accepts a key of any length: this cannot fail.
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        mac.update(secret.as_bytes());
+        let tag = mac.finalize().into_bytes();
+        let hash8: String = tag[..4].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{MARKER}{kind}:{hash8}]")
+    }
+}
+
+/// Whether a candidate passes its rule's extra check.
+fn passes(check: rules::Check, s: &str) -> bool {
+    match check {
+        rules::Check::None => true,
+        rules::Check::Value => plausible_value(s),
+        rules::Check::Entropy => plausible_token(s),
+    }
+}
+
+/// Words and shapes that stand for a value rather than being one.
+const PLACEHOLDERS: &[&str] = &[
+    "string",
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "required",
+    "optional",
+    "bearer",
+    "basic",
+    "password",
+    "secret",
+    "token",
+    "changeit",
+    "redacted",
+    "hidden",
+];
+
+/// A value assigned to a secret name that is not a placeholder, a reference or a type.
+fn plausible_value(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    if s.len() < 4 || PLACEHOLDERS.contains(&lower.as_str()) {
+        return false;
+    }
+    let templated = [
+        "${",
+        "{{",
+        "<",
+        "%s",
+        "{}",
+        "process.env",
+        "os.environ",
+        "example",
+    ]
+    .iter()
+    .any(|p| lower.contains(p));
+    let masked = s
+        .chars()
+        .all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '•' | '-' | '_'));
+    let your = lower.starts_with("your") || lower.starts_with("my-") || lower.starts_with("my_");
+    !(templated || masked || your)
+}
+
+/// A long token that looks generated: mixed classes, high entropy, not a hash or UUID,
+/// and not a dotted name (`sqlite3.OperationalError`): its longest `.`-separated part is
+/// what is judged.
+fn plausible_token(s: &str) -> bool {
+    let s = s.trim_end_matches('=');
+    let longest = s.split('.').max_by_key(|p| p.len()).unwrap_or(s);
+    if s.len() < 20 || longest.len() < 16 {
+        return false;
+    }
+    let s = if longest.len() < s.len() { longest } else { s };
+    let hexish = s.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    if hexish {
+        return false;
+    }
+    let upper = s.chars().any(|c| c.is_ascii_uppercase());
+    let lower = s.chars().any(|c| c.is_ascii_lowercase());
+    let digit = s.chars().any(|c| c.is_ascii_digit());
+    let mixed = (upper && lower && digit) || (s.len() >= 32 && (upper || lower) && digit);
+    mixed && shannon(s) >= 3.5
+}
+
+/// Bits per character of `s`'s character distribution.
+fn shannon(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests;

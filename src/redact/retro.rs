@@ -1,0 +1,176 @@
+//! Retroactive redaction: the current rules applied to everything already recorded.
+//!
+//! 1. Every event whose text (or change blob) the rules change is written again, redacted,
+//!    through the normal feed: the views retract the old text and apply the new, as for
+//!    any revision (so the retraction oracle covers it). A redacted blob is a new blob; the
+//!    `FileTouch` events are pointed at it.
+//! 2. The views catch up; the embedding cache forgets the vectors of the old texts; the
+//!    keyword index merges all its segments and deletes the files no commit needs.
+//! 3. The old bytes leave the disk: the ledger database is rewritten whole (events, both
+//!    versions of every feed entry — what `asof` folds from — and the capture cursors
+//!    redacted, the old blobs dropped), and so is the views database. Both rewrites go
+//!    straight into tables, so no journal keeps the old text.
+//! 4. The rule-set version is recorded in the store (`redact.version`): a newer binary
+//!    with improved rules re-applies them when a writer opens the store.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{Redactor, apply};
+use crate::change::BlobId;
+use crate::event::Envelope;
+use crate::ledger::{Ledger, LedgerError, WriteSet};
+use crate::views::rows::TextRow;
+use crate::views::{ModelSlot, ViewError, Views};
+
+/// The file in the store naming the rule-set version last applied to all of it.
+pub const VERSION_FILE: &str = "redact.version";
+
+/// Events rewritten per ledger write.
+const CHUNK: usize = 5_000;
+
+/// What one retroactive pass did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Report {
+    /// Events examined.
+    pub events: usize,
+    /// Events written again, redacted.
+    pub revised: usize,
+    /// Change blobs replaced by their redacted copies.
+    pub blobs: usize,
+    /// Cached embeddings of old texts dropped.
+    pub vectors_forgotten: usize,
+    pub rules_version: u32,
+}
+
+/// The rule-set version last applied to the whole store, if any.
+pub fn applied_version(store: &Path) -> Option<u32> {
+    std::fs::read_to_string(store.join(VERSION_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Record that `version` of the rules covers the whole store.
+pub fn record_version(store: &Path, version: u32) -> std::io::Result<()> {
+    let tmp = store.join(format!("{VERSION_FILE}.tmp"));
+    std::fs::write(&tmp, version.to_string())?;
+    std::fs::rename(tmp, store.join(VERSION_FILE))
+}
+
+/// Whether a writer opening the store should re-apply the rules: it holds events and they
+/// were last redacted under older rules (or never: a store from before redaction).
+pub fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
+    match applied_version(ledger.path()) {
+        Some(v) if v >= super::RULES_VERSION => Ok(false),
+        Some(_) => Ok(true),
+        None => {
+            if ledger.is_empty()? {
+                // A new store: everything in it will be redacted at capture.
+                let _ = record_version(ledger.path(), super::RULES_VERSION);
+                return Ok(false);
+            }
+            Ok(true)
+        }
+    }
+}
+
+/// Apply `r` to everything in `ledger` and its views, then remove the old bytes from disk.
+pub fn run(
+    ledger: &mut Ledger,
+    r: &Redactor,
+    model: &mut ModelSlot,
+    tz: jiff::tz::TimeZone,
+    note: &mut dyn FnMut(&str),
+) -> Result<Report, ViewError> {
+    let mut report = Report {
+        rules_version: super::RULES_VERSION,
+        ..Report::default()
+    };
+    // Old blob id → its redacted copy's id (None: the blob needed no change).
+    let mut blobs: HashMap<BlobId, Option<BlobId>> = HashMap::new();
+    let mut old_texts: Vec<String> = Vec::new();
+    let mut set = WriteSet::default();
+    let events: Vec<_> = ledger.events().collect();
+    for item in events {
+        let (id, env) = item?;
+        report.events += 1;
+        let mut new = env.clone();
+        let mut changed = apply::envelope(r, &mut new);
+        for blob in change_ids(&env) {
+            if blobs.contains_key(&blob) {
+                continue;
+            }
+            let moved = match ledger.blob(&blob)? {
+                Some(bytes) => apply::blob(r, &bytes).map(|(nid, nbytes)| {
+                    set.blobs.push((nid, nbytes));
+                    nid
+                }),
+                None => None,
+            };
+            report.blobs += usize::from(moved.is_some());
+            blobs.insert(blob, moved);
+        }
+        changed |= apply::repoint(&mut new, &|b| blobs.get(b).copied().flatten());
+        if changed {
+            // The vector lane embedded the text's window: that is what its cache holds.
+            if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
+                old_texts.push(row.embed_text().to_string());
+            }
+            set.event(id.seq, new);
+            report.revised += 1;
+        }
+        if set.events.len() >= CHUNK {
+            ledger.write(std::mem::take(&mut set))?;
+        }
+    }
+    if !set.events.is_empty() || !set.blobs.is_empty() {
+        ledger.write(set)?;
+    }
+
+    // The views retract the old texts and apply the new ones.
+    let mut views = Views::open(ledger, model, tz, note)?;
+    if let Some(m) = views.model().map(str::to_string) {
+        report.vectors_forgotten = views
+            .vectors
+            .forget(&m, old_texts.iter().map(String::as_str))?;
+    }
+    views.keyword.merge_all()?;
+    drop(views);
+
+    // Now no view needs the old versions: rewrite both databases without them.
+    let redo = |env: &Envelope| -> Option<Envelope> {
+        let mut e = env.clone();
+        let a = apply::envelope(r, &mut e);
+        let b = apply::repoint(&mut e, &|id| blobs.get(id).copied().flatten());
+        (a || b).then_some(e)
+    };
+    let cursor = |bytes: &[u8]| apply::json_bytes(r, bytes);
+    // A blob the rules would change holds a secret: its redacted copy (if any event needs
+    // it) was written above, so the original goes, whether an event still named it or not.
+    let drop_blob = |bytes: &[u8]| apply::blob(r, bytes).is_some();
+    ledger.scrub(&redo, &cursor, &drop_blob)?;
+    let views_dir = ledger.path().join("views");
+    if views_dir.exists() {
+        crate::ledger::scrub::rewrite(&views_dir, &mut |_, _, v| Some(v.to_vec()))
+            .map_err(ViewError::store)?;
+    }
+    record_version(ledger.path(), super::RULES_VERSION).map_err(|source| ViewError::Io {
+        path: ledger.path().join(VERSION_FILE),
+        source,
+    })?;
+    Ok(report)
+}
+
+/// The change blobs an event names.
+fn change_ids(env: &Envelope) -> Vec<BlobId> {
+    match &env.kind {
+        crate::event::Event::FileTouch { change, more, .. } => change
+            .iter()
+            .chain(more.iter().filter_map(|m| m.change.as_ref()))
+            .copied()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
