@@ -335,7 +335,7 @@ fn check_shows_what_would_be_redacted_and_stores_nothing() {
     assert_eq!(v["findings"][1]["kind"], "github-token");
     assert_eq!(v["findings"][1]["line"], 4);
     let missing = env.run(&["redact", "--check", "nope.txt"]);
-    assert_eq!(missing.code, 1);
+    assert_eq!(missing.code, 2, "an error, by the exit-code contract");
     assert!(
         missing.stderr.starts_with("peat: cannot read nope.txt"),
         "{}",
@@ -355,7 +355,7 @@ fn a_broken_rules_file_stops_capture_and_says_where() {
     let t = env.path("a.jsonl");
     leaky_session().write(&t);
     let r = env.run(&["capture", t.to_str().unwrap()]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr.contains("redact.toml: rule 1 (x): not a regex"),
         "{}",
