@@ -186,13 +186,16 @@ fn an_open_store_is_tightened_with_a_note() {
     assert!(!again.stderr.contains("made private"), "{}", again.stderr);
 }
 
-/// What of `secret` could be on disk: itself, and (as the keyword index lower-cases and
-/// splits it into tokens) the lower-cased tail of each long alphanumeric run.
+/// What of `secret` could be on disk: itself; the tail of each long alphanumeric run (a
+/// compressed table block keeps a random run as literal bytes even where a repeated prefix
+/// became a back-reference); and that tail lower-cased (the keyword index's tokens).
 fn traces(secret: &str) -> Vec<String> {
     let mut out = vec![secret.to_string()];
     for run in secret.split(|c: char| !c.is_ascii_alphanumeric()) {
         if run.len() >= 12 {
-            out.push(run[run.len() - 12..].to_ascii_lowercase());
+            let tail = &run[run.len() - 12..];
+            out.push(tail.to_string());
+            out.push(tail.to_ascii_lowercase());
         }
     }
     out
