@@ -292,6 +292,12 @@ fn revision_paths() -> Vec<Step> {
             fail_at: Some(2),
         },
         Step::Write(revised[7..].to_vec()),
+        // A catch-up whose only flush fails after the tables: they are current, the
+        // keyword lane is not, and the next open must still catch it up.
+        Step::CatchUp {
+            chunk: 1000,
+            fail_at: Some(1),
+        },
     ]
 }
 
