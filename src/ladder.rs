@@ -246,7 +246,12 @@ pub fn bands(days: &[DayRow], frontier: Date, budget: usize, today: Date) -> Vec
             let w = window::days(oldest, end);
             out.push(Band {
                 label: "earlier".into(),
-                span: Some(window::span_label(oldest, end)),
+                // `oct 26 – dec 31` read in 2026 would be taken for this year's (a span
+                // across years already names both).
+                span: Some(match oldest.year() == end.year() {
+                    true => this_year(end, window::span_label(oldest, end)),
+                    false => window::span_label(oldest, end),
+                }),
                 handle: w.handle(),
                 start: oldest,
                 end,
@@ -432,6 +437,15 @@ mod tests {
                 None => b.label.clone(),
             })
             .collect()
+    }
+
+    #[test]
+    fn an_earlier_band_in_a_past_year_says_its_year() {
+        let data = every_day(date(2025, 10, 26), date(2026, 11, 29));
+        let data = days(&data);
+        let b = bands(&rows(&data), date(2026, 11, 28), 8, date(2026, 11, 30));
+        let last = labels(&b).pop().unwrap();
+        assert_eq!(last, "earlier · oct 26 – dec 31 2025");
     }
 
     #[test]

@@ -30,6 +30,14 @@ pub fn today(ctx: &Ctx) -> jiff::civil::Date {
 
 /// Read `words` by their shape.
 pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
+    if let [word] = words
+        && let Some(why) = crate::window::invalid_date(word)
+    {
+        return Err(CliError::user(why).hint(format!(
+            "Name a real day or period ({}); to search for the text, use `peat recall {word}`.",
+            crate::window::WANT
+        )));
+    }
     let mut live = Live::new(ctx);
     let Classified { reading, passed } = classify(words, &mut live)?;
     // Say why a word that looked like a file, session or commit was searched instead; a

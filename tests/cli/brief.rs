@@ -188,7 +188,7 @@ observations:
 const ZOOM_DAY: &str = r#"== jul 20 2026 == 3 tools · 1 commit · 1 session · 1 obs
 
 sessions:
-  [b0000000] 11:00–12:00 work · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
+  [b0000000] 11:00–11:00 work · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
 
 closing messages:
   [final · <1h · work] Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now retur…  ▸ peat show b0000000 145

@@ -9,6 +9,7 @@ mod dispatch;
 mod hook;
 mod log;
 mod obs;
+mod reading;
 mod recall;
 mod support;
 
