@@ -180,3 +180,15 @@ fn asof_takes_relative_days_and_refuses_the_future() {
     let r = peat(&env, &["asof", "someday"]);
     assert!(r.stderr.contains("want a date like"), "{}", r.stderr);
 }
+
+#[test]
+fn setup_in_a_project_without_sessions_says_to_start_an_agent() {
+    let env = Env::new();
+    let r = peat(&env, &["setup", "--no-model"]).ok();
+    assert!(!r.stdout.contains("peat setup"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("Start Claude Code or Codex here"),
+        "{}",
+        r.stderr
+    );
+}
