@@ -197,6 +197,7 @@ pub fn run() -> u8 {
     // A hook must never break the agent's session: whatever goes wrong before the hook
     // itself runs (a bad flag, an unreadable environment) exits 0 too. `hook install` is a
     // person's command and reports its errors.
+    crate::embed::onnx::keep_runtime_out_of_home();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let hook_run = args.get(1).is_some_and(|a| a == "hook")
         && !args

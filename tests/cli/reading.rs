@@ -192,3 +192,41 @@ fn setup_in_a_project_without_sessions_says_to_start_an_agent() {
         r.stderr
     );
 }
+
+#[test]
+fn loading_the_model_writes_nothing_under_home() {
+    let Some(data) = crate::support::model_data_dir() else {
+        return;
+    };
+    let env = Env::new();
+    let t = env.path("b.jsonl");
+    Claude::session_of(SESSION_B, 1).write(&t);
+    let with_model = |args: &[&str]| {
+        Run::of(
+            env.cmd()
+                .env("PEAT_DATA_DIR", &data)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+        .ok()
+    };
+    let r = with_model(&["capture", t.to_str().unwrap()]);
+    assert!(!r.stderr.contains("semantic lane off"), "{}", r.stderr);
+    let r = with_model(&["recall", "--json", "where does the limiter go"]);
+    assert!(r.stdout.contains("semantic"), "{}", r.stdout);
+    let written: Vec<_> = walk(&env.path("home"));
+    assert!(written.is_empty(), "written under HOME: {written:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
