@@ -369,6 +369,16 @@ pub fn children(start: Date, end: Date, today: Date) -> Vec<Child> {
 }
 
 /// Counts as people read them: `812`, `3.7k`, `14k`.
+/// A count with its noun, singular for one: `1 event`, `3 prompts`.
+pub fn noun(n: i64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// As [`noun`], the count in thousands when large: `1 tool`, `3.7k tools`.
+pub fn knoun(n: i64, word: &str) -> String {
+    format!("{} {word}{}", knum(n), if n == 1 { "" } else { "s" })
+}
+
 pub fn knum(n: i64) -> String {
     if n >= 10_000 {
         format!("{}k", n / 1000)

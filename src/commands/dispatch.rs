@@ -78,8 +78,9 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
             }
             drop(live);
             let args = super::show::ShowArgs {
-                session: id.to_string(),
+                session: Some(id.to_string()),
                 seq: *seq,
+                titled: false,
             };
             delegate(ctx, &head, |ctx| super::show::run(ctx, &args))
         }
@@ -148,6 +149,7 @@ fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
     }
     let args = super::zoom::ZoomArgs {
         window: w.key.clone(),
+        titled: false,
     };
     delegate(ctx, head, |ctx| super::zoom::run(ctx, &args))
 }

@@ -333,17 +333,27 @@ fn a_desk_template_replaces_the_embedded_one() {
 fn a_string_that_is_not_a_window_is_refused_with_the_grammar() {
     let env = Env::new();
     record(&env);
-    for bad in ["2026-02-30", "w54", "q5", "2026-08..2026-07", "lately"] {
+    let want = "(want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b)";
+    for bad in ["w54", "q5", "2026-08..2026-07", "lately"] {
         let r = peat(&env, &["zoom", bad]);
         assert_eq!(r.code, 1, "{bad}");
         assert!(
-            r.stderr.starts_with(&format!(
-                "peat: not a window: \"{bad}\" (want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b)\n"
-            )),
+            r.stderr
+                .starts_with(&format!("peat: not a window: \"{bad}\" {want}\n")),
             "{}",
             r.stderr
         );
     }
+    // A mistyped date says what is wrong with it.
+    let r = peat(&env, &["zoom", "2026-02-30"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "peat: 2026-02-30 is not a date: feb 2026 has 28 days {want}\n"
+        )),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -230,3 +230,40 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn show_and_zoom_without_an_argument_read_the_latest_session_and_today() {
+    let env = Env::new();
+    two_sessions(&env);
+    let r = peat(&env, &["show"]).ok();
+    assert!(
+        r.stdout.starts_with(&format!("== session {SESSION_B} ==")),
+        "{}",
+        r.stdout
+    );
+    // One event, one prompt: singular nouns.
+    assert!(r.stdout.contains(" · 1 prompt · "), "{}", r.stdout);
+    let r = peat(&env, &["zoom"]).ok();
+    assert!(r.stdout.starts_with("== jul 14 2026 == "), "{}", r.stdout);
+    assert!(r.stdout.contains("[7a1b2c3d]"), "{}", r.stdout);
+    let r = peat(&env, &["zoom", "3d"]).ok();
+    assert!(r.stdout.starts_with("== jul 11 2026 == "), "{}", r.stdout);
+}
+
+#[test]
+fn a_session_or_window_read_by_shape_has_one_title() {
+    let env = Env::new();
+    two_sessions(&env);
+    for (words, title) in [
+        (
+            &["7a1b"][..],
+            "== session 7a1b2c3d (matched prefix 7a1b) ==",
+        ),
+        (&["2026-07-14"], "== window 2026-07-14 =="),
+    ] {
+        let r = peat(&env, words).ok();
+        let titles = r.stdout.lines().filter(|l| l.starts_with("==")).count();
+        assert!(r.stdout.starts_with(title), "{}", r.stdout);
+        assert_eq!(titles, 1, "{words:?} prints two titles:\n{}", r.stdout);
+    }
+}
