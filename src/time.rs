@@ -32,14 +32,30 @@ pub fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
     }
 }
 
-/// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`.
+/// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`. Past a day it
+/// counts local calendar days, as the brief labels days (`3d ago`), so one session has one
+/// age everywhere it is listed.
 pub fn age(now_ms: i64, ts_ms: i64) -> String {
+    age_in(now_ms, ts_ms, &jiff::tz::TimeZone::system())
+}
+
+/// [`age`] with days counted in `tz`.
+pub fn age_in(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
     let h = (now_ms - ts_ms).max(0) / 3_600_000;
+    let date = |ms: i64| {
+        Timestamp::from_millisecond(ms)
+            .ok()
+            .map(|t| t.to_zoned_datetime(tz.clone()).date())
+    };
+    let days = match (date(now_ms), date(ts_ms)) {
+        (Some(a), Some(b)) if h >= 24 => crate::window::days_between(b, a).max(1),
+        _ => h / 24,
+    };
     match h {
         0 => "<1h".to_string(),
         1..=23 => format!("{h}h"),
-        _ if h < 24 * 730 => format!("{}d", h / 24),
-        _ => format!("{}y", h / (24 * 365)),
+        _ if days < 730 => format!("{days}d"),
+        _ => format!("{}y", days / 365),
     }
 }
 
@@ -190,11 +206,16 @@ mod tests {
     #[test]
     fn ages_read_like_a_person_says_them() {
         let h = 3_600_000;
+        let utc = jiff::tz::TimeZone::UTC;
+        let age = |now, ts| age_in(now, ts, &utc);
         assert_eq!(age(10 * h, 10 * h - 1), "<1h");
         assert_eq!(age(10 * h, 5 * h), "5h");
         assert_eq!(age(100 * h, 28 * h), "3d");
         assert_eq!(age(0, 5), "<1h");
         assert_eq!(age(24 * 800 * h, 0), "2y");
+        // 61 hours, but three calendar days back: the brief calls that day `3d ago`.
+        assert_eq!(age(3 * 24 * h + 9 * h, 20 * h), "3d");
+        assert_eq!(age(2 * 24 * h + 9 * h, 20 * h), "2d");
     }
 
     #[test]

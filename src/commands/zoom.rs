@@ -48,7 +48,7 @@ pub fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
 /// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
 pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.open_views()?;
-    let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz)?;
+    let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
     drop(views);
     drop(ledger);
     if ctx.json {
@@ -154,6 +154,22 @@ fn print(ctx: &Ctx, z: &Zoom, titled: bool, out: &mut impl Write) -> Result<(), 
                 line.push_str(&format!(" · {}", crate::ladder::noun(n as i64, "commit")));
             }
             writeln!(out, "{line}  {}", ui.dim(&s.handle))?;
+        }
+    }
+    if !z.files.is_empty() {
+        writeln!(out, "\nfiles touched most:")?;
+        for f in &z.files {
+            let by = match f.sessions.is_empty() {
+                true => String::new(),
+                false => format!(" — {}", f.sessions.join(", ")),
+            };
+            writeln!(
+                out,
+                "  {} ({}){by}  {}",
+                ui.safe(&f.short),
+                crate::ladder::knoun(f.touches, "edit"),
+                ui.dim(&ui.safe(&f.handle))
+            )?;
         }
     }
     if !z.texts.is_empty() {
