@@ -498,7 +498,7 @@ pub fn shown_path(path: &str, cwd: &Path) -> String {
 }
 
 /// A file as an argument: relative to the working directory when under it.
-fn file_arg(path: &str, cwd: &Path) -> String {
+pub fn file_arg(path: &str, cwd: &Path) -> String {
     let rel = Path::new(path)
         .strip_prefix(cwd)
         .ok()

@@ -218,8 +218,10 @@ fn show_session(
     }
     if !summary.rollup.files.is_empty() {
         writeln!(out, "\nfiles:")?;
-        for f in summary.rollup.files.keys().take(12) {
-            writeln!(out, "  {}", ui.safe(f))?;
+        // As the brief names them: relative to here when under it, pasteable after `peat`.
+        for (f, n) in summary.rollup.files.iter().take(12) {
+            let arg = crate::brief::file_arg(f, &ctx.cwd);
+            writeln!(out, "  {} ({})", ui.safe(&arg), noun(*n, "edit"))?;
         }
         if summary.rollup.files.len() > 12 {
             writeln!(

@@ -267,3 +267,27 @@ fn a_session_or_window_read_by_shape_has_one_title() {
         assert_eq!(titles, 1, "{words:?} prints two titles:\n{}", r.stdout);
     }
 }
+
+#[test]
+fn show_names_files_as_the_brief_does() {
+    let env = Env::new();
+    let work = env.path("work");
+    let text = Claude::session_of(SESSION_B, 1)
+        .text()
+        .replace("/home/dev/acme-api", work.to_str().unwrap());
+    let t = env.path("b.jsonl");
+    std::fs::write(&t, text).unwrap();
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let show = peat(&env, &["show", "7a1b"]).ok();
+    assert!(
+        show.stdout.contains("\nfiles:\n  src/server.ts (1 edit)\n"),
+        "{}",
+        show.stdout
+    );
+    let brief = peat(&env, &["brief"]).ok();
+    assert!(
+        brief.stdout.contains("\n  src/server.ts (1 edit)"),
+        "{}",
+        brief.stdout
+    );
+}
