@@ -25,6 +25,14 @@ fn two_sessions(env: &Env) {
     }
 }
 
+/// `peat obs staging … --session SESSION --from FROM`.
+fn claim(env: &Env, session: &str, from: &str) -> Run {
+    let args = ["obs", "staging", "deploys go blue first"];
+    let mut args = args.to_vec();
+    args.extend(["--session", session, "--from", from]);
+    peat(env, &args)
+}
+
 fn json(r: &Run) -> Value {
     serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
 }
@@ -72,19 +80,7 @@ fn json_before_the_verb_works_as_after_it() {
 fn a_claim_on_an_old_session_does_not_make_it_current() {
     let env = Env::new();
     two_sessions(&env);
-    let r = peat(
-        &env,
-        &[
-            "obs",
-            "staging",
-            "deploys go blue first",
-            "--session",
-            "3f6c",
-            "--from",
-            "1",
-        ],
-    )
-    .ok();
+    let r = claim(&env, "3f6c", "1").ok();
     assert!(r.stderr.contains("recorded"), "{}", r.stderr);
 
     let r = peat(&env, &["sessions", "--json"]).ok();
@@ -113,18 +109,7 @@ fn a_claim_on_an_old_session_does_not_make_it_current() {
 fn a_claim_citing_a_missing_event_is_refused_with_the_nearest_ones() {
     let env = Env::new();
     two_sessions(&env);
-    let r = peat(
-        &env,
-        &[
-            "obs",
-            "staging",
-            "deploys go blue first",
-            "--session",
-            "7a1b",
-            "--from",
-            "17,99999",
-        ],
-    );
+    let r = claim(&env, "7a1b", "17,99999");
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr
