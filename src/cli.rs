@@ -46,12 +46,11 @@ machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_D
 /// Hooks capture every Claude Code and Codex session into one append-only ledger; every
 /// read is a view over it.
 #[derive(Parser, Debug)]
-#[command(
-    name = "peat",
-    version,
-    propagate_version = true,
-    args_conflicts_with_subcommands = true
-)]
+// No `args_conflicts_with_subcommands`: with it, any flag before the verb (`peat --json
+// sessions`) turned the verb into search words. Once a search word is read, later words
+// are never taken for verbs (`peat fix the show bug` searches), which is what that
+// setting was for.
+#[command(name = "peat", version, propagate_version = true)]
 #[command(after_help = AFTER_HELP)]
 pub struct Cli {
     /// Full structured output (the API form: never clipped, never styled)
@@ -251,6 +250,7 @@ pub fn run() -> u8 {
     // A hook must never break the agent's session: whatever goes wrong before the hook
     // itself runs (a bad flag, an unreadable environment) exits 0 too. `hook install` is a
     // person's command and reports its errors.
+    crate::embed::onnx::keep_runtime_out_of_home();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let hook_run = args.get(1).is_some_and(|a| a == "hook")
         && !args
@@ -261,6 +261,15 @@ pub fn run() -> u8 {
         Err(_) if hook_run => return 0,
         Err(e) => e.exit(),
     };
+    let mut cli = cli;
+    if let (Some(n), Some(Command::Brief(b))) = (cli.budget, &mut cli.command) {
+        b.budget.get_or_insert(n);
+    } else if cli.budget.is_some() && cli.command.is_some() {
+        let e = CliError::user("--budget before a verb: it belongs to the bare brief")
+            .hint("Write `peat brief --budget N` (or `peat --budget N` alone).");
+        eprintln!("{e}");
+        return 2;
+    }
     let resolved = if hook_run {
         // A hook runs with the defaults and logs what was wrong with its environment.
         Ctx::resolve_lenient(cli.json).map(|(ctx, problems)| {

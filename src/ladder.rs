@@ -246,7 +246,12 @@ pub fn bands(days: &[DayRow], frontier: Date, budget: usize, today: Date) -> Vec
             let w = window::days(oldest, end);
             out.push(Band {
                 label: "earlier".into(),
-                span: Some(window::span_label(oldest, end)),
+                // `oct 26 – dec 31` read in 2026 would be taken for this year's (a span
+                // across years already names both).
+                span: Some(match oldest.year() == end.year() {
+                    true => this_year(end, window::span_label(oldest, end)),
+                    false => window::span_label(oldest, end),
+                }),
                 handle: w.handle(),
                 start: oldest,
                 end,
@@ -364,6 +369,16 @@ pub fn children(start: Date, end: Date, today: Date) -> Vec<Child> {
 }
 
 /// Counts as people read them: `812`, `3.7k`, `14k`.
+/// A count with its noun, singular for one: `1 event`, `3 prompts`.
+pub fn noun(n: i64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// As [`noun`], the count in thousands when large: `1 tool`, `3.7k tools`.
+pub fn knoun(n: i64, word: &str) -> String {
+    format!("{} {word}{}", knum(n), if n == 1 { "" } else { "s" })
+}
+
 pub fn knum(n: i64) -> String {
     if n >= 10_000 {
         format!("{}k", n / 1000)
@@ -432,6 +447,15 @@ mod tests {
                 None => b.label.clone(),
             })
             .collect()
+    }
+
+    #[test]
+    fn an_earlier_band_in_a_past_year_says_its_year() {
+        let data = every_day(date(2025, 10, 26), date(2026, 11, 29));
+        let data = days(&data);
+        let b = bands(&rows(&data), date(2026, 11, 28), 8, date(2026, 11, 30));
+        let last = labels(&b).pop().unwrap();
+        assert_eq!(last, "earlier · oct 26 – dec 31 2025");
     }
 
     #[test]

@@ -23,7 +23,8 @@ pub struct SessionRollup {
     pub cwd: Option<String>,
     pub branch: Option<String>,
     pub parent: Option<SessionId>,
-    /// Earliest and latest event time. Not invertible: a revision keeps its event's time,
+    /// Earliest and latest time of the session's own activity (observations and
+    /// distillations deposited about it do not count). Not invertible: a revision keeps its event's time,
     /// so a span only ever grows.
     pub start_ms: Option<i64>,
     pub end_ms: Option<i64>,
@@ -60,7 +61,9 @@ impl SessionRollup {
     pub fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
         self.events += sign;
         // A zero timestamp means the transcript gave none; it says nothing about the span.
-        if sign > 0 && env.ts_ms > 0 {
+        // A claim deposited later (`peat obs --session` on an old session) is not the
+        // session's activity: it must not make the session look current.
+        if sign > 0 && env.ts_ms > 0 && is_activity(&env.kind) {
             self.start_ms = Some(self.start_ms.map_or(env.ts_ms, |s| s.min(env.ts_ms)));
             self.end_ms = Some(self.end_ms.map_or(env.ts_ms, |e| e.max(env.ts_ms)));
         }
@@ -127,6 +130,12 @@ impl SessionRollup {
     pub fn first_prompt_seq(&self) -> Option<Seq> {
         self.prompt_seqs.first().map(|s| Seq(*s))
     }
+}
+
+/// Whether an event is the session's own work, rather than something deposited about it
+/// afterwards (a claim, a retired distillation), which says nothing about when it ran.
+fn is_activity(kind: &Event) -> bool {
+    !matches!(kind, Event::Obs { .. } | Event::Distill { .. })
 }
 
 fn set_member<T: Ord>(set: &mut BTreeSet<T>, v: T, sign: i64) {
@@ -279,6 +288,23 @@ mod tests {
         );
         s.apply(Seq(4), &demoted, 1);
         assert_eq!(s.closing_seq(), None);
+    }
+
+    #[test]
+    fn a_claim_deposited_later_does_not_extend_the_span() {
+        let mut s = SessionRollup::default();
+        let said = Event::Said { text: "ok".into() };
+        s.apply(Seq(1), &env(10, said.clone()), 1);
+        s.apply(Seq(2), &env(20, said), 1);
+        let obs = Event::Obs {
+            subject: "staging".into(),
+            text: "blue first".into(),
+            derived_from: vec![1],
+            basis: None,
+        };
+        s.apply(Seq(crate::event::OBS_SEQ_BASE), &env(9_000, obs), 1);
+        assert_eq!((s.start_ms, s.end_ms), (Some(10), Some(20)));
+        assert_eq!(s.events, 3);
     }
 
     #[test]

@@ -32,14 +32,30 @@ pub fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
     }
 }
 
-/// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`.
+/// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`. Past a day it
+/// counts local calendar days, as the brief labels days (`3d ago`), so one session has one
+/// age everywhere it is listed.
 pub fn age(now_ms: i64, ts_ms: i64) -> String {
+    age_in(now_ms, ts_ms, &jiff::tz::TimeZone::system())
+}
+
+/// [`age`] with days counted in `tz`.
+pub fn age_in(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
     let h = (now_ms - ts_ms).max(0) / 3_600_000;
+    let date = |ms: i64| {
+        Timestamp::from_millisecond(ms)
+            .ok()
+            .map(|t| t.to_zoned_datetime(tz.clone()).date())
+    };
+    let days = match (date(now_ms), date(ts_ms)) {
+        (Some(a), Some(b)) if h >= 24 => crate::window::days_between(b, a).max(1),
+        _ => h / 24,
+    };
     match h {
         0 => "<1h".to_string(),
         1..=23 => format!("{h}h"),
-        _ if h < 24 * 730 => format!("{}d", h / 24),
-        _ => format!("{}y", h / (24 * 365)),
+        _ if days < 730 => format!("{days}d"),
+        _ => format!("{}y", days / 365),
     }
 }
 
@@ -81,18 +97,125 @@ pub fn parse_since(spec: &str, now_ms: i64) -> Result<i64, String> {
     ))
 }
 
+/// The local day `spec` names, relative to `today`: a date (`2026-07-10`), `today`,
+/// `yesterday`, a count back (`3d`, `2w`, `1m`, `3 days ago`, `2 weeks`, `a month ago`,
+/// `last week`), or a weekday (`monday`, `last fri`: the latest one before today).
+pub fn parse_day(spec: &str, today: jiff::civil::Date) -> Result<jiff::civil::Date, String> {
+    use jiff::ToSpan;
+    let want = "want a date like 2026-07-10, today, yesterday, 3d, 2w, 1m, \"3 days ago\", \"last week\" or a weekday like monday";
+    let lower = spec.trim().to_ascii_lowercase();
+    if let Some(why) = crate::window::invalid_date(&lower) {
+        return Err(why);
+    }
+    if let Ok(d) = lower.parse::<jiff::civil::Date>() {
+        return Ok(d);
+    }
+    let words: Vec<&str> = lower
+        .split_whitespace()
+        .filter(|w| *w != "ago" && *w != "last")
+        .collect();
+    let back = |span: jiff::Span| today.checked_sub(span).map_err(|e| e.to_string());
+    // `3d`, `3 d`, `3 days`, `a week`, `week` (with `last`): a count and a unit.
+    let (count, unit) = match words.as_slice() {
+        ["today"] | ["now"] => return Ok(today),
+        ["yesterday"] => return back(1.day()),
+        [w] => match w.find(|c: char| !c.is_ascii_digit()) {
+            Some(0) => ("1", *w),
+            Some(i) => w.split_at(i),
+            None => return Err(format!("not a day: {spec:?} ({want})")),
+        },
+        [n, u] => (if *n == "a" || *n == "an" { "1" } else { *n }, *u),
+        _ => return Err(format!("not a day: {spec:?} ({want})")),
+    };
+    let n: i64 = count
+        .parse()
+        .map_err(|_| format!("not a day: {spec:?} ({want})"))?;
+    let unit = unit.trim_end_matches('s');
+    match unit {
+        "d" | "day" => back(n.days()),
+        "w" | "wk" | "week" => back((7 * n).days()),
+        "m" | "mo" | "month" => back(n.months()),
+        "y" | "yr" | "year" => back(n.years()),
+        _ => match weekday(unit) {
+            Some(wd) if count == "1" => {
+                let mut d = back(1.day())?;
+                while d.weekday() != wd {
+                    d = back_from(d)?;
+                }
+                Ok(d)
+            }
+            _ => Err(format!("not a day: {spec:?} ({want})")),
+        },
+    }
+}
+
+fn back_from(d: jiff::civil::Date) -> Result<jiff::civil::Date, String> {
+    d.yesterday().map_err(|e| e.to_string())
+}
+
+/// A weekday by its name or its first three letters.
+fn weekday(w: &str) -> Option<jiff::civil::Weekday> {
+    use jiff::civil::Weekday::*;
+    let all = [
+        ("monday", Monday),
+        ("tuesday", Tuesday),
+        ("wednesday", Wednesday),
+        ("thursday", Thursday),
+        ("friday", Friday),
+        ("saturday", Saturday),
+        ("sunday", Sunday),
+    ];
+    all.iter()
+        .find(|(name, _)| w.len() >= 3 && name.starts_with(w))
+        .map(|(_, d)| *d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn a_day_can_be_named_the_ways_people_type_it() {
+        use jiff::civil::date;
+        let today = date(2026, 11, 30); // a Monday
+        let day = |s: &str| parse_day(s, today).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert_eq!(day("2026-07-10"), date(2026, 7, 10));
+        assert_eq!(day("today"), today);
+        assert_eq!(day("Yesterday"), date(2026, 11, 29));
+        assert_eq!(day("3d"), date(2026, 11, 27));
+        assert_eq!(day("3 days ago"), date(2026, 11, 27));
+        assert_eq!(day("2w"), date(2026, 11, 16));
+        assert_eq!(day("last week"), date(2026, 11, 23));
+        assert_eq!(day("a month ago"), date(2026, 10, 30));
+        assert_eq!(day("1m"), date(2026, 10, 30));
+        assert_eq!(day("monday"), date(2026, 11, 23));
+        assert_eq!(day("last fri"), date(2026, 11, 27));
+        assert!(
+            parse_day("2026-13-01", today)
+                .unwrap_err()
+                .contains("no month 13")
+        );
+        for bad in ["soon", "3x", "fr", "the day before", ""] {
+            assert!(
+                parse_day(bad, today).unwrap_err().contains("want a date"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn ages_read_like_a_person_says_them() {
         let h = 3_600_000;
+        let utc = jiff::tz::TimeZone::UTC;
+        let age = |now, ts| age_in(now, ts, &utc);
         assert_eq!(age(10 * h, 10 * h - 1), "<1h");
         assert_eq!(age(10 * h, 5 * h), "5h");
         assert_eq!(age(100 * h, 28 * h), "3d");
         assert_eq!(age(0, 5), "<1h");
         assert_eq!(age(24 * 800 * h, 0), "2y");
+        // 61 hours, but three calendar days back: the brief calls that day `3d ago`.
+        assert_eq!(age(3 * 24 * h + 9 * h, 20 * h), "3d");
+        assert_eq!(age(2 * 24 * h + 9 * h, 20 * h), "2d");
     }
 
     #[test]

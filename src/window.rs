@@ -71,6 +71,37 @@ pub fn parse(s: &str, today: Date) -> Option<Window> {
     single(&s, today)
 }
 
+/// Why `s`, shaped like a date (`2026-13-01`, `2026-00`, or either side of `a..b`), names
+/// no day: `None` when it is a window or not date-shaped at all. A mistyped date must be
+/// said, not searched for.
+pub fn invalid_date(s: &str) -> Option<String> {
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("..") {
+        return invalid_date(a).or_else(|| invalid_date(b));
+    }
+    let parts: Vec<&str> = s.split('-').collect();
+    let num = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit());
+    let (y, m, d) = match parts.as_slice() {
+        [y, m] if num(y, 4) && num(m, 2) => (y, m, "01"),
+        [y, m, d] if num(y, 4) && num(m, 2) && num(d, 2) => (y, m, *d),
+        _ => return None,
+    };
+    let (y, m, d): (i16, i8, i8) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    match Date::new(y, m, d) {
+        Ok(_) => None,
+        Err(_) if !(1..=12).contains(&m) => Some(format!(
+            "{s} is not a date: there is no month {m} (months run 01 to 12)"
+        )),
+        Err(_) => {
+            let last = Date::new(y, m, 1).ok()?.days_in_month();
+            Some(format!(
+                "{s} is not a date: {} {y} has {last} days",
+                month_name(m)
+            ))
+        }
+    }
+}
+
 /// The window between two days, as a range handle would name it: `2026-05-29..2026-08-02`.
 pub fn days(start: Date, end: Date) -> Window {
     if start == end {
@@ -290,6 +321,30 @@ mod tests {
     use jiff::civil::date;
 
     const TODAY: Date = date(2026, 8, 20);
+
+    #[test]
+    fn a_mistyped_date_is_named_not_searched() {
+        assert_eq!(
+            invalid_date("2026-13-01").as_deref(),
+            Some("2026-13-01 is not a date: there is no month 13 (months run 01 to 12)")
+        );
+        assert_eq!(
+            invalid_date("2026-02-30").as_deref(),
+            Some("2026-02-30 is not a date: feb 2026 has 28 days")
+        );
+        assert!(invalid_date("2026-07..2026-00").is_some());
+        for fine in [
+            "2026-02-28",
+            "2026-07",
+            "2026",
+            "w33",
+            "rate",
+            "1042",
+            "a-b-c",
+        ] {
+            assert_eq!(invalid_date(fine), None, "{fine}");
+        }
+    }
 
     fn w(s: &str) -> Window {
         parse(s, TODAY).unwrap_or_else(|| panic!("{s} should be a window"))

@@ -422,41 +422,7 @@ pub fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
     brief.last_session = last_session(tables, &mut heads, &days, here)?;
 
     // Files touched over the days shown, and which of those days' sessions touched them.
-    let mut touches: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut sessions: BTreeSet<&str> = BTreeSet::new();
-    for (_, s) in shown {
-        for (f, n) in &s.files {
-            *touches.entry(f.as_ref()).or_insert(0) += n;
-        }
-        sessions.extend(s.sessions.iter().map(|s| s.as_ref()));
-    }
-    let top = top_files(&touches, FILES_SHOWN);
-    let mut by_file: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    if !top.is_empty() {
-        for s in &sessions {
-            let Some(rollup) = tables.session(&SessionId(s.to_string()))? else {
-                continue;
-            };
-            for (f, _) in &top {
-                if rollup.files.contains_key(f) {
-                    by_file.entry(f).or_default().insert(short(s));
-                }
-            }
-        }
-    }
-    brief.files = top
-        .iter()
-        .map(|(f, n)| FileLine {
-            short: shown_path(f, here.cwd),
-            path: f.clone(),
-            touches: *n,
-            sessions: by_file
-                .get(f.as_str())
-                .map(|s| s.iter().cloned().collect())
-                .unwrap_or_default(),
-            handle: format!("▸ peat {}", file_arg(f, here.cwd)),
-        })
-        .collect();
+    brief.files = files_of(tables, shown, here.cwd, FILES_SHOWN)?;
 
     // The subjects observed most recently.
     let mut subjects = tables.all_subjects()?;
@@ -478,8 +444,53 @@ pub fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
     Ok(brief)
 }
 
+/// The `n` files most touched over `rows`, with the sessions that touched them, as the
+/// brief and a window's zoom list them.
+pub fn files_of(
+    tables: &Tables,
+    rows: &[DayRow],
+    cwd: &Path,
+    n: usize,
+) -> Result<Vec<FileLine>, ViewError> {
+    let mut touches: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut sessions: BTreeSet<&str> = BTreeSet::new();
+    for (_, s) in rows {
+        for (f, n) in &s.files {
+            *touches.entry(f.as_ref()).or_insert(0) += n;
+        }
+        sessions.extend(s.sessions.iter().map(|s| s.as_ref()));
+    }
+    let top = top_files(&touches, n);
+    let mut by_file: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    if !top.is_empty() {
+        for s in &sessions {
+            let Some(rollup) = tables.session(&SessionId(s.to_string()))? else {
+                continue;
+            };
+            for (f, _) in &top {
+                if rollup.files.contains_key(f) {
+                    by_file.entry(f).or_default().insert(short(s));
+                }
+            }
+        }
+    }
+    Ok(top
+        .iter()
+        .map(|(f, n)| FileLine {
+            short: shown_path(f, cwd),
+            path: f.clone(),
+            touches: *n,
+            sessions: by_file
+                .get(f.as_str())
+                .map(|s| s.iter().cloned().collect())
+                .unwrap_or_default(),
+            handle: format!("▸ peat {}", file_arg(f, cwd)),
+        })
+        .collect())
+}
+
 /// A file for people: relative to the working directory when under it, else shortened.
-fn shown_path(path: &str, cwd: &Path) -> String {
+pub fn shown_path(path: &str, cwd: &Path) -> String {
     match Path::new(path).strip_prefix(cwd) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
         _ => ladder::short_path(path),
@@ -487,7 +498,7 @@ fn shown_path(path: &str, cwd: &Path) -> String {
 }
 
 /// A file as an argument: relative to the working directory when under it.
-fn file_arg(path: &str, cwd: &Path) -> String {
+pub fn file_arg(path: &str, cwd: &Path) -> String {
     let rel = Path::new(path)
         .strip_prefix(cwd)
         .ok()

@@ -88,10 +88,7 @@ pub fn environment(ui: Ui) -> Environment<'static> {
     env.add_filter("accent", style("36"));
     env.add_filter("clip", |s: String, n: usize| clip(&s, n));
     env.add_filter("k", |n: i64| knum(n));
-    env.add_filter("n", |n: i64, word: String| {
-        let s = if n == 1 { "" } else { "s" };
-        format!("{} {word}{s}", knum(n))
-    });
+    env.add_filter("n", |n: i64, word: String| crate::ladder::knoun(n, &word));
     env
 }
 

@@ -16,6 +16,8 @@ use crate::window::{Kind, Window};
 
 const TEXTS_SHOWN: usize = 4;
 const OBS_SHOWN: usize = 8;
+/// How many of the window's most touched files it lists.
+const FILES_SHOWN: usize = 8;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Zoom {
@@ -30,6 +32,8 @@ pub struct Zoom {
     pub texts: Vec<TextLine>,
     /// The newest observations in the window, newest first.
     pub observations: Vec<ObsLine>,
+    /// The files most touched in the window (the brief lists a day's the same way).
+    pub files: Vec<super::FileLine>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -116,6 +120,7 @@ pub fn assemble(
     w: &Window,
     now_ms: i64,
     tz: &jiff::tz::TimeZone,
+    cwd: &std::path::Path,
 ) -> Result<Zoom, ViewError> {
     let today = local_date(now_ms, tz);
     let raw = day_rows(tables)?;
@@ -293,6 +298,7 @@ pub fn assemble(
             handle: format!("▸ {}", w.handle()),
         },
         totals: Tally::of(inside, w.start, w.end),
+        files: super::files_of(tables, inside, cwd, FILES_SHOWN)?,
         children,
         sessions,
         texts,

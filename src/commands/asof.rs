@@ -13,8 +13,9 @@ use crate::recall::{Query, recall};
 /// words, searches it; without, says what it held.
 #[derive(Args, Debug)]
 pub struct AsofArgs {
-    /// The day, YYYY-MM-DD (local time)
-    #[arg(value_name = "DATE")]
+    /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",
+    /// "last week", or a weekday (monday: the latest one before today)
+    #[arg(value_name = "DAY")]
     pub date: String,
     /// What to look for, as of that day
     #[arg(value_name = "WORDS")]
@@ -35,10 +36,20 @@ struct Summary {
 }
 
 pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
-    let cutoff = crate::time::end_of_local_day(&args.date, &ctx.tz).ok_or_else(|| {
-        CliError::user(format!("not a date: {:?}", args.date))
-            .hint("Give a day as YYYY-MM-DD, e.g. `peat asof 2026-07-10`.")
+    let today = super::dispatch::today(ctx);
+    let day = crate::time::parse_day(&args.date, today).map_err(|why| {
+        CliError::user(why)
+            .hint("For example `peat asof 2026-07-10`, `peat asof yesterday` or `peat asof 2w`.")
     })?;
+    if day > today {
+        return Err(CliError::user(format!(
+            "{day} is in the future (today is {today}): asof reads the record as it stood on a past day"
+        ))
+        .hint("For the record as it stands now, run `peat` (the brief) or `peat recall WORDS`."));
+    }
+    let date = day.to_string();
+    let cutoff = crate::time::end_of_local_day(&date, &ctx.tz)
+        .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
     let (ledger, views, mut model) = ctx.open_views()?;
     let scratch = tempfile::Builder::new()
         .prefix("peat-asof-")
@@ -54,11 +65,11 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     )?;
     drop(views);
     drop(ledger);
-    let head = format!("== peat · as of {} · {} events ==", args.date, past.events);
-    if past.events == 0 {
+    let head = format!("== peat · as of {date} · {} events ==", past.events);
+    // Under --json the summary says it (0 events): the output stays one document.
+    if past.events == 0 && !ctx.json {
         ctx.ui.note(&format!(
-            "{head}\nthe record starts after {}: nothing was captured by then",
-            args.date
+            "{head}\nthe record starts after {date}: nothing was captured by then"
         ));
         return Ok(1);
     }
@@ -79,7 +90,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let days = past.views.tables.all_days()?;
     let last = past.views.summaries()?.into_iter().next();
     let summary = Summary {
-        date: args.date.clone(),
+        date: date.clone(),
         cutoff_ms: cutoff,
         events: past.events,
         sessions: sessions.len(),
@@ -90,7 +101,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     if ctx.json {
         serde_json::to_writer(&mut out, &summary).map_err(std::io::Error::from)?;
         writeln!(out)?;
-        return Ok(0);
+        return Ok(u8::from(summary.events == 0));
     }
     writeln!(out, "{}", ctx.ui.bold(&head))?;
     writeln!(

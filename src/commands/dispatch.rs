@@ -30,6 +30,14 @@ pub fn today(ctx: &Ctx) -> jiff::civil::Date {
 
 /// Read `words` by their shape.
 pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
+    if let [word] = words
+        && let Some(why) = crate::window::invalid_date(word)
+    {
+        return Err(CliError::user(why).hint(format!(
+            "Name a real day or period ({}); to search for the text, use `peat recall {word}`.",
+            crate::window::WANT
+        )));
+    }
     let mut live = Live::new(ctx);
     let Classified { reading, passed } = classify(words, &mut live)?;
     // Say why a word that looked like a file, session or commit was searched instead; a
@@ -70,8 +78,9 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
             }
             drop(live);
             let args = super::show::ShowArgs {
-                session: id.to_string(),
+                session: Some(id.to_string()),
                 seq: *seq,
+                titled: false,
             };
             delegate(ctx, &head, |ctx| super::show::run(ctx, &args))
         }
@@ -140,6 +149,7 @@ fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
     }
     let args = super::zoom::ZoomArgs {
         window: w.key.clone(),
+        titled: false,
     };
     delegate(ctx, head, |ctx| super::zoom::run(ctx, &args))
 }

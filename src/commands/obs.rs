@@ -123,18 +123,7 @@ pub fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         let list: Vec<String> = near.iter().map(|(n, c)| format!("{n} ({c} obs)")).collect();
         ctx.ui.note(&format!("near subjects: {}", list.join(" · ")));
     }
-    for seq in &args.from {
-        let id = EventId {
-            session: session.clone(),
-            seq: Seq(*seq),
-        };
-        if ledger.get(&id)?.is_none() {
-            ctx.ui.note(&format!(
-                "--from {seq}: session {} has no event {seq} (yet)",
-                session.short()
-            ));
-        }
-    }
+    check_citations(&ledger, &session, &args.from)?;
 
     let seq = free_seq(&ledger, &session)?;
     let mut set = WriteSet::default();
@@ -197,6 +186,69 @@ pub fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         ctx.ui.note(&line);
     }
     Ok(0)
+}
+
+/// Refuse a claim citing events the session does not hold: a citation that points at
+/// nothing would read as evidence. The error names the nearest events that do exist.
+fn check_citations(ledger: &Ledger, session: &SessionId, from: &[u32]) -> Result<(), CliError> {
+    let mut missing = Vec::new();
+    for seq in from {
+        let id = EventId {
+            session: session.clone(),
+            seq: Seq(*seq),
+        };
+        if ledger.get(&id)?.is_none() {
+            missing.push(*seq);
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let held: Vec<(u32, Envelope)> = ledger
+        .session_events(session)
+        .map(|r| r.map(|(id, env)| (id.seq.0, env)))
+        .collect::<Result<_, _>>()?;
+    let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+    let mut err = CliError::user(format!(
+        "--from {}: session {} has no such event{}; the claim was not recorded",
+        list.join(","),
+        session.short(),
+        if missing.len() == 1 { "" } else { "s" }
+    ));
+    err.code = 2;
+    if held.is_empty() {
+        return Err(err.hint(format!(
+            "Session {} has no events in the record yet (its transcript is captured when it ends, or with `peat capture FILE`). Cite its events once captured, or deposit the claim without --from.",
+            session.short()
+        )));
+    }
+    let mut near: Vec<String> = Vec::new();
+    for seq in &missing {
+        for (s, env) in nearest(&held, *seq) {
+            let line = format!(
+                "  {s:>6} {:<8} {}",
+                env.kind.tag(),
+                crate::ui::clip(&env.kind.summary(), 70)
+            );
+            if !near.contains(&line) {
+                near.push(line);
+            }
+        }
+    }
+    Err(err.hint(format!(
+        "The nearest events it holds:\n{}\n`peat show {}` lists them all.",
+        near.join("\n"),
+        session.short()
+    )))
+}
+
+/// The events just below and just above `seq` (by seq), at most two of each.
+fn nearest(held: &[(u32, Envelope)], seq: u32) -> Vec<&(u32, Envelope)> {
+    let at = held.partition_point(|(s, _)| *s < seq);
+    held[at.saturating_sub(2)..at]
+        .iter()
+        .chain(held[at..].iter().take(2))
+        .collect()
 }
 
 enum SessionArg {

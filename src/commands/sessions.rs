@@ -3,6 +3,7 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::error::CliError;
+use crate::ladder::noun;
 use crate::ui::clip;
 
 /// List the sessions in the ledger, newest first
@@ -31,15 +32,15 @@ pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
             |t| crate::time::local_minute(t, &ctx.tz),
         );
         let agent = r.agent.map_or("?", |a| a.label());
-        let mut work = format!("{} tools", r.tools);
+        let mut work = noun(r.tools, "tool");
         if r.failed_tools > 0 {
             work.push_str(&format!(" ({} failed)", r.failed_tools));
         }
         if !r.files.is_empty() {
-            work.push_str(&format!(" · {} files", r.files.len()));
+            work.push_str(&format!(" · {}", noun(r.files.len() as i64, "file")));
         }
         if !r.commits.is_empty() {
-            work.push_str(&format!(" · {} commits", r.commits.len()));
+            work.push_str(&format!(" · {}", noun(r.commits.len() as i64, "commit")));
         }
         let asked = s
             .first_prompt
@@ -58,6 +59,7 @@ pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
         )?;
     }
     out.finish()?;
-    ctx.ui.note(&format!("({} sessions)", all.len()));
+    ctx.ui
+        .note(&format!("({})", noun(all.len() as i64, "session")));
     Ok(0)
 }

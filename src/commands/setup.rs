@@ -54,6 +54,14 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     let done = super::import::import_files(ctx, files)?;
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 
+    // A project with no past sessions has no brief yet: the next step is an agent's
+    // session here, not another setup.
+    if !ctx.json && crate::commands::brief::assemble(ctx, 1)?.events == 0 {
+        ctx.ui.note(
+            "\nNothing to brief yet: this project has no past agent sessions.\nStart Claude Code or Codex here; the hooks record the session as it runs, and `peat` briefs you on it (the next session starts with it too).",
+        );
+        return Ok(0);
+    }
     crate::commands::brief::run(ctx, &crate::commands::brief::BriefArgs::default())
 }
 

@@ -6,6 +6,7 @@ use crate::change::Change;
 use crate::cli::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, Seq, SessionId};
+use crate::ladder::noun;
 use crate::ledger::Ledger;
 use crate::session::{NoSession, SessionSummary, resolve_prefix};
 use crate::ui::clip;
@@ -13,18 +14,34 @@ use crate::views::Views;
 
 /// Show a session, or one event of it in full
 ///
-/// With a session id (or a unique prefix): where and when it ran, what the person asked,
+/// Without a session: the latest one (by its last activity). With a session id (or a
+/// unique prefix): where and when it ran, what the person asked,
 /// what the agent said last, the files and commits. With a SEQ as well: that one event,
 /// whole, with what its edit wrote. A Claude subagent's handle is its parent's prefix and
 /// its agent id: `peat show 3f6c2a9e/a7c19e2`.
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     /// A session id or a unique prefix of one (a subagent: PARENT/AGENT, e.g. 3f6c2a9e/a7c19e2)
+    /// [default: the latest session]
     #[arg(value_name = "SESSION")]
-    pub session: String,
+    pub session: Option<String>,
     /// One event of the session, by seq
     #[arg(value_name = "SEQ")]
     pub seq: Option<u32>,
+    /// Print the `== session … ==` title (bare `peat SESSION` prints its own, with how the
+    /// words were read, and the details go on the next line).
+    #[arg(skip = true)]
+    pub titled: bool,
+}
+
+/// The first line: `== title == details`, or only the details under another's title.
+fn head(ctx: &Ctx, titled: bool, title: &str, details: &str) -> String {
+    let ui = &ctx.ui;
+    match (titled, details.is_empty()) {
+        (true, true) => ui.bold(&ui.safe(&format!("== {title} =="))),
+        (true, false) => ui.bold(&ui.safe(&format!("== {title} == {details}"))),
+        (false, _) => ui.safe(details).to_string(),
+    }
 }
 
 /// How many of the person's prompts the overview lists.
@@ -33,7 +50,10 @@ const PROMPTS_SHOWN: usize = 20;
 pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
     // The views answer a session's overview; the ledger opens only for one event whole.
     let (ledger, views, _model) = ctx.open_views()?;
-    let session = resolve_in_views(&views, &args.session)?;
+    let session = match &args.session {
+        Some(prefix) => resolve_in_views(&views, prefix)?,
+        None => latest(&views)?,
+    };
     match args.seq {
         Some(seq) => show_event(
             ctx,
@@ -42,9 +62,23 @@ pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
                 session,
                 seq: Seq(seq),
             },
+            args.titled,
         ),
-        None => show_session(ctx, &views, session),
+        None => show_session(ctx, &views, session, args.titled),
     }
+}
+
+/// The session with the newest activity (a subagent's counts as its parent's).
+fn latest(views: &Views) -> Result<SessionId, CliError> {
+    let newest = views
+        .summaries()?
+        .into_iter()
+        .map(|s| s.rollup.parent.unwrap_or(s.session))
+        .next();
+    newest.ok_or_else(|| {
+        CliError::user("no sessions in the record yet")
+            .hint("`peat import` captures the transcripts already on this machine.")
+    })
 }
 
 /// The session a prefix names, or an error that says what to type instead.
@@ -89,7 +123,12 @@ struct SessionView<'a> {
     prompts_list: Vec<crate::session::Cited>,
 }
 
-fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliError> {
+fn show_session(
+    ctx: &Ctx,
+    views: &Views,
+    session: SessionId,
+    titled: bool,
+) -> Result<u8, CliError> {
     let rollup = views.tables.session(&session)?.unwrap_or_default();
     let prompts: Vec<crate::session::Cited> = rollup
         .prompt_seqs
@@ -109,17 +148,15 @@ fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliE
     }
     let ui = &ctx.ui;
     let short = session.short();
-    let mut head = format!(
-        "== session {session} == {}",
-        summary.rollup.cwd.as_deref().unwrap_or("?")
-    );
+    let mut details = summary.rollup.cwd.as_deref().unwrap_or("?").to_string();
     if let Some(b) = &summary.rollup.branch {
-        head.push_str(&format!(" · {b}"));
+        details.push_str(&format!(" · {b}"));
     }
     if let Some(a) = summary.rollup.agent {
-        head.push_str(&format!(" · {}", a.label()));
+        details.push_str(&format!(" · {}", a.label()));
     }
-    writeln!(out, "{}", ui.bold(&ui.safe(&head)))?;
+    let title = format!("session {session}");
+    writeln!(out, "{}", head(ctx, titled, &title, &details))?;
     if let (Some(a), Some(b)) = (summary.rollup.start_ms, summary.rollup.end_ms) {
         writeln!(
             out,
@@ -128,17 +165,20 @@ fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliE
             crate::time::local_minute(b, &ctx.tz)
         )?;
     }
-    let mut work = format!(
-        "{} events · {} prompts · {} tools",
-        summary.rollup.events, summary.rollup.prompts, summary.rollup.tools
-    );
-    if summary.rollup.failed_tools > 0 {
-        work.push_str(&format!(" ({} failed)", summary.rollup.failed_tools));
+    let r = &summary.rollup;
+    let mut work = [
+        noun(r.events, "event"),
+        noun(r.prompts, "prompt"),
+        noun(r.tools, "tool"),
+    ]
+    .join(" · ");
+    if r.failed_tools > 0 {
+        work.push_str(&format!(" ({} failed)", r.failed_tools));
     }
     work.push_str(&format!(
-        " · {} files · {} commits",
-        summary.rollup.files.len(),
-        summary.rollup.commits.len()
+        " · {} · {}",
+        noun(r.files.len() as i64, "file"),
+        noun(r.commits.len() as i64, "commit")
     ));
     if summary.rollup.compactions > 0 {
         work.push_str(&format!(" · compacted {}x", summary.rollup.compactions));
@@ -182,8 +222,10 @@ fn show_session(ctx: &Ctx, views: &Views, session: SessionId) -> Result<u8, CliE
     }
     if !summary.rollup.files.is_empty() {
         writeln!(out, "\nfiles:")?;
-        for f in summary.rollup.files.keys().take(12) {
-            writeln!(out, "  {}", ui.safe(f))?;
+        // As the brief names them: relative to here when under it, pasteable after `peat`.
+        for (f, n) in summary.rollup.files.iter().take(12) {
+            let arg = crate::brief::file_arg(f, &ctx.cwd);
+            writeln!(out, "  {} ({})", ui.safe(&arg), noun(*n, "edit"))?;
         }
         if summary.rollup.files.len() > 12 {
             writeln!(
@@ -224,7 +266,7 @@ struct EventView<'a> {
     change: Option<Change>,
 }
 
-fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId) -> Result<u8, CliError> {
+fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId, titled: bool) -> Result<u8, CliError> {
     let Some(env) = ledger.get(&id)? else {
         return Err(
             CliError::not_found(format!("session {} has no event {}", id.session, id.seq)).hint(
@@ -254,17 +296,17 @@ fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId) -> Result<u8, CliError> {
         return Ok(0);
     }
     let ui = &ctx.ui;
-    writeln!(
-        out,
-        "{}",
-        ui.bold(&format!(
-            "== event {} {} · {} · {} ==",
-            id.session.short(),
-            id.seq,
-            env.kind.tag(),
-            crate::time::local_minute(env.ts_ms, &ctx.tz),
-        ))
-    )?;
+    let title = format!("event {} {}", id.session.short(), id.seq);
+    let details = format!(
+        "{} · {}",
+        env.kind.tag(),
+        crate::time::local_minute(env.ts_ms, &ctx.tz)
+    );
+    let line = match titled {
+        true => head(ctx, true, &format!("{title} · {details}"), ""),
+        false => head(ctx, false, &title, &details),
+    };
+    writeln!(out, "{line}")?;
     writeln!(
         out,
         "{}",

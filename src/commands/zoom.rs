@@ -14,31 +14,41 @@ use crate::window::{self, Window};
 /// 2026-q3), a year (2026), or a range between two of them (2026-05-29..2026-08-02). Prints
 /// the window's counts, its parts one rung finer (a day lists its sessions), the newest
 /// closing messages and compaction summaries in it, and its observations; each line ends in
-/// the command that reads it. Bare `peat WINDOW` does the same.
-#[derive(Args, Debug, Default)]
+/// the command that reads it. Without a window: today. A day can also be named as
+/// yesterday, 3d (three days ago), monday. Bare `peat WINDOW` does the same.
+#[derive(Args, Debug)]
 pub struct ZoomArgs {
-    /// The window: w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b
-    #[arg(value_name = "WINDOW")]
+    /// The window: w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, a..b, or a day named
+    /// as today, yesterday, 3d, monday
+    #[arg(value_name = "WINDOW", default_value = "today")]
     pub window: String,
+    /// Print the `== window ==` title (bare `peat WINDOW` prints its own).
+    #[arg(skip = true)]
+    pub titled: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
     let today = crate::brief::local_date(ctx.now_ms, &ctx.tz);
-    let Some(w) = window::parse(&args.window, today) else {
-        return Err(CliError::user(format!(
-            "not a window: {:?} ({})",
-            args.window,
-            window::WANT
-        ))
-        .hint("`peat` shows the recent days and bands, each with the window that reads it."));
+    let w = match window::parse(&args.window, today) {
+        Some(w) => w,
+        None => match crate::time::parse_day(&args.window, today) {
+            Ok(d) => window::day(d),
+            Err(_) => {
+                let why = window::invalid_date(&args.window)
+                    .unwrap_or_else(|| format!("not a window: {:?}", args.window));
+                return Err(CliError::user(format!("{why} ({})", window::WANT)).hint(
+                    "`peat` shows the recent days and bands, each with the window that reads it.",
+                ));
+            }
+        },
     };
-    show(ctx, &w)
+    show(ctx, &w, args.titled)
 }
 
-/// Print the zoom of `w` (what bare `peat WINDOW` runs).
-pub fn show(ctx: &Ctx, w: &Window) -> Result<u8, CliError> {
+/// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
+pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.open_views()?;
-    let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz)?;
+    let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
     drop(views);
     drop(ledger);
     if ctx.json {
@@ -48,7 +58,7 @@ pub fn show(ctx: &Ctx, w: &Window) -> Result<u8, CliError> {
         return Ok(0);
     }
     let mut out = ctx.ui.pager();
-    print(ctx, &z, &mut out)?;
+    print(ctx, &z, titled, &mut out)?;
     out.finish()?;
     Ok(0)
 }
@@ -64,8 +74,7 @@ fn warn(ctx: &Ctx, s: &str) -> String {
 
 /// `812 tools (3 fail) · 2 commits · 3 sessions · 1 obs`, leaving out what is zero.
 fn counts(ctx: &Ctx, t: &crate::ladder::Tally, sessions: bool) -> String {
-    let plural =
-        |n: i64, word: &str| format!("{} {word}{}", knum(n), if n == 1 { "" } else { "s" });
+    let plural = crate::ladder::knoun;
     let mut s = plural(t.tools, "tool");
     if t.fails > 0 {
         s.push_str(&format!(
@@ -95,14 +104,19 @@ fn gist(text: &str) -> &str {
     }
 }
 
-fn print(ctx: &Ctx, z: &Zoom, out: &mut impl Write) -> Result<(), CliError> {
+fn print(ctx: &Ctx, z: &Zoom, titled: bool, out: &mut impl Write) -> Result<(), CliError> {
     let ui = &ctx.ui;
     let mut head = format!("== {}", z.window.label);
     if let Some(span) = &z.window.span {
         head.push_str(&format!(" · {span}"));
     }
     head.push_str(" ==");
-    writeln!(out, "{} {}", ui.bold(&head), counts(ctx, &z.totals, true))?;
+    let counts_line = counts(ctx, &z.totals, true);
+    match titled {
+        true => writeln!(out, "{} {counts_line}", ui.bold(&head))?,
+        // Under `== window KEY ==`: the label, since the key alone does not say the days.
+        false => writeln!(out, "{} · {counts_line}", z.window.label)?,
+    }
     if z.totals.events == 0 {
         writeln!(
             out,
@@ -134,12 +148,28 @@ fn print(ctx: &Ctx, z: &Zoom, out: &mut impl Write) -> Result<(), CliError> {
             if let Some(b) = &s.branch {
                 line.push_str(&format!(" · {}", ui.safe(b)));
             }
-            line.push_str(&format!(" · {} tools", knum(s.tools)));
+            line.push_str(&format!(" · {}", crate::ladder::knoun(s.tools, "tool")));
             if s.commits > 0 {
                 let n = s.commits;
-                line.push_str(&format!(" · {n} commit{}", if n == 1 { "" } else { "s" }));
+                line.push_str(&format!(" · {}", crate::ladder::noun(n as i64, "commit")));
             }
             writeln!(out, "{line}  {}", ui.dim(&s.handle))?;
+        }
+    }
+    if !z.files.is_empty() {
+        writeln!(out, "\nfiles touched most:")?;
+        for f in &z.files {
+            let by = match f.sessions.is_empty() {
+                true => String::new(),
+                false => format!(" — {}", f.sessions.join(", ")),
+            };
+            writeln!(
+                out,
+                "  {} ({}){by}  {}",
+                ui.safe(&f.short),
+                crate::ladder::knoun(f.touches, "edit"),
+                ui.dim(&ui.safe(&f.handle))
+            )?;
         }
     }
     if !z.texts.is_empty() {

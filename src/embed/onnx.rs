@@ -217,6 +217,22 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// Keep ONNX Runtime from writing outside peat's own directories. On every load its
+/// telemetry client creates `$XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime/`
+/// (a `deviceid` and a database), before `with_telemetry(false)` can take effect; the
+/// runtime's own `ORT_DISABLE_TELEMETRY` switch stops it. A person's explicit setting is
+/// left alone.
+///
+/// Call only while the process has one thread (first thing in `cli::run`): changing the
+/// environment races with any other thread reading it.
+pub fn keep_runtime_out_of_home() {
+    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
+        // SAFETY: called before any thread is spawned, so nothing reads the environment
+        // concurrently.
+        unsafe { std::env::set_var("ORT_DISABLE_TELEMETRY", "1") };
+    }
+}
+
 /// The ONNX Runtime library is loaded once per process, and its environment lives as long
 /// as the process (`ort` allows one environment per process).
 static RUNTIME: Mutex<Option<(PathBuf, Environment)>> = Mutex::new(None);

@@ -175,9 +175,13 @@ within:
   [w29 · jul 13–19] 10 tools · 2 sessions · 1 obs · …/src/server.ts  ▸ peat 2026-w29
   [w30 · jul 20] 3 tools · 1 commit · 1 session · 1 obs · …/src/server.ts  ▸ peat 2026-w30
 
+files touched most:
+  src/server.ts (4 edits) — a0000000, b0000000  ▸ peat src/server.ts
+  …/src/server.ts (2 edits) — c0000000  ▸ peat /home/dev/acme-api/src/server.ts
+
 closing messages:
   [final · <1h · work] Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now retur…  ▸ peat show b0000000 145
-  [final · 1d · work] Turn 2 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show a0000000 321
+  [final · 2d · work] Turn 2 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show a0000000 321
   [final · 6d · acme-api] Turn 1 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show c0000000 209
 
 observations:
@@ -188,7 +192,10 @@ observations:
 const ZOOM_DAY: &str = r#"== jul 20 2026 == 3 tools · 1 commit · 1 session · 1 obs
 
 sessions:
-  [b0000000] 11:00–12:00 work · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
+  [b0000000] 11:00–11:00 work · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
+
+files touched most:
+  src/server.ts (1 edit) — b0000000  ▸ peat src/server.ts
 
 closing messages:
   [final · <1h · work] Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now retur…  ▸ peat show b0000000 145
@@ -203,8 +210,12 @@ within:
   [jul 14] 4 tools · 1 session · …/src/server.ts  ▸ peat 2026-07-14
   [jul 18] 6 tools · 1 session · 1 obs · …/src/server.ts  ▸ peat 2026-07-18
 
+files touched most:
+  src/server.ts (3 edits) — a0000000  ▸ peat src/server.ts
+  …/src/server.ts (2 edits) — c0000000  ▸ peat /home/dev/acme-api/src/server.ts
+
 closing messages:
-  [final · 1d · work] Turn 2 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show a0000000 321
+  [final · 2d · work] Turn 2 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show a0000000 321
   [final · 6d · acme-api] Turn 1 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show c0000000 209
 
 observations:
@@ -217,9 +228,13 @@ within:
   [may 2026] 2 tools · 1 session · …/src/server.ts  ▸ peat 2026-05
   [jul 2026] 13 tools · 1 commit · 3 sessions · 2 obs · …/src/server.ts  ▸ peat 2026-07
 
+files touched most:
+  src/server.ts (5 edits) — a0000000, b0000000, d0000000  ▸ peat src/server.ts
+  …/src/server.ts (2 edits) — c0000000  ▸ peat /home/dev/acme-api/src/server.ts
+
 closing messages:
   [final · <1h · work] Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now retur…  ▸ peat show b0000000 145
-  [final · 1d · work] Turn 2 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show a0000000 321
+  [final · 2d · work] Turn 2 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show a0000000 321
   [final · 6d · acme-api] Turn 1 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show c0000000 209
   [final · 75d · work] Turn 0 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show d0000000 97
 
@@ -333,17 +348,27 @@ fn a_desk_template_replaces_the_embedded_one() {
 fn a_string_that_is_not_a_window_is_refused_with_the_grammar() {
     let env = Env::new();
     record(&env);
-    for bad in ["2026-02-30", "w54", "q5", "2026-08..2026-07", "lately"] {
+    let want = "(want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b)";
+    for bad in ["w54", "q5", "2026-08..2026-07", "lately"] {
         let r = peat(&env, &["zoom", bad]);
         assert_eq!(r.code, 2, "{bad}");
         assert!(
-            r.stderr.starts_with(&format!(
-                "peat: not a window: \"{bad}\" (want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b)\n"
-            )),
+            r.stderr
+                .starts_with(&format!("peat: not a window: \"{bad}\" {want}\n")),
             "{}",
             r.stderr
         );
     }
+    // A mistyped date says what is wrong with it.
+    let r = peat(&env, &["zoom", "2026-02-30"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "peat: 2026-02-30 is not a date: feb 2026 has 28 days {want}\n"
+        )),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

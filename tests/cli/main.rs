@@ -13,6 +13,7 @@ mod kill;
 mod log;
 mod obs;
 mod props;
+mod reading;
 mod recall;
 mod redact;
 mod support;

@@ -26,7 +26,7 @@ fn a_claim_round_trips_through_subjects_and_its_trail() {
             "staging",
             "deploys go through the blue env first",
             "--from",
-            "1,2",
+            "1,17",
             "--session",
             "3f6c",
         ],
@@ -98,7 +98,7 @@ fn a_claim_round_trips_through_subjects_and_its_trail() {
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["result"]["support"], 2);
     assert_eq!(v["result"]["current"], "deploys go through green now");
-    assert_eq!(v["result"]["evidence"][1]["derived_from"][1], 2);
+    assert_eq!(v["result"]["evidence"][1]["derived_from"][1], 17);
     // The same trail through the explicit spellings.
     let via_subjects = peat(&env, &["subjects", "staging"]).ok();
     assert_eq!(via_subjects.stdout, lines[1..].join("\n") + "\n");
