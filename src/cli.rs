@@ -1,14 +1,10 @@
 //! The command line: parse, resolve the context once, dispatch to a verb.
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::commands;
+use crate::ctx::Ctx;
 use crate::error::CliError;
-use crate::ledger::{self, Access, Ledger, Location, Mode};
-use crate::ui::Ui;
-use crate::views::{ModelSlot, Views};
 
 const AFTER_HELP: &str = "\
 READING BY SHAPE (bare `peat THING`; the first reading that answers wins, and the
@@ -94,155 +90,6 @@ pub enum Command {
     Skill(commands::skill::SkillArgs),
     Model(commands::model::ModelArgs),
     Redact(commands::redact::RedactArgs),
-}
-
-/// How long a writer waits for the lock unless `PEAT_LOCK_WAIT_SECS` says otherwise.
-const DEFAULT_LOCK_WAIT_SECS: u64 = 120;
-
-/// What every command works with, resolved once: no verb reads the environment itself.
-pub struct Ctx {
-    pub ui: Ui,
-    pub json: bool,
-    pub cwd: PathBuf,
-    pub home: Option<PathBuf>,
-    pub location: Location,
-    /// "Now", read once here (or pinned by `PEAT_NOW` for reproducible output).
-    pub now_ms: i64,
-    pub lock_wait: Duration,
-    /// What this process is doing, for the lock's holder line.
-    pub who: String,
-    /// The time zone calendar days are counted in.
-    pub tz: jiff::tz::TimeZone,
-}
-
-impl Ctx {
-    /// Resolve the context; an invalid environment value is an error.
-    fn resolve(json: bool) -> Result<Ctx, CliError> {
-        let (ctx, mut problems) = Ctx::resolve_lenient(json)?;
-        match problems.is_empty() {
-            true => Ok(ctx),
-            false => Err(problems.remove(0)),
-        }
-    }
-
-    /// Resolve the context, taking the default for an invalid environment value and
-    /// returning what was wrong: a hook must still run, and say so in its log.
-    fn resolve_lenient(json: bool) -> Result<(Ctx, Vec<CliError>), CliError> {
-        let mut problems = Vec::new();
-        let cwd = std::env::current_dir()
-            .map_err(|e| CliError::user(format!("cannot read the current directory: {e}")))?;
-        let env_db = std::env::var_os("PEAT_DB").map(PathBuf::from);
-        let location = ledger::locate(&cwd, env_db.as_deref());
-        let now = jiff::Timestamp::now().as_millisecond();
-        let now_ms = match std::env::var("PEAT_NOW") {
-            Ok(s) => crate::time::parse_iso_ms(&s).unwrap_or_else(|| {
-                problems.push(
-                    CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
-                        .hint("Use a form like 2026-08-10T19:18:11Z, or unset it."),
-                );
-                now
-            }),
-            Err(_) => now,
-        };
-        let lock_wait = match std::env::var("PEAT_LOCK_WAIT_SECS") {
-            Ok(s) => Duration::from_secs(s.trim().parse().unwrap_or_else(|_| {
-                problems.push(
-                    CliError::user(format!(
-                        "PEAT_LOCK_WAIT_SECS is not a number of seconds: {s:?}"
-                    ))
-                    .hint("Set it to a whole number like 30, or unset it for the default (120)."),
-                );
-                DEFAULT_LOCK_WAIT_SECS
-            })),
-            Err(_) => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
-        };
-        let who: Vec<String> = std::env::args().take(3).collect();
-        let ctx = Ctx {
-            ui: Ui::detect(),
-            json,
-            cwd,
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            location,
-            now_ms,
-            lock_wait,
-            who: who.join(" "),
-            tz: jiff::tz::TimeZone::system(),
-        };
-        Ok((ctx, problems))
-    }
-
-    /// Open the ledger, waiting for the lock as configured.
-    pub fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
-        let ui = self.ui;
-        let wait = self.lock_wait;
-        let mut on_wait = move || {
-            ui.note(&format!(
-                "peat: the ledger is busy (another peat process); waiting up to {}s…",
-                wait.as_secs()
-            ))
-        };
-        let ledger = Ledger::open(
-            &self.location.store,
-            Access {
-                mode,
-                wait: self.lock_wait,
-                who: &self.who,
-                on_wait: &mut on_wait,
-            },
-        )?;
-        if let Some(damage) = ledger::damage::noted(ledger.path()) {
-            self.ui.warn(&format!(
-                "the ledger is damaged: {damage}. Answers may miss what the damaged part held; `peat doctor` says what to run."
-            ));
-        }
-        if ledger.tightened > 0 {
-            self.ui.note(&format!(
-                "peat: the store at {} was open to other users: {} files and folders made private",
-                self.location.store.display(),
-                ledger.tightened
-            ));
-        }
-        let mut ledger = ledger;
-        if mode == Mode::Create {
-            commands::redact::upgrade(self, &mut ledger)?;
-        }
-        Ok(ledger)
-    }
-}
-
-impl Ctx {
-    /// The embedding model, if installed (loaded only when something needs it), set up
-    /// for a few texts at a time.
-    pub fn model_slot(&self) -> Result<ModelSlot, CliError> {
-        Ok(ModelSlot::installed(crate::embed::Profile::OneShot)?)
-    }
-
-    /// The embedding model set up for embedding many texts (import, rebuild).
-    pub fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
-        let ui = self.ui;
-        Ok(
-            ModelSlot::installed(crate::embed::Profile::Bulk)?.announcing(move |n| {
-                ui.note(&format!(
-                    "peat: embedding {n} texts for the semantic lane (about {} s; done once, cached)…",
-                    (n / 80).max(1)
-                ))
-            }),
-        )
-    }
-
-    /// Open the ledger and its views, caught up. A rebuild says so on stderr.
-    pub fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        let ledger = self.open(Mode::Existing)?;
-        let mut model = self.model_slot()?;
-        let ui = self.ui;
-        let views = crate::views::stamp::open_recovering(
-            &ledger,
-            &mut model,
-            self.tz.clone(),
-            &mut |line| ui.note(line),
-        )?;
-        Ok((ledger, views, model))
-    }
 }
 
 /// Parse the command line and run it. Returns the process exit code.

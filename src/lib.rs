@@ -11,6 +11,7 @@ pub mod change;
 pub mod cli;
 pub mod commands;
 pub mod commits;
+pub mod ctx;
 pub mod diff;
 pub mod embed;
 pub mod error;

@@ -16,9 +16,9 @@ pub struct Ui {
 }
 
 impl Ui {
-    pub fn detect() -> Ui {
-        let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-            || std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    /// Styles only on a terminal, and never when `plain` (`NO_COLOR` or `TERM=dumb`, which
+    /// the context reads).
+    pub fn detect(plain: bool) -> Ui {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         Ui {

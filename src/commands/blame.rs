@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::blame::{Blame, LineOrigin, blame, blame_at};
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{EventId, Seq, SessionId};
 use crate::files::{FileEdit, Prompt, Prompts, Wanted, change_of, edits_of, recorded_paths};

@@ -2,7 +2,7 @@ use clap::Args;
 use std::io::Write;
 
 use crate::brief::{self, Brief, Here, render};
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::ladder::DEFAULT_BUDGET;
 
@@ -26,12 +26,12 @@ pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
     let budget = match args.budget {
         Some(n) => n,
         // Bare `peat` does not go through clap's env handling.
-        None => match std::env::var("PEAT_BRIEF_BUDGET") {
-            Ok(s) => s.trim().parse().map_err(|_| {
+        None => match &ctx.brief_budget {
+            Some(s) => s.trim().parse().map_err(|_| {
                 CliError::user(format!("PEAT_BRIEF_BUDGET is not a number of bands: {s:?}"))
                     .hint("Set it to a count like 8, or unset it.")
             })?,
-            Err(_) => DEFAULT_BUDGET,
+            None => DEFAULT_BUDGET,
         },
     };
     let brief = assemble(ctx, budget)?;

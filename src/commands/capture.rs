@@ -2,7 +2,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 use crate::capture::{self, CaptureOptions, Receipt};
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, EXIT_ERROR};
 use crate::event::SessionId;
 use crate::hook::spool::{self, Spooled};

@@ -1,7 +1,7 @@
 use clap::Args;
 use std::io::Write;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::ledger::{LedgerError, Mode};
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, SessionId};
 use crate::ledger::{Ledger, Mode};

@@ -5,7 +5,7 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
 use crate::change::BlobId;
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, EXIT_ERROR};
 use crate::event::{Envelope, Event, EventId};
 use crate::ledger::{Ledger, Mode, damage};

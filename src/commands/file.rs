@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{SessionId, TouchOp};
 use crate::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths};

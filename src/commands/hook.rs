@@ -3,7 +3,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::hook::install::{self, Harness, Outcome};
 use crate::hook::{self, EVENTS};

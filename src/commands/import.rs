@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::capture::{self, CaptureError, CaptureOptions};
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::{CliError, EXIT_ERROR};
 use crate::ledger::{Mode, Written};
 
@@ -160,15 +160,7 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
 /// Where Claude Code and Codex keep their files: `$CLAUDE_CONFIG_DIR` or `~/.claude`, and
 /// `$CODEX_HOME` or `~/.codex`.
 pub fn harness_homes(ctx: &Ctx) -> (PathBuf, PathBuf) {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let home = ctx.home.clone().unwrap_or_default();
-    let claude = env("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude"));
-    let codex = env("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
-    (claude, codex)
+    (ctx.claude_home.clone(), ctx.codex_home.clone())
 }
 
 fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {

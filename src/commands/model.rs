@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::embed::artifacts::{self, Check, Lookup, Origin, Resolution};
 use crate::embed::fetch::{self, Action, FetchError};
 use crate::embed::lock::{ModelsLock, Role};
@@ -107,9 +107,9 @@ fn fetch_error(e: FetchError) -> CliError {
 
 fn run_fetch(ctx: &Ctx) -> Result<u8, CliError> {
     let lock = pinned().map_err(embed_error)?;
-    let lookup = Lookup::from_process();
+    let lookup = ctx.model_lookup.clone();
     let start = Instant::now();
-    let python = fetch::python_from_env();
+    let python = ctx.python.clone();
     let done = fetch::fetch(lock, &lookup, &python, &mut |line| {
         ctx.ui.note(&format!("peat: {line}"))
     })
@@ -282,7 +282,7 @@ fn human_size(n: u64) -> String {
 
 fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
     let lock = pinned().map_err(embed_error)?;
-    let lookup = Lookup::from_process();
+    let lookup = ctx.model_lookup.clone();
     let all = Role::ALL
         .iter()
         .map(|&r| status_of(lock, &lookup, r))

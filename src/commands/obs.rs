@@ -3,7 +3,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId};
 use crate::ledger::{Ledger, Mode, WriteSet};

@@ -1,7 +1,7 @@
 use clap::Args;
 use std::time::Instant;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::ledger::Mode;
 use crate::views::{Views, stamp};

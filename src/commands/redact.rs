@@ -3,7 +3,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::ledger::{Ledger, Mode};
 use crate::redact::{Finding, Redactor, retro};

@@ -2,8 +2,8 @@ use clap::Args;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::cli::Ctx;
 use crate::commands::hook::{ensure_ledger, install_harness, install_root, shown};
+use crate::ctx::Ctx;
 use crate::embed::artifacts::{self, Lookup, Resolution};
 use crate::embed::fetch;
 use crate::error::CliError;
@@ -144,7 +144,7 @@ fn fetch_model(ctx: &Ctx) {
         "peat: fetching the model {} (once, about 130 MB)…",
         lock.model.id
     ));
-    let python = fetch::python_from_env();
+    let python = ctx.python.clone();
     match fetch::fetch(lock, &lookup, &python, &mut |line| {
         ctx.ui.note(&format!("  {line}"))
     }) {

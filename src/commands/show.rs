@@ -3,7 +3,7 @@ use serde::Serialize;
 use std::io::Write;
 
 use crate::change::Change;
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, Seq, SessionId};
 use crate::ladder::noun;

@@ -1,7 +1,7 @@
 use clap::Args;
 use std::io::Write;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 
 /// Print the agent skill (SKILL.md): when to look something up, and how far to trust it

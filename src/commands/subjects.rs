@@ -2,7 +2,7 @@ use clap::Args;
 use serde::Serialize;
 use std::io::Write;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Basis, EventId, Seq, SessionId};
 use crate::ui::clip;

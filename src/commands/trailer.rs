@@ -1,8 +1,8 @@
 use clap::Args;
 use std::io::Write;
 
-use crate::cli::Ctx;
 use crate::commits::TRAILER;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 
 /// Print the commit trailer that ties a commit to this session

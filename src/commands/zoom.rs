@@ -2,7 +2,7 @@ use clap::Args;
 use std::io::Write;
 
 use crate::brief::zoom::{self, Zoom};
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::ladder::knum;
 use crate::ui::clip;

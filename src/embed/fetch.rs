@@ -83,13 +83,6 @@ impl FetchError {
     }
 }
 
-/// The interpreter that runs pip: `$PEAT_PYTHON`, else `python3`.
-pub fn python_from_env() -> OsString {
-    std::env::var_os("PEAT_PYTHON")
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "python3".into())
-}
-
 /// What fetch did for one artifact.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Fetched {

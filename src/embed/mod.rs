@@ -8,7 +8,7 @@
 //! - [`prepared`]: the optimised copy of the model that makes one-shot loads fast.
 //! - [`hash`]: a deterministic test double.
 //!
-//! Without an installed model peat still works, keyword-only: [`load_default`] answers
+//! Without an installed model peat still works, keyword-only: [`load`] answers
 //! `Ok(None)` and callers say [`off_notice`]. A file that does not match models.lock is an
 //! error, never a quiet fall-back.
 
@@ -109,17 +109,12 @@ pub fn off_notice() -> &'static str {
     "semantic lane off: run `peat model fetch` to turn it on"
 }
 
-/// The installed model, verified, ready for one-shot queries; `Ok(None)` when it is not
-/// installed (the caller searches keyword-only and says [`off_notice`]). A file that does not
-/// match models.lock, or a runtime that will not load, is an error.
-pub fn load_default() -> Result<Option<Box<dyn Embedder>>, EmbedError> {
-    load(Profile::OneShot)
-}
-
-/// As [`load_default`], with the session built for `profile` (use [`Profile::Bulk`] to embed
-/// many texts).
-pub fn load(profile: Profile) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
-    Ok(load_onnx(&Lookup::from_process(), profile)?.map(|e| Box::new(e) as Box<dyn Embedder>))
+/// The model installed where `lookup` says, verified, with the session built for `profile`
+/// ([`Profile::Bulk`] to embed many texts); `Ok(None)` when it is not installed (the caller
+/// searches keyword-only and says [`off_notice`]). A file that does not match models.lock, or
+/// a runtime that will not load, is an error.
+pub fn load(lookup: &Lookup, profile: Profile) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
+    Ok(load_onnx(lookup, profile)?.map(|e| Box::new(e) as Box<dyn Embedder>))
 }
 
 /// Resolve, verify and load, for a given environment. `Ok(None)`: not installed.

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{Access, Ledger, LedgerError, LockError, Mode};
 use crate::views::Views;

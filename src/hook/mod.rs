@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::ledger::Location;
 
 /// The most stdin a hook reads. Harness payloads are a few KB; beyond this the input is
@@ -335,18 +335,10 @@ fn act(ctx: &Ctx, input: &Input, action: &Action) -> Result<String, Failed> {
 /// after the thread id, else the Claude Code session file for this cwd.
 fn find_transcript(ctx: &Ctx, input: &Input, session: Option<&str>) -> Option<PathBuf> {
     let session = session?;
-    let home = ctx.home.as_deref();
-    let codex = std::env::var_os("CODEX_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".codex")));
-    if let Some(found) = codex.and_then(|c| find_rollout(&c.join("sessions"), session)) {
+    if let Some(found) = find_rollout(&ctx.codex_home.join("sessions"), session) {
         return Some(found);
     }
-    let claude = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".claude")))?;
+    let claude = &ctx.claude_home;
     let cwd = input.cwd.clone().unwrap_or_else(|| ctx.cwd.clone());
     let file = claude
         .join("projects")

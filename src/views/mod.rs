@@ -89,17 +89,19 @@ impl ModelSlot {
         }
     }
 
-    /// The model `models.lock` pins, if it is installed: its id is known now, the ONNX
-    /// session is created only when something needs embedding.
-    pub fn installed(profile: crate::embed::Profile) -> Result<ModelSlot, EmbedError> {
+    /// The model `models.lock` pins, if it is installed where `lookup` says to look: its id
+    /// is known now, the ONNX session is created only when something needs embedding.
+    pub fn installed(
+        profile: crate::embed::Profile,
+        lookup: crate::embed::Lookup,
+    ) -> Result<ModelSlot, EmbedError> {
         let lock = crate::embed::pinned()?;
-        let lookup = crate::embed::Lookup::from_process();
         let id = match crate::embed::artifacts::resolve(lock, &lookup)? {
             crate::embed::Resolution::Found(_) => Some(lock.model.id.clone()),
             crate::embed::Resolution::NotInstalled(_) => None,
         };
         Ok(ModelSlot::new(id, move || {
-            crate::embed::load(profile)?.map_or_else(not_installed, Ok)
+            crate::embed::load(&lookup, profile)?.map_or_else(not_installed, Ok)
         }))
     }
 
