@@ -46,20 +46,18 @@ ms() {
 # p50 and p99 of the numbers on stdin.
 pct() { sort -n | awk '{a[NR]=$1} END {p50=a[int((NR+1)*0.5)]; i=int(NR*0.99+0.999); if(i>NR)i=NR; printf "p50 %d ms, p99 %d ms, max %d ms (n=%d)\n", p50, a[i], a[NR], NR}'; }
 
-# Start the big capture in the background into its own copy of the ledger each time.
-capture_bg() {
-    "$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
-    echo $!
-}
+# Whether process $1 still runs (a finished child stays a zombie until reaped).
+alive() { [[ -e /proc/$1/stat ]] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 
 log "reads idle"
 for _ in $(seq "$READS"); do ms "$PEAT" sessions; done | pct | { read -r l; out read_sessions_idle "$l"; }
 
 log "reads while a ${BIG_MB} MB capture runs"
-pid=$(capture_bg)
+"$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
+pid=$!
 sleep 0.2
 for _ in $(seq "$READS"); do
-    kill -0 "$pid" 2>/dev/null || break
+    alive "$pid" || break
     ms "$PEAT" sessions
 done | pct | { read -r l; out read_sessions_during_capture "$l"; }
 wait "$pid" || true
@@ -75,21 +73,24 @@ for _ in $(seq "$HOOKS"); do STDIN_FILE=$TMP/stop.json ms "$PEAT" hook; done | p
 sleep 3
 
 log "hooks while captures run"
-rm -rf "$TMP/db2"; cp -a "$PEAT_DB" "$TMP/db2"
+# Each capture gets a fresh copy of the ledger (the Stop hooks' detached captures may still
+# be writing to an older one: it is left alone).
 runs() {
-    local file=$1 n=0
+    local file=$1 n=0 round=0
     while [[ $n -lt $HOOKS ]]; do
-        local pid
-        pid=$(PEAT_DB=$TMP/db2 capture_bg)
-        while kill -0 "$pid" 2>/dev/null && [[ $n -lt $HOOKS ]]; do
-            STDIN_FILE=$file PEAT_DB=$TMP/db2 ms "$PEAT" hook
+        round=$((round + 1))
+        local db=$TMP/db.$file_tag.$round
+        cp -a "$PEAT_DB" "$db"
+        PEAT_DB=$db "$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
+        local pid=$!
+        while alive "$pid" && [[ $n -lt $HOOKS ]]; do
+            STDIN_FILE=$file PEAT_DB=$db ms "$PEAT" hook
             n=$((n + 1))
         done
         wait "$pid" || true
-        rm -rf "$TMP/db2"; cp -a "$PEAT_DB" "$TMP/db2"
     done
 }
-runs "$TMP/start.json" | pct | { read -r l; out hook_session_start_during_capture "$l"; }
-runs "$TMP/stop.json" | pct | { read -r l; out hook_stop_during_capture "$l"; }
+file_tag=start runs "$TMP/start.json" | pct | { read -r l; out hook_session_start_during_capture "$l"; }
+file_tag=stop runs "$TMP/stop.json" | pct | { read -r l; out hook_stop_during_capture "$l"; }
 log "waiting for the hooks' detached captures"
 sleep 5
