@@ -361,7 +361,10 @@ fn a_string_that_is_not_a_window_is_refused_with_the_grammar() {
     }
     // A mistyped date says what is wrong with it.
     let r = peat(&env, &["zoom", "2026-02-30"]);
-    assert_eq!(r.code, 2, "invalid input exits 2, by the exit-code contract");
+    assert_eq!(
+        r.code, 2,
+        "invalid input exits 2, by the exit-code contract"
+    );
     assert!(
         r.stderr.starts_with(&format!(
             "peat: 2026-02-30 is not a date: feb 2026 has 28 days {want}\n"
