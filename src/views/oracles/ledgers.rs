@@ -139,7 +139,9 @@ pub fn probe(n: usize) -> String {
 }
 
 /// The id and envelope of the `n`th version. A session's meta is its slot 0 and stays a
-/// meta (capture writes one, first); observations live in their own seq range.
+/// meta (capture writes one, first); observations and the retired distiller's notes live in
+/// their own seq ranges, as they always did, so no transcript event is ever revised into one
+/// (they are not session activity, and a session's span only ever grows).
 pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     let session = SessionId(format!("s{}", v.session));
     let meta = matches!(v.kind, Kind::Meta { .. });
@@ -148,10 +150,10 @@ pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
         (false, 0) => 1,
         (false, s) => u32::from(s),
     };
-    let seq = if matches!(v.kind, Kind::Obs { .. }) {
-        OBS_SEQ_BASE + slot
-    } else {
-        slot * 16
+    let seq = match v.kind {
+        Kind::Obs { .. } => OBS_SEQ_BASE + slot,
+        Kind::Distill => crate::event::RESERVED_SEQ_BASE + slot,
+        _ => slot * 16,
     };
     // A fixed time is a function of the event's id, so a revision keeps it.
     let hours = if v.hours < 0 {

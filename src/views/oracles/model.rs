@@ -145,7 +145,9 @@ pub fn model(events: &BTreeMap<EventId, Envelope>, probes: &BTreeSet<String>) ->
         r.events += 1;
         d.events += 1;
         count(&mut d.sessions, id.session.as_str());
-        if env.ts_ms > 0 {
+        // A claim filed on a session (or a retired distiller's note) is not its activity: it
+        // leaves the span alone.
+        if env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. }) {
             r.start_ms = Some(r.start_ms.map_or(env.ts_ms, |t| t.min(env.ts_ms)));
             r.end_ms = Some(r.end_ms.map_or(env.ts_ms, |t| t.max(env.ts_ms)));
         }
