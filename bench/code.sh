@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 
 cargo build --release --quiet
 cargo build --release --quiet --example synth
-peat="$PWD/target/release/peat"
-synth="$PWD/target/release/examples/synth"
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+peat="$target/release/peat"
+synth="$target/release/examples/synth"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
