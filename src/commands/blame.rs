@@ -9,6 +9,7 @@ use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{EventId, Seq, SessionId};
 use crate::files::{FileEdit, Prompt, Prompts, Wanted, change_of, edits_of, recorded_paths};
+use crate::ladder::noun;
 use crate::ui::clip;
 
 /// Show which session and prompt last wrote each line of a file
@@ -191,15 +192,15 @@ fn print_text(
         args.at
             .as_deref()
             .map_or(String::new(), |a| format!(" at {a}")),
-        plural(shown.len(), "line"),
-        plural(edits.len(), "edit"),
-        plural(sessions.len(), "session"),
-        plural(unexplained, "line"),
+        noun(shown.len() as i64, "line"),
+        noun(edits.len() as i64, "edit"),
+        noun(sessions.len() as i64, "session"),
+        noun(unexplained as i64, "line"),
     );
     if placed < edits.len() {
         head.push_str(&format!(
             "\n   {} could not be placed on the file (changed by hand since, or older than one that was)",
-            plural(edits.len() - placed, "edit")
+            noun((edits.len() - placed) as i64, "edit")
         ));
     }
     writeln!(out, "{}", ui.bold(&ui.safe(&head)))?;
@@ -246,14 +247,6 @@ fn origin_line(ctx: &Ctx, origin: LineOrigin, edits: &[JsonEdit]) -> String {
         ui.safe(&prompt),
         ui.dim(&format!("▸ {}", e.show))
     )
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
 
 /// `A,B` or `A` (1-based, inclusive).

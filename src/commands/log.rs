@@ -3,6 +3,7 @@ use std::io::Write;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
+use crate::ladder::noun;
 use crate::log::{Entry, SessionLog, Step, session_log};
 use crate::ui::clip;
 
@@ -56,13 +57,13 @@ fn print_log(
     }
     head.push_str(&format!(
         " · {} · {}",
-        count(r.prompts, "prompt"),
-        count(r.tools, "tool call")
+        noun(r.prompts, "prompt"),
+        noun(r.tools, "tool call")
     ));
     if r.failed_tools > 0 {
         head.push_str(&format!(" ({} failed)", r.failed_tools));
     }
-    head.push_str(&format!(" · {} ==", count(r.files.len() as i64, "file")));
+    head.push_str(&format!(" · {} ==", noun(r.files.len() as i64, "file")));
     writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
     let short = log.session.short();
     for e in &log.entries {
@@ -137,12 +138,4 @@ fn print_entry(
         ui.dim(&format!("▸ peat show {short} {}", e.seq))
     )?;
     Ok(())
-}
-
-fn count(n: i64, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }

@@ -210,7 +210,7 @@ fn a_bad_line_range_is_a_usage_error() {
     let env = Env::new();
     two_sessions_and_a_person(&env);
     let r = env.run(&["blame", "src/limiter.rs", "-L", "9,3"]);
-    assert_ne!(r.code, 0, "{r:?}");
+    assert_eq!(r.code, 2, "a usage error: {r:?}");
     assert!(r.stderr.contains("not a line range"), "{}", r.stderr);
 }
 
@@ -238,7 +238,7 @@ fn a_file_deleted_since_still_lists_its_edits_by_path() {
     assert_eq!(touches[0]["session"], SESSION_B, "newest first");
     // Blame needs the text: it says so, and where to look.
     let r = env.run(&["blame", "src/limiter.rs"]);
-    assert_ne!(r.code, 0);
+    assert_eq!(r.code, 2);
     assert!(r.stderr.contains("does not exist here"), "{}", r.stderr);
     let r = env
         .run(&["blame", "src/limiter.rs", "--at", "2026-07-14", "--json"])

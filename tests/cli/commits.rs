@@ -189,6 +189,6 @@ fn peat_trailer_prints_the_trailer_that_names_this_session() {
     assert_eq!(r.stdout, format!("Peat-Session: {SESSION_B}\n"));
     std::fs::remove_file(desk.join("current-session")).unwrap();
     let r = env.run(&["trailer"]);
-    assert_ne!(r.code, 0);
+    assert_eq!(r.code, 2);
     assert!(r.stderr.contains("current-session"), "{}", r.stderr);
 }
