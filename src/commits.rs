@@ -144,6 +144,14 @@ pub fn trailers(message: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Whether a recorded session's commit command printed `hash` (from the sessions view alone:
+/// no event is read).
+pub fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> bool {
+    sessions
+        .iter()
+        .any(|(_, r)| r.commits.keys().any(|h| same_commit(h, hash)))
+}
+
 fn same_commit(a: &str, b: &str) -> bool {
     let (a, b) = (a.to_lowercase(), b.to_lowercase());
     a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))

@@ -167,8 +167,6 @@ struct Live<'a> {
     ctx: &'a Ctx,
     today: jiff::civil::Date,
     store: Store,
-    /// What the commit probe found, kept for the answer.
-    explained: crate::commits::Explained,
 }
 
 enum Store {
@@ -190,7 +188,6 @@ impl<'a> Live<'a> {
             ctx,
             today: today(ctx),
             store: Store::Unopened,
-            explained: crate::commits::Explained::default(),
         }
     }
 
@@ -296,31 +293,16 @@ impl Probes for Live<'_> {
     }
 
     fn commit(&mut self, word: &str) -> Result<Option<CommitFound>, CliError> {
-        let cwd = self.ctx.cwd.clone();
-        let resolved = crate::vcs::resolve_commit(&cwd, word);
-        let commit = crate::commits::Commit {
-            hash: resolved
-                .as_ref()
-                .map_or_else(|| word.to_lowercase(), |r| r.hash.to_lowercase()),
-            ts_ms: resolved.as_ref().and_then(|r| r.ts_ms),
-            content: resolved
-                .as_ref()
-                .and_then(|r| crate::vcs::commit_content(&cwd, &r.hash))
-                .unwrap_or_default(),
+        // Only what classifying needs: does the repository or the record know this commit?
+        // Explaining it (its message, its diff, every route) waits for the answer.
+        let resolved = crate::vcs::resolve_commit(&self.ctx.cwd, word);
+        let hash = resolved
+            .as_ref()
+            .map_or_else(|| word.to_lowercase(), |r| r.hash.to_lowercase());
+        let recorded = match self.views()? {
+            Some((_, views, _)) => crate::commits::recorded(&views.tables.all_sessions()?, &hash),
+            None => false,
         };
-        let root = crate::vcs::Repo::find(&cwd).map(|r| {
-            std::fs::canonicalize(&r.root)
-                .unwrap_or(r.root)
-                .to_string_lossy()
-                .into_owned()
-        });
-        self.explained = match self.views()? {
-            Some((ledger, views, _)) => {
-                crate::commits::explain(ledger, views, root.as_deref(), &commit)?
-            }
-            None => crate::commits::Explained::default(),
-        };
-        let recorded = !self.explained.answer.is_empty();
         Ok((resolved.is_some() || recorded).then(|| CommitFound {
             rev: word.to_string(),
             hash: resolved.as_ref().map(|r| r.hash.clone()),
@@ -439,8 +421,27 @@ fn commit(
     live: &mut Live<'_>,
     found: &CommitFound,
 ) -> Result<u8, CliError> {
-    let explained = std::mem::take(&mut live.explained);
-    let (_, views, _) = live.need_views()?;
+    let cwd = &ctx.cwd;
+    let commit = crate::commits::Commit {
+        hash: found
+            .hash
+            .clone()
+            .unwrap_or_else(|| found.rev.to_lowercase()),
+        ts_ms: found.ts_ms,
+        content: found
+            .hash
+            .as_deref()
+            .and_then(|h| crate::vcs::commit_content(cwd, h))
+            .unwrap_or_default(),
+    };
+    let root = crate::vcs::Repo::find(cwd).map(|r| {
+        std::fs::canonicalize(&r.root)
+            .unwrap_or(r.root)
+            .to_string_lossy()
+            .into_owned()
+    });
+    let (ledger, views, _) = live.need_views()?;
+    let explained = crate::commits::explain(ledger, views, root.as_deref(), &commit)?;
     let mut prompts = crate::files::Prompts::default();
     let answer = explained
         .answer
