@@ -19,25 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/empty-data"
 
-time_runs() {
-  local name=$1 runs=$2
-  shift 2
-  python3 - "$name" "$runs" "$@" <<'PY'
-import subprocess, sys, time, statistics
-name, runs, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-if r.returncode not in (0, 1):
-    sys.exit(f"{name}: {cmd} failed: {r.stderr.decode()}")
-ts = []
-for _ in range(runs):
-    t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    ts.append((time.perf_counter() - t) * 1000)
-ts.sort()
-print(f"{name}_median_ms: {statistics.median(ts):.1f}")
-print(f"{name}_p90_ms: {ts[int(len(ts) * 0.9) - 1]:.1f}")
-PY
-}
+. bench/lib.sh
 
 # blame_fixture DIR: a git repository in DIR/repo whose src/engine.rs (1,000 lines) three
 # sessions wrote and edited 200 times; the transcripts go to DIR/blame-*.jsonl.
