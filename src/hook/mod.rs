@@ -451,17 +451,16 @@ fn spawn_capture(
 ) -> Result<(), String> {
     let exe = self_exe();
     let mut args: Vec<std::ffi::OsString> = vec!["capture".into()];
-    // The closing message travels in the environment, which only this user can read; on
-    // the command line any local user would see it in `ps` while the capture runs. The
-    // kernel refuses one environment string past 128 KiB, so a longer message travels cut
-    // (the transcript's own copy of it is captured whole); it must hold no NUL.
-    let final_msg = final_msg.map(|m| crate::event::cap(&m.replace('\0', ""), ENV_TEXT_MAX));
     let store = &ctx.location.store;
     let main = &transcripts[0];
-    // The message is spooled first: whichever capture gets the lock records it, and it
-    // survives a capture that gives up waiting.
-    if let Some(m) = &final_msg
-        && let Err(e) = spool::put(store, main, m)
+    // The closing message is spooled, whole, before anything waits: whichever capture gets
+    // the lock records it, and it survives a capture that gives up waiting. Only when it
+    // cannot be spooled does it travel in the environment (only this user can read that;
+    // the command line would show it in `ps`), where the kernel refuses one string past
+    // 128 KiB, so it travels cut (the transcript's own copy is captured whole).
+    let mut in_env = None;
+    if let Some(m) = final_msg.map(|m| m.replace('\0', ""))
+        && let Err(e) = spool::put(store, main, &m)
     {
         log(
             ctx,
@@ -469,6 +468,7 @@ fn spawn_capture(
             None,
             &format!("cannot spool the closing message: {e}"),
         );
+        in_env = Some(crate::event::cap(&m, ENV_TEXT_MAX));
     }
     if let Ok(false) = spool::claim(store, main) {
         // A capture of this transcript is already waiting: it reads the file to its end
@@ -489,7 +489,7 @@ fn spawn_capture(
         if std::env::var("PEAT_NOW").is_ok_and(|s| crate::time::parse_iso_ms(&s).is_none()) {
             cmd.env_remove("PEAT_NOW");
         }
-        if let Some(m) = &final_msg {
+        if let Some(m) = &in_env {
             cmd.env("PEAT_FINAL_MSG", m);
         }
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(
