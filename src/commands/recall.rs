@@ -3,15 +3,17 @@ use std::io::Write;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
-use crate::recall::{Query, Recall, Semantic, recall};
+use crate::recall::{FLOOR, Lanes, Query, Recall, Semantic, recall};
 use crate::ui::clip;
-use crate::views::rows::TextKind;
+use crate::views::rows::{TextFilter, TextKind};
 
 /// Search everything that was said: keyword and semantic lanes, fused
 ///
 /// BM25 over prompts, closing messages, compaction summaries, observations and the agent's
-/// prose; an embedding scan over the dense texts (when the model is installed). Each hit
-/// shows its kind, age, whether it is cited, and the command that reads it whole.
+/// prose; an embedding scan over the same texts (when the model is installed), where
+/// matches weaker than a calibrated similarity floor are dropped. Each hit shows its kind,
+/// age, whether it is cited, how strong a match it is (●●●○○), and the command that reads
+/// it whole. Nothing clearing the bar: "no hits", exit 1.
 #[derive(Args, Debug, Default)]
 pub struct RecallArgs {
     /// What to look for
@@ -32,6 +34,24 @@ pub struct RecallArgs {
     /// How many hits
     #[arg(long, default_value_t = 12, value_name = "N")]
     pub limit: usize,
+    /// Words only: the keyword lane (BM25), without loading the model
+    #[arg(long, conflicts_with = "semantic_only")]
+    pub keyword_only: bool,
+    /// Meaning only: the semantic lane (needs the model)
+    #[arg(long)]
+    pub semantic_only: bool,
+    /// Drop semantic hits below this cosine similarity (0 keeps every one)
+    #[arg(long, value_name = "COSINE", default_value_t = FLOOR, value_parser = parse_floor)]
+    pub floor: f32,
+}
+
+fn parse_floor(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(f) if (-1.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "not a cosine similarity: {s:?} (want a number from -1 to 1, e.g. {FLOOR})"
+        )),
+    }
 }
 
 pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
@@ -60,17 +80,34 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         Some(p) => Some(super::show::resolve(&ledger, p)?),
         None => None,
     };
+    let lanes = if args.keyword_only {
+        Lanes::Keyword
+    } else if args.semantic_only {
+        Lanes::Semantic
+    } else {
+        Lanes::Both
+    };
+    if lanes == Lanes::Semantic && views.model().is_none() {
+        return Err(CliError::user(
+            "--semantic-only needs the embedding model, which is not installed",
+        )
+        .hint("Run `peat model fetch`, or search by words alone without the flag."));
+    }
     let query = Query {
         words,
-        kind: args
-            .kind
-            .as_deref()
-            .map(|k| k.parse())
-            .transpose()
-            .map_err(CliError::user)?,
-        since_ms,
-        session,
-        subject: args.subject.clone(),
+        filter: TextFilter {
+            kind: args
+                .kind
+                .as_deref()
+                .map(|k| k.parse())
+                .transpose()
+                .map_err(CliError::user)?,
+            since_ms,
+            session,
+            subject: args.subject.clone(),
+        },
+        lanes,
+        floor: args.floor,
         limit: args.limit,
     };
     let result = recall(&views, &mut model, &query)?;
@@ -82,12 +119,13 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
 /// Print recall hits: JSON whole, or one clipped line each ending in its handle.
 pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
+    let found = if result.hits.is_empty() { 1 } else { 0 };
     if ctx.json {
         serde_json::to_writer(&mut out, result).map_err(std::io::Error::from)?;
         writeln!(out)?;
-        return Ok(0);
+        return Ok(found);
     }
-    if result.semantic == Semantic::Off {
+    if result.semantic == Semantic::Off && result.lanes == Lanes::Both {
         ctx.ui.note(crate::embed::off_notice());
     }
     if result.hits.is_empty() {
@@ -102,6 +140,7 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
             tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
         }
         tag.push_str(&format!(" · {}", crate::time::age(now_ms, h.row.ts_ms)));
+        tag.push_str(&format!(" · {}", strength_bar(h.stars())));
         if let Some(s) = &h.row.subject {
             tag.push_str(&format!(" · {s}"));
         }
@@ -118,4 +157,10 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
         )?;
     }
     Ok(0)
+}
+
+/// A match's strength as five dots, for a person to read at a glance.
+fn strength_bar(stars: usize) -> String {
+    let stars = stars.min(5);
+    format!("{}{}", "●".repeat(stars), "○".repeat(5 - stars))
 }

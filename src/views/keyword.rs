@@ -30,7 +30,9 @@ use std::path::{Path, PathBuf};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::{IndexWriterOptions, LogMergePolicy};
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{
+    BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+};
 use tantivy::schema::{
     BytesOptions, Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema,
     TextFieldIndexing, TextOptions, Value,
@@ -41,6 +43,7 @@ use tantivy::{
     TantivyError, Term,
 };
 
+use super::rows::TextFilter;
 use crate::event::EventId;
 use crate::ledger::{decode_event_key, event_key};
 
@@ -71,6 +74,8 @@ pub struct TextDoc<'a> {
     pub kind: TextKind,
     pub ts_ms: i64,
     pub text: &'a str,
+    /// Observations only: what they are about (so `--subject` filters inside the index).
+    pub subject: Option<&'a str>,
 }
 
 /// One search result. `kind` and `ts_ms` come along from the stored fields so that filters
@@ -79,6 +84,11 @@ pub struct TextDoc<'a> {
 pub struct Hit {
     pub id: EventId,
     pub score: f32,
+    /// The score over what a document of average length holding each query word once
+    /// would score: about 1 for a text that has every word of the query, near 0 for one
+    /// that shares only its common words ("the", "fix"). Comparable across queries, where
+    /// BM25 itself is not.
+    pub strength: f32,
     pub kind: TextKind,
     pub ts_ms: i64,
 }
@@ -148,6 +158,9 @@ struct Fields {
     kind: Field,
     ts: Field,
     text: Field,
+    /// The session and the subject are indexed, never stored: filters match them as terms.
+    session: Field,
+    subject: Field,
 }
 
 impl Fields {
@@ -164,7 +177,19 @@ impl Fields {
                     .set_index_option(IndexRecordOption::WithFreqsAndPositions),
             ),
         );
-        (b.build(), Fields { id, kind, ts, text })
+        let session = b.add_text_field("session", STRING);
+        let subject = b.add_text_field("subject", STRING);
+        (
+            b.build(),
+            Fields {
+                id,
+                kind,
+                ts,
+                text,
+                session,
+                subject,
+            },
+        )
     }
 }
 
@@ -295,6 +320,10 @@ impl KeywordIndex {
         d.add_text(f.kind, doc.kind.tag());
         d.add_i64(f.ts, doc.ts_ms);
         d.add_text(f.text, doc.text);
+        d.add_text(f.session, id.session.as_str());
+        if let Some(subject) = doc.subject {
+            d.add_text(f.subject, subject);
+        }
         let place = self.place.clone();
         let writer = self.writer()?;
         // A delete applies only to documents added before it, so this one survives.
@@ -390,7 +419,15 @@ impl KeywordIndex {
     /// order. Words are matched after stemming, any of them may match (more matches score
     /// higher), and a run in double quotes must match as a phrase. Nothing in the query is
     /// syntax otherwise: `-`, `:`, `(`, `*` are just separators.
-    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, KeywordError> {
+    ///
+    /// Only documents `filter` admits are ranked: a filtered search returns its best
+    /// `limit` matches however far down the unfiltered ranking they sit.
+    pub fn search(
+        &self,
+        query: &str,
+        filter: &TextFilter,
+        limit: usize,
+    ) -> Result<Vec<Hit>, KeywordError> {
         let searcher = self.reader.searcher();
         let live = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
         // More than the live documents can never match (and tantivy sizes its heap by it).
@@ -398,9 +435,11 @@ impl KeywordIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let Some(query) = self.build_query(query)? else {
+        let Some((query, terms)) = self.build_query(query)? else {
             return Ok(Vec::new());
         };
+        let query = self.filtered(query, filter);
+        let ideal = self.ideal_score(&searcher, &terms)?;
         let err = |action, source| KeywordError::Tantivy {
             place: self.place.clone(),
             action,
@@ -426,6 +465,9 @@ impl KeywordIndex {
             .into_iter()
             .map(|(score, addr)| self.hit(&searcher, score, addr))
             .collect::<Result<Vec<_>, _>>()?;
+        for h in &mut hits {
+            h.strength = if ideal > 0.0 { h.score / ideal } else { 0.0 };
+        }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         hits.truncate(limit);
         Ok(hits)
@@ -462,12 +504,74 @@ impl KeywordIndex {
         Ok(Hit {
             id,
             score,
+            strength: 0.0,
             kind,
             ts_ms,
         })
     }
 
-    /// The query for the user's words; `None` when they hold no searchable token.
+    /// BM25's score for a document of average length holding each of `terms` once: the
+    /// sum of their inverse document frequencies (tantivy's formula).
+    fn ideal_score(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &[Term],
+    ) -> Result<f32, KeywordError> {
+        let docs = searcher.num_docs();
+        let mut sum = 0.0;
+        for t in terms {
+            let freq = searcher
+                .doc_freq(t)
+                .map_err(|source| KeywordError::Tantivy {
+                    place: self.place.clone(),
+                    action: "count a word's documents",
+                    source,
+                })?
+                .min(docs);
+            sum += (1.0 + ((docs - freq) as f32 + 0.5) / (freq as f32 + 0.5)).ln();
+        }
+        Ok(sum)
+    }
+
+    /// `query` restricted to what `filter` admits. The filter clauses score nothing, so
+    /// the ranking is the words' alone.
+    fn filtered(&self, query: BooleanQuery, filter: &TextFilter) -> BooleanQuery {
+        let f = self.fields;
+        let mut must: Vec<Box<dyn Query>> = Vec::new();
+        let term = |field, value: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, value),
+                IndexRecordOption::Basic,
+            ))
+        };
+        if let Some(kind) = filter.kind {
+            must.push(term(f.kind, kind.tag()));
+        }
+        if let Some(session) = &filter.session {
+            must.push(term(f.session, session.as_str()));
+        }
+        if let Some(subject) = &filter.subject {
+            must.push(term(f.subject, subject));
+        }
+        if let Some(since) = filter.since_ms {
+            must.push(Box::new(RangeQuery::new(
+                std::ops::Bound::Included(Term::from_field_i64(f.ts, since)),
+                std::ops::Bound::Unbounded,
+            )));
+        }
+        if must.is_empty() {
+            return query;
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(query))];
+        clauses.extend(must.into_iter().map(|q| {
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(q, 0.0)) as Box<dyn Query>,
+            )
+        }));
+        BooleanQuery::new(clauses)
+    }
+
     /// Every live document, as its event and the kind and time it was indexed with: what
     /// the oracles compare with their model of the lane.
     #[cfg(test)]
@@ -491,7 +595,9 @@ impl KeywordIndex {
         Ok(hits)
     }
 
-    fn build_query(&self, query: &str) -> Result<Option<BooleanQuery>, KeywordError> {
+    /// The query for the user's words; `None` when they hold no searchable token.
+    /// With it, every distinct term it holds (phrases' too).
+    fn build_query(&self, query: &str) -> Result<Option<(BooleanQuery, Vec<Term>)>, KeywordError> {
         let mut analyzer: TextAnalyzer =
             self.index
                 .tokenizer_for_field(self.fields.text)
@@ -502,6 +608,7 @@ impl KeywordIndex {
                 })?;
         let mut seen_terms = HashSet::new();
         let mut seen_phrases = HashSet::new();
+        let mut all_terms = Vec::new();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (quoted, part) in split_quotes(query) {
             let mut tokens: Vec<(usize, Term)> = Vec::new();
@@ -512,6 +619,11 @@ impl KeywordIndex {
             if quoted && tokens.len() > 1 {
                 let words: Vec<Term> = tokens.iter().map(|(_, t)| t.clone()).collect();
                 if seen_phrases.insert(words) {
+                    for (_, t) in &tokens {
+                        if !all_terms.contains(t) {
+                            all_terms.push(t.clone());
+                        }
+                    }
                     let first = tokens[0].0;
                     let offsets = tokens.into_iter().map(|(p, t)| (p - first, t)).collect();
                     clauses.push((
@@ -523,6 +635,9 @@ impl KeywordIndex {
             }
             // BM25 over a bag of words: a repeated word counts once.
             for (_, term) in tokens {
+                if !all_terms.contains(&term) {
+                    all_terms.push(term.clone());
+                }
                 if seen_terms.insert(term.clone()) {
                     clauses.push((
                         Occur::Should,
@@ -531,7 +646,7 @@ impl KeywordIndex {
                 }
             }
         }
-        Ok((!clauses.is_empty()).then(|| BooleanQuery::new(clauses)))
+        Ok((!clauses.is_empty()).then(|| (BooleanQuery::new(clauses), all_terms)))
     }
 
     fn id_term(&self, id: &EventId) -> Term {
@@ -601,6 +716,17 @@ mod tests {
     use super::*;
     use crate::event::{Seq, SessionId};
 
+    /// Search with no filter.
+    pub(super) trait Unfiltered {
+        fn find(&self, query: &str, limit: usize) -> Result<Vec<Hit>, KeywordError>;
+    }
+
+    impl Unfiltered for KeywordIndex {
+        fn find(&self, query: &str, limit: usize) -> Result<Vec<Hit>, KeywordError> {
+            self.search(query, &TextFilter::default(), limit)
+        }
+    }
+
     fn id(session: &str, seq: u32) -> EventId {
         EventId {
             session: SessionId(session.to_string()),
@@ -613,6 +739,7 @@ mod tests {
             kind,
             ts_ms: 1_750_000_000_000,
             text,
+            subject: None,
         }
     }
 
@@ -638,6 +765,7 @@ mod tests {
                 kind: TextKind::Final,
                 ts_ms: 1_751_234_567_890,
                 text: "Moved the ledger lock into its own module",
+                subject: None,
             },
         )
         .unwrap();
@@ -646,16 +774,16 @@ mod tests {
             &doc(TextKind::Obs, "The hook must never block the prompt"),
         )
         .unwrap();
-        assert!(ix.search("ledger", 10).unwrap().is_empty(), "uncommitted");
+        assert!(ix.find("ledger", 10).unwrap().is_empty(), "uncommitted");
         ix.commit(7).unwrap();
 
-        let hits = ix.search("ledger lock", 10).unwrap();
+        let hits = ix.find("ledger lock", 10).unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].id, a);
         assert_eq!(hits[0].kind, TextKind::Final);
         assert_eq!(hits[0].ts_ms, 1_751_234_567_890);
         assert!(hits[0].score > 0.0);
-        assert_eq!(ids(&ix.search("hook", 10).unwrap()), vec![b]);
+        assert_eq!(ids(&ix.find("hook", 10).unwrap()), vec![b]);
         assert_eq!(ix.len(), 2);
     }
 
@@ -678,12 +806,12 @@ mod tests {
             ix.commit(1).unwrap();
             ix.retract(&gone).unwrap();
             ix.commit(2).unwrap();
-            assert!(ix.search("secret", 10).unwrap().is_empty());
-            assert_eq!(ids(&ix.search("token", 10).unwrap()), vec![kept.clone()]);
+            assert!(ix.find("secret", 10).unwrap().is_empty());
+            assert_eq!(ids(&ix.find("token", 10).unwrap()), vec![kept.clone()]);
         }
         let ix = KeywordIndex::open(dir.path()).unwrap();
-        assert!(ix.search("secret leaked", 10).unwrap().is_empty());
-        assert_eq!(ids(&ix.search("token", 10).unwrap()), vec![kept]);
+        assert!(ix.find("secret leaked", 10).unwrap().is_empty());
+        assert_eq!(ids(&ix.find("token", 10).unwrap()), vec![kept]);
         assert_eq!(ix.len(), 1);
     }
 
@@ -699,9 +827,9 @@ mod tests {
         ix.add(&e, &doc(TextKind::Said, "second draft about rendering"))
             .unwrap();
         ix.commit(2).unwrap();
-        assert!(ix.search("parsing", 10).unwrap().is_empty());
-        assert_eq!(ids(&ix.search("rendering", 10).unwrap()), vec![e.clone()]);
-        assert_eq!(ids(&ix.search("draft", 10).unwrap()), vec![e.clone()]);
+        assert!(ix.find("parsing", 10).unwrap().is_empty());
+        assert_eq!(ids(&ix.find("rendering", 10).unwrap()), vec![e.clone()]);
+        assert_eq!(ids(&ix.find("draft", 10).unwrap()), vec![e.clone()]);
         assert_eq!(ix.len(), 1);
 
         // Within a single uncommitted batch too, and across a reopen.
@@ -714,12 +842,8 @@ mod tests {
         ix.commit(3).unwrap();
         drop(ix);
         let ix = KeywordIndex::open(dir.path()).unwrap();
-        assert!(
-            ix.search("parsing rendering caching", 10)
-                .unwrap()
-                .is_empty()
-        );
-        assert_eq!(ids(&ix.search("draft", 10).unwrap()), vec![e]);
+        assert!(ix.find("parsing rendering caching", 10).unwrap().is_empty());
+        assert_eq!(ids(&ix.find("draft", 10).unwrap()), vec![e]);
         assert_eq!(ix.len(), 1);
     }
 
@@ -735,8 +859,8 @@ mod tests {
         );
         ix.commit(2).unwrap();
         assert_eq!(ix.len(), 1);
-        assert!(ix.search("old new", 10).unwrap().is_empty());
-        assert_eq!(ids(&ix.search("newest", 10).unwrap()), vec![e]);
+        assert!(ix.find("old new", 10).unwrap().is_empty());
+        assert_eq!(ids(&ix.find("newest", 10).unwrap()), vec![e]);
     }
 
     #[test]
@@ -758,7 +882,7 @@ mod tests {
         }
         let ix = KeywordIndex::open(dir.path()).unwrap();
         assert_eq!(ix.applied_lsn(), 45);
-        assert!(ix.search("two", 10).unwrap().is_empty());
+        assert!(ix.find("two", 10).unwrap().is_empty());
         assert_eq!(ix.len(), 1);
     }
 
@@ -828,12 +952,12 @@ mod tests {
             "😀 ünïcödé",
             "   ",
         ] {
-            ix.search(q, 10)
+            ix.find(q, 10)
                 .unwrap_or_else(|e| panic!("query {q:?} failed: {e}"));
         }
-        assert!(ix.search("", 10).unwrap().is_empty());
-        assert!(ix.search("  \t\n", 10).unwrap().is_empty());
-        assert!(ix.search("-- :: ()", 10).unwrap().is_empty());
+        assert!(ix.find("", 10).unwrap().is_empty());
+        assert!(ix.find("  \t\n", 10).unwrap().is_empty());
+        assert!(ix.find("-- :: ()", 10).unwrap().is_empty());
         // Operators are just separators, so the words around them still count.
         for q in [
             "-cargo",
@@ -844,12 +968,12 @@ mod tests {
             "(fn run)",
         ] {
             assert_eq!(
-                ids(&ix.search(q, 10).unwrap()),
+                ids(&ix.find(q, 10).unwrap()),
                 vec![e.clone()],
                 "query {q:?}"
             );
         }
-        assert!(ix.search("cargo", 0).unwrap().is_empty());
+        assert!(ix.find("cargo", 0).unwrap().is_empty());
     }
 
     #[test]
@@ -866,18 +990,18 @@ mod tests {
         );
         ix.commit(1).unwrap();
         assert_eq!(
-            ids(&ix.search("\"lock file\"", 10).unwrap()),
+            ids(&ix.find("\"lock file\"", 10).unwrap()),
             vec![together.clone()]
         );
         assert_eq!(
-            ids(&ix.search("\"locked files\"", 10).unwrap()),
+            ids(&ix.find("\"locked files\"", 10).unwrap()),
             vec![together.clone()]
         );
-        assert_eq!(ix.search("lock file", 10).unwrap().len(), 2);
+        assert_eq!(ix.find("lock file", 10).unwrap().len(), 2);
         // A phrase plus a loose word: either may match.
-        assert_eq!(ix.search("\"lock file\" had", 10).unwrap().len(), 2);
+        assert_eq!(ix.find("\"lock file\" had", 10).unwrap().len(), 2);
         // A one-word "phrase" is just a word.
-        assert_eq!(ix.search("\"stale\"", 10).unwrap().len(), 1);
+        assert_eq!(ix.find("\"stale\"", 10).unwrap().len(), 1);
     }
 
     #[test]
@@ -888,13 +1012,13 @@ mod tests {
         ix.commit(1).unwrap();
         for q in ["indexed", "index", "INDEXES", "ledger", "minute"] {
             assert_eq!(
-                ids(&ix.search(q, 10).unwrap()),
+                ids(&ix.find(q, 10).unwrap()),
                 vec![e.clone()],
                 "query {q:?}"
             );
         }
         // Stemming is not prefix matching.
-        assert!(ix.search("ledge min", 10).unwrap().is_empty());
+        assert!(ix.find("ledge min", 10).unwrap().is_empty());
     }
 
     #[test]
@@ -904,8 +1028,8 @@ mod tests {
         let text = format!("payload {blob} end");
         add_all(&mut ix, &[(id("s", 1), &text)]);
         ix.commit(1).unwrap();
-        assert!(ix.search(&blob, 10).unwrap().is_empty());
-        assert_eq!(ix.search("payload", 10).unwrap().len(), 1);
+        assert!(ix.find(&blob, 10).unwrap().is_empty());
+        assert_eq!(ix.find("payload", 10).unwrap().len(), 1);
     }
 
     #[test]
@@ -923,7 +1047,7 @@ mod tests {
         add_all(&mut ix, &[(better.clone(), "flaky flaky test retried")]);
         ix.commit(100).unwrap();
 
-        let all = ix.search("flaky", 100).unwrap();
+        let all = ix.find("flaky", 100).unwrap();
         assert_eq!(all.len(), 21);
         assert_eq!(all[0].id, better);
         let mut expected: Vec<EventId> = ids(&all[1..]);
@@ -931,7 +1055,7 @@ mod tests {
         assert_eq!(ids(&all[1..]), expected);
         // A limit that cuts through the tie keeps the lowest ids, every time.
         for limit in [1, 2, 3, 5, 11] {
-            let top = ix.search("flaky", limit).unwrap();
+            let top = ix.find("flaky", limit).unwrap();
             assert_eq!(ids(&top), ids(&all[..limit]), "limit {limit}");
         }
     }
@@ -941,15 +1065,15 @@ mod tests {
         let mut ix = KeywordIndex::in_ram().unwrap();
         assert_eq!(ix.applied_lsn(), 0);
         assert!(ix.is_empty());
-        assert!(ix.search("anything", 5).unwrap().is_empty());
+        assert!(ix.find("anything", 5).unwrap().is_empty());
         let e = id("s", 1);
         add_all(&mut ix, &[(e.clone(), "scratch fold for asof")]);
         ix.commit(3).unwrap();
         assert_eq!(ix.applied_lsn(), 3);
-        assert_eq!(ids(&ix.search("fold", 5).unwrap()), vec![e.clone()]);
+        assert_eq!(ids(&ix.find("fold", 5).unwrap()), vec![e.clone()]);
         ix.retract(&e).unwrap();
         ix.commit(4).unwrap();
-        assert!(ix.search("fold", 5).unwrap().is_empty());
+        assert!(ix.find("fold", 5).unwrap().is_empty());
     }
 
     #[test]
@@ -966,7 +1090,7 @@ mod tests {
         assert_eq!(ix.applied_lsn(), 40);
         assert_eq!(ix.len(), 40);
         assert!(ix.segments() < 10, "{} segments", ix.segments());
-        assert_eq!(ix.search("capture", 100).unwrap().len(), 40);
+        assert_eq!(ix.find("capture", 100).unwrap().len(), 40);
     }
 
     #[test]
@@ -1011,12 +1135,124 @@ mod tests {
         }
         ix.commit(1).unwrap();
         let kinds: Vec<TextKind> = ix
-            .search("words", 10)
+            .find("words", 10)
             .unwrap()
             .iter()
             .map(|h| h.kind)
             .collect();
         assert_eq!(kinds, TextKind::ALL.to_vec());
+    }
+
+    #[test]
+    fn filters_run_inside_the_index_so_a_buried_match_is_found() {
+        let mut ix = KeywordIndex::in_ram().unwrap();
+        // Two hundred strong matches in session "b", then one weak one per filter.
+        for n in 0..200 {
+            add_all(&mut ix, &[(id("b", n), "cache cache cache eviction")]);
+        }
+        let weak = "the cache came up once among many other words about the nightly job";
+        let obs = id("a", 1);
+        ix.add(
+            &obs,
+            &TextDoc {
+                subject: Some("nightly"),
+                ..doc(TextKind::Obs, weak)
+            },
+        )
+        .unwrap();
+        let late = id("c", 2);
+        ix.add(
+            &late,
+            &TextDoc {
+                ts_ms: 1_760_000_000_000,
+                ..doc(TextKind::Final, weak)
+            },
+        )
+        .unwrap();
+        ix.commit(1).unwrap();
+        let top = ids(&ix.find("cache", 10).unwrap());
+        assert!(!top.contains(&obs) && !top.contains(&late), "{top:?}");
+        let only = |filter: TextFilter| ids(&ix.search("cache", &filter, 10).unwrap());
+        let session = |s: &str| Some(SessionId(s.to_string()));
+        assert_eq!(
+            only(TextFilter {
+                session: session("a"),
+                ..Default::default()
+            }),
+            vec![obs.clone()]
+        );
+        assert_eq!(
+            only(TextFilter {
+                kind: Some(TextKind::Obs),
+                ..Default::default()
+            }),
+            vec![obs.clone()]
+        );
+        assert_eq!(
+            only(TextFilter {
+                subject: Some("nightly".into()),
+                ..Default::default()
+            }),
+            vec![obs.clone()]
+        );
+        assert_eq!(
+            only(TextFilter {
+                since_ms: Some(1_755_000_000_000),
+                ..Default::default()
+            }),
+            vec![late.clone()]
+        );
+        assert!(
+            only(TextFilter {
+                kind: Some(TextKind::Obs),
+                session: session("b"),
+                ..Default::default()
+            })
+            .is_empty()
+        );
+        // The filter scores nothing: the filtered ranking is the unfiltered one, cut.
+        let all = ix.find("cache", 300).unwrap();
+        let b = ix
+            .search(
+                "cache",
+                &TextFilter {
+                    session: session("b"),
+                    ..Default::default()
+                },
+                300,
+            )
+            .unwrap();
+        let b_in_all: Vec<&Hit> = all
+            .iter()
+            .filter(|h| h.id.session.as_str() == "b")
+            .collect();
+        assert_eq!(b.len(), b_in_all.len());
+        for (x, y) in b.iter().zip(b_in_all) {
+            assert_eq!((&x.id, x.score), (&y.id, y.score));
+        }
+    }
+
+    #[test]
+    fn strength_is_near_one_for_a_full_match_and_small_for_a_common_word() {
+        let mut ix = KeywordIndex::in_ram().unwrap();
+        for n in 0..50 {
+            add_all(
+                &mut ix,
+                &[(id("s", n), "the build ran and the tests passed")],
+            );
+        }
+        let full = id("t", 1);
+        add_all(
+            &mut ix,
+            &[(full.clone(), "the tokenizer panicked on emoji input")],
+        );
+        ix.commit(1).unwrap();
+        let hits = ix.find("tokenizer emoji input", 5).unwrap();
+        assert_eq!(hits[0].id, full);
+        assert!(hits[0].strength > 0.8, "{hits:?}");
+        // Only "the" is shared with the fifty: a word in nearly every text is worth little.
+        let weak = ix.find("the frobnicator", 60).unwrap();
+        assert!(weak.iter().all(|h| h.strength < 0.1), "{weak:?}");
     }
 
     #[test]
@@ -1033,6 +1269,7 @@ mod tests {
 /// `cargo test --release --lib views::keyword::bench -- --ignored --nocapture`.
 #[cfg(test)]
 mod bench {
+    use super::tests::Unfiltered;
     use super::*;
     use crate::event::{Seq, SessionId};
     use std::time::{Duration, Instant};
@@ -1159,6 +1396,7 @@ mod bench {
                     kind: *kind,
                     ts_ms: *ts_ms,
                     text,
+                    subject: None,
                 };
                 ix.add(id, &d).unwrap();
             }
@@ -1185,7 +1423,7 @@ mod bench {
             for _ in 0..15 {
                 let t = Instant::now();
                 let ix = KeywordIndex::open(&dir).unwrap();
-                let hits = ix.search(q, 24).unwrap();
+                let hits = ix.find(q, 24).unwrap();
                 n = hits.len();
                 drop(ix);
                 times.push(ms(t.elapsed()));
@@ -1204,7 +1442,7 @@ mod bench {
             let open = t.elapsed();
             let t = Instant::now();
             for q in queries {
-                ix.search(q, 24).unwrap();
+                ix.find(q, 24).unwrap();
             }
             println!(
                 "open alone: {:.2} ms; search alone: {:.2} ms per query",
@@ -1240,6 +1478,7 @@ mod bench {
                     kind,
                     ts_ms,
                     text: &text,
+                    subject: None,
                 };
                 ix.add(&id, &d).unwrap();
             }
@@ -1265,7 +1504,7 @@ mod bench {
         for _ in 0..15 {
             let t = Instant::now();
             let ix = KeywordIndex::open(&dir).unwrap();
-            ix.search("ledger lock timeout", 24).unwrap();
+            ix.find("ledger lock timeout", 24).unwrap();
             times.push(ms(t.elapsed()));
         }
         times.sort_by(f64::total_cmp);

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::event::{Basis, Event};
+use crate::event::{Basis, Event, EventId, SessionId};
 
 /// The kinds of text recall searches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -136,6 +136,38 @@ impl TextRow {
             TextKind::User => self.text.len() <= EMBED_USER_MAX,
             TextKind::Said => false,
         }
+    }
+}
+
+/// Which texts a search admits. Every lane applies it while it ranks (tantivy's query, the
+/// vector scan), so a filtered search finds its matches however far down the unfiltered
+/// ranking they sit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TextFilter {
+    pub kind: Option<TextKind>,
+    /// Only texts at or after this instant.
+    pub since_ms: Option<i64>,
+    /// Only this session (already resolved from a prefix).
+    pub session: Option<SessionId>,
+    /// Only observations about this subject.
+    pub subject: Option<String>,
+}
+
+impl TextFilter {
+    /// Whether the text `row` of event `id` passes.
+    pub fn admits(&self, id: &EventId, row: &TextRow) -> bool {
+        self.kind.is_none_or(|k| row.kind == k)
+            && self.since_ms.is_none_or(|t| row.ts_ms >= t)
+            && self.session.as_ref().is_none_or(|s| &id.session == s)
+            && self
+                .subject
+                .as_ref()
+                .is_none_or(|s| row.subject.as_ref() == Some(s))
+    }
+
+    /// Whether it admits everything.
+    pub fn is_open(&self) -> bool {
+        *self == TextFilter::default()
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::tables::{Table, Writes, split_key, tkey};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
-use crate::event::EventId;
+use crate::event::{EventId, SessionId};
 
 /// Texts embedded per model call.
 const BATCH: usize = 32;
@@ -124,21 +124,45 @@ impl VectorLane {
         Ok(missing.len())
     }
 
-    /// The `k` stored vectors nearest `query` (an L2-normalised embedding), best first;
-    /// ties by id, so the order is deterministic.
-    pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<VectorHit>, ViewError> {
+    /// The `k` stored vectors nearest `query` (an L2-normalised embedding) with a similarity
+    /// of at least `floor`, among `within`'s (every session's when `None`) that `admits`
+    /// accepts; best first, ties by id, so the order is deterministic. `admits` is asked only
+    /// about a vector that would enter the best `k`, so a filter costs a lookup per
+    /// contender, not per vector.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        floor: f32,
+        within: Option<&SessionId>,
+        admits: &mut dyn FnMut(&EventId) -> Result<bool, ViewError>,
+    ) -> Result<Vec<VectorHit>, ViewError> {
+        let mut prefix = vec![Table::Vectors as u8];
+        if let Some(session) = within {
+            prefix.extend_from_slice(session.as_str().as_bytes());
+            prefix.push(0);
+        }
         let mut scored: Vec<(f32, Vec<u8>)> = Vec::new();
-        for kv in self.vectors.prefix([Table::Vectors as u8]) {
+        for kv in self.vectors.prefix(&prefix) {
             let (key, value) = kv.into_inner().map_err(ViewError::store)?;
             let key = &key[1..];
             let score = dot_quantized(query, &value);
-            if scored.len() < k || score > scored.last().map_or(f32::MIN, |s| s.0) {
-                let at = scored.partition_point(|(s, kk)| {
-                    (*s, std::cmp::Reverse(kk.as_slice())) >= (score, std::cmp::Reverse(key))
-                });
-                scored.insert(at, (score, key.to_vec()));
-                scored.truncate(k);
+            if score < floor
+                || (scored.len() >= k && score <= scored.last().map_or(f32::MIN, |s| s.0))
+            {
+                continue;
             }
+            let Some((session, seq)) = split_key(key) else {
+                continue;
+            };
+            if !admits(&EventId { session, seq })? {
+                continue;
+            }
+            let at = scored.partition_point(|(s, kk)| {
+                (*s, std::cmp::Reverse(kk.as_slice())) >= (score, std::cmp::Reverse(key))
+            });
+            scored.insert(at, (score, key.to_vec()));
+            scored.truncate(k);
         }
         Ok(scored
             .into_iter()
@@ -149,6 +173,20 @@ impl VectorLane {
                 })
             })
             .collect())
+    }
+
+    /// The similarity of `query` to the vector stored for `id`, if it has one: what fusion
+    /// asks of a text the keyword lane found and the scan did not rank.
+    pub fn similarity(&self, query: &[f32], id: &EventId) -> Result<Option<f32>, ViewError> {
+        let key = tkey(
+            Table::Vectors,
+            &crate::ledger::event_key(&id.session, id.seq),
+        );
+        Ok(self
+            .vectors
+            .get(key)
+            .map_err(ViewError::store)?
+            .map(|v| dot_quantized(query, &v)))
     }
 
     /// Every stored vector (quantized), by event: what

@@ -106,3 +106,97 @@ fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
     assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
 }
+
+/// Session B says "deploy" seventy times over, session A once among other words: A's text
+/// ranks below B's seventy in either lane unless the filter runs inside the lane.
+fn one_buried_match(env: &Env) {
+    let mut a = Claude::new(SESSION_A);
+    a.user("while you are at it, the deploy step of the nightly job prints a warning about the cache size; look at the css later");
+    a.said("The nightly job's warning came from an outdated cache setting; raised the limit and the warning is gone from the logs.");
+    let mut b = Claude::new(SESSION_B);
+    for n in 0..70 {
+        b.user(&format!(
+            "deploy the deploy pipeline to staging, deploy number {n}"
+        ));
+        b.said(&format!(
+            "Deployed: the pipeline ran deploy {n} to staging and every deploy check passed."
+        ));
+    }
+    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    a.write(&ta);
+    b.write(&tb);
+    env.run(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()])
+        .ok();
+}
+
+#[test]
+fn a_filtered_search_finds_a_match_ranked_below_the_unfiltered_top() {
+    let env = Env::new();
+    one_buried_match(&env);
+    let unfiltered = env
+        .run(&["recall", "deploy", "--limit", "60", "--json"])
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&unfiltered.stdout).unwrap();
+    assert!(
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["session"] == SESSION_B),
+        "the buried match is not in the unfiltered top 60: {v}"
+    );
+    for filter in [
+        &["--session", "3f6c"][..],
+        &["--since", "2026-07-01", "--session", SESSION_A][..],
+    ] {
+        let mut args = vec!["recall", "deploy", "--json"];
+        args.extend_from_slice(filter);
+        let r = env.run(&args).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["hits"][0]["session"], SESSION_A, "{filter:?}: {v}");
+        assert!(v["hits"][0]["keyword_rank"].is_number(), "{v}");
+    }
+}
+
+#[test]
+fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfiltered_top() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| {
+        crate::support::Run::of(
+            env.cmd()
+                .env("PEAT_DATA_DIR", &data)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let mut a = Claude::new(SESSION_A);
+    a.user("the nightly job prints a warning about the cache size");
+    let mut b = Claude::new(SESSION_B);
+    for n in 0..70 {
+        b.user(&format!(
+            "ship release {n} of the service to the staging cluster"
+        ));
+    }
+    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    a.write(&ta);
+    b.write(&tb);
+    with_model(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()]).ok();
+    // Meaning only, so the keyword lane cannot be what finds it; no floor, so only the
+    // filter decides.
+    let q = [
+        "recall",
+        "rolling out a new version to the servers",
+        "--semantic-only",
+    ];
+    let r = with_model(&[&q[..], &["--floor", "0", "--limit", "60", "--json"]].concat()).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let hits = v["hits"].as_array().unwrap();
+    assert!(hits.len() >= 50, "{v}");
+    assert!(hits.iter().all(|h| h["session"] == SESSION_B), "{v}");
+    let r = with_model(&[&q[..], &["--floor", "0", "--session", "3f6c", "--json"]].concat()).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
+    assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
+}

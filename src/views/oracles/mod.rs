@@ -330,7 +330,10 @@ fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope
         if now.get(id) == Some(env) || words_of(env).is_none_or(|t| t.trim().is_empty()) {
             continue;
         }
-        let hits = views.keyword.search(&ledgers::probe(n), 1000).unwrap();
+        let hits = views
+            .keyword
+            .search(&ledgers::probe(n), &Default::default(), 1000)
+            .unwrap();
         if hits.iter().any(|h| &h.id == id) {
             found.push(format!(
                 "{what}: keyword lane: {id:?} is still found by the words of version {n}"

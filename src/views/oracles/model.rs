@@ -290,7 +290,11 @@ pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String
             .insert(hit.id, (hit.kind, hit.ts_ms, BTreeSet::new()));
     }
     for probe in probes {
-        for hit in views.keyword.search(probe, 100_000).unwrap() {
+        for hit in views
+            .keyword
+            .search(probe, &Default::default(), 100_000)
+            .unwrap()
+        {
             if let Some(doc) = s.keyword.get_mut(&hit.id) {
                 doc.2.insert(probe.clone());
             }
