@@ -1,14 +1,19 @@
-//! Hybrid recall: BM25 over every searchable text and an embedding scan over the embedded
-//! ones, fused by strength.
+//! Hybrid recall: BM25 over every searchable text and an embedding scan over the same
+//! texts, fused by how likely the two scores together say the text is an answer.
 //!
-//! Each lane's score is turned into a strength comparable across queries: the keyword
-//! lane's BM25 over what a text holding every query word once would score (so a text that
-//! shares only "the" with the query is weak however many such texts there are), the
-//! semantic lane's cosine rescaled between [`FLOOR`] and [`STRONG`]. A text's strength is
-//! its better lane's, plus a little of the other's: agreement breaks ties, it never lifts a
-//! middling text over a text one lane is sure of (reciprocal-rank fusion did, so a text both
-//! lanes half-matched outranked the exact match of one). Semantic hits below [`FLOOR`] are
-//! dropped, so a query about nothing recorded finds nothing.
+//! Raw scores do not compare: BM25 grows with the query's length and rarity, a cosine
+//! lives in its own narrow band. So the keyword lane reports a strength (BM25 over what a
+//! text holding every query word once would score: a text sharing only "the" with the
+//! query is weak however many such texts there are), and the fusion turns (strength,
+//! cosine) into the probability that the text answers the query, by a logistic model
+//! fitted on the labelled queries of `bench/quality.sh`. Agreement counts, and a meaning far
+//! off discounts a partial word match; but a text holding every word of the query keeps at
+//! least what its words alone are worth, since identifiers and error codes are typed
+//! verbatim and mean little to the model. Reciprocal-rank fusion, which this replaces, put
+//! any text both lanes half-matched above the exact match of one.
+//!
+//! A hit must be at least as likely as a text found by meaning alone at the similarity
+//! [`FLOOR`], so a query about nothing recorded finds nothing.
 
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -17,16 +22,52 @@ use crate::event::{EventId, SessionId};
 use crate::views::rows::{TextFilter, TextRow};
 use crate::views::{ModelSlot, ViewError, Views};
 
-/// The cosine below which a semantic hit is noise. Calibrated on `bench/quality.sh`: the
-/// texts that answer a query score above it, the best hits of queries about things the
-/// corpus never mentions score below it (see bench/README.md for the distributions).
+/// The cosine below which a semantic hit is noise. Calibrated on `bench/quality.sh`: 99% of
+/// the texts that answer its queries score above it, and the best hits of three in four of
+/// its queries about things never recorded score below it (0.32 would turn away one answer
+/// in a hundred more for one unrelated query in twelve; bench/README.md has the
+/// distributions).
 pub const FLOOR: f32 = 0.30;
-/// The cosine at which a semantic hit counts as certain (strength 1).
-pub const STRONG: f32 = 0.70;
-/// How much of its weaker lane a text found by both adds to its better lane's strength.
-pub const AGREEMENT: f64 = 0.3;
+/// Logistic models of "this text answers the query", fitted on `bench/quality.sh` (every
+/// candidate of every labelled and unrelated query, labelled by whether it is in the
+/// session the query is about). Refit when the model, the embedded texts or the keyword
+/// scoring change. Both lanes: (keyword strength, cosine, intercept).
+const JOINT_FIT: (f64, f64, f64) = (3.51, 18.31, -9.27);
+/// One lane alone: (slope, intercept) over its own score.
+const KEYWORD_FIT: (f64, f64) = (10.48, -4.77);
+const SEMANTIC_FIT: (f64, f64) = (18.29, -8.26);
+/// A keyword strength from which the text holds (nearly) every word of the query.
+const WHOLE_MATCH: f32 = 0.7;
+/// A keyword strength over this counts as this: a short text holding every word is no more
+/// an answer than a long one that does.
+const KEYWORD_CAP: f32 = 1.5;
+/// The cosine assumed for a text the lane does not embed ("ok", "yes do it"): a typical
+/// unrelated one.
+const UNEMBEDDED: f32 = 0.15;
 /// Each lane ranks at least this many candidates before fusion.
 const POOL: usize = 50;
+
+fn logistic(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// The probability a keyword strength alone gives.
+fn keyword_likelihood(strength: f32) -> f64 {
+    let (a, b) = KEYWORD_FIT;
+    logistic(a * f64::from(strength.min(KEYWORD_CAP)) + b)
+}
+
+/// The probability a cosine similarity alone gives.
+fn semantic_likelihood(similarity: f32) -> f64 {
+    let (a, b) = SEMANTIC_FIT;
+    logistic(a * f64::from(similarity) + b)
+}
+
+/// The probability a keyword strength and a cosine together give.
+fn joint_likelihood(strength: f32, similarity: f32) -> f64 {
+    let (a, b, c) = JOINT_FIT;
+    logistic(a * f64::from(strength.min(KEYWORD_CAP)) + b * f64::from(similarity) + c)
+}
 
 /// Which lanes a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -72,8 +113,7 @@ pub struct Hit {
     pub seq: u32,
     #[serde(flatten)]
     pub row: TextRow,
-    /// The fused strength, 0 to about 1.3: the better lane's strength plus
-    /// [`AGREEMENT`] times the other's.
+    /// How likely the text answers the query, 0 to 1 (see the module documentation).
     pub score: f64,
     /// 1-based rank in each lane that found it.
     pub keyword_rank: Option<usize>,
@@ -87,7 +127,7 @@ pub struct Hit {
 impl Hit {
     /// How sure the match is, in five steps, for a person to read.
     pub fn stars(&self) -> usize {
-        ((self.score.min(1.0) * 5.0).ceil() as usize).clamp(1, 5)
+        ((self.score * 5.0).ceil() as usize).clamp(1, 5)
     }
 }
 
@@ -133,21 +173,28 @@ struct Candidate {
 }
 
 impl Candidate {
-    /// The fused strength; see the module documentation.
-    fn strength(&self, floor: f32) -> f64 {
-        let k = f64::from(self.keyword_strength.unwrap_or(0.0)).min(1.0);
-        let v = self.similarity.map_or(0.0, |s| semantic_strength(s, floor));
-        k.max(v) + AGREEMENT * k.min(v)
+    /// How likely the text answers the query, from what the lanes that ran found; `None`
+    /// when it is no candidate (found by meaning only, below the floor).
+    fn likelihood(&self, floor: f32, lanes: Lanes, semantic: bool) -> Option<f64> {
+        let words = self.keyword_strength.filter(|s| *s > 0.0);
+        let meaning = self.similarity.filter(|s| *s >= floor);
+        match (lanes, semantic) {
+            (Lanes::Semantic, _) => meaning.map(semantic_likelihood),
+            (Lanes::Keyword, _) | (Lanes::Both, false) => words.map(keyword_likelihood),
+            (Lanes::Both, true) => {
+                if words.is_none() && meaning.is_none() {
+                    return None;
+                }
+                let k = words.unwrap_or(0.0);
+                let joint = joint_likelihood(k, self.similarity.unwrap_or(UNEMBEDDED));
+                Some(if k >= WHOLE_MATCH {
+                    joint.max(keyword_likelihood(k))
+                } else {
+                    joint
+                })
+            }
+        }
     }
-}
-
-/// A cosine as a strength: 0 at the floor, 1 at [`STRONG`] and above.
-fn semantic_strength(similarity: f32, floor: f32) -> f64 {
-    if similarity < floor {
-        return 0.0;
-    }
-    let span = (STRONG - floor).max(0.05);
-    f64::from((similarity - floor) / span).clamp(0.0, 1.0)
 }
 
 /// Run `q` against the lanes it asks for.
@@ -221,13 +268,21 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
     }
 
     let t = std::time::Instant::now();
+    // With both lanes, a hit must be as likely as a text found by meaning alone at the
+    // floor: a text sharing only common words with the query is no answer. One lane alone
+    // returns what it found (words match or they do not; the scan applied the floor).
+    let on = matches!(semantic, Semantic::On { .. });
+    let least = if on && q.lanes == Lanes::Both {
+        joint_likelihood(0.0, q.floor)
+    } else {
+        0.0
+    };
     let mut order: Vec<(EventId, Candidate, f64)> = found
         .into_iter()
-        .map(|(id, c)| {
-            let s = c.strength(q.floor);
-            (id, c, s)
+        .filter_map(|(id, c)| {
+            let p = c.likelihood(q.floor, q.lanes, on)?;
+            (p >= least).then_some((id, c, p))
         })
-        .filter(|(_, _, s)| *s > 0.0)
         .collect();
     order.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
 

@@ -129,7 +129,20 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
         ctx.ui.note(crate::embed::off_notice());
     }
     if result.hits.is_empty() {
-        ctx.ui.note(&format!("no hits for {:?}", result.query));
+        let why = match (&result.semantic, result.lanes) {
+            (Semantic::Off, _) => " (no text holds its words)".to_string(),
+            (Semantic::On { .. }, lanes) => format!(
+                " ({}nothing recorded comes closer to it in meaning than similarity {:.2}; \
+                 `--floor 0` shows the nearest anyway)",
+                if lanes == Lanes::Both {
+                    "no text matches its words well enough, and "
+                } else {
+                    ""
+                },
+                result.floor
+            ),
+        };
+        ctx.ui.note(&format!("no hits for {:?}{why}", result.query));
         return Ok(1);
     }
     let ui = &ctx.ui;
@@ -159,7 +172,8 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// A match's strength as five dots, for a person to read at a glance.
+/// A match's strength as five dots, for a person to read at a glance: one per fifth of
+/// the likelihood that it answers the query.
 fn strength_bar(stars: usize) -> String {
     let stars = stars.min(5);
     format!("{}{}", "●".repeat(stars), "○".repeat(5 - stars))

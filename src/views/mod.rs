@@ -28,7 +28,7 @@ use tables::{Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub const VIEW_SCHEMA: u32 = 4;
+pub const VIEW_SCHEMA: u32 = 5;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.

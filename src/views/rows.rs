@@ -62,8 +62,8 @@ impl FromStr for TextKind {
 /// Mid-turn prose shorter than this is narration ("Let me look at the file."): the ledger
 /// keeps it, search does not.
 pub const SAID_MIN: usize = 80;
-/// Only short prompts are embedded: long ones are pasted logs and specs, not questions.
-pub const EMBED_USER_MAX: usize = 400;
+/// Texts of fewer words are not embedded (see [`TextRow::dense`]).
+pub const EMBED_MIN_WORDS: usize = 4;
 /// The vector lane embeds the first this many bytes of a text (cut at a character
 /// boundary). Texts are stored and keyword-indexed whole, but the model reads at most its
 /// 256 tokens (about 1 KB of prose) anyway: the window bounds tokenizing a 50 KB closing
@@ -128,14 +128,16 @@ impl TextRow {
         &self.text[..end]
     }
 
-    /// Whether the vector lane embeds this text: claims, closing messages, summaries and
-    /// short prompts. Narration never.
+    /// Whether the vector lane embeds this text: every searchable text of at least
+    /// [`EMBED_MIN_WORDS`] words, the agent's prose and long prompts included (a text only
+    /// one lane can see can never be found by meaning; the quality benchmark measured what
+    /// leaving them out cost). "ok", "yes do it" are left out: they carry no meaning to match,
+    /// and short texts collect spurious similarities.
     pub fn dense(&self) -> bool {
-        match self.kind {
-            TextKind::Obs | TextKind::Final | TextKind::Compact => true,
-            TextKind::User => self.text.len() <= EMBED_USER_MAX,
-            TextKind::Said => false,
-        }
+        self.text
+            .split_whitespace()
+            .nth(EMBED_MIN_WORDS - 1)
+            .is_some()
     }
 }
 
@@ -199,5 +201,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(short.embed_text(), "done");
+    }
+
+    #[test]
+    fn prose_and_long_prompts_are_embedded_acknowledgements_are_not() {
+        let user = |text: &str| {
+            TextRow::of(
+                1,
+                &Event::UserMsg {
+                    text: text.into(),
+                    harness: false,
+                },
+            )
+            .unwrap()
+        };
+        let said = TextRow::of(
+            1,
+            &Event::Said {
+                text:
+                    "The importer chokes on the byte order mark, so the first header never matches."
+                        .repeat(2),
+            },
+        )
+        .unwrap();
+        assert!(said.dense(), "the agent's prose");
+        let pasted = format!(
+            "why does this fail?\n{}",
+            "ERROR worker-3 out of memory\n".repeat(40)
+        );
+        assert!(user(&pasted).dense(), "a prompt with a pasted log");
+        assert!(user("fix the flaky port test").dense());
+        for ack in ["ok", "yes do it", "  go   on  "] {
+            assert!(!user(ack).dense(), "{ack:?}");
+        }
     }
 }

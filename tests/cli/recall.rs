@@ -200,3 +200,91 @@ fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfilter
     assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
     assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
 }
+
+#[test]
+fn with_the_pinned_model_a_query_about_nothing_recorded_finds_nothing() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| {
+        crate::support::Run::of(
+            env.cmd()
+                .env("PEAT_DATA_DIR", &data)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let [a, b] = write_two_sessions(&env);
+    with_model(&["capture", &a, &b]).ok();
+    for q in ["sourdough bread starter hydration", "xyzzy quux frobnicate"] {
+        let none = with_model(&["recall", q]);
+        assert_eq!(none.code, 1, "{q}: {}", none.stdout);
+        assert!(none.stdout.is_empty(), "{}", none.stdout);
+        assert!(none.stderr.contains("no hits"), "{}", none.stderr);
+        assert!(none.stderr.contains("similarity 0.30"), "{}", none.stderr);
+        let json = with_model(&["recall", q, "--json"]);
+        assert_eq!(json.code, 1, "--json follows the exit-code contract too");
+        let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        assert_eq!(v["hits"].as_array().unwrap().len(), 0, "{v}");
+        // Without the floor, the nearest texts come back, each with its low similarity.
+        let all = with_model(&["recall", q, "--floor", "0", "--semantic-only", "--json"]).ok();
+        let v: serde_json::Value = serde_json::from_str(&all.stdout).unwrap();
+        let sims: Vec<f64> = v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["similarity"].as_f64().unwrap())
+            .collect();
+        assert!(!sims.is_empty() && sims.iter().all(|s| *s < 0.30), "{v}");
+    }
+    // A real question clears the floor, and its hit shows how strong it is.
+    let r = with_model(&["recall", "why did compiling for M1 macs break"]).ok();
+    let first = r.stdout.lines().next().unwrap();
+    assert!(first.contains("▸ peat show 3f6c2a9e"), "{}", r.stdout);
+    assert!(first.contains('●'), "{first}");
+}
+
+#[test]
+fn each_hit_shows_its_strength_and_a_lane_can_be_chosen() {
+    let env = Env::new();
+    two_sessions(&env);
+    let r = env
+        .run(&["recall", "sidebar", "classes", "--keyword-only"])
+        .ok();
+    let first = r.stdout.lines().next().unwrap();
+    assert!(first.contains("sidebar"), "{}", r.stdout);
+    assert!(
+        first.contains("●●●●●"),
+        "every word matched is a strong hit: {first}"
+    );
+    assert!(
+        !r.stderr.contains("semantic lane off"),
+        "words only was asked for: {}",
+        r.stderr
+    );
+    let weak = env
+        .run(&[
+            "recall", "sidebar", "zeppelin", "airship", "blimp", "--json",
+        ])
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&weak.stdout).unwrap();
+    let strong = env.run(&["recall", "sidebar", "--json"]).ok();
+    let s: serde_json::Value = serde_json::from_str(&strong.stdout).unwrap();
+    assert!(
+        v["hits"][0]["score"].as_f64() < s["hits"][0]["score"].as_f64(),
+        "one word of four is a weaker match than the one word asked: {v} {s}"
+    );
+    // Meaning only, without the model: a clear error, not an empty answer.
+    let no_model = env.run(&["recall", "sidebar", "--semantic-only"]);
+    assert_eq!(no_model.code, 2);
+    assert!(
+        no_model.stderr.contains("peat model fetch"),
+        "{}",
+        no_model.stderr
+    );
+    let both = env.run(&["recall", "x", "--keyword-only", "--semantic-only"]);
+    assert_eq!(both.code, 2);
+    let bad = env.run(&["recall", "x", "--floor", "high"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("cosine"), "{}", bad.stderr);
+}

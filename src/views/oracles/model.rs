@@ -10,7 +10,7 @@ use crate::event::{Envelope, Event, EventId, SessionId};
 use crate::ledger::decode_event_key;
 use crate::session::SessionRollup;
 use crate::views::Views;
-use crate::views::rows::{EMBED_USER_MAX, SAID_MIN, TextKind, TextRow};
+use crate::views::rows::{EMBED_MIN_WORDS, SAID_MIN, TextKind, TextRow};
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 
@@ -115,14 +115,9 @@ fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
     }
 }
 
-/// Embedded: everything searchable but narration, and prompts only up to
-/// [`EMBED_USER_MAX`] bytes.
+/// Embedded: everything searchable of at least [`EMBED_MIN_WORDS`] words.
 fn embedded(row: &TextRow) -> bool {
-    match row.kind {
-        TextKind::Said => false,
-        TextKind::User => row.text.len() <= EMBED_USER_MAX,
-        _ => true,
-    }
+    row.text.split_whitespace().count() >= EMBED_MIN_WORDS
 }
 
 /// What the vector lane embeds of a text: its first `EMBED_WINDOW` bytes, cut back to a
