@@ -85,33 +85,15 @@ def write_session(home, n, topic):
         v.update(body)
         lines.append(json.dumps(v))
 
+    def assistant(block):
+        message = {"model": "claude-sonnet-4-6", "id": f"msg_{n}_{step[0]}", "type": "message", "role": "assistant"}
+        envelope("assistant", {"message": {**message, "content": [block]}})
+
     def said(text):
-        envelope(
-            "assistant",
-            {
-                "message": {
-                    "model": "claude-sonnet-4-6",
-                    "id": f"msg_{n}_{step[0]}",
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": text}],
-                }
-            },
-        )
+        assistant({"type": "text", "text": text})
 
     def tool(call_id, command, output):
-        envelope(
-            "assistant",
-            {
-                "message": {
-                    "model": "claude-sonnet-4-6",
-                    "id": f"msg_{n}_{step[0]}",
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}],
-                }
-            },
-        )
+        assistant({"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}})
         envelope(
             "user",
             {

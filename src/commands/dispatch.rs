@@ -680,7 +680,8 @@ fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall) -> Result<u8, CliE
     if ctx.json {
         let mut out = std::io::stdout().lock();
         head.json(&mut out, result)?;
-        return Ok(0);
+        // Nothing found is exit 1, in JSON too.
+        return Ok(u8::from(result.hits.is_empty()));
     }
     {
         let mut out = std::io::stdout().lock();

@@ -119,7 +119,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
 /// Print recall hits: JSON whole, or one clipped line each ending in its handle.
 pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
-    let found = if result.hits.is_empty() { 1 } else { 0 };
+    let found = u8::from(result.hits.is_empty());
     if ctx.json {
         serde_json::to_writer(&mut out, result).map_err(std::io::Error::from)?;
         writeln!(out)?;

@@ -16,6 +16,17 @@ fn write_two_sessions(env: &Env) -> [String; 2] {
     [ta, tb].map(|p| p.to_str().unwrap().to_string())
 }
 
+/// Run peat in `env` with the model installed under `data`.
+fn run_with_model(env: &Env, data: &std::path::Path, args: &[&str]) -> crate::support::Run {
+    crate::support::Run::of(
+        env.cmd()
+            .env("PEAT_DATA_DIR", data)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
 fn two_sessions(env: &Env) {
     let [a, b] = write_two_sessions(env);
     env.run(&["capture", &a, &b]).ok();
@@ -89,15 +100,7 @@ fn filters_narrow_recall_by_kind_and_session() {
 fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
-    let with_model = |args: &[&str]| {
-        crate::support::Run::of(
-            env.cmd()
-                .env("PEAT_DATA_DIR", &data)
-                .args(args)
-                .output()
-                .unwrap(),
-        )
-    };
+    let with_model = |args: &[&str]| run_with_model(&env, &data, args);
     let [a, b] = write_two_sessions(&env);
     with_model(&["capture", &a, &b]).ok();
     let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
@@ -162,15 +165,7 @@ fn a_filtered_search_finds_a_match_ranked_below_the_unfiltered_top() {
 fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfiltered_top() {
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
-    let with_model = |args: &[&str]| {
-        crate::support::Run::of(
-            env.cmd()
-                .env("PEAT_DATA_DIR", &data)
-                .args(args)
-                .output()
-                .unwrap(),
-        )
-    };
+    let with_model = |args: &[&str]| run_with_model(&env, &data, args);
     let mut a = Claude::new(SESSION_A);
     a.user("the nightly job prints a warning about the cache size");
     let mut b = Claude::new(SESSION_B);
@@ -205,15 +200,7 @@ fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfilter
 fn with_the_pinned_model_a_query_about_nothing_recorded_finds_nothing() {
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
-    let with_model = |args: &[&str]| {
-        crate::support::Run::of(
-            env.cmd()
-                .env("PEAT_DATA_DIR", &data)
-                .args(args)
-                .output()
-                .unwrap(),
-        )
-    };
+    let with_model = |args: &[&str]| run_with_model(&env, &data, args);
     let [a, b] = write_two_sessions(&env);
     with_model(&["capture", &a, &b]).ok();
     for q in ["sourdough bread starter hydration", "xyzzy quux frobnicate"] {
