@@ -325,3 +325,102 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
         timings,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(keyword_strength: Option<f32>, similarity: Option<f32>) -> Option<f64> {
+        Candidate {
+            keyword_strength,
+            similarity,
+            ..Default::default()
+        }
+        .likelihood(FLOOR, Lanes::Both, true)
+    }
+
+    fn least() -> f64 {
+        joint_likelihood(0.0, FLOOR)
+    }
+
+    #[test]
+    fn a_text_one_lane_is_sure_of_outranks_one_both_lanes_half_match() {
+        let sure_meaning = both(None, Some(0.62)).unwrap();
+        let sure_words = both(Some(1.0), Some(0.25)).unwrap();
+        let half_both = both(Some(0.35), Some(0.40)).unwrap();
+        assert!(sure_meaning > half_both, "{sure_meaning} {half_both}");
+        assert!(sure_words > half_both, "{sure_words} {half_both}");
+    }
+
+    #[test]
+    fn agreement_breaks_a_tie_between_equal_meanings() {
+        let alone = both(None, Some(0.45)).unwrap();
+        let with_words = both(Some(0.4), Some(0.45)).unwrap();
+        assert!(with_words > alone);
+    }
+
+    #[test]
+    fn every_word_of_an_identifier_counts_even_far_from_its_meaning() {
+        // `search_products` in a text the model places far from the query.
+        let p = both(Some(1.3), Some(0.05)).unwrap();
+        assert!(p >= least(), "{p}");
+        assert!(p >= keyword_likelihood(1.3) - 1e-12);
+    }
+
+    #[test]
+    fn a_common_word_shared_with_a_far_text_is_no_answer() {
+        // "chess opening repertoire for black" against "black text on a near-black page".
+        let p = both(Some(0.45), Some(0.13)).unwrap();
+        assert!(p < least(), "{p}");
+        // Meaning alone below the floor is no candidate at all.
+        assert_eq!(both(None, Some(FLOOR - 0.01)), None);
+        assert!(both(None, Some(FLOOR)).unwrap() >= least());
+    }
+
+    #[test]
+    fn one_lane_alone_ranks_by_its_own_score() {
+        let words = |s| {
+            Candidate {
+                keyword_strength: Some(s),
+                ..Default::default()
+            }
+            .likelihood(FLOOR, Lanes::Keyword, false)
+            .unwrap()
+        };
+        assert!(words(0.9) > words(0.5) && words(0.5) > words(0.1));
+        let meaning = |s| {
+            Candidate {
+                similarity: Some(s),
+                ..Default::default()
+            }
+            .likelihood(FLOOR, Lanes::Semantic, true)
+        };
+        assert!(meaning(0.6) > meaning(0.4));
+        assert_eq!(meaning(0.2), None, "under the floor");
+    }
+
+    #[test]
+    fn strength_shows_as_one_to_five_dots() {
+        let hit = |score| Hit {
+            session: SessionId("s".into()),
+            seq: 1,
+            row: TextRow {
+                kind: crate::views::rows::TextKind::User,
+                ts_ms: 0,
+                cited: true,
+                text: "t".into(),
+                subject: None,
+                basis: None,
+            },
+            score,
+            keyword_rank: None,
+            vector_rank: None,
+            keyword_strength: None,
+            similarity: None,
+        };
+        assert_eq!(hit(0.01).stars(), 1);
+        assert_eq!(hit(0.5).stars(), 3);
+        assert_eq!(hit(0.99).stars(), 5);
+        assert_eq!(hit(1.0).stars(), 5);
+    }
+}
