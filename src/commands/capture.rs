@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
                     path: file.clone(),
                     source,
                 });
-                eprintln!("{e}");
+                crate::ui::stderr_line(&e.to_string());
             }
         }
     }
@@ -106,7 +106,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("{}", CliError::from(e));
+                crate::ui::stderr_line(&CliError::from(e).to_string());
             }
         }
     }

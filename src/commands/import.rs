@@ -131,8 +131,8 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
                 let e = CliError::from(e);
                 done.failed += 1;
                 match &bar {
-                    Some(b) => b.suspend(|| eprintln!("{e}")),
-                    None => eprintln!("{e}"),
+                    Some(b) => b.suspend(|| crate::ui::stderr_line(&e.to_string())),
+                    None => crate::ui::stderr_line(&e.to_string()),
                 }
             }
         }
