@@ -163,17 +163,12 @@ impl Ctx {
         )?)
     }
 
-    /// The embedding model set up for embedding many texts (import, rebuild).
+    /// The embedding model set up for embedding many texts (the embedding pass).
     pub fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
-        let ui = self.ui;
-        Ok(
-            ModelSlot::installed(crate::embed::Profile::Bulk, self.model_lookup.clone())?.announcing(move |n| {
-                ui.note(&format!(
-                    "peat: embedding {n} texts for the semantic lane (about {} s; done once, cached)…",
-                    (n / 80).max(1)
-                ))
-            }),
-        )
+        Ok(ModelSlot::installed(
+            crate::embed::Profile::Bulk,
+            self.model_lookup.clone(),
+        )?)
     }
 
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.

@@ -71,9 +71,9 @@ pub struct ModelSlot {
     pub id: Option<String>,
     loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError>>,
     loaded: Option<Box<dyn Embedder>>,
-    /// Told how many texts are about to be embedded, when that is many (minutes on a
-    /// large first import): a person should know why the command is busy.
-    announce: Option<Box<dyn FnMut(usize)>>,
+    /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
+    /// embedding pass (see [`vectors`]).
+    pub inline: bool,
 }
 
 impl ModelSlot {
@@ -85,12 +85,13 @@ impl ModelSlot {
             id,
             loader: Box::new(loader),
             loaded: None,
-            announce: None,
+            inline: false,
         }
     }
 
     /// The model `models.lock` pins, if it is installed where `lookup` says to look: its id
     /// is known now, the ONNX session is created only when something needs embedding.
+    /// Folds queue what the cache lacks.
     pub fn installed(
         profile: crate::embed::Profile,
         lookup: crate::embed::Lookup,
@@ -105,30 +106,22 @@ impl ModelSlot {
         }))
     }
 
-    /// An embedder already in hand (tests, and the hash embedder).
+    /// An embedder already in hand (tests, and the hash embedder); folds embed inline.
     pub fn with(embedder: Box<dyn Embedder>) -> ModelSlot {
         let id = embedder.model_id().to_string();
         ModelSlot {
             id: Some(id),
             loader: Box::new(not_installed),
             loaded: Some(embedder),
-            announce: None,
+            inline: true,
         }
     }
 
-    /// Call `f` with the number of texts before embedding a batch of many.
-    pub fn announcing(mut self, f: impl FnMut(usize) + 'static) -> ModelSlot {
-        self.announce = Some(Box::new(f));
-        self
-    }
-
-    /// About to embed `n` texts.
-    pub fn about_to_embed(&mut self, n: usize) {
-        // A handful is a normal capture; only a long wait is worth a line.
-        if n >= 256
-            && let Some(f) = self.announce.as_mut()
-        {
-            f(n);
+    /// Folds queue what the cache lacks for the embedding pass.
+    pub fn deferred(self) -> ModelSlot {
+        ModelSlot {
+            inline: false,
+            ..self
         }
     }
 
@@ -493,6 +486,27 @@ impl Views {
             self.keyword.commit(keyword_lsn)?;
         }
         Ok(())
+    }
+
+    /// Embed every queued text, `batch` at a time, in this process (the oracles; the
+    /// command's pass lets go of the store while the model runs, see `peat model embed`).
+    /// Returns how many texts were embedded.
+    pub fn embed_queued(&self, model: &mut ModelSlot, batch: usize) -> Result<usize, ViewError> {
+        let Some(id) = self.model().map(str::to_string) else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        loop {
+            let taken = self.vectors.take(batch)?;
+            if taken.is_empty() {
+                return Ok(n);
+            }
+            let Some(embedder) = model.get()? else {
+                return Ok(n);
+            };
+            let done = taken.embed(embedder)?;
+            n += self.vectors.store(&id, done)?;
+        }
     }
 
     /// The local calendar day `ts_ms` falls on, as `YYYY-MM-DD`.
