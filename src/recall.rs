@@ -44,7 +44,12 @@ pub struct Hit {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Semantic {
-    On { model: String },
+    /// `queued`: texts not embedded yet (the embedding pass is behind), which only the
+    /// keyword lane can find meanwhile.
+    On {
+        model: String,
+        queued: usize,
+    },
     Off,
 }
 
@@ -136,6 +141,7 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
                 (
                     Semantic::On {
                         model: id.to_string(),
+                        queued: views.vectors.queued()?,
                     },
                     ids,
                     sims,

@@ -165,7 +165,8 @@ pub fn receipt_line(r: &Receipt) -> String {
 }
 
 /// Bring the views up to date with what was just written, while the lock is still held:
-/// the next read then starts warm.
+/// the next read then starts warm. Texts to embed are queued, and the embedding pass
+/// started for them.
 pub fn catch_up_views(
     ctx: &Ctx,
     ledger: &crate::ledger::Ledger,
@@ -177,7 +178,12 @@ pub fn catch_up_views(
             ui.note(line)
         });
     match caught_up {
-        Ok(_) => Ok(()),
+        Ok(views) => {
+            // The vectors come after, from a pass of their own: a capture never waits for
+            // the model.
+            super::model::start_pass(ctx, views.vectors.queued()?);
+            Ok(())
+        }
         Err(e) => {
             let mut err = CliError::from(e);
             let store = ledger.path();

@@ -87,8 +87,13 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
-    if result.semantic == Semantic::Off {
-        ctx.ui.note(crate::embed::off_notice());
+    match result.semantic {
+        Semantic::Off => ctx.ui.note(crate::embed::off_notice()),
+        Semantic::On { queued, .. } if queued > 0 => ctx.ui.note(&super::model::backlog_note(
+            queued,
+            super::model::pass_running(&ctx.location.store),
+        )),
+        Semantic::On { .. } => {}
     }
     if result.hits.is_empty() {
         ctx.ui.note(&format!("no hits for {:?}", result.query));

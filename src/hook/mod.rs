@@ -522,10 +522,9 @@ fn spawn_capture(
     args.push("--".into());
     args.extend(transcripts.iter().map(|p| p.clone().into_os_string()));
     let log = open_log(&ctx.location.desk);
-    let detached = |program: &std::ffi::OsStr, before: &[&std::ffi::OsStr]| {
-        let mut cmd = Command::new(program);
-        cmd.args(before)
-            .args(&args)
+    let started = |child: std::process::Child| spool::waiter(store, main, child.id());
+    spawn_niced(&exe, |cmd| {
+        cmd.args(&args)
             .env("PEAT_DB", &ctx.location.store)
             // What this hook resolved, so an invalid value (logged) does not fail it.
             .env("PEAT_LOCK_WAIT_SECS", ctx.lock_wait.as_secs().to_string())
@@ -538,11 +537,30 @@ fn spawn_capture(
         if let Some(m) = &in_env {
             cmd.env("PEAT_FINAL_MSG", m);
         }
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(
+        cmd.stderr(
             log.as_ref()
                 .and_then(|f| f.try_clone().ok())
                 .map_or_else(Stdio::null, Stdio::from),
         );
+    })
+    .map(started)
+    .map_err(|e| {
+        spool::release(store, main);
+        format!("cannot start {} capture: {e}", exe.display())
+    })
+}
+
+/// Start `exe` detached: its own process group, no stdin or stdout (`configure` adds the
+/// arguments, the environment and stderr), never waited for, under `nice -n 10` where
+/// `nice` exists.
+pub fn spawn_niced(
+    exe: &Path,
+    configure: impl Fn(&mut Command),
+) -> std::io::Result<std::process::Child> {
+    let detached = |program: &std::ffi::OsStr, before: &[&std::ffi::OsStr]| {
+        let mut cmd = Command::new(program);
+        cmd.args(before).stdin(Stdio::null()).stdout(Stdio::null());
+        configure(&mut cmd);
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;
@@ -550,31 +568,15 @@ fn spawn_capture(
         }
         cmd.spawn()
     };
-    let started = |child: std::process::Child| spool::waiter(store, main, child.id());
-    let failed = |e: String| {
-        spool::release(store, main);
-        e
-    };
     #[cfg(unix)]
     match detached(
         "nice".as_ref(),
         &["-n".as_ref(), "10".as_ref(), exe.as_os_str()],
     ) {
-        Ok(child) => {
-            started(child);
-            return Ok(());
-        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(failed(format!(
-                "cannot start nice {} capture: {e}",
-                exe.display()
-            )));
-        }
+        other => return other,
     }
     detached(exe.as_os_str(), &[])
-        .map(started)
-        .map_err(|e| failed(format!("cannot start {} capture: {e}", exe.display())))
 }
 
 /// This binary, if it is still where it ran from (an upgrade may have replaced it); else

@@ -203,7 +203,10 @@ impl VectorLane {
         let mut items = Vec::new();
         for kv in self.vectors.prefix([QUEUED]).take(limit) {
             let (key, value) = kv.into_inner().map_err(ViewError::store)?;
-            items.push((key[1..].to_vec(), String::from_utf8_lossy(&value).into_owned()));
+            items.push((
+                key[1..].to_vec(),
+                String::from_utf8_lossy(&value).into_owned(),
+            ));
         }
         Ok(Batch { items })
     }

@@ -100,9 +100,73 @@ fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     };
     let [a, b] = write_two_sessions(&env);
     with_model(&["capture", &a, &b]).ok();
+    // The capture left the vectors to a pass of their own: wait for it.
+    with_model(&["model", "embed"]).ok();
     let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["semantic"]["state"], "on", "{v}");
     assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
     assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
+}
+
+#[test]
+fn a_capture_never_waits_for_the_model_and_searches_say_what_is_not_embedded_yet() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| {
+        crate::support::Run::of(
+            env.cmd()
+                .env("PEAT_DATA_DIR", &data)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    // Holding the pass's lock keeps the capture's background pass from starting (it sees
+    // one at work), so the backlog stays put while it is looked at.
+    std::fs::create_dir_all(env.store()).unwrap();
+    let held = std::fs::File::create(env.store().join("embed.lock")).unwrap();
+    held.lock().unwrap();
+    let [a, b] = write_two_sessions(&env);
+    with_model(&["capture", &a, &b]).ok();
+
+    let r = with_model(&["recall", "arm64", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let queued = v["semantic"]["queued"].as_u64().unwrap();
+    assert!(queued >= 4, "{v}");
+    assert_eq!(
+        v["hits"][0]["session"], SESSION_A,
+        "keywords still find it: {v}"
+    );
+    assert!(v["hits"][0]["vector_rank"].is_null(), "{v}");
+    let r = with_model(&["recall", "arm64"]).ok();
+    assert!(
+        r.stderr.contains(&format!(
+            "peat: {queued} texts are not embedded yet, found by keywords only (the embedding pass is at work)"
+        )),
+        "{}",
+        r.stderr
+    );
+    let st = with_model(&["model", "status", "--json"]).ok();
+    let st: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
+    assert_eq!(st["backlog"]["queued"].as_u64(), Some(queued), "{st}");
+
+    drop(held);
+    let r = with_model(&["model", "embed"]).ok();
+    assert!(
+        r.stderr.contains(&format!("embedded {queued} texts")),
+        "{}",
+        r.stderr
+    );
+    let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["semantic"]["queued"], 0, "{v}");
+    assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
+    assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
+    let st = with_model(&["model", "status"]).ok();
+    assert!(
+        st.stdout.contains("every text of this ledger embedded"),
+        "{}",
+        st.stdout
+    );
 }
