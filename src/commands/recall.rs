@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
     };
-    let (ledger, views, mut model) = ctx.open_views()?;
+    let (ledger, views, mut model) = ctx.open_views_to_search()?;
     let session = match &args.session {
         Some(p) => Some(super::show::resolve(&ledger, p)?),
         None => None,

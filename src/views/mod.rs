@@ -69,8 +69,10 @@ impl From<keyword::KeywordError> for ViewError {
 pub struct ModelSlot {
     /// The installed model's id, or `None`: the semantic lane is off.
     pub id: Option<String>,
-    loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError>>,
+    loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send>,
     loaded: Option<Box<dyn Embedder>>,
+    /// A load started ahead on a thread of its own (see [`ModelSlot::prefetch`]).
+    loading: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>, EmbedError>>>,
     /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
     /// embedding pass (see [`vectors`]).
     pub inline: bool,
@@ -79,12 +81,13 @@ pub struct ModelSlot {
 impl ModelSlot {
     pub fn new(
         id: Option<String>,
-        loader: impl FnMut() -> Result<Box<dyn Embedder>, EmbedError> + 'static,
+        loader: impl FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send + 'static,
     ) -> ModelSlot {
         ModelSlot {
             id,
             loader: Box::new(loader),
             loaded: None,
+            loading: None,
             inline: false,
         }
     }
@@ -113,6 +116,7 @@ impl ModelSlot {
             id: Some(id),
             loader: Box::new(not_installed),
             loaded: Some(embedder),
+            loading: None,
             inline: true,
         }
     }
@@ -125,13 +129,32 @@ impl ModelSlot {
         }
     }
 
+    /// Start loading the model on a thread of its own, for a search that will embed its
+    /// query: the load (most of a one-shot search's cost) then overlaps opening the store,
+    /// catching the views up and the keyword lane.
+    pub fn prefetch(&mut self) {
+        if self.id.is_none() || self.loaded.is_some() || self.loading.is_some() {
+            return;
+        }
+        let loader = std::mem::replace(&mut self.loader, Box::new(not_installed));
+        self.loading = Some(std::thread::spawn(loader));
+    }
+
     /// The embedder, loading it on first use. `None` when the lane is off.
     pub fn get(&mut self) -> Result<Option<&mut (dyn Embedder + 'static)>, ViewError> {
         if self.id.is_none() {
             return Ok(None);
         }
         if self.loaded.is_none() {
-            self.loaded = Some((self.loader)()?);
+            let loaded = match self.loading.take() {
+                Some(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(EmbedError::Inference(
+                        "the model's loading thread panicked".into(),
+                    ))
+                })?,
+                None => (self.loader)()?,
+            };
+            self.loaded = Some(loaded);
         }
         Ok(self.loaded.as_deref_mut())
     }

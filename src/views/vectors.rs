@@ -16,6 +16,7 @@ use fjall::{Database, Keyspace};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::fault::{self, Fault};
 use super::tables::{Table, Writes, split_key, tkey};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
@@ -167,7 +168,9 @@ impl VectorLane {
                     writes.insert(queue_key(key), Some(text.as_bytes().to_vec()));
                     // Until the pass embeds the new text, the event has no vector: never
                     // the old text's.
-                    writes.insert(tkey(Table::Vectors, key), None);
+                    if !fault::active(Fault::QueueKeepsOldVector) {
+                        writes.insert(tkey(Table::Vectors, key), None);
+                    }
                 }
             }
         } else if !misses.is_empty()
@@ -221,7 +224,9 @@ impl VectorLane {
             let bytes = to_bytes(&v);
             let qk = queue_key(&key);
             let current = self.vectors.get(&qk).map_err(ViewError::store)?;
-            if current.is_some_and(|c| *c == *text.as_bytes()) {
+            if current.is_some_and(|c| *c == *text.as_bytes())
+                || fault::active(Fault::PassIgnoresRevisions)
+            {
                 writes.insert(qk, None);
                 writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
             }

@@ -376,6 +376,54 @@ fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope
     found
 }
 
+/// The embedding pass takes a batch; the text is revised and caught up before the pass
+/// stores it: the revision wins (no vector of the old text), and the next pass embeds it.
+fn revised_while_embedding_findings() -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    let mut versions = Vec::new();
+    let mut write = |ledger: &mut Ledger, n: usize| {
+        let v = Version {
+            session: 0,
+            slot: 1,
+            hours: -1,
+            kind: Kind::Final,
+            reps: 6,
+        };
+        let (id, env) = ledgers::envelope(n, &v);
+        let mut set = WriteSet::default();
+        set.event(id.seq, env.clone());
+        ledger.write(set).unwrap();
+        versions.push((id, env));
+    };
+    write(&mut ledger, 0);
+    let batch = {
+        let views = open_views(&ledger, &mut deferred()).unwrap();
+        views.vectors.take(100).unwrap()
+    };
+    write(&mut ledger, 1);
+    let views = open_views(&ledger, &mut deferred()).unwrap();
+    let done = batch.embed(&mut HashEmbedder::new()).unwrap();
+    let model = views.model().unwrap().to_string();
+    views.vectors.store(&model, done).unwrap();
+    let mut found = superseded_findings("stored after a revision", &views, &versions);
+    if views.vectors.queued().unwrap() != 1 {
+        found.push("the revised text left the queue unembedded".into());
+    }
+    embed_queued(&views).unwrap();
+    let (id, newest) = &versions[1];
+    let stored = views.vectors.dump().unwrap();
+    let ok = stored.iter().any(|(i, v)| {
+        i == id
+            && words_of(newest)
+                .is_some_and(|t| super::vectors::dot_quantized(&HashEmbedder::vector(t), v) > 0.98)
+    });
+    if !ok {
+        found.push("after the next pass the event has no vector of its newest text".into());
+    }
+    found
+}
+
 fn report(found: &[String]) -> String {
     let mut s = format!("{} discrepancies:\n", found.len());
     for f in found.iter().take(12) {
@@ -521,6 +569,23 @@ fn goes_red(oracle: Oracle, fault: Fault) {
         "the {oracle:?} oracle passed with the fold broken by {fault:?}: it cannot fail"
     );
     eprintln!("{oracle:?} oracle under {fault:?}: {}", found[0]);
+}
+
+#[test]
+fn a_text_revised_while_the_pass_embeds_it_keeps_no_old_vector() {
+    let found = revised_while_embedding_findings();
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+#[test]
+fn the_revision_check_goes_red_when_the_pass_ignores_revisions() {
+    let _on = fault::inject(Fault::PassIgnoresRevisions);
+    assert!(!revised_while_embedding_findings().is_empty());
+}
+
+#[test]
+fn retraction_oracle_goes_red_when_a_queued_text_keeps_its_old_vector() {
+    goes_red(Oracle::Retraction, Fault::QueueKeepsOldVector);
 }
 
 #[test]
