@@ -170,3 +170,65 @@ fn a_capture_never_waits_for_the_model_and_searches_say_what_is_not_embedded_yet
         st.stdout
     );
 }
+
+#[test]
+fn an_embedding_pass_killed_midway_keeps_what_it_stored_and_the_next_one_finishes() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| {
+        let mut c = env.cmd();
+        c.env("PEAT_DATA_DIR", &data).args(args);
+        c
+    };
+    let queued = || {
+        let out = with_model(&["model", "status", "--json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["backlog"]["queued"].as_u64().unwrap()
+    };
+    // Enough prompts for several of the pass's batches.
+    let mut s = Claude::new(SESSION_A);
+    for i in 0..400 {
+        s.user(&format!(
+            "step {i}: check the retry budget of worker {} before the deploy",
+            i * 7919 % 1000
+        ));
+    }
+    let t = env.path("long.jsonl");
+    s.write(&t);
+    std::fs::create_dir_all(env.store()).unwrap();
+    let held = std::fs::File::create(env.store().join("embed.lock")).unwrap();
+    held.lock().unwrap();
+    crate::support::Run::of(
+        with_model(&["capture", t.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let before = queued();
+    assert!(before >= 400, "{before}");
+    drop(held);
+
+    let mut pass = with_model(&["model", "embed"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut midway = before;
+    while midway == before && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        midway = queued();
+    }
+    pass.kill().unwrap();
+    pass.wait().unwrap();
+    assert!(midway < before, "the pass stored nothing in 120 s");
+    let after_kill = queued();
+    assert!(after_kill <= midway, "{after_kill} > {midway}");
+
+    let r = crate::support::Run::of(with_model(&["model", "embed"]).output().unwrap()).ok();
+    assert!(
+        r.stderr.contains(&format!("embedded {after_kill} texts")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(queued(), 0);
+}
