@@ -566,13 +566,18 @@ pub fn pass_running(store: &std::path::Path) -> bool {
     pass_lock(store).is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
-/// After a write: start the embedding pass in the background when texts wait and none is
-/// at work. Its stderr is the hook log when this process writes there (a hook's capture),
+/// After a write, or a search that found texts waiting: start the embedding pass in the
+/// background when texts wait and none is at work (a rebuild a read made, after `peat
+/// model fetch`, queues everything). Its stderr is the hook log when this process writes there (a hook's capture),
 /// else nowhere (`peat model status` shows the backlog; `peat model embed` the errors).
-pub fn start_pass(ctx: &Ctx, queued: usize) {
+/// Returns whether a pass is at work now (already, or just started).
+pub fn start_pass(ctx: &Ctx, queued: usize) -> bool {
     let store = &ctx.location.store;
-    if queued == 0 || pass_running(store) {
-        return;
+    if queued == 0 {
+        return false;
+    }
+    if pass_running(store) {
+        return true;
     }
     let exe = crate::hook::self_exe();
     let into_hook_log = std::env::var_os(crate::hook::LOG_TAG_VAR).is_some();
@@ -585,10 +590,14 @@ pub fn start_pass(ctx: &Ctx, queued: usize) {
                 std::process::Stdio::null()
             });
     });
-    if let Err(e) = started {
-        ctx.ui.warn(&format!(
-            "cannot start the embedding pass ({e}): {queued} texts wait; run `peat model embed`"
-        ));
+    match started {
+        Ok(_) => true,
+        Err(e) => {
+            ctx.ui.warn(&format!(
+                "cannot start the embedding pass ({e}): {queued} texts wait; run `peat model embed`"
+            ));
+            false
+        }
     }
 }
 

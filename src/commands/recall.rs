@@ -81,6 +81,11 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
 
 /// Print recall hits: JSON whole, or one clipped line each ending in its handle.
 pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
+    // Texts wait and no pass embeds them (a read rebuilt the views): start one.
+    let embedding = match result.semantic {
+        Semantic::On { queued, .. } => super::model::start_pass(ctx, queued),
+        Semantic::Off => false,
+    };
     let mut out = std::io::stdout().lock();
     if ctx.json {
         serde_json::to_writer(&mut out, result).map_err(std::io::Error::from)?;
@@ -89,10 +94,9 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
     }
     match result.semantic {
         Semantic::Off => ctx.ui.note(crate::embed::off_notice()),
-        Semantic::On { queued, .. } if queued > 0 => ctx.ui.note(&super::model::backlog_note(
-            queued,
-            super::model::pass_running(&ctx.location.store),
-        )),
+        Semantic::On { queued, .. } if queued > 0 => {
+            ctx.ui.note(&super::model::backlog_note(queued, embedding))
+        }
         Semantic::On { .. } => {}
     }
     if result.hits.is_empty() {

@@ -511,8 +511,9 @@ impl Views {
         Ok(())
     }
 
-    /// Embed every queued text, `batch` at a time, in this process (the oracles; the
-    /// command's pass lets go of the store while the model runs, see `peat model embed`).
+    /// Embed every queued text, `batch` at a time, holding these views meanwhile (scratch
+    /// views, and the oracles; the store's own pass lets go of the store while the model
+    /// runs, see `peat model embed`).
     /// Returns how many texts were embedded.
     pub fn embed_queued(&self, model: &mut ModelSlot, batch: usize) -> Result<usize, ViewError> {
         let Some(id) = self.model().map(str::to_string) else {
