@@ -85,19 +85,19 @@ fn filters_narrow_recall_by_kind_and_session() {
     assert_eq!(bad.code, 2);
 }
 
+/// `peat ARGS` in `env` with the installed model's data directory.
+fn model_cmd(env: &Env, data: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut c = env.cmd();
+    c.env("PEAT_DATA_DIR", data).args(args);
+    c
+}
+
 #[test]
 fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
-    let with_model = |args: &[&str]| {
-        crate::support::Run::of(
-            env.cmd()
-                .env("PEAT_DATA_DIR", &data)
-                .args(args)
-                .output()
-                .unwrap(),
-        )
-    };
+    let with_model =
+        |args: &[&str]| crate::support::Run::of(model_cmd(&env, &data, args).output().unwrap());
     let [a, b] = write_two_sessions(&env);
     with_model(&["capture", &a, &b]).ok();
     // The capture left the vectors to a pass of their own: wait for it.
@@ -113,15 +113,8 @@ fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
 fn a_capture_never_waits_for_the_model_and_searches_say_what_is_not_embedded_yet() {
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
-    let with_model = |args: &[&str]| {
-        crate::support::Run::of(
-            env.cmd()
-                .env("PEAT_DATA_DIR", &data)
-                .args(args)
-                .output()
-                .unwrap(),
-        )
-    };
+    let with_model =
+        |args: &[&str]| crate::support::Run::of(model_cmd(&env, &data, args).output().unwrap());
     // Holding the pass's lock keeps the capture's background pass from starting (it sees
     // one at work), so the backlog stays put while it is looked at.
     std::fs::create_dir_all(env.store()).unwrap();
@@ -175,11 +168,7 @@ fn a_capture_never_waits_for_the_model_and_searches_say_what_is_not_embedded_yet
 fn an_embedding_pass_killed_midway_keeps_what_it_stored_and_the_next_one_finishes() {
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
-    let with_model = |args: &[&str]| {
-        let mut c = env.cmd();
-        c.env("PEAT_DATA_DIR", &data).args(args);
-        c
-    };
+    let with_model = |args: &[&str]| model_cmd(&env, &data, args);
     let queued = || {
         let out = with_model(&["model", "status", "--json"]).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
