@@ -181,7 +181,7 @@ pub fn catch_up_views(
         Ok(views) => {
             // The vectors come after, from a pass of their own: a capture never waits for
             // the model.
-            super::model::start_pass(ctx, views.vectors.queued()?);
+            super::model::start_pass_after_write(ctx, views.vectors.queued()?);
             Ok(())
         }
         Err(e) => {

@@ -550,6 +550,16 @@ fn pass_lock(store: &std::path::Path) -> Result<std::fs::File, CliError> {
         .open(store.join("embed.lock"))?)
 }
 
+/// After a write from a terminal: start the embedding pass, and say so.
+pub fn start_pass_after_write(ctx: &Ctx, queued: usize) {
+    if start_pass(ctx, queued) && ctx.ui.stderr_tty {
+        let texts = if queued == 1 { "text" } else { "texts" };
+        ctx.ui.note(&format!(
+            "peat: embedding {queued} {texts} in the background for the semantic lane (`peat model status` shows the backlog)"
+        ));
+    }
+}
+
 /// What a search says while texts wait for the embedding pass.
 pub fn backlog_note(queued: usize, running: bool) -> String {
     let texts = if queued == 1 { "text is" } else { "texts are" };
