@@ -98,6 +98,9 @@ pub fn run() -> u8 {
     // itself runs (a bad flag, an unreadable environment) exits 0 too. `hook install` is a
     // person's command and reports its errors.
     crate::embed::onnx::keep_runtime_out_of_home();
+    if let Some(tag) = std::env::var_os(crate::hook::LOG_TAG_VAR) {
+        crate::ui::stderr_is_hook_log(tag.to_string_lossy().into_owned());
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let hook_run = args.get(1).is_some_and(|a| a == "hook")
         && !args
@@ -114,7 +117,7 @@ pub fn run() -> u8 {
     } else if cli.budget.is_some() && cli.command.is_some() {
         let e = CliError::user("--budget before a verb: it belongs to the bare brief")
             .hint("Write `peat brief --budget N` (or `peat --budget N` alone).");
-        eprintln!("{e}");
+        crate::ui::stderr_line(&e.to_string());
         return 2;
     }
     let resolved = if hook_run {
@@ -123,7 +126,7 @@ pub fn run() -> u8 {
             // Only where hooks act: logging creates the desk's `.peat`.
             if crate::hook::enabled(&ctx.location) {
                 for p in problems {
-                    crate::hook::log(&ctx, "environment", None, &p.to_string());
+                    crate::hook::log(&ctx, &crate::hook::Tag::ENVIRONMENT, &p.to_string());
                 }
             }
             ctx
@@ -143,7 +146,7 @@ pub fn run() -> u8 {
         Err(e) if e.broken_pipe => 0,
         Err(_) if hook_run => 0,
         Err(e) => {
-            eprintln!("{e}");
+            crate::ui::stderr_line(&e.to_string());
             e.code
         }
     }

@@ -163,23 +163,32 @@ impl Ctx {
         )?)
     }
 
-    /// The embedding model set up for embedding many texts (import, rebuild).
+    /// The embedding model set up for embedding many texts (the embedding pass).
     pub fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
-        let ui = self.ui;
-        Ok(
-            ModelSlot::installed(crate::embed::Profile::Bulk, self.model_lookup.clone())?.announcing(move |n| {
-                ui.note(&format!(
-                    "peat: embedding {n} texts for the semantic lane (about {} s; done once, cached)…",
-                    (n / 80).max(1)
-                ))
-            }),
-        )
+        Ok(ModelSlot::installed(
+            crate::embed::Profile::Bulk,
+            self.model_lookup.clone(),
+        )?)
     }
 
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.
     pub fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        let ledger = self.open(Mode::Existing)?;
+        self.open_views_with(self.model_slot()?)
+    }
+
+    /// [`Ctx::open_views`] for a search that will embed its query: the model loads
+    /// meanwhile, on a thread of its own.
+    pub fn open_views_to_search(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         let mut model = self.model_slot()?;
+        model.prefetch();
+        self.open_views_with(model)
+    }
+
+    fn open_views_with(
+        &self,
+        mut model: ModelSlot,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        let ledger = self.open(Mode::Existing)?;
         let ui = self.ui;
         let views = crate::views::stamp::open_recovering(
             &ledger,

@@ -135,7 +135,12 @@ impl Hit {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Semantic {
-    On { model: String },
+    /// `queued`: texts not embedded yet (the embedding pass is behind), which only the
+    /// keyword lane can find meanwhile.
+    On {
+        model: String,
+        queued: usize,
+    },
     Off,
 }
 
@@ -226,6 +231,7 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
     {
         semantic = Semantic::On {
             model: id.to_string(),
+            queued: views.vectors.queued()?,
         };
         let t = std::time::Instant::now();
         let qv = embedder

@@ -4,6 +4,27 @@
 
 use std::io::{self, IsTerminal, Write};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// Set when stderr is a hook log (a capture a hook started): each line then starts with
+/// the time and the hook's tag, as the log's own lines do.
+static STDERR_TAG: OnceLock<String> = OnceLock::new();
+
+/// Mark stderr as the hook log of the hook `tag` names (see [`crate::hook::LOG_TAG_VAR`]).
+pub fn stderr_is_hook_log(tag: String) {
+    let _ = STDERR_TAG.set(tag);
+}
+
+/// Write `msg` on stderr, each of its lines tagged when stderr is a hook log.
+pub fn stderr_line(msg: &str) {
+    let mut err = io::stderr().lock();
+    let _ = match STDERR_TAG.get() {
+        Some(tag) => msg
+            .lines()
+            .try_for_each(|l| writeln!(err, "{}", crate::hook::log_line(tag, l))),
+        None => writeln!(err, "{msg}"),
+    };
+}
 
 #[derive(Clone, Copy, Debug)]
 pub struct Ui {
@@ -31,7 +52,7 @@ impl Ui {
 
     /// A status line on stderr (receipts, what was done).
     pub fn note(&self, msg: &str) {
-        let _ = writeln!(io::stderr(), "{msg}");
+        stderr_line(msg);
     }
 
     /// A warning on stderr: something was skipped, the run goes on.
@@ -41,7 +62,7 @@ impl Ui {
         } else {
             "peat:"
         };
-        let _ = writeln!(io::stderr(), "{head} {msg}");
+        stderr_line(&format!("{head} {msg}"));
     }
 
     /// Where a long listing goes: through `less -RFX` on a terminal, else stdout.

@@ -63,6 +63,14 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         &mut model,
         ctx.tz.clone(),
     )?;
+    let words = args.words.join(" ");
+    // The fold took every vector it could from the store's cache. What it queued is either
+    // still queued in the store too (its embedding pass will cache it: the search says so
+    // meanwhile), or a version since revised, which no pass will ever embed: embed those
+    // now, for this search.
+    if !words.trim().is_empty() && views.vectors.queued()? == 0 {
+        past.views.embed_queued(&mut model, 256)?;
+    }
     drop(views);
     drop(ledger);
     let head = format!("== peat · as of {date} · {} events ==", past.events);
@@ -73,7 +81,6 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         ));
         return Ok(1);
     }
-    let words = args.words.join(" ");
     if !words.trim().is_empty() {
         let q = Query {
             words,

@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
                     path: file.clone(),
                     source,
                 });
-                eprintln!("{e}");
+                crate::ui::stderr_line(&e.to_string());
             }
         }
     }
@@ -106,7 +106,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("{}", CliError::from(e));
+                crate::ui::stderr_line(&CliError::from(e).to_string());
             }
         }
     }
@@ -165,7 +165,8 @@ pub fn receipt_line(r: &Receipt) -> String {
 }
 
 /// Bring the views up to date with what was just written, while the lock is still held:
-/// the next read then starts warm.
+/// the next read then starts warm. Texts to embed are queued, and the embedding pass
+/// started for them.
 pub fn catch_up_views(
     ctx: &Ctx,
     ledger: &crate::ledger::Ledger,
@@ -177,7 +178,12 @@ pub fn catch_up_views(
             ui.note(line)
         });
     match caught_up {
-        Ok(_) => Ok(()),
+        Ok(views) => {
+            // The vectors come after, from a pass of their own: a capture never waits for
+            // the model.
+            super::model::start_pass_after_write(ctx, views.vectors.queued()?);
+            Ok(())
+        }
         Err(e) => {
             let mut err = CliError::from(e);
             let store = ledger.path();

@@ -215,6 +215,16 @@ impl<'a> Live<'a> {
         })
     }
 
+    /// Start loading the model for a search (see [`ModelSlot::prefetch`]), before the
+    /// views are opened.
+    fn prefetch_model(&mut self) -> Result<(), CliError> {
+        self.open()?;
+        if let Store::Open(opened) = &mut self.store {
+            opened.model.prefetch();
+        }
+        Ok(())
+    }
+
     /// The ledger and its views (caught up), or `None` when there is no store here.
     fn views(&mut self) -> Result<Option<(&Ledger, &Views, &mut ModelSlot)>, CliError> {
         self.open()?;
@@ -666,6 +676,7 @@ fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8,
 }
 
 fn search(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, words: &str) -> Result<u8, CliError> {
+    live.prefetch_model()?;
     let (_, views, model) = live.need_views()?;
     let query = Query {
         words: words.to_string(),

@@ -131,8 +131,8 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
                 let e = CliError::from(e);
                 done.failed += 1;
                 match &bar {
-                    Some(b) => b.suspend(|| eprintln!("{e}")),
-                    None => eprintln!("{e}"),
+                    Some(b) => b.suspend(|| crate::ui::stderr_line(&e.to_string())),
+                    None => crate::ui::stderr_line(&e.to_string()),
                 }
             }
         }
@@ -149,7 +149,7 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
     if let Some(b) = &bar {
         b.set_message("indexing");
     }
-    super::capture::catch_up_views(ctx, &ledger, ctx.bulk_model_slot()?)?;
+    super::capture::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
     drop(ledger);
     if let Some(b) = bar {
         b.finish_and_clear();

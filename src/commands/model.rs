@@ -36,11 +36,28 @@ pub enum ModelCommand {
     Fetch,
     /// Say what is installed, whether it matches models.lock, and where it came from
     ///
-    /// Every file is hashed in full. Exits 1 when something is missing or does not match.
+    /// Every file is hashed in full, and the embedding backlog of this project's ledger is
+    /// counted. Exits 1 when something is missing or does not match.
     Status,
+    /// Embed the texts that wait for the semantic lane, with progress on a terminal
+    ///
+    /// Captures, imports and rebuilds record at once and leave embedding to this pass,
+    /// which they start in the background (niced) when texts wait; searches meanwhile use
+    /// what is embedded and say how much waits. Run it to wait for the backlog. It holds
+    /// the ledger only to read and to write a batch, never while the model runs; killed,
+    /// it loses nothing and the next pass goes on where it stopped. One pass at a time: a
+    /// second waits for the first.
+    Embed(EmbedArgs),
     /// Time a one-shot load and one query, piece by piece (for benchmarks)
     #[command(hide = true)]
     Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EmbedArgs {
+    /// Started by a capture: exit at once if another pass is at work, print no progress
+    #[arg(long, hide = true)]
+    background: bool,
 }
 
 #[derive(Args, Debug)]
@@ -83,6 +100,7 @@ pub fn run(ctx: &Ctx, args: &ModelArgs) -> Result<u8, CliError> {
     match &args.command {
         ModelCommand::Fetch => run_fetch(ctx),
         ModelCommand::Status => run_status(ctx),
+        ModelCommand::Embed(a) => run_embed(ctx, a),
         ModelCommand::Bench(b) => run_bench(b),
     }
 }
@@ -181,6 +199,13 @@ fn run_fetch(ctx: &Ctx) -> Result<u8, CliError> {
         )
         .hint("`peat model status` says which. Set PEAT_ORT_LIB to an ONNX Runtime 1.31 library if models.lock pins none for this platform.")),
     }
+}
+
+/// The embedding backlog in `peat model status`.
+#[derive(Serialize, Clone, Copy)]
+struct Backlog {
+    queued: usize,
+    pass_running: bool,
 }
 
 /// One artifact in `peat model status`.
@@ -305,6 +330,16 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
         _ => None,
     };
 
+    // This project's backlog: texts recorded but not embedded yet.
+    let backlog = if ok && crate::ledger::recorded(&ctx.location.store) {
+        Some(Backlog {
+            queued: queued_now(ctx)?,
+            pass_running: pass_running(&ctx.location.store),
+        })
+    } else {
+        None
+    };
+
     if ctx.json {
         #[derive(Serialize)]
         struct Out<'a> {
@@ -315,6 +350,9 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
             artifacts: &'a [ArtifactStatus],
             /// The optimised copy of the model that searches load, once made.
             prepared: Option<PathBuf>,
+            /// The ledger's texts waiting for the embedding pass (`null`: no ledger here,
+            /// or the lane is off).
+            backlog: Option<Backlog>,
         }
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(
@@ -326,6 +364,7 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
                 install_dir: lookup.install_dir(lock),
                 artifacts: &all,
                 prepared,
+                backlog,
             },
         )
         .map_err(std::io::Error::from)?;
@@ -374,7 +413,24 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
                 ),
             };
             writeln!(out, "  {:<18} {state}  {:>8}  {what}", "prepared copy", "")?;
-            writeln!(out, "semantic lane: on")?;
+            match backlog {
+                Some(Backlog { queued: 0, .. }) => {
+                    writeln!(out, "semantic lane: on, every text of this ledger embedded")?
+                }
+                Some(Backlog {
+                    queued,
+                    pass_running,
+                }) => writeln!(
+                    out,
+                    "semantic lane: on, {queued} texts of this ledger wait to be embedded ({})",
+                    if pass_running {
+                        "the embedding pass is at work"
+                    } else {
+                        "run `peat model embed`"
+                    }
+                )?,
+                None => writeln!(out, "semantic lane: on")?,
+            }
         } else {
             writeln!(out, "semantic lane: off")?;
         }
@@ -480,4 +536,173 @@ fn run_bench(b: &BenchArgs) -> Result<u8, CliError> {
     serde_json::to_writer(&mut stdout, &out).map_err(std::io::Error::from)?;
     writeln!(stdout)?;
     Ok(0)
+}
+
+/// Texts the pass takes per round: a few seconds of the model, a few hundred kilobytes.
+const PASS_BATCH: usize = 256;
+
+/// The lock one embedding pass holds (`<store>/embed.lock`), beside the ledger's.
+fn pass_lock(store: &std::path::Path) -> Result<std::fs::File, CliError> {
+    Ok(std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(store.join("embed.lock"))?)
+}
+
+/// After a write from a terminal: start the embedding pass, and say so.
+pub fn start_pass_after_write(ctx: &Ctx, queued: usize) {
+    if start_pass(ctx, queued) && ctx.ui.stderr_tty {
+        let texts = if queued == 1 { "text" } else { "texts" };
+        ctx.ui.note(&format!(
+            "peat: embedding {queued} {texts} in the background for the semantic lane (`peat model status` shows the backlog)"
+        ));
+    }
+}
+
+/// What a search says while texts wait for the embedding pass.
+pub fn backlog_note(queued: usize, running: bool) -> String {
+    let texts = if queued == 1 { "text is" } else { "texts are" };
+    let what = if running {
+        "the embedding pass is at work"
+    } else {
+        "`peat model embed` embeds them"
+    };
+    format!("peat: {queued} {texts} not embedded yet, found by keywords only ({what})")
+}
+
+/// Whether an embedding pass is at work on `store` now.
+pub fn pass_running(store: &std::path::Path) -> bool {
+    pass_lock(store).is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+}
+
+/// After a write, or a search that found texts waiting: start the embedding pass in the
+/// background when texts wait and none is at work (a rebuild a read made, after `peat
+/// model fetch`, queues everything). Its stderr is the hook log when this process writes there (a hook's capture),
+/// else nowhere (`peat model status` shows the backlog; `peat model embed` the errors).
+/// Returns whether a pass is at work now (already, or just started).
+pub fn start_pass(ctx: &Ctx, queued: usize) -> bool {
+    let store = &ctx.location.store;
+    if queued == 0 {
+        return false;
+    }
+    if pass_running(store) {
+        return true;
+    }
+    let exe = crate::hook::self_exe();
+    let into_hook_log = std::env::var_os(crate::hook::LOG_TAG_VAR).is_some();
+    let started = crate::hook::spawn_niced(&exe, |cmd| {
+        cmd.args(["model", "embed", "--background"])
+            .env("PEAT_DB", store)
+            .stderr(if into_hook_log {
+                std::process::Stdio::inherit()
+            } else {
+                std::process::Stdio::null()
+            });
+    });
+    match started {
+        Ok(_) => true,
+        Err(e) => {
+            ctx.ui.warn(&format!(
+                "cannot start the embedding pass ({e}): {queued} texts wait; run `peat model embed`"
+            ));
+            false
+        }
+    }
+}
+
+fn run_embed(ctx: &Ctx, args: &EmbedArgs) -> Result<u8, CliError> {
+    let store = ctx.location.store.clone();
+    if !crate::ledger::recorded(&store) {
+        return Err(CliError::user(format!("no ledger at {}", store.display()))
+            .hint("Run `peat setup` (or `peat import`) first."));
+    }
+    let mut model = ctx.bulk_model_slot()?;
+    if model.id.is_none() {
+        return Err(CliError::user(crate::embed::off_notice()));
+    }
+    let started = Instant::now();
+    let mut bar = None;
+    let mut embedded = 0;
+    loop {
+        let lock = pass_lock(&store)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) if args.background => return Ok(0),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                ctx.ui
+                    .note("peat: another embedding pass is at work: waiting for it to finish…");
+                lock.lock()?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
+        embedded += drain(ctx, &mut model, args, &mut bar)?;
+        drop(lock);
+        // A capture that queued texts while this pass was finishing saw it at work and
+        // started none: look once more now that the lock is free.
+        if queued_now(ctx)? == 0 {
+            break;
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if !args.background && embedded == 0 {
+        ctx.ui.note("peat: nothing waits to be embedded");
+    } else if !args.background {
+        let texts = if embedded == 1 { "text" } else { "texts" };
+        ctx.ui.note(&format!(
+            "peat: embedded {embedded} {texts} in {:.1}s; nothing waits",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(0)
+}
+
+fn queued_now(ctx: &Ctx) -> Result<usize, CliError> {
+    let (_ledger, views, _) = ctx.open_views()?;
+    Ok(views.vectors.queued()?)
+}
+
+/// Embed queued texts until none wait, holding the store only to take a batch and to store
+/// its vectors. Returns how many were stored.
+fn drain(
+    ctx: &Ctx,
+    model: &mut crate::views::ModelSlot,
+    args: &EmbedArgs,
+    bar: &mut Option<indicatif::ProgressBar>,
+) -> Result<usize, CliError> {
+    let mut stored = 0;
+    loop {
+        let (id, batch, queued) = {
+            let (_ledger, views, _) = ctx.open_views()?;
+            let Some(id) = views.model().map(str::to_string) else {
+                return Ok(stored);
+            };
+            (id, views.vectors.take(PASS_BATCH)?, views.vectors.queued()?)
+        };
+        if batch.is_empty() {
+            return Ok(stored);
+        }
+        if bar.is_none() && !args.background {
+            *bar = ctx.ui.progress((stored + queued) as u64, "embedding");
+        }
+        if let Some(b) = bar.as_ref() {
+            b.set_length((stored + queued) as u64);
+        }
+        let embedder = model
+            .get()?
+            .ok_or_else(|| CliError::user(crate::embed::off_notice()))?;
+        let done = batch.embed(embedder)?;
+        let (_ledger, views, _) = ctx.open_views()?;
+        // Rebuilt meanwhile for another model: these vectors belong to no view.
+        if views.model() != Some(id.as_str()) {
+            continue;
+        }
+        let n = views.vectors.store(&id, done)?;
+        stored += n;
+        if let Some(b) = bar.as_ref() {
+            b.inc(n as u64);
+        }
+    }
 }

@@ -17,7 +17,7 @@ pub struct RebuildArgs {}
 pub fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
     let started = Instant::now();
     let ledger = ctx.open(Mode::Existing)?;
-    let mut model = ctx.bulk_model_slot()?;
+    let mut model = ctx.model_slot()?;
     let views = match Views::rebuild_now(&ledger, &mut model, ctx.tz.clone()) {
         Err(e) if stamp::is_damage(&e, ledger.path()) => {
             ctx.ui.note(&format!(
@@ -35,5 +35,6 @@ pub fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
         started.elapsed().as_secs_f64(),
         views.model().unwrap_or("off")
     ));
+    super::model::start_pass_after_write(ctx, views.vectors.queued()?);
     Ok(0)
 }

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
     };
-    let (ledger, views, mut model) = ctx.open_views()?;
+    let (ledger, views, mut model) = ctx.open_views_to_search()?;
     let session = match &args.session {
         Some(p) => Some(super::show::resolve(&ledger, p)?),
         None => None,
@@ -118,6 +118,11 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
 
 /// Print recall hits: JSON whole, or one clipped line each ending in its handle.
 pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
+    // Texts wait and no pass embeds them (a read rebuilt the views): start one.
+    let embedding = match result.semantic {
+        Semantic::On { queued, .. } => super::model::start_pass(ctx, queued),
+        Semantic::Off => false,
+    };
     let mut out = std::io::stdout().lock();
     let found = u8::from(result.hits.is_empty());
     if ctx.json {
@@ -125,8 +130,12 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(found);
     }
-    if result.semantic == Semantic::Off && result.lanes == Lanes::Both {
-        ctx.ui.note(crate::embed::off_notice());
+    match result.semantic {
+        Semantic::Off if result.lanes == Lanes::Both => ctx.ui.note(crate::embed::off_notice()),
+        Semantic::On { queued, .. } if queued > 0 => {
+            ctx.ui.note(&super::model::backlog_note(queued, embedding))
+        }
+        _ => {}
     }
     if result.hits.is_empty() {
         let why = match (&result.semantic, result.lanes) {

@@ -35,6 +35,10 @@ const STDIN_WAIT: Duration = Duration::from_secs(3);
 /// hook prints only the lookup line.
 pub const START_LOCK_WAIT: Duration = Duration::from_millis(300);
 
+/// Set on a detached capture: its stderr is the hook log, and each line it writes there
+/// starts with the time and this tag (agent, moment, session).
+pub const LOG_TAG_VAR: &str = "PEAT_HOOK_LOG_TAG";
+
 /// The log is moved aside to `hook.log.1` once it grows past this.
 const LOG_CAP: u64 = 256 << 10;
 /// The most of the closing message the Stop hook hands its capture in the environment
@@ -60,6 +64,49 @@ pub struct Input {
     pub last_assistant_message: Option<String>,
     /// SessionStart: startup, resume, clear, compact, fork.
     pub source: Option<String>,
+    /// Which harness sent it, as far as the payload tells.
+    pub agent: Agent,
+}
+
+/// The harness a hook fired in, for the log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+    /// Neither the payload nor the environment says.
+    #[default]
+    Unknown,
+}
+
+impl Agent {
+    pub fn label(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Unknown => "agent?",
+        }
+    }
+
+    /// Codex sends `turn_id` on turn events, names its transcripts `rollout-*` and may send
+    /// `transcript_path: null`; Claude Code always names a transcript and sets
+    /// `CLAUDE_PROJECT_DIR` for its hooks.
+    fn of(v: &serde_json::Map<String, Value>) -> Agent {
+        let path = v.get("transcript_path");
+        let rollout = path.and_then(Value::as_str).is_some_and(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+        });
+        if v.contains_key("turn_id") || rollout || path.is_some_and(Value::is_null) {
+            Agent::Codex
+        } else if path.and_then(Value::as_str).is_some()
+            || std::env::var_os("CLAUDE_PROJECT_DIR").is_some()
+        {
+            Agent::Claude
+        } else {
+            Agent::Unknown
+        }
+    }
 }
 
 impl Input {
@@ -82,6 +129,7 @@ impl Input {
             cwd: text("cwd").map(PathBuf::from),
             last_assistant_message: text("last_assistant_message"),
             source: text("source"),
+            agent: Agent::of(&v),
         }
     }
 }
@@ -231,11 +279,15 @@ pub fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> St
     let input = raw.as_deref().map(Input::parse).unwrap_or_default();
     let action = plan(&input, event_override);
     let event_name = event_override.unwrap_or(&input.event).to_string();
+    let tag = Tag {
+        agent: input.agent,
+        event: &event_name,
+        session: input.session_id.as_deref(),
+    };
     if raw.is_none() {
         log(
             ctx,
-            &event_name,
-            None,
+            &tag,
             &format!(
                 "stdin ignored: over {} MiB, unreadable, or not closed within {}s",
                 STDIN_CAP >> 20,
@@ -243,12 +295,13 @@ pub fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> St
             ),
         );
     }
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| act(ctx, &input, &action)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        act(ctx, &input, &action, &tag)
+    }));
     match outcome {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => {
-            log(ctx, &event_name, input.session_id.as_deref(), &e.0);
+            log(ctx, &tag, &e.0);
             e.1
         }
         Err(panic) => {
@@ -257,12 +310,7 @@ pub fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> St
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            log(
-                ctx,
-                &event_name,
-                input.session_id.as_deref(),
-                &format!("panic: {msg}"),
-            );
+            log(ctx, &tag, &format!("panic: {msg}"));
             match action {
                 Action::Start { .. } => format!("{LOOKUP_LINE}\n"),
                 _ => String::new(),
@@ -274,7 +322,7 @@ pub fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> St
 /// A failure to log, and what to print anyway.
 struct Failed(String, String);
 
-fn act(ctx: &Ctx, input: &Input, action: &Action) -> Result<String, Failed> {
+fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<String, Failed> {
     match action {
         Action::Nothing => Ok(String::new()),
         Action::Start { session } => {
@@ -324,7 +372,7 @@ fn act(ctx: &Ctx, input: &Input, action: &Action) -> Result<String, Failed> {
             if final_msg.is_none() {
                 files.extend(subagent_transcripts(&files[0]));
             }
-            spawn_capture(ctx, &files, final_msg.as_deref())
+            spawn_capture(ctx, &files, final_msg.as_deref(), tag)
                 .map(|()| String::new())
                 .map_err(|e| Failed(e, String::new()))
         }
@@ -448,6 +496,7 @@ fn spawn_capture(
     ctx: &Ctx,
     transcripts: &[PathBuf],
     final_msg: Option<&str>,
+    tag: &Tag<'_>,
 ) -> Result<(), String> {
     let exe = self_exe();
     let mut args: Vec<std::ffi::OsString> = vec!["capture".into()];
@@ -462,12 +511,7 @@ fn spawn_capture(
     if let Some(m) = final_msg.map(|m| m.replace('\0', ""))
         && let Err(e) = spool::put(store, main, &m)
     {
-        log(
-            ctx,
-            "Stop",
-            None,
-            &format!("cannot spool the closing message: {e}"),
-        );
+        log(ctx, tag, &format!("cannot spool the closing message: {e}"));
         in_env = Some(crate::event::cap(&m, ENV_TEXT_MAX));
     }
     if let Ok(false) = spool::claim(store, main) {
@@ -478,13 +522,14 @@ fn spawn_capture(
     args.push("--".into());
     args.extend(transcripts.iter().map(|p| p.clone().into_os_string()));
     let log = open_log(&ctx.location.desk);
-    let detached = |program: &std::ffi::OsStr, before: &[&std::ffi::OsStr]| {
-        let mut cmd = Command::new(program);
-        cmd.args(before)
-            .args(&args)
+    let started = |child: std::process::Child| spool::waiter(store, main, child.id());
+    spawn_niced(&exe, |cmd| {
+        cmd.args(&args)
             .env("PEAT_DB", &ctx.location.store)
             // What this hook resolved, so an invalid value (logged) does not fail it.
             .env("PEAT_LOCK_WAIT_SECS", ctx.lock_wait.as_secs().to_string())
+            // Its stderr lines go into the hook log: they say when, and for whom.
+            .env(LOG_TAG_VAR, tag.to_string())
             .env_remove("PEAT_FINAL_MSG");
         if std::env::var("PEAT_NOW").is_ok_and(|s| crate::time::parse_iso_ms(&s).is_none()) {
             cmd.env_remove("PEAT_NOW");
@@ -492,11 +537,30 @@ fn spawn_capture(
         if let Some(m) = &in_env {
             cmd.env("PEAT_FINAL_MSG", m);
         }
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(
+        cmd.stderr(
             log.as_ref()
                 .and_then(|f| f.try_clone().ok())
                 .map_or_else(Stdio::null, Stdio::from),
         );
+    })
+    .map(started)
+    .map_err(|e| {
+        spool::release(store, main);
+        format!("cannot start {} capture: {e}", exe.display())
+    })
+}
+
+/// Start `exe` detached: its own process group, no stdin or stdout (`configure` adds the
+/// arguments, the environment and stderr), never waited for, under `nice -n 10` where
+/// `nice` exists.
+pub fn spawn_niced(
+    exe: &Path,
+    configure: impl Fn(&mut Command),
+) -> std::io::Result<std::process::Child> {
+    let detached = |program: &std::ffi::OsStr, before: &[&std::ffi::OsStr]| {
+        let mut cmd = Command::new(program);
+        cmd.args(before).stdin(Stdio::null()).stdout(Stdio::null());
+        configure(&mut cmd);
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;
@@ -504,31 +568,15 @@ fn spawn_capture(
         }
         cmd.spawn()
     };
-    let started = |child: std::process::Child| spool::waiter(store, main, child.id());
-    let failed = |e: String| {
-        spool::release(store, main);
-        e
-    };
     #[cfg(unix)]
     match detached(
         "nice".as_ref(),
         &["-n".as_ref(), "10".as_ref(), exe.as_os_str()],
     ) {
-        Ok(child) => {
-            started(child);
-            return Ok(());
-        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(failed(format!(
-                "cannot start nice {} capture: {e}",
-                exe.display()
-            )));
-        }
+        other => return other,
     }
     detached(exe.as_os_str(), &[])
-        .map(started)
-        .map_err(|e| failed(format!("cannot start {} capture: {e}", exe.display())))
 }
 
 /// This binary, if it is still where it ran from (an upgrade may have replaced it); else
@@ -540,20 +588,51 @@ pub fn self_exe() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("peat"))
 }
 
-/// Append one line to the desk's hook log.
-pub fn log(ctx: &Ctx, event: &str, session: Option<&str>, msg: &str) {
+/// Who a hook log line is about: the harness, the moment, the session.
+#[derive(Clone, Copy, Debug)]
+pub struct Tag<'a> {
+    pub agent: Agent,
+    pub event: &'a str,
+    pub session: Option<&'a str>,
+}
+
+impl Tag<'_> {
+    /// A line about the hook's own environment, before any payload is read.
+    pub const ENVIRONMENT: Tag<'static> = Tag {
+        agent: Agent::Unknown,
+        event: "environment",
+        session: None,
+    };
+}
+
+impl std::fmt::Display for Tag<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let event = if self.event.is_empty() {
+            "?"
+        } else {
+            self.event
+        };
+        write!(f, "{} {event}", self.agent.label())?;
+        if let Some(s) = self.session {
+            write!(f, " {}", s.chars().take(8).collect::<String>())?;
+        }
+        Ok(())
+    }
+}
+
+/// Append one line to the desk's hook log: the time it is written, who it is about, what.
+pub fn log(ctx: &Ctx, tag: &Tag<'_>, msg: &str) {
     let Some(mut f) = open_log(&ctx.location.desk) else {
         return;
     };
-    let when = crate::time::format_iso_ms(ctx.now_ms);
-    let event = if event.is_empty() { "?" } else { event };
-    let session = session.map(|s| format!(" {}", s.chars().take(8).collect::<String>()));
-    let _ = writeln!(
-        f,
-        "{when} {event}{}: {}",
-        session.unwrap_or_default(),
-        msg.replace('\n', " ")
-    );
+    let _ = writeln!(f, "{}", log_line(&tag.to_string(), msg));
+}
+
+/// One hook log line: `<time> <tag>: <message>`, the time being when it is written (a
+/// detached capture's lines come minutes after the hook's own).
+pub fn log_line(tag: &str, msg: &str) -> String {
+    let when = crate::time::format_iso_ms(jiff::Timestamp::now().as_millisecond());
+    format!("{when} {tag}: {}", msg.replace('\n', " "))
 }
 
 /// The desk's `hook.log` for appending, moved aside first when it is too large.
@@ -582,6 +661,26 @@ mod tests {
             assert_eq!(Input::parse(raw), Input::default(), "{raw:?}");
             assert_eq!(plan(&Input::parse(raw), None), Action::Nothing);
         }
+    }
+
+    #[test]
+    fn the_agent_is_told_by_the_payload() {
+        let agent = |raw: &str| Input::parse(raw.as_bytes()).agent;
+        assert_eq!(
+            agent(
+                r#"{"transcript_path":"/h/.codex/sessions/2026/05/04/rollout-2026-05-04T12-15-02-019a.jsonl"}"#
+            ),
+            Agent::Codex
+        );
+        assert_eq!(agent(r#"{"transcript_path":null}"#), Agent::Codex);
+        assert_eq!(
+            agent(r#"{"transcript_path":"/x/a.jsonl","turn_id":"t"}"#),
+            Agent::Codex
+        );
+        assert_eq!(
+            agent(r#"{"transcript_path":"/h/.claude/projects/-h/3f6c.jsonl"}"#),
+            Agent::Claude
+        );
     }
 
     #[test]

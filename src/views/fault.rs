@@ -10,6 +10,10 @@ pub enum Fault {
     SkipKeywordRetract,
     /// The vector lane never retracts a replaced event's vector.
     SkipVectorRetract,
+    /// A text queued for the embedding pass keeps its event's old vector until the pass runs.
+    QueueKeepsOldVector,
+    /// The embedding pass stores a vector even when its text was revised meanwhile.
+    PassIgnoresRevisions,
     /// Tool calls never reach the views.
     DropToolCalls,
     /// Every change is applied to the tables twice.

@@ -69,28 +69,32 @@ impl From<keyword::KeywordError> for ViewError {
 pub struct ModelSlot {
     /// The installed model's id, or `None`: the semantic lane is off.
     pub id: Option<String>,
-    loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError>>,
+    loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send>,
     loaded: Option<Box<dyn Embedder>>,
-    /// Told how many texts are about to be embedded, when that is many (minutes on a
-    /// large first import): a person should know why the command is busy.
-    announce: Option<Box<dyn FnMut(usize)>>,
+    /// A load started ahead on a thread of its own (see [`ModelSlot::prefetch`]).
+    loading: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>, EmbedError>>>,
+    /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
+    /// embedding pass (see [`vectors`]).
+    pub inline: bool,
 }
 
 impl ModelSlot {
     pub fn new(
         id: Option<String>,
-        loader: impl FnMut() -> Result<Box<dyn Embedder>, EmbedError> + 'static,
+        loader: impl FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send + 'static,
     ) -> ModelSlot {
         ModelSlot {
             id,
             loader: Box::new(loader),
             loaded: None,
-            announce: None,
+            loading: None,
+            inline: false,
         }
     }
 
     /// The model `models.lock` pins, if it is installed where `lookup` says to look: its id
     /// is known now, the ONNX session is created only when something needs embedding.
+    /// Folds queue what the cache lacks.
     pub fn installed(
         profile: crate::embed::Profile,
         lookup: crate::embed::Lookup,
@@ -105,31 +109,35 @@ impl ModelSlot {
         }))
     }
 
-    /// An embedder already in hand (tests, and the hash embedder).
+    /// An embedder already in hand (tests, and the hash embedder); folds embed inline.
     pub fn with(embedder: Box<dyn Embedder>) -> ModelSlot {
         let id = embedder.model_id().to_string();
         ModelSlot {
             id: Some(id),
             loader: Box::new(not_installed),
             loaded: Some(embedder),
-            announce: None,
+            loading: None,
+            inline: true,
         }
     }
 
-    /// Call `f` with the number of texts before embedding a batch of many.
-    pub fn announcing(mut self, f: impl FnMut(usize) + 'static) -> ModelSlot {
-        self.announce = Some(Box::new(f));
-        self
+    /// Folds queue what the cache lacks for the embedding pass.
+    pub fn deferred(self) -> ModelSlot {
+        ModelSlot {
+            inline: false,
+            ..self
+        }
     }
 
-    /// About to embed `n` texts.
-    pub fn about_to_embed(&mut self, n: usize) {
-        // A handful is a normal capture; only a long wait is worth a line.
-        if n >= 256
-            && let Some(f) = self.announce.as_mut()
-        {
-            f(n);
+    /// Start loading the model on a thread of its own, for a search that will embed its
+    /// query: the load (most of a one-shot search's cost) then overlaps opening the store,
+    /// catching the views up and the keyword lane.
+    pub fn prefetch(&mut self) {
+        if self.id.is_none() || self.loaded.is_some() || self.loading.is_some() {
+            return;
         }
+        let loader = std::mem::replace(&mut self.loader, Box::new(not_installed));
+        self.loading = Some(std::thread::spawn(loader));
     }
 
     /// The embedder, loading it on first use. `None` when the lane is off.
@@ -138,7 +146,15 @@ impl ModelSlot {
             return Ok(None);
         }
         if self.loaded.is_none() {
-            self.loaded = Some((self.loader)()?);
+            let loaded = match self.loading.take() {
+                Some(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(EmbedError::Inference(
+                        "the model's loading thread panicked".into(),
+                    ))
+                })?,
+                None => (self.loader)()?,
+            };
+            self.loaded = Some(loaded);
         }
         Ok(self.loaded.as_deref_mut())
     }
@@ -494,6 +510,28 @@ impl Views {
             self.keyword.commit(keyword_lsn)?;
         }
         Ok(())
+    }
+
+    /// Embed every queued text, `batch` at a time, holding these views meanwhile (scratch
+    /// views, and the oracles; the store's own pass lets go of the store while the model
+    /// runs, see `peat model embed`).
+    /// Returns how many texts were embedded.
+    pub fn embed_queued(&self, model: &mut ModelSlot, batch: usize) -> Result<usize, ViewError> {
+        let Some(id) = self.model().map(str::to_string) else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        loop {
+            let taken = self.vectors.take(batch)?;
+            if taken.is_empty() {
+                return Ok(n);
+            }
+            let Some(embedder) = model.get()? else {
+                return Ok(n);
+            };
+            let done = taken.embed(embedder)?;
+            n += self.vectors.store(&id, done)?;
+        }
     }
 
     /// The local calendar day `ts_ms` falls on, as `YYYY-MM-DD`.

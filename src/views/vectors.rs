@@ -2,11 +2,21 @@
 //!
 //! Vectors are a pure function of (model, text), so they are cached by content hash in a
 //! keyspace no rebuild or `asof` fold clears: a replay never embeds a text twice.
+//!
+//! A fold never waits for the model (unless its slot says [`ModelSlot::inline`]): a text
+//! the cache does not hold is queued, `(event key → text)` in the generation's keyspace,
+//! and its event's old vector is removed at once (a revised text never keeps the vector
+//! of its old version). The embedding pass (`peat model embed`, started detached after
+//! captures) drains the queue a batch at a time: [`VectorLane::take`] reads a batch,
+//! [`Batch::embed`] runs the model with no store open, [`VectorLane::store`] writes the
+//! vectors whose queue entry still holds the text that was embedded, in one ingestion. The
+//! queue is the pass's position: a pass killed midway resumes where its last batch ended.
 
 use fjall::{Database, Keyspace};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::fault::{self, Fault};
 use super::tables::{Table, Writes, split_key, tkey};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
@@ -14,6 +24,17 @@ use crate::event::{EventId, SessionId};
 
 /// Texts embedded per model call.
 const BATCH: usize = 32;
+
+/// The queue's first key byte: far from [`Table`]'s numbers, so new tables never collide
+/// with it, and below the generation's `applied` key (0xFF).
+const QUEUED: u8 = 0xF0;
+
+fn queue_key(key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.push(QUEUED);
+    k.extend_from_slice(key);
+    k
+}
 
 /// The lane's vectors live in the generation's keyspace (under [`Table::Vectors`]); the
 /// cache has a keyspace of its own that no rebuild clears. An `asof` fold borrows the real
@@ -40,6 +61,41 @@ impl PendingVectors {
     pub fn remove(&mut self, key: Vec<u8>) {
         self.upserts.remove(&key);
         self.deletes.insert(key);
+    }
+}
+
+/// Queued texts taken for embedding: (event key, text).
+pub struct Batch {
+    items: Vec<(Vec<u8>, String)>,
+}
+
+/// A batch with its vectors.
+pub struct Embedded {
+    items: Vec<(Vec<u8>, String, Vec<f32>)>,
+}
+
+impl Batch {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Run the model over the batch (no store need be open meanwhile).
+    pub fn embed(self, embedder: &mut dyn Embedder) -> Result<Embedded, ViewError> {
+        // All at once: the embedder orders the texts by length and batches them itself,
+        // so the more it sees, the less it pads.
+        let texts: Vec<&str> = self.items.iter().map(|(_, t)| t.as_str()).collect();
+        let vecs = embedder.embed(&texts).map_err(ViewError::Embed)?;
+        let items = self
+            .items
+            .into_iter()
+            .zip(vecs)
+            .map(|((key, text), v)| (key, text, v))
+            .collect();
+        Ok(Embedded { items })
     }
 }
 
@@ -77,8 +133,9 @@ impl VectorLane {
         Ok(None)
     }
 
-    /// Embed what is pending (from the cache where possible; the model is loaded only for
-    /// texts it never saw) and write it into `batch`. Returns how many texts needed the model.
+    /// Write what is pending: vectors from the cache, and for texts it never saw either the
+    /// model's (an inline slot) or a queue entry for the embedding pass. Returns how many
+    /// texts needed the model.
     pub fn write(
         &self,
         pending: PendingVectors,
@@ -87,6 +144,7 @@ impl VectorLane {
         cache_writes: &mut Writes,
     ) -> Result<usize, ViewError> {
         for key in pending.deletes {
+            writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), None);
         }
         let Some(model) = slot.id.clone() else {
@@ -104,24 +162,81 @@ impl VectorLane {
                 }
             }
         }
-        let missing: Vec<(Vec<u8>, String)> = misses.into_iter().collect();
-        if !missing.is_empty() {
-            slot.about_to_embed(missing.len());
-        }
-        if !missing.is_empty()
+        if !slot.inline {
+            for (key, text) in &pending.upserts {
+                if misses.contains_key(&cache_key(&model, text)) {
+                    writes.insert(queue_key(key), Some(text.as_bytes().to_vec()));
+                    // Until the pass embeds the new text, the event has no vector: never
+                    // the old text's.
+                    if !fault::active(Fault::QueueKeepsOldVector) {
+                        writes.insert(tkey(Table::Vectors, key), None);
+                    }
+                }
+            }
+        } else if !misses.is_empty()
             && let Some(embedder) = slot.get()?
         {
+            let missing: Vec<(Vec<u8>, String)> = misses.clone().into_iter().collect();
             embed_into(embedder, &missing, cache_writes, &mut fresh)?;
-        }
-        for (key, text) in &pending.upserts {
-            if let Some(v) = fresh.get(&cache_key(&model, text)) {
-                resolved.push((key.clone(), v.clone()));
+            for (key, text) in &pending.upserts {
+                if let Some(v) = fresh.get(&cache_key(&model, text)) {
+                    resolved.push((key.clone(), v.clone()));
+                }
             }
         }
         for (key, v) in resolved {
+            writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), Some(quantize(&v)));
         }
-        Ok(missing.len())
+        Ok(misses.len())
+    }
+
+    /// How many texts wait for the embedding pass.
+    pub fn queued(&self) -> Result<usize, ViewError> {
+        let mut n = 0;
+        for kv in self.vectors.prefix([QUEUED]) {
+            kv.key().map_err(ViewError::store)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Up to `limit` queued texts, in key order.
+    pub fn take(&self, limit: usize) -> Result<Batch, ViewError> {
+        let mut items = Vec::new();
+        for kv in self.vectors.prefix([QUEUED]).take(limit) {
+            let (key, value) = kv.into_inner().map_err(ViewError::store)?;
+            items.push((
+                key[1..].to_vec(),
+                String::from_utf8_lossy(&value).into_owned(),
+            ));
+        }
+        Ok(Batch { items })
+    }
+
+    /// Write the vectors of `done` (embedded under `model`) whose queue entry still holds
+    /// the text that was embedded; a text revised meanwhile stays queued with its new
+    /// version. Every vector is cached either way. Returns how many left the queue.
+    pub fn store(&self, model: &str, done: Embedded) -> Result<usize, ViewError> {
+        let mut writes = Writes::new();
+        let mut cache_writes = Writes::new();
+        for (key, text, v) in done.items {
+            let bytes = to_bytes(&v);
+            let qk = queue_key(&key);
+            let current = self.vectors.get(&qk).map_err(ViewError::store)?;
+            if current.is_some_and(|c| *c == *text.as_bytes())
+                || fault::active(Fault::PassIgnoresRevisions)
+            {
+                writes.insert(qk, None);
+                writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
+            }
+            cache_writes.insert(cache_key(model, &text), Some(bytes));
+        }
+        let stored = writes.len() / 2;
+        // The cache first: it is content-addressed, so a crash after it costs nothing.
+        super::tables::ingest(&self.cache, cache_writes)?;
+        super::tables::ingest(&self.vectors, writes)?;
+        Ok(stored)
     }
 
     /// The `k` stored vectors nearest `query` (an L2-normalised embedding) with a similarity

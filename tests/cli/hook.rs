@@ -344,6 +344,53 @@ fn a_codex_session_without_a_transcript_path_is_found_by_its_id() {
     assert!(log.contains("Stop 019a9999: nothing to capture"), "{log}");
 }
 
+/// Every line of `log` starts with an ISO time and names agent, moment and session.
+#[track_caller]
+fn assert_tagged(log: &str, tag: &str) {
+    for line in log.lines() {
+        let (when, rest) = line.split_once(' ').unwrap_or_default();
+        assert!(
+            when.len() == 24 && when.ends_with('Z') && when.as_bytes()[10] == b'T',
+            "no time: {line:?}"
+        );
+        assert!(rest.starts_with(&format!("{tag}: ")), "not {tag}: {line:?}");
+    }
+}
+
+#[test]
+fn hook_log_lines_carry_the_time_the_agent_and_the_moment() {
+    let env = Env::new();
+    make_ledger(&env);
+    let work = env.path("work");
+    // The hook's own failure (a Codex Stop whose rollout is nowhere).
+    fire(
+        &env,
+        json!({"hook_event_name": "Stop", "session_id": CODEX_ID, "transcript_path": null, "turn_id": "t1"}),
+    );
+    let log = std::fs::read_to_string(work.join(".peat/hook.log")).unwrap();
+    assert_tagged(&log, "codex Stop 019a7c3e");
+    std::fs::remove_file(work.join(".peat/hook.log")).unwrap();
+
+    // The detached capture's own lines (a file that is no transcript), written later by
+    // another process into the same log.
+    let t = env.path("not-a-transcript.jsonl");
+    std::fs::write(&t, "not json\n").unwrap();
+    fire(
+        &env,
+        json!({"hook_event_name": "PreCompact", "session_id": SESSION_A, "transcript_path": t}),
+    );
+    let until = Instant::now() + Duration::from_secs(30);
+    let log = loop {
+        let log = std::fs::read_to_string(work.join(".peat/hook.log")).unwrap_or_default();
+        if log.contains("not a recognised transcript") || Instant::now() > until {
+            break log;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(log.contains("not a recognised transcript"), "{log}");
+    assert_tagged(&log, &format!("claude PreCompact {}", &SESSION_A[..8]));
+}
+
 #[test]
 fn garbage_empty_and_huge_stdin_exit_0_and_print_nothing() {
     let env = Env::new();

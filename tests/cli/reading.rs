@@ -198,6 +198,7 @@ fn loading_the_model_writes_nothing_under_home() {
     };
     let r = with_model(&["capture", t.to_str().unwrap()]);
     assert!(!r.stderr.contains("semantic lane off"), "{}", r.stderr);
+    with_model(&["model", "embed"]);
     let r = with_model(&["recall", "--json", "where does the limiter go"]);
     assert!(r.stdout.contains("semantic"), "{}", r.stdout);
     let written: Vec<_> = walk(&env.path("home"));

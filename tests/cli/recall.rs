@@ -18,13 +18,7 @@ fn write_two_sessions(env: &Env) -> [String; 2] {
 
 /// Run peat in `env` with the model installed under `data`.
 fn run_with_model(env: &Env, data: &std::path::Path, args: &[&str]) -> crate::support::Run {
-    crate::support::Run::of(
-        env.cmd()
-            .env("PEAT_DATA_DIR", data)
-            .args(args)
-            .output()
-            .unwrap(),
-    )
+    crate::support::Run::of(model_cmd(env, data, args).output().unwrap())
 }
 
 fn two_sessions(env: &Env) {
@@ -96,6 +90,13 @@ fn filters_narrow_recall_by_kind_and_session() {
     assert_eq!(bad.code, 2);
 }
 
+/// `peat ARGS` in `env` with the installed model's data directory.
+fn model_cmd(env: &Env, data: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut c = env.cmd();
+    c.env("PEAT_DATA_DIR", data).args(args);
+    c
+}
+
 #[test]
 fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     let Some(data) = model_data_dir() else { return };
@@ -103,6 +104,8 @@ fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     let with_model = |args: &[&str]| run_with_model(&env, &data, args);
     let [a, b] = write_two_sessions(&env);
     with_model(&["capture", &a, &b]).ok();
+    // The capture left the vectors to a pass of their own: wait for it.
+    with_model(&["model", "embed"]).ok();
     let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["semantic"]["state"], "on", "{v}");
@@ -178,6 +181,7 @@ fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfilter
     a.write(&ta);
     b.write(&tb);
     with_model(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()]).ok();
+    with_model(&["model", "embed"]).ok();
     // Meaning only, so the keyword lane cannot be what finds it; no floor, so only the
     // filter decides.
     let q = [
@@ -203,6 +207,7 @@ fn with_the_pinned_model_a_query_about_nothing_recorded_finds_nothing() {
     let with_model = |args: &[&str]| run_with_model(&env, &data, args);
     let [a, b] = write_two_sessions(&env);
     with_model(&["capture", &a, &b]).ok();
+    with_model(&["model", "embed"]).ok();
     for q in ["sourdough bread starter hydration", "xyzzy quux frobnicate"] {
         let none = with_model(&["recall", q]);
         assert_eq!(none.code, 1, "{q}: {}", none.stdout);
@@ -274,4 +279,116 @@ fn each_hit_shows_its_strength_and_a_lane_can_be_chosen() {
     let bad = env.run(&["recall", "x", "--floor", "high"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("cosine"), "{}", bad.stderr);
+}
+
+#[test]
+fn a_capture_never_waits_for_the_model_and_searches_say_what_is_not_embedded_yet() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| run_with_model(&env, &data, args);
+    // Holding the pass's lock keeps the capture's background pass from starting (it sees
+    // one at work), so the backlog stays put while it is looked at.
+    std::fs::create_dir_all(env.store()).unwrap();
+    let held = std::fs::File::create(env.store().join("embed.lock")).unwrap();
+    held.lock().unwrap();
+    let [a, b] = write_two_sessions(&env);
+    with_model(&["capture", &a, &b]).ok();
+
+    let r = with_model(&["recall", "arm64", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let queued = v["semantic"]["queued"].as_u64().unwrap();
+    assert!(queued >= 4, "{v}");
+    assert_eq!(
+        v["hits"][0]["session"], SESSION_A,
+        "keywords still find it: {v}"
+    );
+    assert!(v["hits"][0]["vector_rank"].is_null(), "{v}");
+    let r = with_model(&["recall", "arm64"]).ok();
+    assert!(
+        r.stderr.contains(&format!(
+            "peat: {queued} texts are not embedded yet, found by keywords only (the embedding pass is at work)"
+        )),
+        "{}",
+        r.stderr
+    );
+    let st = with_model(&["model", "status", "--json"]).ok();
+    let st: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
+    assert_eq!(st["backlog"]["queued"].as_u64(), Some(queued), "{st}");
+
+    drop(held);
+    let r = with_model(&["model", "embed"]).ok();
+    assert!(
+        r.stderr.contains(&format!("embedded {queued} texts")),
+        "{}",
+        r.stderr
+    );
+    let r = with_model(&["recall", "why did compiling for M1 macs break", "--json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["semantic"]["queued"], 0, "{v}");
+    assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
+    assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
+    let st = with_model(&["model", "status"]).ok();
+    assert!(
+        st.stdout.contains("every text of this ledger embedded"),
+        "{}",
+        st.stdout
+    );
+}
+
+#[test]
+fn an_embedding_pass_killed_midway_keeps_what_it_stored_and_the_next_one_finishes() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| model_cmd(&env, &data, args);
+    let queued = || {
+        let out = with_model(&["model", "status", "--json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["backlog"]["queued"].as_u64().unwrap()
+    };
+    // Enough prompts for several of the pass's batches.
+    let mut s = Claude::new(SESSION_A);
+    for i in 0..400 {
+        s.user(&format!(
+            "step {i}: check the retry budget of worker {} before the deploy",
+            i * 7919 % 1000
+        ));
+    }
+    let t = env.path("long.jsonl");
+    s.write(&t);
+    std::fs::create_dir_all(env.store()).unwrap();
+    let held = std::fs::File::create(env.store().join("embed.lock")).unwrap();
+    held.lock().unwrap();
+    crate::support::Run::of(
+        with_model(&["capture", t.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let before = queued();
+    assert!(before >= 400, "{before}");
+    drop(held);
+
+    let mut pass = with_model(&["model", "embed"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut midway = before;
+    while midway == before && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        midway = queued();
+    }
+    pass.kill().unwrap();
+    pass.wait().unwrap();
+    assert!(midway < before, "the pass stored nothing in 120 s");
+    let after_kill = queued();
+    assert!(after_kill <= midway, "{after_kill} > {midway}");
+
+    let r = crate::support::Run::of(with_model(&["model", "embed"]).output().unwrap()).ok();
+    assert!(
+        r.stderr.contains(&format!("embedded {after_kill} texts")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(queued(), 0);
 }

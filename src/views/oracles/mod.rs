@@ -37,6 +37,16 @@ fn slot() -> ModelSlot {
     ModelSlot::with(Box::new(HashEmbedder::new()))
 }
 
+/// A slot as the command line has one: folds queue texts for the embedding pass.
+fn deferred() -> ModelSlot {
+    slot().deferred()
+}
+
+/// The embedding pass, in small batches (so a revision can land between two of them).
+fn embed_queued(views: &Views) -> Result<usize, super::ViewError> {
+    views.embed_queued(&mut slot(), 3)
+}
+
 fn open_views(ledger: &Ledger, slot: &mut ModelSlot) -> Result<Views, super::ViewError> {
     Views::open(ledger, slot, jiff::tz::TimeZone::UTC, &mut |_| {})
 }
@@ -48,6 +58,7 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
     let mut found = Vec::new();
     let mut ledger = open(dir);
     let mut n = 0;
+    let mut catch_ups = 0;
     for step in steps {
         match step {
             Step::Write(vs) => {
@@ -62,9 +73,16 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
             Step::CatchUp { chunk, fail_at } => {
                 fault::set_chunk(Some(*chunk));
                 fault::fail_flush_in(*fail_at);
-                let r = open_views(&ledger, &mut slot());
+                let r = open_views(&ledger, &mut deferred());
                 fault::set_chunk(None);
                 fault::fail_flush_in(None);
+                // Every other catch-up is followed by the embedding pass: later revisions
+                // then meet texts embedded, and texts still queued.
+                catch_ups += 1;
+                let r = r.and_then(|v| match catch_ups % 2 {
+                    0 => embed_queued(&v).map(|_| ()),
+                    _ => Ok(()),
+                });
                 if let Err(e) = r
                     && !e.to_string().contains("injected")
                 {
@@ -87,8 +105,18 @@ fn replay_findings(steps: &[Step]) -> Vec<String> {
         &probes,
     );
     let versions = ledgers::versions(steps);
+    // Before the embedding pass no vector may be stale; after it, every lane equals the
+    // model.
     let mut check = |what: &str, views: Result<Views, super::ViewError>| match views {
         Ok(v) => {
+            found.extend(superseded_findings(
+                &format!("{what}, before the embedding pass"),
+                &v,
+                &versions,
+            ));
+            if let Err(e) = embed_queued(&v) {
+                found.push(format!("{what}: the embedding pass failed: {e}"));
+            }
             found.extend(diff(what, &observe(&v, &probes, &texts), &want));
             found.extend(superseded_findings(what, &v, &versions));
         }
@@ -96,20 +124,20 @@ fn replay_findings(steps: &[Step]) -> Vec<String> {
     };
     {
         let ledger = open(dir.path());
-        check("caught up", open_views(&ledger, &mut slot()));
+        check("caught up", open_views(&ledger, &mut deferred()));
     }
     {
         let ledger = open(dir.path());
-        check("reopened", open_views(&ledger, &mut slot()));
+        check("reopened", open_views(&ledger, &mut deferred()));
         check(
             "rebuilt",
-            Views::rebuild_now(&ledger, &mut slot(), jiff::tz::TimeZone::UTC),
+            Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC),
         );
     }
     let ledger = open(dir.path());
     check(
         "reopened after the rebuild",
-        open_views(&ledger, &mut slot()),
+        open_views(&ledger, &mut deferred()),
     );
     found
 }
@@ -351,6 +379,54 @@ fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope
     found
 }
 
+/// The embedding pass takes a batch; the text is revised and caught up before the pass
+/// stores it: the revision wins (no vector of the old text), and the next pass embeds it.
+fn revised_while_embedding_findings() -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    let mut versions = Vec::new();
+    let mut write = |ledger: &mut Ledger, n: usize| {
+        let v = Version {
+            session: 0,
+            slot: 1,
+            hours: -1,
+            kind: Kind::Final,
+            reps: 6,
+        };
+        let (id, env) = ledgers::envelope(n, &v);
+        let mut set = WriteSet::default();
+        set.event(id.seq, env.clone());
+        ledger.write(set).unwrap();
+        versions.push((id, env));
+    };
+    write(&mut ledger, 0);
+    let batch = {
+        let views = open_views(&ledger, &mut deferred()).unwrap();
+        views.vectors.take(100).unwrap()
+    };
+    write(&mut ledger, 1);
+    let views = open_views(&ledger, &mut deferred()).unwrap();
+    let done = batch.embed(&mut HashEmbedder::new()).unwrap();
+    let model = views.model().unwrap().to_string();
+    views.vectors.store(&model, done).unwrap();
+    let mut found = superseded_findings("stored after a revision", &views, &versions);
+    if views.vectors.queued().unwrap() != 1 {
+        found.push("the revised text left the queue unembedded".into());
+    }
+    embed_queued(&views).unwrap();
+    let (id, newest) = &versions[1];
+    let stored = views.vectors.dump().unwrap();
+    let ok = stored.iter().any(|(i, v)| {
+        i == id
+            && words_of(newest)
+                .is_some_and(|t| super::vectors::dot_quantized(&HashEmbedder::vector(t), v) > 0.98)
+    });
+    if !ok {
+        found.push("after the next pass the event has no vector of its newest text".into());
+    }
+    found
+}
+
 fn report(found: &[String]) -> String {
     let mut s = format!("{} discrepancies:\n", found.len());
     for f in found.iter().take(12) {
@@ -496,6 +572,23 @@ fn goes_red(oracle: Oracle, fault: Fault) {
         "the {oracle:?} oracle passed with the fold broken by {fault:?}: it cannot fail"
     );
     eprintln!("{oracle:?} oracle under {fault:?}: {}", found[0]);
+}
+
+#[test]
+fn a_text_revised_while_the_pass_embeds_it_keeps_no_old_vector() {
+    let found = revised_while_embedding_findings();
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+#[test]
+fn the_revision_check_goes_red_when_the_pass_ignores_revisions() {
+    let _on = fault::inject(Fault::PassIgnoresRevisions);
+    assert!(!revised_while_embedding_findings().is_empty());
+}
+
+#[test]
+fn retraction_oracle_goes_red_when_a_queued_text_keeps_its_old_vector() {
+    goes_red(Oracle::Retraction, Fault::QueueKeepsOldVector);
 }
 
 #[test]
