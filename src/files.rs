@@ -3,15 +3,17 @@
 //!
 //! Paths are recorded absolute, as the agent saw them. A path names its exact recording
 //! first (a prefix scan of the files view); failing that, its path relative to the repository
-//! root matched as a suffix, which finds edits made in another checkout of the same
-//! repository, or of a file that no longer exists here.
+//! root matched as a suffix (a prefix scan of the reversed paths), which finds edits made in
+//! another checkout of the same repository, or of a file that no longer exists here.
+//!
+//! Everything here reads the views alone: each edit's row and the change it wrote are
+//! materialised by the fold, so a lookup never opens the ledger.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::change::{BlobId, Change};
-use crate::event::{Event, EventId, Seq, SessionId, TouchOp};
-use crate::ledger::Ledger;
+use crate::event::{EventId, Seq, SessionId, TouchOp};
 use crate::views::rows::{TextKind, TextRow};
 use crate::views::tables::Table;
 use crate::views::{ViewError, Views};
@@ -55,64 +57,63 @@ impl FileEdit {
 /// The recorded paths `wanted` names: its exact recording (or those under it), else those
 /// whose tail is its repository-relative path.
 pub fn recorded_paths(views: &Views, wanted: &Wanted) -> Result<BTreeSet<String>, ViewError> {
-    if !wanted.dir && !views.tables.touches_of(&wanted.abs)?.is_empty() {
-        return Ok(BTreeSet::from([wanted.abs.clone()]));
+    let t = &views.tables;
+    if !wanted.dir {
+        if !t.touches_of(&wanted.abs)?.is_empty() {
+            return Ok(BTreeSet::from([wanted.abs.clone()]));
+        }
+        return match &wanted.rel {
+            Some(rel) => t.paths_ending(&format!("/{rel}")),
+            None => Ok(BTreeSet::new()),
+        };
     }
     let abs = wanted.abs.trim_end_matches('/');
-    let mut exact = BTreeSet::new();
-    let mut suffix = BTreeSet::new();
-    for (_, rollup) in views.tables.all_sessions()? {
-        for p in rollup.files.keys() {
-            if *p == wanted.abs || (wanted.dir && p.starts_with(&format!("{abs}/"))) {
-                exact.insert(p.clone());
-            } else if let Some(rel) = &wanted.rel {
-                let tail = format!("/{rel}");
-                if p.ends_with(&tail) || (wanted.dir && p.contains(&format!("{tail}/"))) {
-                    suffix.insert(p.clone());
-                }
-            }
-        }
+    let mut exact = t.paths_starting(&format!("{abs}/"))?;
+    if !t.touches_of(&wanted.abs)?.is_empty() {
+        exact.insert(wanted.abs.clone());
     }
-    Ok(if exact.is_empty() { suffix } else { exact })
+    if !exact.is_empty() {
+        return Ok(exact);
+    }
+    let Some(rel) = &wanted.rel else {
+        return Ok(exact);
+    };
+    // A directory of another checkout: its relative path is somewhere inside the recorded
+    // path, which no prefix finds; every distinct path is looked at once.
+    let tail = format!("/{rel}");
+    let inside = format!("{tail}/");
+    let mut suffix = t.paths_ending(&tail)?;
+    suffix.extend(
+        t.paths_starting("")?
+            .into_iter()
+            .filter(|p| p.contains(&inside)),
+    );
+    Ok(suffix)
+}
+
+/// The recorded paths that are `rel` itself or end in `/rel`: where a repository-relative
+/// path was recorded, in any checkout.
+pub fn paths_for_relative(views: &Views, rel: &str) -> Result<BTreeSet<String>, ViewError> {
+    let mut out = views.tables.paths_ending(&format!("/{rel}"))?;
+    if !views.tables.touches_of(rel)?.is_empty() {
+        out.insert(rel.to_string());
+    }
+    Ok(out)
 }
 
 /// Every recorded edit of `paths`, in ledger order (by time, then session and seq).
-pub fn edits_of(
-    ledger: &Ledger,
-    views: &Views,
-    paths: &BTreeSet<String>,
-) -> Result<Vec<FileEdit>, ViewError> {
+pub fn edits_of(views: &Views, paths: &BTreeSet<String>) -> Result<Vec<FileEdit>, ViewError> {
     let mut out = Vec::new();
     for p in paths {
-        for id in views.tables.touches_of(p)? {
-            let Some(env) = ledger.get(&id)? else {
-                continue;
-            };
-            let Event::FileTouch {
-                path: first,
-                op,
-                change,
-                failed,
-                more,
-            } = &env.kind
-            else {
-                continue;
-            };
-            let (op, change) = if first == p {
-                (*op, *change)
-            } else {
-                more.iter()
-                    .find(|t| &t.path == p)
-                    .map_or((*op, None), |t| (t.op, t.change))
-            };
+        for (id, row) in views.tables.file_rows(p)? {
             out.push(FileEdit {
                 session: id.session,
                 seq: id.seq.0,
-                ts_ms: env.ts_ms,
-                op,
+                ts_ms: row.ts_ms,
+                op: row.op,
                 path: p.clone(),
-                failed: *failed,
-                change,
+                failed: row.failed,
+                change: row.change,
             });
         }
     }
@@ -120,14 +121,15 @@ pub fn edits_of(
     Ok(out)
 }
 
-/// What an edit wrote, from the blob store. `None` when it recorded no change or the blob
+/// What an edit wrote, from the changes view. `None` when it recorded no change or the blob
 /// does not parse (an edit from before changes were kept).
-pub fn change_of(ledger: &Ledger, edit: &FileEdit) -> Result<Option<Change>, ViewError> {
-    let Some(id) = edit.change else {
+pub fn change_of(views: &Views, edit: &FileEdit) -> Result<Option<Change>, ViewError> {
+    if edit.change.is_none() {
         return Ok(None);
-    };
-    Ok(ledger
-        .blob(&id)?
+    }
+    Ok(views
+        .tables
+        .change_bytes(&edit.path, &edit.id())?
         .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
 }
 

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     };
     let (ledger, views, _model) = ctx.open_views()?;
     let paths = recorded_paths(&views, &wanted)?;
-    let edits: Vec<FileEdit> = edits_of(&ledger, &views, &paths)?
+    let edits: Vec<FileEdit> = edits_of(&views, &paths)?
         .into_iter()
         .filter(|e| !e.failed)
         .collect();
@@ -89,7 +89,7 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     let mut with_change = Vec::new();
     let mut changes = Vec::new();
     for e in edits {
-        if let Some(c) = change_of(&ledger, &e)? {
+        if let Some(c) = change_of(&views, &e)? {
             changes.push(c);
             with_change.push(e);
         }
