@@ -450,12 +450,12 @@ impl Pending {
                     Some(blob) if sign > 0 => blobs(&blob)?,
                     _ => None,
                 };
-                let put = |table, v: Option<Vec<u8>>| (tkey(table, &k), v);
-                for (k, v) in [
-                    put(Table::Files, (sign > 0).then(|| encode_json(&row))),
-                    put(Table::Changes, bytes),
-                ] {
-                    self.files.insert(k, v);
+                self.files.insert(
+                    tkey(Table::Files, &k),
+                    (sign > 0).then(|| encode_json(&row)),
+                );
+                if sign > 0 || !super::fault::active(super::fault::Fault::KeepStaleChanges) {
+                    self.files.insert(tkey(Table::Changes, &k), bytes);
                 }
                 let tail = path_event_key(&reversed(p), &key);
                 self.files
@@ -472,7 +472,13 @@ impl Pending {
                 _ => crate::diff::Size::default(),
             })
         };
-        for (i, step) in crate::log::steps_of(&env.kind, size)?.iter().enumerate() {
+        let stale = sign < 0 && super::fault::active(super::fault::Fault::KeepStaleChanges);
+        let steps = if stale {
+            Vec::new()
+        } else {
+            crate::log::steps_of(&env.kind, size)?
+        };
+        for (i, step) in steps.iter().enumerate() {
             let k = tkey(Table::Steps, &step_key(&key, i as u16));
             let row = (sign > 0).then(|| encode_json(&(env.ts_ms, step)));
             self.files.insert(k, row);
