@@ -317,6 +317,79 @@ fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{Event, TouchOp, Vcs};
+    use crate::files::fixture::{Store, touch};
+
+    #[test]
+    fn the_recorded_and_content_routes_read_the_views_alone() {
+        let store = Store::new();
+        let wrote = Change::Write {
+            content: "fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n".into(),
+        };
+        store.write(
+            vec![
+                (
+                    "maker",
+                    3,
+                    1_000,
+                    touch("/old/checkout/src/lim.rs", TouchOp::Write, &wrote),
+                ),
+                (
+                    "maker",
+                    4,
+                    2_000,
+                    Event::Committed {
+                        vcs: Vcs::Git,
+                        hash: "abc1234def".into(),
+                        message: "limit".into(),
+                        branch: None,
+                    },
+                ),
+            ],
+            &[&wrote],
+        );
+        let (ledger, views) = store.open();
+        let content = CommitContent {
+            message: "limit".into(),
+            added: vec![(
+                "src/lim.rs".into(),
+                vec![
+                    "fn limiter(rate: u32) -> u32 {".into(),
+                    "    rate * 2".into(),
+                ],
+            )],
+        };
+        let recorded = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "abc1234def5678".into(),
+                ts_ms: None,
+                content: content.clone(),
+            },
+        )
+        .unwrap();
+        assert_eq!(recorded.answer.len(), 1);
+        assert_eq!(recorded.answer[0].route, Route::Recorded);
+        assert_eq!(recorded.answer[0].seq, Some(4));
+        assert_eq!(recorded.answer[0].ts_ms, Some(2_000));
+        // Amended: another hash, the same lines.
+        let amended = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "fff0000aaa".into(),
+                ts_ms: None,
+                content,
+            },
+        )
+        .unwrap();
+        assert_eq!(amended.answer.len(), 1);
+        assert_eq!(amended.answer[0].route, Route::Content);
+        assert_eq!(amended.answer[0].share, Some(1.0));
+        assert_eq!(amended.answer[0].seq, Some(3));
+        assert!(!ledger.is_open(), "explaining a commit opened the ledger");
+    }
 
     #[test]
     fn hashes_match_when_one_is_a_prefix_of_the_other() {

@@ -183,3 +183,191 @@ impl Prompts {
         Ok(before.checked_sub(1).map(|i| prompts[i].clone()))
     }
 }
+
+/// A store written for the tests of the lookups: events and their change blobs, with the
+/// views caught up, reopened as a one-shot read would open them.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use std::time::Duration;
+
+    use crate::change::Change;
+    use crate::event::{Envelope, Event, Seq, SessionId, TouchOp};
+    use crate::ledger::{Access, Ledger, Mode, WriteSet};
+    use crate::views::{ModelSlot, Views};
+
+    pub struct Store {
+        pub dir: tempfile::TempDir,
+    }
+
+    fn ledger(dir: &std::path::Path, mode: Mode) -> Ledger {
+        let access = Access {
+            mode,
+            wait: Duration::from_secs(5),
+            who: "test",
+            on_wait: &mut || {},
+        };
+        Ledger::open(dir, access).unwrap()
+    }
+
+    fn views(ledger: &Ledger) -> Views {
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        Views::open(ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap()
+    }
+
+    /// A file touch of `path` that wrote `change` (stored, unless `stored` is false).
+    pub fn touch(path: &str, op: TouchOp, change: &Change) -> Event {
+        Event::FileTouch {
+            path: path.into(),
+            op,
+            change: Some(change.to_blob().0),
+            failed: false,
+            more: Vec::new(),
+        }
+    }
+
+    impl Store {
+        pub fn new() -> Store {
+            Store {
+                dir: tempfile::tempdir().unwrap(),
+            }
+        }
+
+        /// Record `events` (session, seq, time, event) and the blobs of `changes`, then
+        /// catch the views up.
+        pub fn write(&self, events: Vec<(&str, u32, i64, Event)>, changes: &[&Change]) {
+            let mut l = ledger(self.dir.path(), Mode::Create);
+            let mut set = WriteSet::default();
+            for (session, seq, ts, event) in events {
+                set.event(
+                    Seq(seq),
+                    Envelope::new(SessionId(session.into()), ts, event),
+                );
+            }
+            set.blobs.extend(changes.iter().map(|c| c.to_blob()));
+            l.write(set).unwrap();
+            drop(views(&l));
+        }
+
+        /// The store as a read opens it: the ledger locked but not opened, the views current.
+        pub fn open(&self) -> (Ledger, Views) {
+            let l = ledger(self.dir.path(), Mode::Existing);
+            let v = views(&l);
+            (l, v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::{Store, touch};
+    use super::*;
+    use crate::change::Replacement;
+
+    fn edit(old: &str, new: &str) -> Change {
+        Change::Edit(Replacement {
+            old: old.into(),
+            new: new.into(),
+            replace_all: false,
+        })
+    }
+
+    fn wanted(abs: &str, rel: Option<&str>, dir: bool) -> Wanted {
+        Wanted {
+            abs: abs.into(),
+            rel: rel.map(str::to_string),
+            dir,
+        }
+    }
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn a_file_is_found_by_its_exact_path_or_its_path_in_any_checkout_from_the_views_alone() {
+        let store = Store::new();
+        let (a, b, c) = (edit("a\n", "b\n"), edit("b\n", "c\n"), edit("x\n", "y\n"));
+        let write = Change::Write {
+            content: "one\n".into(),
+        };
+        store.write(
+            vec![
+                ("s2", 4, 300, touch("/a/repo/src/x.rs", TouchOp::Edit, &b)),
+                ("s1", 2, 100, touch("/a/repo/src/x.rs", TouchOp::Edit, &a)),
+                ("s3", 2, 200, touch("/b/other/src/x.rs", TouchOp::Edit, &c)),
+                (
+                    "s3",
+                    3,
+                    250,
+                    touch("/a/repo/mysrc/x.rs", TouchOp::Write, &write),
+                ),
+                (
+                    "s3",
+                    4,
+                    260,
+                    touch("/a/repo/src/xx.rs", TouchOp::Write, &write),
+                ),
+            ],
+            &[&a, &b, &c, &write],
+        );
+        let (ledger, views) = store.open();
+        let here = wanted("/a/repo/src/x.rs", Some("src/x.rs"), false);
+        assert_eq!(
+            recorded_paths(&views, &here).unwrap(),
+            set(&["/a/repo/src/x.rs"])
+        );
+        let elsewhere = wanted("/c/new/src/x.rs", Some("src/x.rs"), false);
+        assert_eq!(
+            recorded_paths(&views, &elsewhere).unwrap(),
+            set(&["/a/repo/src/x.rs", "/b/other/src/x.rs"]),
+            "a tail matches at a path boundary only: mysrc/x.rs is another file"
+        );
+        let dir = wanted("/a/repo/src", Some("src"), true);
+        assert_eq!(
+            recorded_paths(&views, &dir).unwrap(),
+            set(&["/a/repo/src/x.rs", "/a/repo/src/xx.rs"])
+        );
+        let other_dir = wanted("/c/new/src", Some("src"), true);
+        assert_eq!(
+            recorded_paths(&views, &other_dir).unwrap(),
+            set(&["/a/repo/src/x.rs", "/a/repo/src/xx.rs", "/b/other/src/x.rs"])
+        );
+        assert!(
+            recorded_paths(&views, &wanted("/c/new/none.rs", None, false))
+                .unwrap()
+                .is_empty()
+        );
+
+        let edits = edits_of(&views, &set(&["/a/repo/src/x.rs", "/b/other/src/x.rs"])).unwrap();
+        let order: Vec<(&str, u32, i64)> = edits
+            .iter()
+            .map(|e| (e.session.as_str(), e.seq, e.ts_ms))
+            .collect();
+        assert_eq!(
+            order,
+            vec![("s1", 2, 100), ("s3", 2, 200), ("s2", 4, 300)],
+            "ledger order: by time"
+        );
+        let changes: Vec<Option<Change>> = edits
+            .iter()
+            .map(|e| change_of(&views, e).unwrap())
+            .collect();
+        assert_eq!(changes, vec![Some(a), Some(c), Some(b)]);
+        assert!(!ledger.is_open(), "the lookups opened the ledger");
+    }
+
+    #[test]
+    fn an_edit_whose_blob_the_store_lacks_has_no_change() {
+        let store = Store::new();
+        let lost = edit("p\n", "q\n");
+        store.write(
+            vec![("s1", 2, 100, touch("/r/f.rs", TouchOp::Edit, &lost))],
+            &[],
+        );
+        let (_ledger, views) = store.open();
+        let edits = edits_of(&views, &set(&["/r/f.rs"])).unwrap();
+        assert_eq!(edits.len(), 1);
+        assert_eq!(edits[0].change, Some(lost.to_blob().0));
+        assert_eq!(change_of(&views, &edits[0]).unwrap(), None);
+    }
+}

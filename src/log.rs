@@ -229,6 +229,113 @@ pub fn steps_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::change::{Change, Replacement};
+    use crate::files::fixture::{Store, touch};
+
+    #[test]
+    fn a_log_is_read_from_the_steps_view_with_each_edit_sized_and_subagents_nested() {
+        let store = Store::new();
+        let edit = Change::Edit(Replacement {
+            old: "a\nb\n".into(),
+            new: "a\nc\nd\n".into(),
+            replace_all: false,
+        });
+        let tool = |tool: &str, ok| Event::ToolCall {
+            tool: tool.into(),
+            detail: "go".into(),
+            ok,
+        };
+        let meta = |parent: Option<&str>| Event::SessionMeta {
+            cwd: "/r".into(),
+            branch: None,
+            agent: None,
+            version: None,
+            parent: parent.map(|p| SessionId(p.into())),
+        };
+        store.write(
+            vec![
+                ("main", 0, 1_000, meta(None)),
+                (
+                    "main",
+                    1,
+                    1_000,
+                    Event::UserMsg {
+                        text: "fix it".into(),
+                        harness: false,
+                    },
+                ),
+                ("main", 2, 2_000, tool("Task", true)),
+                ("main", 3, 3_000, touch("/r/x.rs", TouchOp::Edit, &edit)),
+                ("main", 4, 4_000, tool("Bash", false)),
+                (
+                    "main",
+                    5,
+                    5_000,
+                    Event::Committed {
+                        vcs: Vcs::Git,
+                        hash: "abc1234".into(),
+                        message: "fix".into(),
+                        branch: None,
+                    },
+                ),
+                (
+                    "main",
+                    6,
+                    6_000,
+                    Event::Said {
+                        text: "narration is left out".into(),
+                    },
+                ),
+                (
+                    "main",
+                    7,
+                    7_000,
+                    Event::FinalMsg {
+                        text: "done".into(),
+                    },
+                ),
+                ("sub", 0, 2_500, meta(Some("main"))),
+                ("sub", 1, 2_500, tool("Read", true)),
+            ],
+            &[&edit],
+        );
+        let (ledger, views) = store.open();
+        let log = session_log(&views, &SessionId("main".into())).unwrap();
+        let seqs: Vec<u32> = log.entries.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, vec![1, 2, 3, 4, 5, 7]);
+        assert_eq!(
+            log.entries[2].step,
+            Step::Edit {
+                path: "/r/x.rs".into(),
+                op: TouchOp::Edit,
+                failed: false,
+                size: Size {
+                    added: 2,
+                    removed: 1
+                },
+            }
+        );
+        assert_eq!(log.entries[2].ts_ms, 3_000);
+        assert!(matches!(&log.entries[3].step, Step::Tool { ok: false, .. }));
+        assert!(matches!(&log.entries[4].step, Step::Commit { hash, .. } if hash == "abc1234"));
+        assert_eq!(
+            log.entries[5].step,
+            Step::Closing {
+                text: "done".into()
+            }
+        );
+        let nested: Vec<&SessionId> = log.entries[1]
+            .subagents
+            .iter()
+            .map(|l| &l.session)
+            .collect();
+        assert_eq!(
+            nested,
+            vec![&SessionId("sub".into())],
+            "under the Task call"
+        );
+        assert!(!ledger.is_open(), "the log opened the ledger");
+    }
 
     fn entry(ts_ms: i64, tool: &str) -> Entry {
         Entry {
