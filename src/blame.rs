@@ -395,12 +395,14 @@ fn revert_replace_all(after: &str, r: &Replacement) -> Option<Splice> {
 /// Every start of `needle` in `hay`, overlapping ones included, so that an ambiguous place
 /// is seen as such.
 fn match_positions<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    // A vectorised searcher: placing each edit scans the whole file a few times.
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut from = 0;
     std::iter::from_fn(move || {
         if needle.is_empty() || from > hay.len() {
             return None;
         }
-        let at = hay[from..].find(needle)? + from;
+        let at = finder.find(&hay.as_bytes()[from..])? + from;
         from = at + hay[at..].chars().next().map_or(1, char::len_utf8);
         Some(at)
     })
