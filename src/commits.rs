@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::change::Change;
 use crate::event::SessionId;
-use crate::files::{FileEdit, change_of, edits_of, paths_for_relative};
+use crate::files::{applied_changes, paths_for_relative};
 use crate::log::Step;
 use crate::session::SessionRollup;
 use crate::vcs::CommitContent;
@@ -277,12 +277,8 @@ fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewEr
         let Some(recorded) = paths.get(rel) else {
             continue;
         };
-        let edits: Vec<FileEdit> = edits_of(views, recorded)?;
         let mut by_session: BTreeMap<SessionId, (HashSet<String>, (i64, u32))> = BTreeMap::new();
-        for e in edits.iter().filter(|e| !e.failed) {
-            let Some(change) = change_of(views, e)? else {
-                continue;
-            };
+        for (e, change) in applied_changes(views, recorded)? {
             let entry = by_session
                 .entry(e.session.clone())
                 .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));

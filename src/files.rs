@@ -133,6 +133,21 @@ pub fn change_of(views: &Views, edit: &FileEdit) -> Result<Option<Change>, ViewE
         .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
 }
 
+/// The applied edits of `paths` (failed ones left out) that recorded what they wrote, with
+/// that change, in ledger order: what blame replays and commit content is matched against.
+pub fn applied_changes(
+    views: &Views,
+    paths: &BTreeSet<String>,
+) -> Result<Vec<(FileEdit, Change)>, ViewError> {
+    let mut out = Vec::new();
+    for e in edits_of(views, paths)?.into_iter().filter(|e| !e.failed) {
+        if let Some(c) = change_of(views, &e)? {
+            out.push((e, c));
+        }
+    }
+    Ok(out)
+}
+
 /// A prompt, as an edit's reason.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Prompt {
