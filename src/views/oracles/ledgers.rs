@@ -316,8 +316,8 @@ pub fn blobs_of(n: usize, v: &Version) -> Vec<(BlobId, Vec<u8>)> {
     }
 }
 
-/// Every blob a case stores, by id.
-pub fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
+/// Every version of a case, numbered in the order it is written.
+fn written(steps: &[Step]) -> impl Iterator<Item = (usize, &Version)> {
     steps
         .iter()
         .filter_map(|s| match s {
@@ -326,36 +326,23 @@ pub fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
         })
         .flatten()
         .enumerate()
-        .flat_map(|(n, v)| blobs_of(n, v))
-        .collect()
+}
+
+/// Every blob a case stores, by id.
+pub fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
+    written(steps).flat_map(|(n, v)| blobs_of(n, v)).collect()
 }
 
 /// Every version of a case in the order it is written, numbered.
 pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
-    steps
-        .iter()
-        .filter_map(|s| match s {
-            Step::Write(vs) => Some(vs),
-            Step::CatchUp { .. } => None,
-        })
-        .flatten()
-        .enumerate()
-        .map(|(n, v)| envelope(n, v))
-        .collect()
+    written(steps).map(|(n, v)| envelope(n, v)).collect()
 }
 
 /// The probe words and texts of every version of a case.
 pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
-    let vs = steps
-        .iter()
-        .filter_map(|s| match s {
-            Step::Write(vs) => Some(vs),
-            Step::CatchUp { .. } => None,
-        })
-        .flatten();
     let mut probes = BTreeSet::new();
     let mut texts = BTreeSet::new();
-    for (n, v) in vs.enumerate() {
+    for (n, v) in written(steps) {
         probes.insert(probe(n));
         // A vector is made from its text's window (the whole text, when short): vectors are
         // named by windows.
