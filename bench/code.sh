@@ -87,6 +87,9 @@ echo "events: $("$peat" events --json | wc -l)"
 cd "$tmp/code/repo"
 echo "blamed_lines_attributed: $("$peat" blame src/engine.rs --json | python3 -c '
 import sys, json; d = json.load(sys.stdin); print(sum(1 for l in d["lines"] if l["edit"] is not None), "of", len(d["lines"]))')"
+# A read that opens the views and nothing else: the floor the figures below stand on, and a
+# gauge of how loaded the machine was while they were taken.
+time_runs baseline_sessions 20 "$peat" sessions
 time_runs blame_1000_lines_200_edits 20 "$peat" blame src/engine.rs
 time_runs blame_one_line 20 "$peat" src/engine.rs:500
 time_runs commit_by_content 20 "$peat" "$(git rev-parse --short=10 HEAD)"

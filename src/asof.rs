@@ -55,7 +55,7 @@ pub fn fold_until(
                 events += 1;
             }
         });
-    let views = Views::fold_scratch(scratch, past, model, tz, real_views)?;
+    let views = Views::fold_scratch(scratch, real, past, model, tz, real_views)?;
     Ok(Past { views, events })
 }
 

@@ -395,12 +395,14 @@ fn revert_replace_all(after: &str, r: &Replacement) -> Option<Splice> {
 /// Every start of `needle` in `hay`, overlapping ones included, so that an ambiguous place
 /// is seen as such.
 fn match_positions<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    // A vectorised searcher: placing each edit scans the whole file a few times.
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut from = 0;
     std::iter::from_fn(move || {
         if needle.is_empty() || from > hay.len() {
             return None;
         }
-        let at = hay[from..].find(needle)? + from;
+        let at = finder.find(&hay.as_bytes()[from..])? + from;
         from = at + hay[at..].chars().next().map_or(1, char::len_utf8);
         Some(at)
     })
@@ -535,7 +537,7 @@ fn apply(text: &mut String, lines: &mut Vec<LineOrigin>, s: &Splice, origin: Lin
     let new_text = format!("{}{}{}", &text[..s.start], s.new, &text[old_end..]);
     // The window: from the start of the line the splice starts in, to the first point at or
     // after its end that is a line boundary in both texts (their tails are equal bytes).
-    let win_start = text[..s.start].rfind('\n').map_or(0, |i| i + 1);
+    let win_start = memchr::memrchr(b'\n', &text.as_bytes()[..s.start]).map_or(0, |i| i + 1);
     let new_end_of_splice = s.start + s.new.len();
     let boundary = |t: &str, at: usize| at == 0 || at == t.len() || t.as_bytes()[at - 1] == b'\n';
     let old_win_end = if boundary(text, old_end) && boundary(&new_text, new_end_of_splice) {
@@ -546,7 +548,7 @@ fn apply(text: &mut String, lines: &mut Vec<LineOrigin>, s: &Splice, origin: Lin
             .map_or(text.len(), |i| old_end + i + 1)
     };
     let new_win_end = old_win_end - s.old.len() + s.new.len();
-    let first_line = text[..win_start].matches('\n').count();
+    let first_line = memchr::memchr_iter(b'\n', &text.as_bytes()[..win_start]).count();
     let old_win: Vec<&str> = text[win_start..old_win_end].split_inclusive('\n').collect();
     let new_win: Vec<&str> = new_text[win_start..new_win_end]
         .split_inclusive('\n')

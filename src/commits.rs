@@ -8,15 +8,16 @@
 //!    added (a share of them), which survives amends, rebases and squashes.
 //!
 //! The first route that names a session answers; the others are kept as corroboration. A
-//! commit no route explains says so, with the nearest candidates.
+//! commit no route explains says so, with the nearest candidates. Every route reads the
+//! views alone (the sessions, steps, files and changes views), never the ledger.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::change::Change;
-use crate::event::{Event, SessionId};
-use crate::files::{FileEdit, change_of, edits_of};
-use crate::ledger::Ledger;
+use crate::event::SessionId;
+use crate::files::{applied_changes, paths_for_relative};
+use crate::log::Step;
 use crate::session::SessionRollup;
 use crate::vcs::CommitContent;
 use crate::views::{ViewError, Views};
@@ -80,20 +81,15 @@ pub struct Explained {
 
 /// The sessions that made `commit`, by every route (see the module documentation). `root` is
 /// the repository's root, for the workspace route and for matching the commit's paths.
-pub fn explain(
-    ledger: &Ledger,
-    views: &Views,
-    root: Option<&str>,
-    commit: &Commit,
-) -> Result<Explained, ViewError> {
+pub fn explain(views: &Views, root: Option<&str>, commit: &Commit) -> Result<Explained, ViewError> {
     let sessions = views.tables.all_sessions()?;
     let mut ties: Vec<Tie> = Vec::new();
     ties.extend(by_trailer(&sessions, &commit.content.message));
-    ties.extend(by_record(ledger, &sessions, &commit.hash)?);
+    ties.extend(by_record(views, &sessions, &commit.hash)?);
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
         ties.extend(by_workspace(&sessions, root, ts));
     }
-    ties.extend(by_content(ledger, views, &sessions, &commit.content)?);
+    ties.extend(by_content(views, &commit.content)?);
     let best = ties
         .iter()
         .filter(|t| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE)
@@ -159,7 +155,7 @@ fn same_commit(a: &str, b: &str) -> bool {
 
 /// Sessions that ran a commit command which printed this hash.
 fn by_record(
-    ledger: &Ledger,
+    views: &Views,
     sessions: &[(SessionId, SessionRollup)],
     hash: &str,
 ) -> Result<Vec<Tie>, ViewError> {
@@ -168,20 +164,13 @@ fn by_record(
         if !rollup.commits.keys().any(|h| same_commit(h, hash)) {
             continue;
         }
-        for item in ledger.session_events(session) {
-            let (id, env) = item?;
-            let made = match &env.kind {
-                Event::Committed { hash: h, .. } | Event::Commit { hash: h, .. } => {
-                    same_commit(h, hash)
-                }
-                _ => false,
-            };
-            if made {
+        for (seq, ts_ms, step) in crate::log::session_steps(views, session)? {
+            if matches!(&step, Step::Commit { hash: h, .. } if same_commit(h, hash)) {
                 out.push(Tie {
                     session: session.clone(),
                     route: Route::Recorded,
-                    seq: Some(id.seq.0),
-                    ts_ms: Some(env.ts_ms),
+                    seq: Some(seq.0),
+                    ts_ms: Some(ts_ms),
                     share: None,
                 });
             }
@@ -259,12 +248,7 @@ fn meaningful(line: &str) -> Option<&str> {
 }
 
 /// Per session, the share of the commit's meaningful added lines its recorded edits wrote.
-fn by_content(
-    ledger: &Ledger,
-    views: &Views,
-    sessions: &[(SessionId, SessionRollup)],
-    content: &CommitContent,
-) -> Result<Vec<Tie>, ViewError> {
+fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewError> {
     let wanted: Vec<(&str, Vec<&str>)> = content
         .added
         .iter()
@@ -282,13 +266,10 @@ fn by_content(
     }
     // The recorded paths each of the commit's files can be: those ending in its path.
     let mut paths: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for (_, rollup) in sessions {
-        for p in rollup.files.keys() {
-            for (rel, _) in &wanted {
-                if p.ends_with(&format!("/{rel}")) || p == rel {
-                    paths.entry(rel).or_default().insert(p.clone());
-                }
-            }
+    for (rel, _) in &wanted {
+        let found = paths_for_relative(views, rel)?;
+        if !found.is_empty() {
+            paths.insert(rel, found);
         }
     }
     let mut matched: BTreeMap<SessionId, (usize, Option<(i64, u32)>)> = BTreeMap::new();
@@ -296,12 +277,8 @@ fn by_content(
         let Some(recorded) = paths.get(rel) else {
             continue;
         };
-        let edits: Vec<FileEdit> = edits_of(ledger, views, recorded)?;
         let mut by_session: BTreeMap<SessionId, (HashSet<String>, (i64, u32))> = BTreeMap::new();
-        for e in edits.iter().filter(|e| !e.failed) {
-            let Some(change) = change_of(ledger, e)? else {
-                continue;
-            };
+        for (e, change) in applied_changes(views, recorded)? {
             let entry = by_session
                 .entry(e.session.clone())
                 .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
@@ -336,6 +313,79 @@ fn by_content(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{Event, TouchOp, Vcs};
+    use crate::files::fixture::{Store, touch};
+
+    #[test]
+    fn the_recorded_and_content_routes_read_the_views_alone() {
+        let store = Store::new();
+        let wrote = Change::Write {
+            content: "fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n".into(),
+        };
+        store.write(
+            vec![
+                (
+                    "maker",
+                    3,
+                    1_000,
+                    touch("/old/checkout/src/lim.rs", TouchOp::Write, &wrote),
+                ),
+                (
+                    "maker",
+                    4,
+                    2_000,
+                    Event::Committed {
+                        vcs: Vcs::Git,
+                        hash: "abc1234def".into(),
+                        message: "limit".into(),
+                        branch: None,
+                    },
+                ),
+            ],
+            &[&wrote],
+        );
+        let (ledger, views) = store.open();
+        let content = CommitContent {
+            message: "limit".into(),
+            added: vec![(
+                "src/lim.rs".into(),
+                vec![
+                    "fn limiter(rate: u32) -> u32 {".into(),
+                    "    rate * 2".into(),
+                ],
+            )],
+        };
+        let recorded = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "abc1234def5678".into(),
+                ts_ms: None,
+                content: content.clone(),
+            },
+        )
+        .unwrap();
+        assert_eq!(recorded.answer.len(), 1);
+        assert_eq!(recorded.answer[0].route, Route::Recorded);
+        assert_eq!(recorded.answer[0].seq, Some(4));
+        assert_eq!(recorded.answer[0].ts_ms, Some(2_000));
+        // Amended: another hash, the same lines.
+        let amended = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "fff0000aaa".into(),
+                ts_ms: None,
+                content,
+            },
+        )
+        .unwrap();
+        assert_eq!(amended.answer.len(), 1);
+        assert_eq!(amended.answer[0].route, Route::Content);
+        assert_eq!(amended.answer[0].share, Some(1.0));
+        assert_eq!(amended.answer[0].seq, Some(3));
+        assert!(!ledger.is_open(), "explaining a commit opened the ledger");
+    }
 
     #[test]
     fn hashes_match_when_one_is_a_prefix_of_the_other() {

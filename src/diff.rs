@@ -5,7 +5,7 @@ use similar::TextDiff;
 use crate::change::{Change, Hunk, Replacement};
 
 /// Lines an edit added and removed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Size {
     pub added: usize,
     pub removed: usize,

@@ -5,10 +5,11 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::blame::{Blame, LineOrigin, blame, blame_at};
+use crate::change::Change;
 use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{EventId, Seq, SessionId};
-use crate::files::{FileEdit, Prompt, Prompts, Wanted, change_of, edits_of, recorded_paths};
+use crate::files::{FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths};
 use crate::ladder::noun;
 use crate::ui::clip;
 
@@ -75,26 +76,16 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     };
     let (ledger, views, _model) = ctx.open_views()?;
     let paths = recorded_paths(&views, &wanted)?;
-    let edits: Vec<FileEdit> = edits_of(&ledger, &views, &paths)?
-        .into_iter()
-        .filter(|e| !e.failed)
-        .collect();
-    if edits.is_empty() {
+    let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
+        applied_changes(&views, &paths)?.into_iter().unzip();
+    // Edits recorded before their changes were kept explain no line, but they did happen.
+    if edits.is_empty() && !edits_of(&views, &paths)?.iter().any(|e| !e.failed) {
         ctx.ui.note(&format!(
             "peat: no recorded edit touched {}: every line is a person's or from before the record",
             args.file
         ));
         return Ok(1);
     }
-    let mut with_change = Vec::new();
-    let mut changes = Vec::new();
-    for e in edits {
-        if let Some(c) = change_of(&ledger, &e)? {
-            changes.push(c);
-            with_change.push(e);
-        }
-    }
-    let edits = with_change;
     let current = if exists {
         std::fs::read_to_string(&abs).map_err(|e| {
             CliError::user(format!("cannot read {} as text: {e}", args.file))

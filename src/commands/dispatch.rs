@@ -450,8 +450,8 @@ fn commit(
             .to_string_lossy()
             .into_owned()
     });
-    let (ledger, views, _) = live.need_views()?;
-    let explained = crate::commits::explain(ledger, views, root.as_deref(), &commit)?;
+    let (_, views, _) = live.need_views()?;
+    let explained = crate::commits::explain(views, root.as_deref(), &commit)?;
     let mut prompts = crate::files::Prompts::default();
     let answer = explained
         .answer

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.open_views()?;
     let wanted = wanted(ctx, &args.path);
     let paths = recorded_paths(&views, &wanted)?;
-    let mut edits = edits_of(&ledger, &views, &paths)?;
+    let mut edits = edits_of(&views, &paths)?;
     drop(ledger);
     if edits.is_empty() {
         if ctx.json {

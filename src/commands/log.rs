@@ -23,7 +23,7 @@ pub struct LogArgs {
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.open_views()?;
     let session = super::show::resolve_in_views(&views, &args.session)?;
-    let log = session_log(&ledger, &views, &session)?;
+    let log = session_log(&views, &session)?;
     drop(views);
     drop(ledger);
     if ctx.json {

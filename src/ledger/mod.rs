@@ -239,6 +239,11 @@ impl Ledger {
         &self.path
     }
 
+    /// Whether the ledger's database was opened: a read the views answer never opens it.
+    pub fn is_open(&self) -> bool {
+        self.db.get().is_some()
+    }
+
     /// The ledger's fjall database (for maintenance such as `peat compact`).
     pub fn database(&self) -> Result<&Database, LedgerError> {
         Ok(&self.db()?.db)

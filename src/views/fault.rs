@@ -23,6 +23,9 @@ pub enum Fault {
     /// A flush writes the position its chunk reached even when a lane was already past it
     /// (positions move backwards, and the next catch-up applies changes again).
     RawPositions,
+    /// A replaced event's changes and log steps are left in place (its files-view row and
+    /// tails are still retracted).
+    KeepStaleChanges,
 }
 
 pub use switch::{active, chunk, flush_fails};

@@ -24,11 +24,11 @@ use crate::session::{Cited, SessionRollup, SessionSummary};
 use fault::Fault;
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
-use tables::{Pending, Tables, Writes};
+use tables::{Blobs, Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub const VIEW_SCHEMA: u32 = 5;
+pub const VIEW_SCHEMA: u32 = 6;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
@@ -286,10 +286,12 @@ impl Views {
         Ok(stamp::misfit(&v, ledger)?.is_none().then_some(v))
     }
 
-    /// Fold `events` into fresh views in the scratch folder `dir`, reusing the vectors
-    /// `cache_of` already embedded: an `asof` fold embeds nothing it had seen.
+    /// Fold `events` (whose change blobs `ledger` holds) into fresh views in the scratch
+    /// folder `dir`, reusing the vectors `cache_of` already embedded: an `asof` fold embeds
+    /// nothing it had seen.
     pub fn fold_scratch(
         dir: &Path,
+        ledger: &Ledger,
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
@@ -309,7 +311,8 @@ impl Views {
             old: None,
             borrow_cache: Some(&cache_of.vectors),
         };
-        Views::fold_into(dir, events, 0, (db, meta), fresh, model, tz)
+        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        Views::fold_into(dir, &blobs, events, 0, (db, meta), fresh, model, tz)
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
@@ -363,15 +366,19 @@ impl Views {
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
         let upto = ledger.last_lsn()?;
-        let views = Views::fold_into(ledger.path(), ledger.events(), upto, base, fresh, model, tz)?;
+        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let events = ledger.events();
+        let views = Views::fold_into(ledger.path(), &blobs, events, upto, base, fresh, model, tz)?;
         stamp::record(&views, ledger)?;
         Ok(views)
     }
 
     /// Fold `events` into the new generation `fresh.want` of the views database `base`
     /// (under `dir`), record it as current, and drop `fresh.old`.
+    #[allow(clippy::too_many_arguments)]
     fn fold_into(
         dir: &Path,
+        blobs: Blobs<'_>,
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         upto: u64,
         (db, meta): (Database, Keyspace),
@@ -389,7 +396,7 @@ impl Views {
         let chunk = fault::chunk(CHUNK);
         for item in events {
             let (id, env) = item?;
-            views.fold(&mut fold, &id, None, Some(&env), true, true)?;
+            views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
             if fold.len >= chunk {
                 views.flush(std::mem::take(&mut fold), model, upto)?;
             }
@@ -418,11 +425,13 @@ impl Views {
         let mut fold = Fold::default();
         let chunk = fault::chunk(CHUNK);
         let mut lsn = tables_at.min(keyword_at);
+        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
         for change in ledger.changes_after(lsn) {
             let c = change?;
             lsn = c.lsn;
             self.fold(
                 &mut fold,
+                &blobs,
                 &c.id,
                 c.old.as_ref(),
                 Some(&c.new),
@@ -436,10 +445,13 @@ impl Views {
         self.flush(fold, model, lsn)
     }
 
-    /// Fold one change (retract `old`, apply `new`) into `fold`, for the lanes that want it.
+    /// Fold one change (retract `old`, apply `new`) into `fold`, for the lanes that want it;
+    /// the change blobs edits name are read from `blobs`.
+    #[allow(clippy::too_many_arguments)]
     fn fold(
         &mut self,
         fold: &mut Fold,
+        blobs: Blobs<'_>,
         id: &EventId,
         old: Option<&Envelope>,
         new: Option<&Envelope>,
@@ -454,9 +466,11 @@ impl Views {
             }
             if tables {
                 let day = self.day_of(env.ts_ms);
-                fold.pending.fold(&self.tables, id, env, sign, &day)?;
+                fold.pending
+                    .fold(&self.tables, blobs, id, env, sign, &day)?;
                 if fault::active(Fault::ApplyTwice) {
-                    fold.pending.fold(&self.tables, id, env, sign, &day)?;
+                    fold.pending
+                        .fold(&self.tables, blobs, id, env, sign, &day)?;
                 }
                 if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
                     let key = event_key(&id.session, id.seq);

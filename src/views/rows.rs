@@ -4,7 +4,20 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::event::{Basis, Event, EventId, SessionId};
+use crate::change::BlobId;
+use crate::event::{Basis, Event, EventId, SessionId, TouchOp};
+
+/// One recorded edit of one path (a row of the files view; its change blob is a row of the
+/// changes view under the same key).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileRow {
+    pub ts_ms: i64,
+    pub op: TouchOp,
+    /// The tool reported an error: the edit was not applied.
+    pub failed: bool,
+    /// What the edit wrote, in the ledger's blob store.
+    pub change: Option<BlobId>,
+}
 
 /// The kinds of text recall searches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

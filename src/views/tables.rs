@@ -1,4 +1,5 @@
-//! The views kept in fjall: sessions, days, file touches, texts, subjects and evidence.
+//! The views kept in fjall: sessions, days, file touches (with what each wrote, and the
+//! paths reversed for suffix lookups), texts, subjects, evidence and each session's steps.
 //!
 //! Every table is a pure function of the ledger. Changes are folded into a [`Pending`]
 //! overlay (typed aggregates, raw key writes) and written in one batch together with the
@@ -9,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::ViewError;
-use super::rows::TextRow;
+use super::rows::{FileRow, TextRow};
+use crate::change::BlobId;
 use crate::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
-use crate::ledger::event_key;
+use crate::ledger::{LedgerError, event_key};
 use crate::session::SessionRollup;
 
 /// What one local calendar day holds.
@@ -99,6 +101,37 @@ pub enum Table {
     Subjects = 5,
     Evidence = 6,
     Vectors = 7,
+    /// What each recorded edit wrote (its change blob, verbatim), keyed like [`Table::Files`].
+    Changes = 8,
+    /// Every touched path with its bytes reversed, then the event: a path's tail (its path
+    /// relative to a repository root) is a prefix here.
+    Tails = 9,
+    /// Each session's log steps, by event key and step index (see `crate::log`).
+    Steps = 10,
+}
+
+/// Where the fold reads the change blobs that recorded edits name (the ledger's blob store).
+pub type Blobs<'a> = &'a dyn Fn(&BlobId) -> Result<Option<Vec<u8>>, LedgerError>;
+
+/// The key (within its table) of `path`'s touch by the event `key`: `path`, 0, the event key.
+pub fn path_event_key(path: &[u8], key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(path.len() + 1 + key.len());
+    k.extend_from_slice(path);
+    k.push(0);
+    k.extend_from_slice(key);
+    k
+}
+
+/// `path`'s bytes, last first: the key prefix of [`Table::Tails`].
+pub fn reversed(path: &str) -> Vec<u8> {
+    path.bytes().rev().collect()
+}
+
+/// The key (within [`Table::Steps`]) of step `index` of the event `key`.
+pub fn step_key(key: &[u8], index: u16) -> Vec<u8> {
+    let mut k = key.to_vec();
+    k.extend_from_slice(&index.to_be_bytes());
+    k
 }
 
 /// The LSN the generation reflects. 0xFF never starts UTF-8, so this key sorts after
@@ -262,17 +295,91 @@ impl Tables {
 
     /// The events that touched `path`.
     pub fn touches_of(&self, path: &str) -> Result<Vec<EventId>, ViewError> {
+        Ok(self
+            .file_rows(path)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
+    }
+
+    /// The recorded edits of `path`: each event and its row, in event-key order.
+    pub fn file_rows(&self, path: &str) -> Result<Vec<(EventId, FileRow)>, ViewError> {
         let mut prefix = path.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
         for r in self.rows(Table::Files, &prefix) {
-            let (k, _) = r?;
+            let (k, v) = r?;
             if let Some((session, seq)) = split_key(&k) {
-                out.push(EventId { session, seq });
+                out.push((EventId { session, seq }, decode_json(&v)?));
             }
         }
         Ok(out)
     }
+
+    /// What the edit `id` wrote to `path` (its change blob), if it recorded one.
+    pub fn change_bytes(&self, path: &str, id: &EventId) -> Result<Option<Vec<u8>>, ViewError> {
+        let k = path_event_key(path.as_bytes(), &event_key(&id.session, id.seq));
+        Ok(self.get_raw(Table::Changes, &k)?.map(|v| v.to_vec()))
+    }
+
+    /// Every recorded path that ends with `tail` (bytewise), each once.
+    pub fn paths_ending(&self, tail: &str) -> Result<BTreeSet<String>, ViewError> {
+        let mut out = BTreeSet::new();
+        for key in self.distinct(Table::Tails, &reversed(tail))? {
+            if let Ok(p) = String::from_utf8(key.into_iter().rev().collect()) {
+                out.insert(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every recorded path that starts with `head` (bytewise; `""`: every path), each once.
+    pub fn paths_starting(&self, head: &str) -> Result<BTreeSet<String>, ViewError> {
+        let mut out = BTreeSet::new();
+        for key in self.distinct(Table::Files, head.as_bytes())? {
+            if let Ok(p) = String::from_utf8(key) {
+                out.insert(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The distinct parts before the first 0 of the keys of `table` that start with
+    /// `prefix`: one seek per distinct part, however many rows each has.
+    fn distinct(&self, table: Table, prefix: &[u8]) -> Result<Vec<Vec<u8>>, ViewError> {
+        let mut out = Vec::new();
+        let mut from = tkey(table, prefix);
+        let end = prefix_end(&tkey(table, prefix));
+        loop {
+            let next = match &end {
+                Some(end) => self.ks.range(from.clone()..end.clone()).next(),
+                None => self.ks.range(from.clone()..).next(),
+            };
+            let Some(kv) = next else { break };
+            let key = kv.key().map_err(ViewError::store)?;
+            let Some(at) = key.iter().position(|b| *b == 0) else {
+                break;
+            };
+            let part = key[1..at].to_vec();
+            // The first key past every row of this part: its bytes, then 0x01.
+            from = key[..at].to_vec();
+            from.push(1);
+            out.push(part);
+        }
+        Ok(out)
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix` (`None`: there is none).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
 }
 
 /// Changes folded but not yet written.
@@ -280,9 +387,10 @@ impl Tables {
 pub struct Pending {
     sessions: HashMap<SessionId, SessionRollup>,
     days: HashMap<String, DayStats>,
-    /// Raw writes to the texts, files and evidence keyspaces (None: delete).
+    /// Raw writes to the texts, files, changes, tails, steps and evidence tables (None:
+    /// delete), all keyed by the event, so a retraction deletes exactly its own rows.
     texts: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    files: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    files: Writes,
     evidence: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     subjects: BTreeSet<String>,
 }
@@ -292,6 +400,7 @@ impl Pending {
     pub fn fold(
         &mut self,
         tables: &Tables,
+        blobs: Blobs<'_>,
         id: &EventId,
         env: &Envelope,
         sign: i64,
@@ -319,13 +428,60 @@ impl Pending {
                 (sign > 0).then(|| encode_json(&row)),
             );
         }
-        if let Event::FileTouch { path, more, .. } = &env.kind {
-            for p in std::iter::once(path).chain(more.iter().map(|t| &t.path)) {
-                let mut k = tkey(Table::Files, p.as_bytes());
-                k.push(0);
-                k.extend_from_slice(&key);
-                self.files.insert(k, (sign > 0).then(Vec::new));
+        if let Event::FileTouch {
+            path,
+            op,
+            change,
+            failed,
+            more,
+        } = &env.kind
+        {
+            let first = (path, *op, *change);
+            let rest = more.iter().map(|t| (&t.path, t.op, t.change));
+            for (p, op, change) in std::iter::once(first).chain(rest) {
+                let k = path_event_key(p.as_bytes(), &key);
+                let row = FileRow {
+                    ts_ms: env.ts_ms,
+                    op,
+                    failed: *failed,
+                    change,
+                };
+                let bytes = match change {
+                    Some(blob) if sign > 0 => blobs(&blob)?,
+                    _ => None,
+                };
+                self.files.insert(
+                    tkey(Table::Files, &k),
+                    (sign > 0).then(|| encode_json(&row)),
+                );
+                if sign > 0 || !super::fault::active(super::fault::Fault::KeepStaleChanges) {
+                    self.files.insert(tkey(Table::Changes, &k), bytes);
+                }
+                let tail = path_event_key(&reversed(p), &key);
+                self.files
+                    .insert(tkey(Table::Tails, &tail), (sign > 0).then(Vec::new));
             }
+        }
+        // Every step the event makes, each edit sized from what it wrote.
+        let size = |change: &Option<BlobId>| -> Result<crate::diff::Size, ViewError> {
+            Ok(match change {
+                Some(blob) if sign > 0 => blobs(blob)?
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .map(|c| crate::diff::size(&c))
+                    .unwrap_or_default(),
+                _ => crate::diff::Size::default(),
+            })
+        };
+        let stale = sign < 0 && super::fault::active(super::fault::Fault::KeepStaleChanges);
+        let steps = if stale {
+            Vec::new()
+        } else {
+            crate::log::steps_of(&env.kind, size)?
+        };
+        for (i, step) in steps.iter().enumerate() {
+            let k = tkey(Table::Steps, &step_key(&key, i as u16));
+            let row = (sign > 0).then(|| encode_json(&(env.ts_ms, step)));
+            self.files.insert(k, row);
         }
         if let Event::Obs {
             subject,

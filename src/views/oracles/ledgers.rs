@@ -6,6 +6,7 @@
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::change::{BlobId, Change, Replacement};
 use crate::event::{
     Agent, Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId, TouchOp, Touched, Vcs,
 };
@@ -29,8 +30,11 @@ pub enum Kind {
     Tool {
         ok: bool,
     },
+    /// A file touch of `paths` further files besides its own; `change` picks what the
+    /// first one wrote (see [`touch_changes`]), and each further file the next kind.
     Touch {
         paths: u8,
+        change: u8,
     },
     Commit {
         empty: bool,
@@ -93,7 +97,7 @@ fn kind() -> impl Strategy<Value = Kind> {
         }),
         any::<bool>().prop_map(|harness| Kind::User { harness }),
         any::<bool>().prop_map(|ok| Kind::Tool { ok }),
-        (0u8..3).prop_map(|paths| Kind::Touch { paths }),
+        (0u8..3, 0u8..4).prop_map(|(paths, change)| Kind::Touch { paths, change }),
         any::<bool>().prop_map(|empty| Kind::Commit { empty }),
         Just(Kind::Committed),
         Just(Kind::Final),
@@ -193,19 +197,25 @@ pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
             detail: t,
             ok: *ok,
         },
-        Kind::Touch { paths } => Event::FileTouch {
-            path: format!("src/f{}.rs", n % 3),
-            op: TouchOp::Edit,
-            change: None,
-            failed: false,
-            more: (0..*paths)
-                .map(|p| Touched {
-                    path: format!("src/g{p}.rs"),
-                    op: TouchOp::Write,
-                    change: None,
-                })
-                .collect(),
-        },
+        Kind::Touch { paths, change } => {
+            let ids: Vec<Option<BlobId>> = touch_changes(n, *paths, *change)
+                .into_iter()
+                .map(|c| c.map(|(change, _)| change.to_blob().0))
+                .collect();
+            Event::FileTouch {
+                path: format!("src/f{}.rs", n % 3),
+                op: TouchOp::Edit,
+                change: ids[0],
+                failed: n % 5 == 4,
+                more: (0..*paths)
+                    .map(|p| Touched {
+                        path: format!("/work/p{}/src/g{p}.rs", n % 2),
+                        op: TouchOp::Write,
+                        change: ids[usize::from(p) + 1],
+                    })
+                    .collect(),
+            }
+        }
         Kind::Commit { empty } => Event::Commit {
             hash: if *empty {
                 String::new()
@@ -256,8 +266,58 @@ pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     )
 }
 
-/// Every version of a case in the order it is written, numbered.
-pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
+/// What each file of the `n`th version's touch wrote (its own file first), and whether the
+/// blob store holds it. Kinds by `change` (the further files take the next ones): 0 none,
+/// 1 a whole write, 2 an edit whose old and new lines share no line, 3 a change whose blob
+/// is missing from the store.
+pub fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Change, bool)>> {
+    (0..=paths)
+        .map(|p| {
+            let lines = |tag: &str, k: u8| -> String {
+                (0..k).map(|i| format!("{tag}{n}-{p}-{i}\n")).collect()
+            };
+            match (change + p) % 4 {
+                0 => None,
+                1 => Some((
+                    Change::Write {
+                        content: lines("w", p + 2),
+                    },
+                    true,
+                )),
+                2 => Some((
+                    Change::Edit(Replacement {
+                        old: lines("o", p + 1),
+                        new: lines("e", p + 3),
+                        replace_all: false,
+                    }),
+                    true,
+                )),
+                _ => Some((
+                    Change::Write {
+                        content: lines("lost", 1),
+                    },
+                    false,
+                )),
+            }
+        })
+        .collect()
+}
+
+/// The blobs the `n`th version's touch stores.
+pub fn blobs_of(n: usize, v: &Version) -> Vec<(BlobId, Vec<u8>)> {
+    match v.kind {
+        Kind::Touch { paths, change } => touch_changes(n, paths, change)
+            .into_iter()
+            .flatten()
+            .filter(|(_, stored)| *stored)
+            .map(|(c, _)| c.to_blob())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every version of a case, numbered in the order it is written.
+fn written(steps: &[Step]) -> impl Iterator<Item = (usize, &Version)> {
     steps
         .iter()
         .filter_map(|s| match s {
@@ -266,22 +326,23 @@ pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
         })
         .flatten()
         .enumerate()
-        .map(|(n, v)| envelope(n, v))
-        .collect()
+}
+
+/// Every blob a case stores, by id.
+pub fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
+    written(steps).flat_map(|(n, v)| blobs_of(n, v)).collect()
+}
+
+/// Every version of a case in the order it is written, numbered.
+pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
+    written(steps).map(|(n, v)| envelope(n, v)).collect()
 }
 
 /// The probe words and texts of every version of a case.
 pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
-    let vs = steps
-        .iter()
-        .filter_map(|s| match s {
-            Step::Write(vs) => Some(vs),
-            Step::CatchUp { .. } => None,
-        })
-        .flatten();
     let mut probes = BTreeSet::new();
     let mut texts = BTreeSet::new();
-    for (n, v) in vs.enumerate() {
+    for (n, v) in written(steps) {
         probes.insert(probe(n));
         // A vector is made from its text's window (the whole text, when short): vectors are
         // named by windows.

@@ -65,6 +65,7 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
                 let mut set = WriteSet::default();
                 for v in vs {
                     let (id, env) = ledgers::envelope(n, v);
+                    set.blobs.extend(ledgers::blobs_of(n, v));
                     set.event(id.seq, env);
                     n += 1;
                 }
@@ -100,8 +101,10 @@ fn replay_findings(steps: &[Step]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let mut found = play(dir.path(), steps);
     let (probes, texts) = ledgers::vocabulary(steps);
+    let blobs = ledgers::all_blobs(steps);
     let want = model(
         &ledgers::as_of(&ledgers::versions(steps), i64::MAX),
+        &blobs,
         &probes,
     );
     let versions = ledgers::versions(steps);
@@ -148,6 +151,7 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
     let mut found = play(&dir.path().join("store"), steps);
     let (probes, texts) = ledgers::vocabulary(steps);
     let versions = ledgers::versions(steps);
+    let blobs = ledgers::all_blobs(steps);
     let ledger = open(&dir.path().join("store"));
     let mut slot = slot();
     let real = match open_views(&ledger, &mut slot) {
@@ -177,7 +181,7 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
                 found.extend(diff(
                     &what,
                     &observe(&p.views, &probes, &texts),
-                    &model(&then, &probes),
+                    &model(&then, &blobs, &probes),
                 ));
             }
             Err(e) => found.push(format!("asof {cutoff} failed: {e}")),
@@ -235,7 +239,24 @@ fn revision_paths() -> Vec<Step> {
         v(0, 8, Tool { ok: true }, 2),
         v(0, 9, Final, 2),
         v(1, 1, said(), 2),
-        v(1, 2, Touch { paths: 2 }, 0),
+        v(
+            1,
+            2,
+            Touch {
+                paths: 2,
+                change: 1,
+            },
+            0,
+        ),
+        v(
+            1,
+            10,
+            Touch {
+                paths: 1,
+                change: 2,
+            },
+            0,
+        ),
         v(1, 3, Commit { empty: false }, 2),
         v(1, 4, Committed, 2),
         v(1, 5, Compaction, 0),
@@ -273,7 +294,16 @@ fn revision_paths() -> Vec<Step> {
         v(0, 8, Final, 7),                    // a tool call becomes a closing message
         v(0, 9, Tool { ok: false }, 2),       // a closing message becomes a tool call
         v(1, 1, said(), 17),                  // narration grows above the minimum
-        v(1, 2, Touch { paths: 0 }, 0),       // a touch loses files
+        v(
+            1,
+            2,
+            Touch {
+                paths: 0,
+                change: 3,
+            },
+            0,
+        ), // a touch loses files, and its change is now one the store lacks
+        v(1, 10, Tool { ok: true }, 2),       // a touch becomes a tool call
         v(
             1,
             7,
@@ -624,6 +654,16 @@ fn replay_oracle_goes_red_when_a_change_is_applied_twice() {
 #[test]
 fn replay_oracle_goes_red_when_positions_move_backwards() {
     goes_red(Oracle::Replay, Fault::RawPositions);
+}
+
+#[test]
+fn replay_oracle_goes_red_when_replaced_edits_keep_their_changes_and_steps() {
+    goes_red(Oracle::Replay, Fault::KeepStaleChanges);
+}
+
+#[test]
+fn retraction_oracle_goes_red_when_replaced_edits_keep_their_changes_and_steps() {
+    goes_red(Oracle::Retraction, Fault::KeepStaleChanges);
 }
 
 #[test]

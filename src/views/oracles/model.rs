@@ -5,12 +5,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::change::{BlobId, Change};
+use crate::diff::Size;
 use crate::embed::hash::HashEmbedder;
 use crate::event::{Envelope, Event, EventId, SessionId};
 use crate::ledger::decode_event_key;
+use crate::log::Step;
 use crate::session::SessionRollup;
 use crate::views::Views;
-use crate::views::rows::{EMBED_MIN_WORDS, SAID_MIN, TextKind, TextRow};
+use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextKind, TextRow};
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 
@@ -19,7 +22,13 @@ use crate::views::vectors::dot_quantized;
 pub struct Snapshot {
     pub sessions: BTreeMap<SessionId, SessionRollup>,
     pub days: BTreeMap<String, DayStats>,
-    pub files: BTreeSet<(String, EventId)>,
+    pub files: BTreeMap<(String, EventId), FileRow>,
+    /// What each touch wrote to each path: its blob's bytes, when the store holds them.
+    pub changes: BTreeMap<(String, EventId), String>,
+    /// Each touched path, its bytes reversed, with the touch.
+    pub tails: BTreeSet<(Vec<u8>, EventId)>,
+    /// Each session's log steps: (event, index) → (time, step).
+    pub steps: BTreeMap<(EventId, u16), (i64, Step)>,
     pub texts: BTreeMap<EventId, TextRow>,
     pub subjects: BTreeMap<String, SubjectStats>,
     pub evidence: BTreeMap<(String, EventId), ObsRow>,
@@ -34,9 +43,12 @@ pub fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
     let mut out = Vec::new();
     differ(&mut out, what, "sessions", &got.sessions, &want.sessions);
     differ(&mut out, what, "days", &got.days, &want.days);
-    let set = |s: &BTreeSet<(String, EventId)>| s.iter().map(|k| (k.clone(), ())).collect();
-    let (gf, wf): (BTreeMap<_, ()>, BTreeMap<_, ()>) = (set(&got.files), set(&want.files));
-    differ(&mut out, what, "files", &gf, &wf);
+    differ(&mut out, what, "files", &got.files, &want.files);
+    differ(&mut out, what, "changes", &got.changes, &want.changes);
+    let set = |s: &BTreeSet<(Vec<u8>, EventId)>| s.iter().map(|k| (k.clone(), ())).collect();
+    let (gt, wt): (BTreeMap<_, ()>, BTreeMap<_, ()>) = (set(&got.tails), set(&want.tails));
+    differ(&mut out, what, "tails", &gt, &wt);
+    differ(&mut out, what, "steps", &got.steps, &want.steps);
     differ(&mut out, what, "texts", &got.texts, &want.texts);
     differ(&mut out, what, "subjects", &got.subjects, &want.subjects);
     differ(&mut out, what, "evidence", &got.evidence, &want.evidence);
@@ -130,11 +142,91 @@ pub fn window(text: &str) -> &str {
     &text[..end]
 }
 
-/// What views over `events` (each event's current version) hold; `probes` are the words the
-/// keyword lane is asked for.
-pub fn model(events: &BTreeMap<EventId, Envelope>, probes: &BTreeSet<String>) -> Snapshot {
+/// The lines a generated change added and removed, counted from its text: a write adds its
+/// lines; the generator's edits share no line between old and new, so an edit removes all
+/// of its old lines and adds all of its new ones.
+fn lines_changed(bytes: Option<&Vec<u8>>) -> Size {
+    let count = |t: &str| t.split('\n').filter(|l| !l.is_empty()).count();
+    match bytes.and_then(|b| serde_json::from_slice::<Change>(b).ok()) {
+        Some(Change::Write { content }) => Size {
+            added: count(&content),
+            removed: 0,
+        },
+        Some(Change::Edit(r)) => Size {
+            added: count(&r.new),
+            removed: count(&r.old),
+        },
+        _ => Size::default(),
+    }
+}
+
+/// The log steps of an event, by the rules `peat log` documents: prompts (the person's and
+/// the harness's), tool calls, one edit per file touched, commits that name a hash, closing
+/// messages, compactions and claims; nothing else.
+fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec<Step> {
+    match &env.kind {
+        Event::UserMsg { text, harness } => vec![Step::Prompt {
+            text: text.clone(),
+            harness: *harness,
+        }],
+        Event::ToolCall { tool, detail, ok } => vec![Step::Tool {
+            tool: tool.clone(),
+            detail: detail.clone(),
+            ok: *ok,
+        }],
+        Event::FileTouch {
+            path,
+            op,
+            change,
+            failed,
+            more,
+        } => {
+            let mut files = vec![(path.clone(), *op, *change)];
+            files.extend(more.iter().map(|t| (t.path.clone(), t.op, t.change)));
+            files
+                .into_iter()
+                .map(|(path, op, change)| Step::Edit {
+                    path,
+                    op,
+                    failed: *failed,
+                    size: lines_changed(change.and_then(|c| blobs.get(&c))),
+                })
+                .collect()
+        }
+        Event::Committed {
+            vcs, hash, message, ..
+        } => vec![Step::Commit {
+            vcs: Some(*vcs),
+            hash: hash.clone(),
+            message: message.clone(),
+        }],
+        Event::Commit { hash, message } if !hash.is_empty() => vec![Step::Commit {
+            vcs: None,
+            hash: hash.clone(),
+            message: message.clone(),
+        }],
+        Event::FinalMsg { text } => vec![Step::Closing { text: text.clone() }],
+        Event::Compaction {} => vec![Step::Compaction],
+        Event::Obs { subject, text, .. } => vec![Step::Obs {
+            subject: subject.clone(),
+            text: text.clone(),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// What views over `events` (each event's current version, their change blobs in `blobs`)
+/// hold; `probes` are the words the keyword lane is asked for.
+pub fn model(
+    events: &BTreeMap<EventId, Envelope>,
+    blobs: &BTreeMap<BlobId, Vec<u8>>,
+    probes: &BTreeSet<String>,
+) -> Snapshot {
     let mut s = Snapshot::default();
     for (id, env) in events {
+        for (i, step) in steps_of(env, blobs).into_iter().enumerate() {
+            s.steps.insert((id.clone(), i as u16), (env.ts_ms, step));
+        }
         let r = s.sessions.entry(id.session.clone()).or_default();
         let d = s.days.entry(day(env.ts_ms)).or_default();
         r.events += 1;
@@ -172,11 +264,31 @@ pub fn model(events: &BTreeMap<EventId, Envelope>, probes: &BTreeSet<String>) ->
                     d.fails += 1;
                 }
             }
-            Event::FileTouch { path, more, .. } => {
-                for p in std::iter::once(path).chain(more.iter().map(|t| &t.path)) {
+            Event::FileTouch {
+                path,
+                op,
+                change,
+                failed,
+                more,
+            } => {
+                let mut touched = vec![(path, *op, *change)];
+                touched.extend(more.iter().map(|t| (&t.path, t.op, t.change)));
+                for (p, op, change) in touched {
                     count(&mut r.files, p);
                     count(&mut d.files, p);
-                    s.files.insert((p.clone(), id.clone()));
+                    let row = FileRow {
+                        ts_ms: env.ts_ms,
+                        op,
+                        failed: *failed,
+                        change,
+                    };
+                    s.files.insert((p.clone(), id.clone()), row);
+                    if let Some(bytes) = change.and_then(|c| blobs.get(&c)) {
+                        let text = String::from_utf8_lossy(bytes).into_owned();
+                        s.changes.insert((p.clone(), id.clone()), text);
+                    }
+                    let tail: Vec<u8> = p.as_bytes().iter().rev().copied().collect();
+                    s.tails.insert((tail, id.clone()));
                 }
             }
             Event::Committed { hash, .. } => {
@@ -266,7 +378,29 @@ pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String
         )
     };
     for r in t.scan(Table::Files, b"") {
-        s.files.insert(split(&r.unwrap().0));
+        let (k, v) = r.unwrap();
+        s.files
+            .insert(split(&k), serde_json::from_slice(&v).unwrap());
+    }
+    for r in t.scan(Table::Changes, b"") {
+        let (k, v) = r.unwrap();
+        s.changes
+            .insert(split(&k), String::from_utf8_lossy(&v).into_owned());
+    }
+    for r in t.scan(Table::Tails, b"") {
+        let (k, _) = r.unwrap();
+        let at = k.iter().position(|b| *b == 0).unwrap();
+        s.tails
+            .insert((k[..at].to_vec(), decode_event_key(&k[at + 1..]).unwrap()));
+    }
+    for r in t.scan(Table::Steps, b"") {
+        let (k, v) = r.unwrap();
+        let n = k.len() - 2;
+        let index = u16::from_be_bytes([k[n], k[n + 1]]);
+        s.steps.insert(
+            (decode_event_key(&k[..n]).unwrap(), index),
+            serde_json::from_slice(&v).unwrap(),
+        );
     }
     for r in t.scan(Table::Evidence, b"") {
         let (k, v) = r.unwrap();
