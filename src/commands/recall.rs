@@ -55,7 +55,11 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
     };
-    let (ledger, views, mut model) = ctx.open_views()?;
+    // Naming a session resolves its prefix in the ledger; otherwise the views suffice.
+    let (ledger, views, mut model) = match args.session {
+        Some(_) => ctx.open_views()?,
+        None => ctx.read_views()?,
+    };
     let session = match &args.session {
         Some(p) => Some(super::show::resolve(&ledger, p)?),
         None => None,
