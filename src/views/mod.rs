@@ -39,8 +39,14 @@ const CHUNK: usize = 50_000;
 /// one chunk of a fold, so only something stuck runs this out.
 const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Changes folded between looks at whether a reader waits for the views (a few ms).
-const PAUSE_CHECK: usize = 256;
+/// Changes folded between looks at whether a reader waits for the views (a few ms). Tests
+/// look often, so that their small ledgers pause mid-chunk too.
+const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 256 };
+
+/// Changes folded before the flush that must follow a pause which dropped a chunk: a reader
+/// arriving meanwhile waits this long at most (a flush costs tens of ms, mostly the keyword
+/// commit's fsync).
+const RESUMED_CHUNK: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
@@ -501,24 +507,37 @@ impl Views {
 
     /// Apply the ledger changes these views have not seen.
     pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
-        self.catch_up_until(ledger, model, false).map(|_| ())
+        self.catch_up_until(ledger, model, None).map(|_| ())
     }
 
     /// [`Views::catch_up`], pausing for any reader that asks for the views meanwhile.
+    ///
+    /// A reader that asks mid-chunk is let in at once, the chunk's unwritten fold dropped
+    /// (nothing of it is durable, and the positions only move with a flush): a pause costs
+    /// closing the views, not a flush. So that readers arriving one after another cannot
+    /// starve the writer, the chunk folded after such a pause (a short one) runs to its
+    /// flush.
     fn caught_up(mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<Views, ViewError> {
-        while self.catch_up_until(ledger, model, true)? == Caught::Paused {
-            self = self.pause()?;
+        let mut may_drop = true;
+        loop {
+            match self.catch_up_until(ledger, model, Some(may_drop))? {
+                Caught::Done => return Ok(self),
+                Caught::Paused { dropped } => {
+                    may_drop = !dropped;
+                    self = self.pause()?;
+                }
+            }
         }
-        Ok(self)
     }
 
-    /// Apply the ledger changes these views have not seen; with `yielding`, stop early
-    /// (everything folded so far written) when a reader asks for the views.
+    /// Apply the ledger changes these views have not seen. With `pausing`, stop early when
+    /// a reader asks for the views: after a flush, or (`Some(true)`) mid-chunk, dropping
+    /// what the chunk folded so far.
     fn catch_up_until(
         &mut self,
         ledger: &Ledger,
         model: &mut ModelSlot,
-        yielding: bool,
+        pausing: Option<bool>,
     ) -> Result<Caught, ViewError> {
         let tables_at = self.tables.applied()?;
         let keyword_at = self.keyword.applied_lsn();
@@ -529,7 +548,12 @@ impl Views {
         // The views must never be durable ahead of the ledger they are a view of.
         ledger.sync()?;
         let mut fold = Fold::default();
-        let chunk = fault::chunk(CHUNK);
+        let mut chunk = fault::chunk(if pausing == Some(false) {
+            RESUMED_CHUNK
+        } else {
+            CHUNK
+        });
+        let mut may_drop = pausing == Some(true);
         let mut lsn = tables_at.min(keyword_at);
         for change in ledger.changes_after(lsn) {
             let c = change?;
@@ -544,9 +568,13 @@ impl Views {
             )?;
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
-            } else if yielding && fold.len % PAUSE_CHECK == 0 && self.lock.wanted() {
-                self.flush(fold, model, lsn)?;
-                return Ok(Caught::Paused);
+                if pausing.is_some() && self.lock.wanted() {
+                    return Ok(Caught::Paused { dropped: false });
+                }
+                may_drop = pausing.is_some();
+                chunk = fault::chunk(CHUNK);
+            } else if may_drop && fold.len % PAUSE_CHECK == 0 && self.lock.wanted() {
+                return Ok(Caught::Paused { dropped: true });
             }
         }
         self.flush(fold, model, lsn)?;
@@ -707,8 +735,11 @@ struct Fresh<'a> {
 #[derive(Debug, PartialEq, Eq)]
 enum Caught {
     Done,
-    /// A reader asked for the views: what was folded is written, the rest is not.
-    Paused,
+    /// A reader asked for the views. Everything up to the last flush is written; what was
+    /// folded since, if `dropped`, is not.
+    Paused {
+        dropped: bool,
+    },
 }
 
 /// Changes folded since the last flush.
