@@ -62,13 +62,7 @@ pub fn acquire(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(io)?;
+    let mut file = holder_file(path).map_err(io)?;
     let dir = File::open(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
     let started = Instant::now();
     let mut pause = Duration::from_millis(10);
@@ -95,10 +89,7 @@ pub fn acquire(
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
     }
-    let line = format!("pid {} ({who})\n", std::process::id());
-    file.set_len(0).map_err(io)?;
-    file.seek(SeekFrom::Start(0)).map_err(io)?;
-    file.write_all(line.as_bytes()).map_err(io)?;
+    write_holder(&mut file, who).map_err(io)?;
     Ok(StoreLock { file, _dir: dir })
 }
 
@@ -125,13 +116,7 @@ impl ViewsLock {
             path: path.clone(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = holder_file(&path).map_err(io)?;
         let started = Instant::now();
         let mut asked = false;
         loop {
@@ -159,10 +144,8 @@ impl ViewsLock {
         if asked {
             let _ = std::fs::remove_file(store.join(WANTED));
         }
-        let line = format!("pid {} ({who})\n", std::process::id());
-        let _ = file.set_len(0);
-        let _ = file.seek(SeekFrom::Start(0));
-        let _ = file.write_all(line.as_bytes());
+        // Best effort: the line only tells a waiter what it waits for.
+        let _ = write_holder(&mut file, who);
         Ok(ViewsLock {
             file,
             store: store.to_path_buf(),
@@ -212,6 +195,23 @@ impl Drop for ViewsLock {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
     }
+}
+
+/// The file that holds a lock's holder line, created if missing.
+fn holder_file(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// Say in `file` that this process holds the lock, doing `who`.
+fn write_holder(file: &mut File, who: &str) -> std::io::Result<()> {
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(format!("pid {} ({who})\n", std::process::id()).as_bytes())
 }
 
 fn holder_of(file: &mut File) -> String {

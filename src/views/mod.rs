@@ -46,7 +46,7 @@ const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 256 };
 /// Changes folded before the flush that must follow a pause which dropped a chunk: a reader
 /// arriving meanwhile waits this long at most (a flush costs tens of ms, mostly the keyword
 /// commit's fsync).
-const RESUMED_CHUNK: usize = 4096;
+const RESUMED_CHUNK: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {

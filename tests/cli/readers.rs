@@ -17,12 +17,17 @@ fn peat(env: &Env, args: &[&str]) -> Run {
     bounded(env.cmd().args(args), Duration::from_secs(60))
 }
 
-/// A store holding one small session, and a transcript large enough that capturing it
-/// takes seconds (a debug build writes a few thousand events a second).
-fn scenario(env: &Env) -> PathBuf {
+/// Capture one small session into the store.
+fn small_store(env: &Env) {
     let small = env.path("small.jsonl");
     Claude::session_of(SESSION_A, 2).write(&small);
     peat(env, &["capture", small.to_str().unwrap()]).ok();
+}
+
+/// A store holding one small session, and a transcript large enough that capturing it
+/// takes seconds (a debug build writes a few thousand events a second).
+fn scenario(env: &Env) -> PathBuf {
+    small_store(env);
     let big = env.path("big.jsonl");
     Claude::session_of(BIG, 3000).write(&big);
     big
@@ -115,9 +120,7 @@ fn reads_during_a_capture_answer_from_the_views_as_they_stand_and_say_how_far_be
 #[test]
 fn a_read_that_needs_the_ledger_waits_for_the_writer_and_gives_up_with_75() {
     let env = Env::new();
-    let small = env.path("small.jsonl");
-    Claude::session_of(SESSION_A, 2).write(&small);
-    peat(&env, &["capture", small.to_str().unwrap()]).ok();
+    small_store(&env);
     let held = peat::ledger::lock::acquire(
         &env.store().join("lock"),
         Duration::ZERO,
