@@ -136,6 +136,7 @@ impl Ctx {
         self.opened(ledger, mode)
     }
 
+    /// A damaged ledger is mentioned by every read.
     fn warn_damage(&self, ledger: &Ledger) {
         if let Some(damage) = ledger::damage::noted(ledger.path()) {
             self.ui.warn(&format!(
@@ -187,8 +188,8 @@ impl Ctx {
 
     /// Open the views for a read that needs nothing else: caught up when the store is free;
     /// while a writer holds it, as they stand, saying on stderr how far behind they are.
-    /// Only when they cannot be served as they stand (never built, being rebuilt) does the
-    /// read wait for the writer, as [`Ctx::open_views`] does.
+    /// Only when they cannot be served as they stand (never built, being rebuilt, damaged)
+    /// does the read wait for the writer, as [`Ctx::open_views`] does.
     ///
     /// The ledger returned beside the views may lack the store lock: reading its database
     /// then fails at once as busy, never waits. A read that needs the ledger itself opens
@@ -209,8 +210,10 @@ impl Ctx {
         let ledger = Ledger::open_beside_writer(&self.location.store)?;
         self.warn_damage(&ledger);
         let model = self.model_slot()?;
-        let Some((views, behind)) =
-            Views::beside_writer(&ledger, model.id.as_deref(), self.tz.clone())?
+        // Views that cannot be served as they stand, or fail to open (damage is repaired
+        // only by the store's holder), are waited for.
+        let Ok(Some((views, behind))) =
+            Views::beside_writer(&ledger, model.id.as_deref(), self.tz.clone())
         else {
             drop(ledger);
             return self.open_views();
