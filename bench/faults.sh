@@ -13,6 +13,7 @@ HOOKS=${BENCH_HOOKS:-200}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+. bench/lib.sh
 log() { printf 'bench: %s\n' "$*" >&2; }
 out() { printf '%s: %s\n' "$1" "$2"; }
 
@@ -49,17 +50,52 @@ pct() { sort -n | awk '{a[NR]=$1} END {p50=a[int((NR+1)*0.5)]; i=int(NR*0.99+0.9
 # Whether process $1 still runs (a finished child stays a zombie until reaped).
 alive() { [[ -e /proc/$1/stat ]] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 
-log "reads idle"
-for _ in $(seq "$READS"); do ms "$PEAT" sessions; done | pct | { read -r l; out read_sessions_idle "$l"; }
+# The reads a person or an agent runs most: they need only the views.
+READ_CMDS=("sessions" "brief" "recall limiter")
+read_name() { echo "read_${1%% *}"; }
 
-log "reads while a ${BIG_MB} MB capture runs"
-"$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
-pid=$!
-sleep 0.2
+log "reads idle"
+for c in "${READ_CMDS[@]}"; do
+    # shellcheck disable=SC2086
+    time_runs "$(read_name "$c")_idle" "$READS" "$PEAT" $c
+done
+
+# Start a capture of the big transcript into a fresh copy of the ledger ($1), and return
+# once it has written part of it: the reads then land in its long phase. Sets $pid.
+start_capture() {
+    local db=$1 before
+    rm -rf "$db"
+    cp -a "$TMP/db" "$db"
+    before=$(cat "$db/ledger.lsn")
+    PEAT_DB=$db "$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
+    pid=$!
+    while [[ $(cat "$db/ledger.lsn" 2>/dev/null) == "$before" ]] && alive "$pid"; do sleep 0.005; done
+}
+
+log "reads while a ${BIG_MB} MB capture runs (each on a fresh copy of the ledger)"
+for c in "${READ_CMDS[@]}"; do
+    start_capture "$TMP/db.read"
+    # shellcheck disable=SC2086
+    PEAT_DB=$TMP/db.read time_runs "$(read_name "$c")_during_capture" "$READS" "$PEAT" $c
+    if alive "$pid"; then
+        out "$(read_name "$c")_during_capture_valid" "yes (the capture was still running after the last read)"
+    else
+        out "$(read_name "$c")_during_capture_valid" "NO: the capture finished first; raise BENCH_BIG_MB"
+    fi
+    t=$(date +%s%N)
+    wait "$pid" || true
+    out "$(read_name "$c")_capture_left_ms" "$((($(date +%s%N) - t) / 1000000))"
+done
+
+# While the capture folds its views (its last phase), a read asks it to pause between
+# chunks: measured from the moment the views lock names the writer.
+log "reads while that capture brings the views up to date"
+start_capture "$TMP/db.read"
+while alive "$pid" && ! grep -q "writing the views" "$TMP/db.read/views.lock" 2>/dev/null; do sleep 0.002; done
 for _ in $(seq "$READS"); do
     alive "$pid" || break
-    ms "$PEAT" sessions
-done | pct | { read -r l; out read_sessions_during_capture "$l"; }
+    PEAT_DB=$TMP/db.read ms "$PEAT" sessions
+done | pct | { read -r l; out read_sessions_during_catch_up "$l"; }
 wait "$pid" || true
 
 SESSION=$(ls "$HOME"/.claude/projects/*/ | head -1 | sed 's/\.jsonl$//')

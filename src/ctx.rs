@@ -133,11 +133,21 @@ impl Ctx {
                 on_wait: &mut on_wait,
             },
         )?;
+        self.opened(ledger, mode)
+    }
+
+    /// A damaged ledger is mentioned by every read.
+    fn warn_damage(&self, ledger: &Ledger) {
         if let Some(damage) = ledger::damage::noted(ledger.path()) {
             self.ui.warn(&format!(
                 "the ledger is damaged: {damage}. Answers may miss what the damaged part held; `peat doctor` says what to run."
             ));
         }
+    }
+
+    /// Say what a newly locked `ledger` needs said, and bring an older store up to date.
+    fn opened(&self, ledger: Ledger, mode: Mode) -> Result<Ledger, CliError> {
+        self.warn_damage(&ledger);
         if ledger.tightened > 0 {
             self.ui.note(&format!(
                 "peat: the store at {} was open to other users: {} files and folders made private",
@@ -171,6 +181,55 @@ impl Ctx {
         )?)
     }
 
+    /// Open the views for a read that needs nothing else: caught up when the store is free;
+    /// while a writer holds it, as they stand, saying on stderr how far behind they are.
+    /// Only when they cannot be served as they stand (never built, being rebuilt, damaged)
+    /// does the read wait for the writer, as [`Ctx::open_views`] does.
+    ///
+    /// The ledger returned beside the views may lack the store lock: reading its database
+    /// then fails at once as busy, never waits. A read that needs the ledger itself opens
+    /// with [`Ctx::open_views`].
+    pub fn read_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.read_views_with(self.model_slot()?)
+    }
+
+    /// [`Ctx::read_views`] for a search that will embed its query: the model loads
+    /// meanwhile, on a thread of its own.
+    pub fn read_views_to_search(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.read_views_with(self.prefetched_model()?)
+    }
+
+    fn read_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        let access = Access {
+            mode: Mode::Existing,
+            wait: Duration::ZERO,
+            who: &self.who,
+            on_wait: &mut || {},
+        };
+        let holder = match Ledger::open(&self.location.store, access) {
+            Ok(ledger) => return self.with_views(self.opened(ledger, Mode::Existing)?, model),
+            Err(ledger::LedgerError::Lock(ledger::LockError::Busy { holder, .. })) => holder,
+            // Let the waiting open say what is wrong.
+            Err(_) => return self.open_views_with(model),
+        };
+        let ledger = Ledger::open_beside_writer(&self.location.store)?;
+        self.warn_damage(&ledger);
+        // Views that cannot be served as they stand, or fail to open (damage is repaired
+        // only by the store's holder), are waited for.
+        let Ok(Some((views, behind))) =
+            Views::beside_writer(&ledger, model.id.as_deref(), self.tz.clone())
+        else {
+            drop(ledger);
+            return self.open_views_with(model);
+        };
+        if behind > 0 {
+            self.ui.note(&format!(
+                "peat: the store is busy, {holder}: this answer is from the views as they stand, {behind} recorded changes behind; run it again once that finishes to see them."
+            ));
+        }
+        Ok((ledger, views, model))
+    }
+
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.
     pub fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         self.open_views_with(self.model_slot()?)
@@ -179,16 +238,26 @@ impl Ctx {
     /// [`Ctx::open_views`] for a search that will embed its query: the model loads
     /// meanwhile, on a thread of its own.
     pub fn open_views_to_search(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        let mut model = self.model_slot()?;
-        model.prefetch();
-        self.open_views_with(model)
+        self.open_views_with(self.prefetched_model()?)
     }
 
-    fn open_views_with(
+    /// The one-shot model, already loading on a thread of its own.
+    fn prefetched_model(&self) -> Result<ModelSlot, CliError> {
+        let mut model = self.model_slot()?;
+        model.prefetch();
+        Ok(model)
+    }
+
+    fn open_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.with_views(self.open(Mode::Existing)?, model)
+    }
+
+    /// The views of the locked `ledger`, caught up (rebuilt if they must be).
+    fn with_views(
         &self,
+        ledger: Ledger,
         mut model: ModelSlot,
     ) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        let ledger = self.open(Mode::Existing)?;
         let ui = self.ui;
         let views = crate::views::stamp::open_recovering(
             &ledger,

@@ -74,7 +74,17 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         abs: abs.to_string_lossy().into_owned(),
         dir: false,
     };
-    let (ledger, views, _model) = ctx.open_views()?;
+    // Only `--at SESSION:SEQ` reads the ledger (that event's time); otherwise the views
+    // answer, beside a writer too.
+    let at_event = args
+        .at
+        .as_deref()
+        .and_then(|w| w.rsplit_once(':'))
+        .is_some_and(|(_, n)| n.parse::<u32>().is_ok());
+    let (ledger, views, _model) = match at_event {
+        true => ctx.open_views()?,
+        false => ctx.read_views()?,
+    };
     let paths = recorded_paths(&views, &wanted)?;
     let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
         applied_changes(&views, &paths)?.into_iter().unzip();

@@ -61,7 +61,7 @@ pub fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
             ..Brief::default()
         });
     }
-    let (ledger, views, _model) = ctx.open_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     let root = ctx.location.root.clone().unwrap_or_else(|| ctx.cwd.clone());
     let here = Here {
         now_ms: ctx.now_ms,

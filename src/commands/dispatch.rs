@@ -143,8 +143,9 @@ fn delegate(
 }
 
 fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
-    if ctx.json {
-        // A store that cannot open must fail before the envelope is begun.
+    if ctx.json && !crate::ledger::recorded(&ctx.location.store) {
+        // A store that cannot open must fail before the envelope is begun (a busy one is
+        // read as it stands: it need not wait).
         drop(ctx.open(Mode::Existing)?);
     }
     let args = super::zoom::ZoomArgs {
@@ -191,13 +192,15 @@ impl<'a> Live<'a> {
         }
     }
 
+    /// Open the store for the views alone: while a writer holds it, as they stand.
     fn open(&mut self) -> Result<(), CliError> {
         if matches!(self.store, Store::Unopened) {
             self.store = if crate::ledger::recorded(&self.ctx.location.store) {
+                let (ledger, views, model) = self.ctx.read_views()?;
                 Store::Open(Box::new(Opened {
-                    ledger: self.ctx.open(Mode::Existing)?,
-                    views: None,
-                    model: self.ctx.model_slot()?,
+                    ledger,
+                    views: Some(views),
+                    model,
                 }))
             } else {
                 Store::Missing
@@ -206,26 +209,50 @@ impl<'a> Live<'a> {
         Ok(())
     }
 
-    /// The ledger, or `None` when there is no store here.
-    fn ledger(&mut self) -> Result<Option<&Ledger>, CliError> {
+    /// Make sure the open store is held: a reading that needs the ledger itself waits for
+    /// a writer (the views opened beside it are closed first: see `ledger::lock`).
+    fn hold(&mut self) -> Result<(), CliError> {
         self.open()?;
+        if let Store::Open(o) = &self.store
+            && !o.ledger.is_locked()
+        {
+            self.store = Store::Unopened;
+            let ledger = self.ctx.open(Mode::Existing)?;
+            self.store = Store::Open(Box::new(Opened {
+                ledger,
+                views: None,
+                model: self.ctx.model_slot()?,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The ledger (held), or `None` when there is no store here.
+    fn ledger(&mut self) -> Result<Option<&Ledger>, CliError> {
+        self.hold()?;
         Ok(match &self.store {
             Store::Open(o) => Some(&o.ledger),
             _ => None,
         })
     }
 
-    /// Start loading the model for a search (see [`ModelSlot::prefetch`]), before the
-    /// views are opened.
-    fn prefetch_model(&mut self) -> Result<(), CliError> {
-        self.open()?;
-        if let Store::Open(opened) = &mut self.store {
-            opened.model.prefetch();
+    /// Open the store for a search: the model starts loading on a thread of its own
+    /// (see [`ModelSlot::prefetch`]) while the views open.
+    fn open_to_search(&mut self) -> Result<(), CliError> {
+        if matches!(self.store, Store::Unopened)
+            && crate::ledger::recorded(&self.ctx.location.store)
+        {
+            let (ledger, views, model) = self.ctx.read_views_to_search()?;
+            self.store = Store::Open(Box::new(Opened {
+                ledger,
+                views: Some(views),
+                model,
+            }));
         }
-        Ok(())
+        self.open()
     }
 
-    /// The ledger and its views (caught up), or `None` when there is no store here.
+    /// The ledger and its views, or `None` when there is no store here.
     fn views(&mut self) -> Result<Option<(&Ledger, &Views, &mut ModelSlot)>, CliError> {
         self.open()?;
         let Store::Open(opened) = &mut self.store else {
@@ -245,11 +272,15 @@ impl<'a> Live<'a> {
         Ok(views.as_ref().map(|v| (&*ledger, v, model)))
     }
 
-    /// The ledger and views, or the error that says there is no store.
-    fn need_views(&mut self) -> Result<(&Ledger, &Views, &mut ModelSlot), CliError> {
+    /// The ledger and views, or the error that says there is no store. With `held`, the
+    /// ledger itself can be read (waiting for a writer if need be).
+    fn need_views(&mut self, held: bool) -> Result<(&Ledger, &Views, &mut ModelSlot), CliError> {
         if !crate::ledger::recorded(&self.ctx.location.store) {
             // Let opening say what is missing and what to do.
             self.ctx.open(Mode::Existing)?;
+        }
+        if held {
+            self.hold()?;
         }
         self.views()?.ok_or_else(missing_store)
     }
@@ -450,7 +481,7 @@ fn commit(
             .to_string_lossy()
             .into_owned()
     });
-    let (_, views, _) = live.need_views()?;
+    let (_, views, _) = live.need_views(false)?;
     let explained = crate::commits::explain(views, root.as_deref(), &commit)?;
     let mut prompts = crate::files::Prompts::default();
     let answer = explained
@@ -582,7 +613,7 @@ fn sessions(
     ids: &[SessionId],
     seq: Option<u32>,
 ) -> Result<u8, CliError> {
-    let (ledger, views, _) = live.need_views()?;
+    let (ledger, views, _) = live.need_views(true)?;
     let mut all = Vec::new();
     for id in ids {
         let rollup = views.tables.session(id)?.unwrap_or_default();
@@ -643,7 +674,7 @@ fn sessions(
 // Subjects, beads and search.
 
 fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Result<u8, CliError> {
-    let (_, views, _) = live.need_views()?;
+    let (_, views, _) = live.need_views(false)?;
     let Some(trail) = super::subjects::trail(views, name, ctx.now_ms)? else {
         return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
@@ -658,7 +689,7 @@ fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Resul
 }
 
 fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8, CliError> {
-    let (_, views, model) = live.need_views()?;
+    let (_, views, model) = live.need_views(false)?;
     let query = Query {
         words: format!("\"{id}\""),
         limit: 50,
@@ -676,8 +707,8 @@ fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8,
 }
 
 fn search(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, words: &str) -> Result<u8, CliError> {
-    live.prefetch_model()?;
-    let (_, views, model) = live.need_views()?;
+    live.open_to_search()?;
+    let (_, views, model) = live.need_views(false)?;
     let query = Query {
         words: words.to_string(),
         limit: 12,

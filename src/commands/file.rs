@@ -72,7 +72,7 @@ fn normalize(p: &Path) -> std::path::PathBuf {
 }
 
 pub fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
-    let (ledger, views, _model) = ctx.open_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     let wanted = wanted(ctx, &args.path);
     let paths = recorded_paths(&views, &wanted)?;
     let mut edits = edits_of(&views, &paths)?;

@@ -21,7 +21,7 @@ pub struct LogArgs {
 }
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
-    let (ledger, views, _model) = ctx.open_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     let session = super::show::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
     drop(views);

@@ -75,7 +75,14 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
     };
-    let (ledger, views, mut model) = ctx.open_views_to_search()?;
+    // Naming a session resolves its prefix in the ledger; otherwise the views suffice. A
+    // search by words alone needs no model loading beside it.
+    let (ledger, views, mut model) = match (args.session.is_some(), args.keyword_only) {
+        (true, false) => ctx.open_views_to_search()?,
+        (true, true) => ctx.open_views()?,
+        (false, false) => ctx.read_views_to_search()?,
+        (false, true) => ctx.read_views()?,
+    };
     let session = match &args.session {
         Some(p) => Some(super::show::resolve(&ledger, p)?),
         None => None,

@@ -14,7 +14,7 @@ use crate::ui::clip;
 pub struct SessionsArgs {}
 
 pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
-    let (ledger, views, _model) = ctx.open_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     let all = views.summaries()?;
     drop(views);
     drop(ledger);

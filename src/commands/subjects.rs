@@ -23,7 +23,7 @@ pub struct SubjectsArgs {
 }
 
 pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
-    let (ledger, views, _model) = ctx.open_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     if !args.name.is_empty() {
         let name = args.name.join(" ");
         let found = trail(&views, &name, ctx.now_ms)?;

@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
 
 /// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
 pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
-    let (ledger, views, _model) = ctx.open_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
     drop(views);
     drop(ledger);

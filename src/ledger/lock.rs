@@ -4,6 +4,15 @@
 //! while held, and the next process would lock a new file of the same name and get in
 //! beside the holder. `<store>/lock` says who holds it, so a process that gives up can say
 //! what to wait for. The OS releases the lock when its holder exits, however it exits.
+//!
+//! Readers do not take it while a writer holds it: they read the views as they stand. The
+//! views have a lock of their own ([`ViewsLock`], `<store>/views.lock`), held by whoever has
+//! the views database open: writers only while they write the views, readers while they
+//! read. fjall itself admits one process per database, so this lock only makes the order
+//! explicit: a writer folding a long catch-up pauses between chunks when a reader asks
+//! (`<store>/views.wanted`), so a reader waits at most one chunk, never a whole capture.
+//! The order is always the store lock, then the views lock: a reader holding the views
+//! never waits for the store lock, so the two can never wait on each other.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -53,13 +62,7 @@ pub fn acquire(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(io)?;
+    let mut file = holder_file(path).map_err(io)?;
     let dir = File::open(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
     let started = Instant::now();
     let mut pause = Duration::from_millis(10);
@@ -86,11 +89,129 @@ pub fn acquire(
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
     }
-    let line = format!("pid {} ({who})\n", std::process::id());
-    file.set_len(0).map_err(io)?;
-    file.seek(SeekFrom::Start(0)).map_err(io)?;
-    file.write_all(line.as_bytes()).map_err(io)?;
+    write_holder(&mut file, who).map_err(io)?;
     Ok(StoreLock { file, _dir: dir })
+}
+
+/// The views lock: held by whoever has the views database open; dropping it releases it.
+#[derive(Debug)]
+pub struct ViewsLock {
+    file: File,
+    store: PathBuf,
+}
+
+/// The file a process waiting for the views lock creates, asking its holder to pause.
+const WANTED: &str = "views.wanted";
+
+/// How often a waiter for the views lock tries again: the holder pauses within a chunk of a
+/// few ms, so polling must be quick to be fair (flock queues nobody).
+const VIEWS_POLL: Duration = Duration::from_millis(2);
+
+impl ViewsLock {
+    /// Take the views lock of the store at `store`, waiting up to `wait`. While waiting, ask
+    /// the holder to pause (see [`ViewsLock::wanted`]).
+    pub fn acquire(store: &Path, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
+        let path = store.join("views.lock");
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = holder_file(&path).map_err(io)?;
+        let started = Instant::now();
+        let mut asked = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let waited = started.elapsed();
+                    if waited >= wait {
+                        return Err(LockError::Busy {
+                            path: path.clone(),
+                            holder: holder_of(&mut file),
+                            waited,
+                        });
+                    }
+                    // Asked again on every try: the holder clears the request once served.
+                    if !asked || !store.join(WANTED).exists() {
+                        asked = true;
+                        let _ = File::create(store.join(WANTED));
+                    }
+                    std::thread::sleep(VIEWS_POLL.min(wait.saturating_sub(waited)));
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
+            }
+        }
+        if asked {
+            let _ = std::fs::remove_file(store.join(WANTED));
+        }
+        // Best effort: the line only tells a waiter what it waits for.
+        let _ = write_holder(&mut file, who);
+        Ok(ViewsLock {
+            file,
+            store: store.to_path_buf(),
+        })
+    }
+
+    /// Whether another process waits for this lock.
+    pub fn wanted(&self) -> bool {
+        self.store.join(WANTED).exists()
+    }
+
+    /// Let the process that asked for the lock have it, then take it back, waiting up to
+    /// `wait`. The holder must have closed the views. Re-locking at once would win the
+    /// race every time (flock is not fair): the waiter is given a moment to take it first.
+    pub fn pause(self, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
+        let store = self.store.clone();
+        drop(self);
+        let started = Instant::now();
+        // The waiter removes the request once it holds the lock.
+        while store.join(WANTED).exists() && started.elapsed() < Duration::from_millis(200) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let lock = ViewsLock::acquire_quietly(&store, wait, who)?;
+        // Still asked, yet nobody came: a waiter that was killed. Anyone really waiting
+        // asks again within a poll.
+        let _ = std::fs::remove_file(store.join(WANTED));
+        Ok(lock)
+    }
+
+    /// [`ViewsLock::acquire`] without asking the holder to pause: a writer resuming waits
+    /// for the reader it let in.
+    fn acquire_quietly(store: &Path, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
+        let started = Instant::now();
+        loop {
+            let left = wait.saturating_sub(started.elapsed());
+            match ViewsLock::acquire(store, Duration::ZERO, who) {
+                Err(LockError::Busy { .. }) if !left.is_zero() => {
+                    std::thread::sleep(VIEWS_POLL.min(left))
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Drop for ViewsLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
+}
+
+/// The file that holds a lock's holder line, created if missing.
+fn holder_file(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// Say in `file` that this process holds the lock, doing `who`.
+fn write_holder(file: &mut File, who: &str) -> std::io::Result<()> {
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(format!("pid {} ({who})\n", std::process::id()).as_bytes())
 }
 
 fn holder_of(file: &mut File) -> String {
@@ -134,6 +255,51 @@ mod tests {
         std::fs::remove_file(&p).unwrap();
         let second = acquire(&p, Duration::from_millis(50), "second", &mut || {});
         assert!(matches!(second, Err(LockError::Busy { .. })), "{second:?}");
+    }
+
+    #[test]
+    fn a_views_lock_waiter_asks_and_the_holders_pause_lets_it_in_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().to_path_buf();
+        let held = ViewsLock::acquire(&store, Duration::ZERO, "writer").unwrap();
+        assert!(!held.wanted());
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (o, s) = (order.clone(), store.clone());
+        let reader = std::thread::spawn(move || {
+            let got = ViewsLock::acquire(&s, Duration::from_secs(10), "reader").unwrap();
+            o.lock().unwrap().push("reader");
+            std::thread::sleep(Duration::from_millis(50));
+            drop(got);
+        });
+        let started = Instant::now();
+        while !held.wanted() {
+            assert!(started.elapsed() < Duration::from_secs(10), "never asked");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let again = held.pause(Duration::from_secs(10), "writer").unwrap();
+        order.lock().unwrap().push("writer");
+        reader.join().unwrap();
+        assert_eq!(*order.lock().unwrap(), ["reader", "writer"]);
+        assert!(!again.wanted());
+    }
+
+    #[test]
+    fn a_request_left_by_a_killed_waiter_is_cleared_by_the_next_pause() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = ViewsLock::acquire(dir.path(), Duration::ZERO, "writer").unwrap();
+        File::create(dir.path().join(WANTED)).unwrap();
+        assert!(held.wanted());
+        let again = held.pause(Duration::from_secs(1), "writer").unwrap();
+        assert!(!again.wanted());
+    }
+
+    #[test]
+    fn a_busy_views_lock_times_out_naming_its_holder_without_asking_when_not_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = ViewsLock::acquire(dir.path(), Duration::ZERO, "writing the views").unwrap();
+        let err = ViewsLock::acquire(dir.path(), Duration::ZERO, "reader").unwrap_err();
+        assert!(err.to_string().contains("writing the views"), "{err}");
+        assert!(!dir.path().join(WANTED).exists());
     }
 
     #[test]

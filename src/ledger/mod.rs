@@ -160,8 +160,9 @@ pub struct Ledger {
     umask: u32,
     /// Entries of an older, wider-open store made private on open.
     pub tightened: usize,
-    // Declared last so the database closes before the lock is released.
-    _lock: lock::StoreLock,
+    // Declared last so the database closes before the lock is released. Empty for a
+    // reader that found a writer busy (see [`Ledger::open_beside_writer`]).
+    lock: std::cell::OnceCell<lock::StoreLock>,
 }
 
 /// The file beside the ledger that holds its last LSN, for readers that do not open it.
@@ -194,8 +195,33 @@ impl Ledger {
             redactor: std::cell::OnceCell::new(),
             umask,
             tightened,
-            _lock: lock,
+            lock: std::cell::OnceCell::from(lock),
         })
+    }
+
+    /// The store at `path` for a reader, without its lock: another process (a writer) holds
+    /// it. Only what lives beside the database (its last LSN, its identity) can be read; a
+    /// read of the database itself takes the lock if it has come free meanwhile, and is
+    /// refused at once ([`LockError::Busy`]) if not: a reader holding the views must never
+    /// wait for the store lock (see [`lock`]).
+    pub fn open_beside_writer(path: &Path) -> Result<Ledger, LedgerError> {
+        if !recorded(path) {
+            return Err(LedgerError::Missing(path.to_path_buf()));
+        }
+        Ok(Ledger {
+            path: path.to_path_buf(),
+            db: std::cell::OnceCell::new(),
+            failed: std::cell::Cell::new(false),
+            redactor: std::cell::OnceCell::new(),
+            umask: private::private_umask(),
+            tightened: 0,
+            lock: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// Whether this process holds the store's lock.
+    pub fn is_locked(&self) -> bool {
+        self.lock.get().is_some()
     }
 
     /// Take the lock, then make an older store private (best effort: a store that cannot
@@ -217,6 +243,15 @@ impl Ledger {
     fn db(&self) -> Result<&Db, LedgerError> {
         if let Some(db) = self.db.get() {
             return Ok(db);
+        }
+        if self.lock.get().is_none() {
+            let taken = lock::acquire(
+                &self.path.join("lock"),
+                Duration::ZERO,
+                "peat (a read)",
+                &mut || {},
+            )?;
+            let _ = self.lock.set(taken);
         }
         let opened = open_db(&self.path)?;
         let _ = self.db.set(opened);

@@ -153,6 +153,8 @@ pub fn run(
     ledger.scrub(&redo, &cursor, &drop_blob)?;
     let views_dir = ledger.path().join("views");
     if views_dir.exists() {
+        // Not under a reader that has them open (readers do not wait for this command).
+        let _lock = crate::views::lock(ledger.path(), "rewriting the views")?;
         crate::ledger::scrub::rewrite(&views_dir, &mut |_, _, v| Some(v.to_vec()))
             .map_err(ViewError::store)?;
     }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::embed::{EmbedError, Embedder};
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
+use crate::ledger::lock::ViewsLock;
 use crate::ledger::{Ledger, LedgerError, event_key};
 use crate::session::{Cited, SessionRollup, SessionSummary};
 use fault::Fault;
@@ -33,6 +34,19 @@ pub const VIEW_SCHEMA: u32 = 6;
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
 const CHUNK: usize = 50_000;
+
+/// How long opening the views waits for their lock. Its holders keep it for one read or
+/// one chunk of a fold, so only something stuck runs this out.
+const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Changes folded between looks at whether a reader waits for the views (a few ms). Tests
+/// look often, so that their small ledgers pause mid-chunk too.
+const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 256 };
+
+/// Changes folded before the flush that must follow a pause which dropped a chunk: a reader
+/// arriving meanwhile waits this long at most (a flush costs tens of ms, mostly the keyword
+/// commit's fsync).
+const RESUMED_CHUNK: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
@@ -175,9 +189,15 @@ struct Current {
     tz: String,
 }
 
-/// The views' own database beside the ledger's: written only by ingestion, so opening it
-/// replays no journal.
-fn views_db(store: &Path) -> Result<Database, ViewError> {
+/// Take the views lock of the store at `store` (see [`crate::ledger::lock`]), for `who`.
+pub fn lock(store: &Path, who: &str) -> Result<ViewsLock, ViewError> {
+    ViewsLock::acquire(store, VIEWS_WAIT, who).map_err(|e| ViewError::Ledger(e.into()))
+}
+
+/// The views' own database beside the ledger's, under `lock`: written only by ingestion,
+/// so opening it replays no journal.
+fn views_db(store: &Path, lock: &ViewsLock) -> Result<Database, ViewError> {
+    let _held = lock;
     // A `peat redact` rewrite a crash interrupted is finished (or undone) first.
     crate::ledger::scrub::recover(&store.join("views")).map_err(|e| ViewError::store(e.into()))?;
     crate::ledger::clear_unfinished_creation(&store.join("views")).map_err(|source| {
@@ -193,8 +213,8 @@ fn views_db(store: &Path) -> Result<Database, ViewError> {
 
 /// The views database beside `store`, its meta keyspace, and the generation it says is
 /// current (if any was ever built).
-fn views_base(store: &Path) -> Result<(Database, Keyspace, Option<Current>), ViewError> {
-    let db = views_db(store)?;
+fn views_base(store: &Path, lock: &ViewsLock) -> Result<Base, ViewError> {
+    let db = views_db(store, lock)?;
     let meta = db
         .keyspace("views", crate::ledger::keyspace_options)
         .map_err(ViewError::store)?;
@@ -204,6 +224,8 @@ fn views_base(store: &Path) -> Result<(Database, Keyspace, Option<Current>), Vie
         .and_then(|v| serde_json::from_slice(&v).ok());
     Ok((db, meta, stored))
 }
+
+type Base = (Database, Keyspace, Option<Current>);
 
 /// The open views of a store.
 pub struct Views {
@@ -215,6 +237,8 @@ pub struct Views {
     pub vectors: VectorLane,
     pub keyword: KeywordIndex,
     tz: jiff::tz::TimeZone,
+    // Declared last: released only once the database above has closed.
+    lock: ViewsLock,
 }
 
 impl Views {
@@ -227,7 +251,8 @@ impl Views {
         tz: jiff::tz::TimeZone,
         note: &mut dyn FnMut(&str),
     ) -> Result<Views, ViewError> {
-        let (db, meta, stored) = views_base(ledger.path())?;
+        let lock = lock(ledger.path(), "writing the views")?;
+        let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let tz_name = tz.iana_name().unwrap_or("local").to_string();
         let want = |generation| Current {
             generation,
@@ -237,21 +262,18 @@ impl Views {
         };
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
-                let mut v = Views::at(ledger.path(), db, meta, cur.clone(), tz.clone())?;
+                let v = Views::at(ledger.path(), (db, meta, lock), cur.clone(), tz.clone())?;
                 match stamp::misfit(&v, ledger)? {
-                    None => {
-                        v.catch_up(ledger, model)?;
-                        v
-                    }
+                    None => v.caught_up(ledger, model)?,
                     Some(why) => {
                         note(&why);
-                        let Views { db, meta, .. } = v;
+                        let Views { db, meta, lock, .. } = v;
                         let fresh = Fresh {
                             want: want(cur.generation + 1),
                             old: Some(cur),
                             borrow_cache: None,
                         };
-                        Views::rebuild(ledger, (db, meta), fresh, model, tz)?
+                        Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
                     }
                 }
             }
@@ -262,7 +284,7 @@ impl Views {
                     old: Some(cur),
                     borrow_cache: None,
                 };
-                Views::rebuild(ledger, (db, meta), fresh, model, tz)?
+                Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
             None => {
                 let fresh = Fresh {
@@ -270,19 +292,76 @@ impl Views {
                     old: None,
                     borrow_cache: None,
                 };
-                Views::rebuild(ledger, (db, meta), fresh, model, tz)?
+                Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
         };
         Ok(views)
+    }
+
+    /// The views as they stand, for a reader while a writer holds the store: no catch-up,
+    /// no rebuild, nothing written. With how many of the ledger's changes they do not show
+    /// yet. `None` when they cannot be served as they stand (never built, being rebuilt for
+    /// another schema, model or time zone, an interrupted rewrite, not this ledger's): the
+    /// reader must then wait for the writer.
+    pub fn beside_writer(
+        ledger: &Ledger,
+        model: Option<&str>,
+        tz: jiff::tz::TimeZone,
+    ) -> Result<Option<(Views, u64)>, ViewError> {
+        let store = ledger.path();
+        let lock = lock(store, "reading the views")?;
+        let dir = store.join("views");
+        let unfinished = ["views.scrub", "views.old"]
+            .iter()
+            .any(|s| store.join(s).exists());
+        if unfinished || !dir.join("version").exists() {
+            return Ok(None);
+        }
+        let db = Database::builder(&dir).open().map_err(ViewError::store)?;
+        if !db.keyspace_exists("views") {
+            return Ok(None);
+        }
+        let meta = db
+            .keyspace("views", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        let Some(cur) = meta
+            .get("current")
+            .map_err(ViewError::store)?
+            .and_then(|v| serde_json::from_slice::<Current>(&v).ok())
+        else {
+            return Ok(None);
+        };
+        let want = Current {
+            generation: cur.generation,
+            schema: VIEW_SCHEMA,
+            model: model.map(str::to_string),
+            tz: tz.iana_name().unwrap_or("local").to_string(),
+        };
+        if cur != want
+            || !keyword_dir(store, cur.generation)
+                .join("meta.json")
+                .exists()
+        {
+            return Ok(None);
+        }
+        let v = Views::at(store, (db, meta, lock), cur, tz)?;
+        if stamp::unfit(&v, ledger)?.is_some() {
+            return Ok(None);
+        }
+        let behind = ledger
+            .last_lsn()?
+            .saturating_sub(v.tables.applied()?.min(v.keyword.applied_lsn()));
+        Ok(Some((v, behind)))
     }
 
     /// The views as they stand, without catching up or rebuilding and without any model:
     /// for a hook that must answer in milliseconds and may show a moment-old record.
     /// `None` when no views were ever built, or they do not fit the ledger (see [`stamp`]).
     pub fn peek(ledger: &Ledger, tz: jiff::tz::TimeZone) -> Result<Option<Views>, ViewError> {
-        let (db, meta, stored) = views_base(ledger.path())?;
+        let lock = lock(ledger.path(), "reading the views")?;
+        let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let Some(cur) = stored else { return Ok(None) };
-        let v = Views::at(ledger.path(), db, meta, cur, tz)?;
+        let v = Views::at(ledger.path(), (db, meta, lock), cur, tz)?;
         Ok(stamp::misfit(&v, ledger)?.is_none().then_some(v))
     }
 
@@ -297,7 +376,12 @@ impl Views {
         tz: jiff::tz::TimeZone,
         cache_of: &Views,
     ) -> Result<Views, ViewError> {
-        let db = views_db(dir)?;
+        std::fs::create_dir_all(dir).map_err(|source| ViewError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let lock = lock(dir, "folding a scratch copy")?;
+        let db = views_db(dir, &lock)?;
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
@@ -312,7 +396,7 @@ impl Views {
             borrow_cache: Some(&cache_of.vectors),
         };
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
-        Views::fold_into(dir, &blobs, events, 0, (db, meta), fresh, model, tz)
+        Views::fold_into(dir, &blobs, events, 0, (db, meta, lock), fresh, model, tz)
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
@@ -321,7 +405,8 @@ impl Views {
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
-        let (db, meta, stored) = views_base(ledger.path())?;
+        let lock = lock(ledger.path(), "rebuilding the views")?;
+        let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
         let want = Current {
             generation,
@@ -334,13 +419,12 @@ impl Views {
             old: stored,
             borrow_cache: None,
         };
-        Views::rebuild(ledger, (db, meta), fresh, model, tz)
+        Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)
     }
 
     fn at(
         dir: &Path,
-        db: Database,
-        meta: Keyspace,
+        (db, meta, lock): (Database, Keyspace, ViewsLock),
         current: Current,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
@@ -355,12 +439,38 @@ impl Views {
             dir,
             current,
             tz,
+            lock,
         })
+    }
+
+    /// Close the views and let a reader that asked for them in, then open them again
+    /// (the same generation, as the last flush left it). Only between flushes.
+    fn pause(self) -> Result<Views, ViewError> {
+        let Views {
+            db,
+            meta,
+            dir,
+            current,
+            tables,
+            vectors,
+            keyword,
+            tz,
+            lock,
+        } = self;
+        drop((keyword, vectors, tables, meta, db));
+        let lock = lock
+            .pause(VIEWS_WAIT, "writing the views")
+            .map_err(|e| ViewError::Ledger(e.into()))?;
+        let db = views_db(&dir, &lock)?;
+        let meta = db
+            .keyspace("views", crate::ledger::keyspace_options)
+            .map_err(ViewError::store)?;
+        Views::at(&dir, (db, meta, lock), current, tz)
     }
 
     fn rebuild(
         ledger: &Ledger,
-        base: (Database, Keyspace),
+        base: (Database, Keyspace, ViewsLock),
         fresh: Fresh<'_>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
@@ -381,14 +491,16 @@ impl Views {
         blobs: Blobs<'_>,
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         upto: u64,
-        (db, meta): (Database, Keyspace),
+        (db, meta, lock): (Database, Keyspace, ViewsLock),
         fresh: Fresh<'_>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
         // Leftovers of a rebuild that did not finish are not views of anything: clear them.
         drop_generation(&db, dir, fresh.want.generation)?;
-        let mut views = Views::at(dir, db, meta, fresh.want, tz)?;
+        let mut views = Views::at(dir, (db, meta, lock), fresh.want, tz)?;
+        // A scratch fold reads another generation's cache: it cannot close in between.
+        let pausable = fresh.borrow_cache.is_none();
         if let Some(other) = fresh.borrow_cache {
             views.vectors.borrow_cache(other);
         }
@@ -399,6 +511,10 @@ impl Views {
             views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
             if fold.len >= chunk {
                 views.flush(std::mem::take(&mut fold), model, upto)?;
+            } else if pausable && fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
+                // The old generation is still the current one: the reader sees it whole.
+                views.flush(std::mem::take(&mut fold), model, upto)?;
+                views = views.pause()?;
             }
         }
         views.flush(fold, model, upto)?;
@@ -414,16 +530,53 @@ impl Views {
 
     /// Apply the ledger changes these views have not seen.
     pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
+        self.catch_up_until(ledger, model, None).map(|_| ())
+    }
+
+    /// [`Views::catch_up`], pausing for any reader that asks for the views meanwhile.
+    ///
+    /// A reader that asks mid-chunk is let in at once, the chunk's unwritten fold dropped
+    /// (nothing of it is durable, and the positions only move with a flush): a pause costs
+    /// closing the views, not a flush. So that readers arriving one after another cannot
+    /// starve the writer, the chunk folded after such a pause (a short one) runs to its
+    /// flush.
+    fn caught_up(mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<Views, ViewError> {
+        let mut may_drop = true;
+        loop {
+            match self.catch_up_until(ledger, model, Some(may_drop))? {
+                Caught::Done => return Ok(self),
+                Caught::Paused { dropped } => {
+                    may_drop = !dropped;
+                    self = self.pause()?;
+                }
+            }
+        }
+    }
+
+    /// Apply the ledger changes these views have not seen. With `pausing`, stop early when
+    /// a reader asks for the views: after a flush, or (`Some(true)`) mid-chunk, dropping
+    /// what the chunk folded so far.
+    fn catch_up_until(
+        &mut self,
+        ledger: &Ledger,
+        model: &mut ModelSlot,
+        pausing: Option<bool>,
+    ) -> Result<Caught, ViewError> {
         let tables_at = self.tables.applied()?;
         let keyword_at = self.keyword.applied_lsn();
         let last = ledger.last_lsn()?;
         if tables_at >= last && keyword_at >= last {
-            return Ok(());
+            return Ok(Caught::Done);
         }
         // The views must never be durable ahead of the ledger they are a view of.
         ledger.sync()?;
         let mut fold = Fold::default();
-        let chunk = fault::chunk(CHUNK);
+        let mut chunk = fault::chunk(if pausing == Some(false) {
+            RESUMED_CHUNK
+        } else {
+            CHUNK
+        });
+        let mut may_drop = pausing == Some(true);
         let mut lsn = tables_at.min(keyword_at);
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
         for change in ledger.changes_after(lsn) {
@@ -440,9 +593,17 @@ impl Views {
             )?;
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
+                if pausing.is_some() && self.lock.wanted() {
+                    return Ok(Caught::Paused { dropped: false });
+                }
+                may_drop = pausing.is_some();
+                chunk = fault::chunk(CHUNK);
+            } else if may_drop && fold.len % PAUSE_CHECK == 0 && self.lock.wanted() {
+                return Ok(Caught::Paused { dropped: true });
             }
         }
-        self.flush(fold, model, lsn)
+        self.flush(fold, model, lsn)?;
+        Ok(Caught::Done)
     }
 
     /// Fold one change (retract `old`, apply `new`) into `fold`, for the lanes that want it;
@@ -621,6 +782,17 @@ struct Fresh<'a> {
     want: Current,
     old: Option<Current>,
     borrow_cache: Option<&'a VectorLane>,
+}
+
+/// How a catch-up ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Caught {
+    Done,
+    /// A reader asked for the views. Everything up to the last flush is written; what was
+    /// folded since, if `dropped`, is not.
+    Paused {
+        dropped: bool,
+    },
 }
 
 /// Changes folded since the last flush.

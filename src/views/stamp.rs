@@ -23,8 +23,17 @@ pub fn record(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
 }
 
 /// Why `views` must not be served over `ledger`, or `None` when they fit. Views from before
-/// stamps existed are adopted when their position fits.
+/// stamps existed are adopted (stamped) when their position fits.
 pub fn misfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError> {
+    let why = unfit(views, ledger)?;
+    if why.is_none() && views.meta.get(STAMP).map_err(ViewError::store)?.is_none() {
+        record(views, ledger)?;
+    }
+    Ok(why)
+}
+
+/// [`misfit`] without writing anything: for a reader beside a writer.
+pub fn unfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError> {
     let id = ledger.identity()?;
     let stamped = views.meta.get(STAMP).map_err(ViewError::store)?;
     if let Some(s) = &stamped
@@ -40,9 +49,6 @@ pub fn misfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewErro
         return Ok(Some(format!(
             "peat: the views reach change {ahead} but the ledger ends at {last} (an older ledger restored?): rebuilding them from the ledger"
         )));
-    }
-    if stamped.is_none() {
-        record(views, ledger)?;
     }
     Ok(None)
 }
@@ -79,6 +85,8 @@ pub fn is_damage(e: &ViewError, store: &Path) -> bool {
 
 /// Remove every view of the store at `store` (they are derived: the ledger holds all).
 pub fn discard(store: &Path) -> Result<(), ViewError> {
+    // Not from under a reader that has them open.
+    let _lock = super::lock(store, "discarding the views")?;
     let entries = std::fs::read_dir(store).map_err(|source| ViewError::Io {
         path: store.to_path_buf(),
         source,

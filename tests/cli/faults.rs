@@ -12,7 +12,7 @@ const SESSION: &str = "5a0c1e2d-0000-4000-8000-00000000f001";
 /// Run `cmd` to completion, or kill it after `limit` and fail the test. Its output is
 /// drained while it runs, so a large answer cannot stall it on a full pipe.
 #[track_caller]
-fn bounded(cmd: &mut Command, limit: Duration) -> Run {
+pub(crate) fn bounded(cmd: &mut Command, limit: Duration) -> Run {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -13,6 +13,7 @@ mod kill;
 mod log;
 mod obs;
 mod props;
+mod readers;
 mod reading;
 mod recall;
 mod redact;

@@ -99,7 +99,11 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
 /// and the views rebuilt from scratch all equal the independent model of the ledger.
 fn replay_findings(steps: &[Step]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
-    let mut found = play(dir.path(), steps);
+    replay_findings_in(dir.path(), steps)
+}
+
+fn replay_findings_in(dir: &Path, steps: &[Step]) -> Vec<String> {
+    let mut found = play(dir, steps);
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
     let want = model(
@@ -126,18 +130,18 @@ fn replay_findings(steps: &[Step]) -> Vec<String> {
         Err(e) => found.push(format!("{what}: the views did not open: {e}")),
     };
     {
-        let ledger = open(dir.path());
+        let ledger = open(dir);
         check("caught up", open_views(&ledger, &mut deferred()));
     }
     {
-        let ledger = open(dir.path());
+        let ledger = open(dir);
         check("reopened", open_views(&ledger, &mut deferred()));
         check(
             "rebuilt",
             Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC),
         );
     }
-    let ledger = open(dir.path());
+    let ledger = open(dir);
     check(
         "reopened after the rebuild",
         open_views(&ledger, &mut deferred()),
@@ -545,6 +549,32 @@ fn asof_folds_each_events_newest_version_at_the_cutoff() {
 fn replay_oracle_holds_over_every_revision_path() {
     let found = replay_findings(&revision_paths());
     assert!(found.is_empty(), "{}", report(&found));
+}
+
+/// Readers beside the writer keep asking for the views: every catch-up pauses for them,
+/// mid-chunk (dropping what it folded) and after flushes, and still ends where the model
+/// and a rebuild do.
+#[test]
+fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().to_path_buf();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (s, halt) = (store.clone(), stop.clone());
+    let reader = std::thread::spawn(move || {
+        let mut served = 0;
+        while !halt.load(std::sync::atomic::Ordering::Relaxed) {
+            let held =
+                crate::ledger::lock::ViewsLock::acquire(&s, Duration::from_secs(30), "reader");
+            served += usize::from(held.is_ok());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        served
+    });
+    let found = replay_findings_in(&store, &revision_paths());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let served = reader.join().unwrap();
+    assert!(found.is_empty(), "{}", report(&found));
+    assert!(served > 10, "the reader got the views only {served} times");
 }
 
 fn cases() -> u32 {

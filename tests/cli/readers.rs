@@ -1,0 +1,205 @@
+//! Readers never wait behind a writer: while a real `peat capture` holds the store, a read
+//! of the views answers from them as they stand and says how far behind they are; a read
+//! that needs the ledger itself waits for the writer, bounded; and readers killed beside a
+//! writer leave the store as sound as a rebuild.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::faults::bounded;
+use crate::support::{Claude, Env, Run, SESSION_A};
+
+/// The session the long capture writes.
+const BIG: &str = "b16b16b1-0000-4000-8000-0000000000b1";
+
+fn peat(env: &Env, args: &[&str]) -> Run {
+    bounded(env.cmd().args(args), Duration::from_secs(60))
+}
+
+/// Capture one small session into the store.
+fn small_store(env: &Env) {
+    let small = env.path("small.jsonl");
+    Claude::session_of(SESSION_A, 2).write(&small);
+    peat(env, &["capture", small.to_str().unwrap()]).ok();
+}
+
+/// A store holding one small session, and a transcript large enough that capturing it
+/// takes seconds (a debug build writes a few thousand events a second).
+fn scenario(env: &Env) -> PathBuf {
+    small_store(env);
+    let big = env.path("big.jsonl");
+    Claude::session_of(BIG, 3000).write(&big);
+    big
+}
+
+/// The ledger's last change, as the hint beside it says.
+fn last_change(store: &Path) -> u64 {
+    std::fs::read_to_string(store.join("ledger.lsn"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Start capturing `big`, and return once it has written part of it to the ledger: the
+/// writer then holds the store, in the middle of its long phase.
+fn capture_running(env: &Env, big: &Path) -> Child {
+    let before = last_change(&env.store());
+    let mut child = env
+        .cmd()
+        .args(["capture", big.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while last_change(&env.store()) == before {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the capture ended before writing"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no write in 60s"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child
+}
+
+/// Fails the test when the writer finished before the reads did: they then proved nothing.
+#[track_caller]
+fn still_writing(child: &mut Child) {
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the capture finished before the reads: the transcript must be larger"
+    );
+}
+
+#[test]
+fn reads_during_a_capture_answer_from_the_views_as_they_stand_and_say_how_far_behind() {
+    let env = Env::new();
+    let big = scenario(&env);
+    let mut writer = capture_running(&env, &big);
+
+    let sessions = peat(&env, &["sessions"]).ok();
+    let brief = peat(&env, &["brief"]).ok();
+    let search = peat(&env, &["recall", "limiter"]).ok();
+    let json = peat(&env, &["sessions", "--json"]).ok();
+    let short = &SESSION_A[..8];
+    let log = peat(&env, &["log", short]).ok();
+    still_writing(&mut writer);
+
+    assert!(sessions.stdout.contains(short), "{}", sessions.stdout);
+    assert!(search.stdout.contains("limiter"), "{}", search.stdout);
+    assert!(log.stdout.contains(&format!("peat show {short}")), "{}", log.stdout);
+    for (what, r) in [
+        ("sessions", &sessions),
+        ("brief", &brief),
+        ("recall", &search),
+        ("log", &log),
+    ] {
+        assert!(
+            r.stderr.contains("recorded changes behind") && r.stderr.contains("peat capture"),
+            "{what} did not say it is behind the capture: {}",
+            r.stderr
+        );
+    }
+    // stdout stays an API: the note is on stderr only.
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["session"] == SESSION_A)
+    );
+
+    assert!(writer.wait().unwrap().success());
+    let after = peat(&env, &["sessions"]).ok();
+    assert!(after.stdout.contains(&BIG[..8]), "{}", after.stdout);
+    assert!(!after.stderr.contains("behind"), "{}", after.stderr);
+}
+
+#[test]
+fn a_read_that_needs_the_ledger_waits_for_the_writer_and_gives_up_with_75() {
+    let env = Env::new();
+    small_store(&env);
+    let held = peat::ledger::lock::acquire(
+        &env.store().join("lock"),
+        Duration::ZERO,
+        "peat import (test)",
+        &mut || {},
+    )
+    .unwrap();
+
+    // The views answer at once (nothing is behind: no note).
+    let r = peat(&env, &["sessions"]).ok();
+    assert!(r.stdout.contains(&SESSION_A[..8]), "{}", r.stdout);
+    assert!(!r.stderr.contains("behind"), "{}", r.stderr);
+
+    // The ledger itself is the writer's until it finishes: the wait is bounded.
+    for args in [&["events", "--json"][..], &["show", &SESSION_A[..8]]] {
+        let r = bounded(
+            env.cmd().args(args).env("PEAT_LOCK_WAIT_SECS", "1"),
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.code, 75, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("peat import (test)"), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    }
+    drop(held);
+    peat(&env, &["events", "--json"]).ok();
+    peat(&env, &["show", &SESSION_A[..8]]).ok();
+}
+
+#[test]
+fn readers_killed_beside_a_writer_leave_the_store_as_sound_as_a_rebuild() {
+    let env = Env::new();
+    let big = scenario(&env);
+    let mut writer = capture_running(&env, &big);
+    let mut killed = 0;
+    for i in 0..12u64 {
+        if writer.try_wait().unwrap().is_some() {
+            break;
+        }
+        let args: &[&str] = match i % 3 {
+            0 => &["sessions"],
+            1 => &["recall", "limiter"],
+            _ => &["brief"],
+        };
+        let mut reader = env
+            .cmd()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Spread over the read: before, during and after it opens the views.
+        std::thread::sleep(Duration::from_millis(3 * i));
+        if reader.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
+        reader.kill().ok();
+        reader.wait().unwrap();
+    }
+    still_writing(&mut writer);
+    assert!(writer.wait().unwrap().success());
+    assert!(
+        killed > 0,
+        "no reader was killed mid-read: the test proved nothing"
+    );
+
+    let doctor = peat(&env, &["doctor"]).ok();
+    assert!(doctor.stdout.contains("all is well"), "{}", doctor.stdout);
+    let served = peat(&env, &["sessions", "--json"]).ok().stdout;
+    let found = peat(&env, &["recall", "--json", "--limit", "50", "limiter"]).ok();
+    peat(&env, &["rebuild"]).ok();
+    assert_eq!(served, peat(&env, &["sessions", "--json"]).ok().stdout);
+    let strip = |s: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(s).unwrap();
+        v["timings"] = serde_json::Value::Null;
+        v
+    };
+    let rebuilt = peat(&env, &["recall", "--json", "--limit", "50", "limiter"]).ok();
+    assert_eq!(strip(&found.stdout), strip(&rebuilt.stdout));
+}
