@@ -74,7 +74,16 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         dir: false,
     };
     let (ledger, views, _model) = ctx.open_views()?;
-    let paths = recorded_paths(&views, &wanted)?;
+    // The file's edits under the names it had before a rename count too.
+    let mut paths = recorded_paths(&views, &wanted)?;
+    for earlier in crate::vcs::earlier_paths(&abs) {
+        let earlier = Wanted {
+            rel: repo_relative(ctx, &earlier),
+            abs: earlier.to_string_lossy().into_owned(),
+            dir: false,
+        };
+        paths.extend(recorded_paths(&views, &earlier)?);
+    }
     let edits: Vec<FileEdit> = edits_of(&ledger, &views, &paths)?
         .into_iter()
         .filter(|e| !e.failed)

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::dispatch::git;
 use crate::support::{Env, SESSION_A, SESSION_B};
 
 /// One Claude Code transcript line at `minute` past 09:00 on 2026-07-14.
@@ -269,4 +270,100 @@ fn a_path_the_record_does_not_know_is_searched_and_says_why() {
         "{}",
         r.stderr
     );
+}
+
+/// Session A writes `src/old.rs`, session B edits its second line; the file is committed to a
+/// new git repository. Returns the work folder.
+pub fn edited_then_committed(env: &Env) -> std::path::PathBuf {
+    let work = env.path("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    let f = work.join("src/old.rs").to_string_lossy().into_owned();
+    let mut a = vec![prompt(SESSION_A, 1, 1, "add a token bucket limiter")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": f, "content": "pub struct Bucket;\nfn refill() {}\nfn take() {}\n"}),
+    ));
+    let mut b = vec![prompt(SESSION_B, 1, 10, "refill five tokens a second")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        11,
+        "Edit",
+        json!({"file_path": f, "old_string": "fn refill() {}", "new_string": "fn refill() { add(5) }", "replace_all": false}),
+    ));
+    let ta = transcript(env, "a.jsonl", &a);
+    let tb = transcript(env, "b.jsonl", &b);
+    std::fs::write(
+        &f,
+        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n",
+    )
+    .unwrap();
+    env.run(&["capture", &ta, &tb]).ok();
+    work
+}
+
+/// Each line's session and prompt in `peat blame FILE --json` (None: unexplained).
+pub fn blamed(env: &Env, file: &str) -> Vec<Option<(String, String)>> {
+    let r = env.run(&["blame", file, "--json"]).ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let edits = doc["edits"].as_array().unwrap();
+    doc["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let e = &edits[l["edit"].as_u64()? as usize];
+            Some((
+                e["session"].as_str().unwrap().to_string(),
+                e["prompt"]["text"].as_str().unwrap().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// What [`edited_then_committed`] attributes, then a person's line.
+pub fn after_the_rename() -> Vec<Option<(String, String)>> {
+    let a = Some((SESSION_A.into(), "add a token bucket limiter".into()));
+    let b = Some((SESSION_B.into(), "refill five tokens a second".into()));
+    vec![a.clone(), b, a, None]
+}
+
+#[test]
+fn blame_follows_a_file_renamed_by_git_mv_to_the_edits_under_its_old_name() {
+    let env = Env::new();
+    let work = edited_then_committed(&env);
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "the limiter"]);
+    git(&work, &["mv", "src/old.rs", "src/new.rs"]);
+    // Staged only: the index already knows the rename.
+    std::fs::write(
+        work.join("src/new.rs"),
+        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n// by hand\n",
+    )
+    .unwrap();
+    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
+    git(&work, &["commit", "-q", "-a", "-m", "rename the limiter"]);
+    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
+}
+
+#[test]
+fn blame_follows_a_file_an_agent_moved_with_mv_once_it_is_committed() {
+    let env = Env::new();
+    let work = edited_then_committed(&env);
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "the limiter"]);
+    std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
+    std::fs::write(
+        work.join("src/new.rs"),
+        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n// by hand\n",
+    )
+    .unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "move the limiter"]);
+    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
 }
