@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     }
 
     let (claude_home, codex_home) = super::import::harness_homes(ctx);
-    let entry = install::entry(&install::this_hook_command());
+    let entry = install::entry(&install::this_hook_command(ctx));
     for harness in agents_present(&root, &claude_home, &codex_home) {
         install_harness(ctx, harness, &root, &entry)?;
     }

@@ -449,7 +449,7 @@ fn spawn_capture(
     transcripts: &[PathBuf],
     final_msg: Option<&str>,
 ) -> Result<(), String> {
-    let exe = self_exe();
+    let exe = &ctx.exe;
     let mut args: Vec<std::ffi::OsString> = vec!["capture".into()];
     let store = &ctx.location.store;
     let main = &transcripts[0];
@@ -486,7 +486,9 @@ fn spawn_capture(
             // What this hook resolved, so an invalid value (logged) does not fail it.
             .env("PEAT_LOCK_WAIT_SECS", ctx.lock_wait.as_secs().to_string())
             .env_remove("PEAT_FINAL_MSG");
-        if std::env::var("PEAT_NOW").is_ok_and(|s| crate::time::parse_iso_ms(&s).is_none()) {
+        if ctx.now_pinned {
+            cmd.env("PEAT_NOW", crate::time::format_iso_ms(ctx.now_ms));
+        } else {
             cmd.env_remove("PEAT_NOW");
         }
         if let Some(m) = &in_env {
@@ -529,15 +531,6 @@ fn spawn_capture(
     detached(exe.as_os_str(), &[])
         .map(started)
         .map_err(|e| failed(format!("cannot start {} capture: {e}", exe.display())))
-}
-
-/// This binary, if it is still where it ran from (an upgrade may have replaced it); else
-/// `peat` on PATH.
-pub fn self_exe() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("peat"))
 }
 
 /// Append one line to the desk's hook log.

@@ -88,13 +88,11 @@ pub struct Redactor {
 
 impl Redactor {
     /// The redactor of the store at `store`: its key (created on first use) and the rules
-    /// of its `redact.toml` (see [`config::files`]). `PEAT_REDACT=off` turns it off.
+    /// of its `redact.toml` (see [`config::files`]), switched on.
     pub fn for_store(store: &Path) -> Result<Redactor, RedactError> {
         let key = key::load_or_create(store)?;
         let user = config::load(&config::files(store))?;
-        let mut r = Redactor::new(key, user)?;
-        r.on = std::env::var(SWITCH_ENV).map_or(true, |v| v.trim() != "off");
-        Ok(r)
+        Redactor::new(key, user)
     }
 
     /// The built-in rules, then `user`'s, under `key`.
@@ -140,9 +138,10 @@ impl Redactor {
         self.on
     }
 
-    /// The same rules, on whatever the switch says (`peat redact` always redacts).
-    pub fn switched_on(mut self) -> Redactor {
-        self.on = true;
+    /// The same rules, on or off (`PEAT_REDACT=off`, as the context read it, turns
+    /// capture-time redaction off; `peat redact` always redacts).
+    pub fn switched(mut self, on: bool) -> Redactor {
+        self.on = on;
         self
     }
 
