@@ -167,7 +167,9 @@ impl Ctx {
             ));
         }
         let mut ledger = ledger;
-        ledger.set_redaction(self.redact);
+        if !self.redact {
+            ledger.switch_redaction_off();
+        }
         if mode == Mode::Create && crate::redact::retro::needs_upgrade(&ledger)? {
             let mut model = self.model_slot()?;
             crate::redact::retro::upgrade(&mut ledger, &mut model, self.tz.clone(), &mut |l| {

@@ -156,8 +156,6 @@ pub struct Ledger {
     failed: std::cell::Cell<bool>,
     /// The store's redaction rules and key, loaded on first write.
     redactor: std::cell::OnceCell<crate::redact::Redactor>,
-    /// Whether capture-time redaction is on (see [`Ledger::set_redaction`]).
-    redact: bool,
     /// The umask to restore on close (the store's files are created private meanwhile).
     umask: u32,
     /// Entries of an older, wider-open store made private on open.
@@ -194,7 +192,6 @@ impl Ledger {
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
             redactor: std::cell::OnceCell::new(),
-            redact: true,
             umask,
             tightened,
             _lock: lock,
@@ -208,10 +205,10 @@ impl Ledger {
         Ok((lock, private::tighten(path).unwrap_or(0)))
     }
 
-    /// Switch capture-time redaction on or off (on unless told: `PEAT_REDACT=off`, read by
-    /// the context, exists only to measure what redaction costs).
-    pub fn set_redaction(&mut self, on: bool) {
-        self.redact = on;
+    /// Capture-time redaction off for this process (`PEAT_REDACT=off`, read by the context,
+    /// exists only to measure what redaction costs). No key is created for it.
+    pub fn switch_redaction_off(&self) {
+        let _ = self.redactor.set(crate::redact::Redactor::off());
     }
 
     /// The store's redactor: its key (created on first use) and its rules.
@@ -219,7 +216,7 @@ impl Ledger {
         if let Some(r) = self.redactor.get() {
             return Ok(r);
         }
-        let r = crate::redact::Redactor::for_store(&self.path)?.switched(self.redact);
+        let r = crate::redact::Redactor::for_store(&self.path)?;
         Ok(self.redactor.get_or_init(|| r))
     }
 

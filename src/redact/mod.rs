@@ -138,11 +138,16 @@ impl Redactor {
         self.on
     }
 
-    /// The same rules, on or off (`PEAT_REDACT=off`, as the context read it, turns
-    /// capture-time redaction off; `peat redact` always redacts).
-    pub fn switched(mut self, on: bool) -> Redactor {
-        self.on = on;
-        self
+    /// A redactor that changes nothing: capture-time redaction switched off
+    /// (`PEAT_REDACT=off`, as the context read it).
+    pub fn off() -> Redactor {
+        Redactor {
+            rules: Vec::new(),
+            any: RegexSet::empty(),
+            allow: Vec::new(),
+            key: Vec::new(),
+            on: false,
+        }
     }
 
     pub fn rules(&self) -> &[Rule] {
