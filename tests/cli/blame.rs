@@ -60,7 +60,12 @@ pub fn transcript(env: &Env, name: &str, lines: &[String]) -> String {
 /// Session A writes the file; session B edits its second line a minute later; a person adds
 /// a third line by hand.
 fn two_sessions_and_a_person(env: &Env) -> String {
-    let file = env.path("work/src/limiter.rs");
+    two_sessions_and_a_person_at(env, "src/limiter.rs")
+}
+
+/// [`two_sessions_and_a_person`] with the file at `rel` in the work folder.
+pub fn two_sessions_and_a_person_at(env: &Env, rel: &str) -> String {
+    let file = env.path("work").join(rel);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let f = file.to_string_lossy().into_owned();
     let mut a = vec![prompt(SESSION_A, 1, 1, "add a token bucket limiter")];
@@ -94,28 +99,11 @@ fn two_sessions_and_a_person(env: &Env) -> String {
 fn blame_gives_each_line_the_session_and_prompt_that_wrote_it() {
     let env = Env::new();
     two_sessions_and_a_person(&env);
+    // A's line, B's, and the person's (unexplained).
+    assert_eq!(blamed(&env, "src/limiter.rs"), origins_of_two_sessions());
     let r = env.run(&["blame", "src/limiter.rs", "--json"]).ok();
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    let lines = doc["lines"].as_array().unwrap();
-    assert_eq!(lines.len(), 3);
-    let edits = doc["edits"].as_array().unwrap();
-    let by = |n: usize| -> Option<(String, String)> {
-        let i = lines[n]["edit"].as_u64()? as usize;
-        Some((
-            edits[i]["session"].as_str().unwrap().to_string(),
-            edits[i]["prompt"]["text"].as_str().unwrap().to_string(),
-        ))
-    };
-    assert_eq!(
-        by(0),
-        Some((SESSION_A.into(), "add a token bucket limiter".into()))
-    );
-    assert_eq!(
-        by(1),
-        Some((SESSION_B.into(), "refill five tokens a second".into()))
-    );
-    assert_eq!(by(2), None, "the person's line is unexplained");
-    assert_eq!(lines[2]["text"], "// tuned by hand");
+    assert_eq!(doc["lines"][2]["text"], "// tuned by hand");
 }
 
 #[test]
@@ -272,37 +260,11 @@ fn a_path_the_record_does_not_know_is_searched_and_says_why() {
     );
 }
 
-/// Session A writes `src/old.rs`, session B edits its second line; the file is committed to a
-/// new git repository. Returns the work folder.
+/// [`two_sessions_and_a_person`] at `src/old.rs`, then committed to a new git repository
+/// (with `jj`: a jj one). Returns the work folder.
 pub fn edited_then_committed(env: &Env) -> std::path::PathBuf {
-    let work = env.path("work");
-    std::fs::create_dir_all(work.join("src")).unwrap();
-    let f = work.join("src/old.rs").to_string_lossy().into_owned();
-    let mut a = vec![prompt(SESSION_A, 1, 1, "add a token bucket limiter")];
-    a.extend(tool(
-        SESSION_A,
-        2,
-        2,
-        "Write",
-        json!({"file_path": f, "content": "pub struct Bucket;\nfn refill() {}\nfn take() {}\n"}),
-    ));
-    let mut b = vec![prompt(SESSION_B, 1, 10, "refill five tokens a second")];
-    b.extend(tool(
-        SESSION_B,
-        2,
-        11,
-        "Edit",
-        json!({"file_path": f, "old_string": "fn refill() {}", "new_string": "fn refill() { add(5) }", "replace_all": false}),
-    ));
-    let ta = transcript(env, "a.jsonl", &a);
-    let tb = transcript(env, "b.jsonl", &b);
-    std::fs::write(
-        &f,
-        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n",
-    )
-    .unwrap();
-    env.run(&["capture", &ta, &tb]).ok();
-    work
+    two_sessions_and_a_person_at(env, "src/old.rs");
+    env.path("work")
 }
 
 /// Each line's session and prompt in `peat blame FILE --json` (None: unexplained).
@@ -324,11 +286,13 @@ pub fn blamed(env: &Env, file: &str) -> Vec<Option<(String, String)>> {
         .collect()
 }
 
-/// What [`edited_then_committed`] attributes, then a person's line.
-pub fn after_the_rename() -> Vec<Option<(String, String)>> {
-    let a = Some((SESSION_A.into(), "add a token bucket limiter".into()));
-    let b = Some((SESSION_B.into(), "refill five tokens a second".into()));
-    vec![a.clone(), b, a, None]
+/// What [`two_sessions_and_a_person`] attributes: A's line, B's, the person's.
+pub fn origins_of_two_sessions() -> Vec<Option<(String, String)>> {
+    vec![
+        Some((SESSION_A.into(), "add a token bucket limiter".into())),
+        Some((SESSION_B.into(), "refill five tokens a second".into())),
+        None,
+    ]
 }
 
 #[test]
@@ -340,14 +304,9 @@ fn blame_follows_a_file_renamed_by_git_mv_to_the_edits_under_its_old_name() {
     git(&work, &["commit", "-q", "-m", "the limiter"]);
     git(&work, &["mv", "src/old.rs", "src/new.rs"]);
     // Staged only: the index already knows the rename.
-    std::fs::write(
-        work.join("src/new.rs"),
-        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n// by hand\n",
-    )
-    .unwrap();
-    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
     git(&work, &["commit", "-q", "-a", "-m", "rename the limiter"]);
-    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
 }
 
 #[test]
@@ -358,12 +317,7 @@ fn blame_follows_a_file_an_agent_moved_with_mv_once_it_is_committed() {
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "the limiter"]);
     std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
-    std::fs::write(
-        work.join("src/new.rs"),
-        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n// by hand\n",
-    )
-    .unwrap();
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-q", "-m", "move the limiter"]);
-    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
 }

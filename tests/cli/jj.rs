@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::blame::{after_the_rename, blamed, edited_then_committed, prompt, tool, transcript};
+use crate::blame::{
+    blamed, edited_then_committed, origins_of_two_sessions, prompt, tool, transcript,
+};
 use crate::dispatch::peat;
 use crate::support::{Env, SESSION_A};
 
@@ -137,11 +139,6 @@ fn blame_follows_a_file_renamed_in_a_jj_repository() {
     jj(&env, &work, &["git", "init", "--no-colocate"]);
     jj(&env, &work, &["commit", "-m", "the limiter"]);
     std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
-    std::fs::write(
-        work.join("src/new.rs"),
-        "pub struct Bucket;\nfn refill() { add(5) }\nfn take() {}\n// by hand\n",
-    )
-    .unwrap();
     jj(&env, &work, &["commit", "-m", "rename the limiter"]);
-    assert_eq!(blamed(&env, "src/new.rs"), after_the_rename());
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
 }
