@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::commands::hook::{ensure_ledger, install_harness, install_root, shown};
 use crate::ctx::Ctx;
-use crate::embed::artifacts::{self, Lookup, Resolution};
+use crate::embed::artifacts::{self, Resolution};
 use crate::embed::fetch;
 use crate::error::CliError;
 use crate::hook::install::{self, Harness};
@@ -134,7 +134,7 @@ fn fetch_model(ctx: &Ctx) {
             return;
         }
     };
-    let lookup = Lookup::from_process();
+    let lookup = ctx.model_lookup.clone();
     if let Ok(Resolution::Found(_)) = artifacts::resolve(lock, &lookup) {
         ctx.ui
             .note(&format!("= model {}: already installed", lock.model.id));
