@@ -19,6 +19,8 @@ use crate::ui::clip;
 /// the edit. Lines no recorded edit explains are marked so (a person's edit, or code from
 /// before the record); they are never guessed. The recorded edits are placed on the file
 /// from its current text backwards; `--at` shows the file as it stood at a past moment.
+/// Edits recorded under the file's earlier names count too, for every rename git or jj
+/// knows (committed, or staged in git's index).
 /// `peat FILE:LINE` is the same for one line.
 #[derive(Args, Debug)]
 pub struct BlameArgs {
