@@ -248,7 +248,11 @@ fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
 /// `--follow`, so its log is asked, rename by rename, for the commit that made the current
 /// name from an older one (as of jj's last snapshot of the working copy). A rename nobody has
 /// committed or staged (a plain `mv`) is unknown to both, and so to this.
-pub fn earlier_paths(file: &Path) -> Vec<PathBuf> {
+///
+/// Only commits since `since_ms` are walked, when given: a caller that wants the names
+/// edits were recorded under passes the record's beginning, so the cost of the walk grows
+/// with the recorded span, not with the repository's whole history.
+pub fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> {
     let Some(repo) = file.parent().and_then(Repo::find) else {
         return Vec::new();
     };
@@ -262,9 +266,9 @@ pub fn earlier_paths(file: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let names = if repo.git {
-        git_earlier_names(&root, rel)
+        git_earlier_names(&root, rel, since_ms)
     } else if repo.jj {
-        jj_earlier_names(&root, rel)
+        jj_earlier_names(&root, rel, since_ms)
     } else {
         Vec::new()
     };
@@ -274,7 +278,7 @@ pub fn earlier_paths(file: &Path) -> Vec<PathBuf> {
 /// How many renames are followed at most: a bound on the tool runs, not a real limit.
 const MAX_RENAMES: usize = 64;
 
-fn git_earlier_names(root: &Path, rel: &str) -> Vec<String> {
+fn git_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
     let mut names = Vec::new();
     let mut current = rel.to_string();
     // A rename staged in the index: the history knows the file by its older name.
@@ -296,20 +300,19 @@ fn git_earlier_names(root: &Path, rel: &str) -> Vec<String> {
             }
         }
     }
-    let Some(log) = git(
-        root,
-        &[
-            "log",
-            "--follow",
-            "-M",
-            "--name-status",
-            "-z",
-            "--no-ext-diff",
-            "--format=%x01",
-            "--",
-            &current,
-        ],
-    ) else {
+    let since = since_ms.map(|ms| format!("--since=@{}", ms.div_euclid(1000)));
+    let mut args = vec![
+        "log",
+        "--follow",
+        "-M",
+        "--name-status",
+        "-z",
+        "--no-ext-diff",
+        "--format=%x01",
+    ];
+    args.extend(since.as_deref());
+    args.extend(["--", &current]);
+    let Some(log) = git(root, &args) else {
         return names;
     };
     // Newest first: each rename into the name followed so far is one step back.
@@ -349,16 +352,23 @@ fn renames(out: &str) -> Vec<(String, String)> {
     found
 }
 
-fn jj_earlier_names(root: &Path, rel: &str) -> Vec<String> {
+fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
     // Each commit that touched the current name, newest first, with its renames as
     // `old<TAB>new` lines; the revset narrows to the ancestors of the last rename found.
     const TEMPLATE: &str = "commit_id ++ \"\\n\" ++ diff.files().filter(|f| f.status() == \"renamed\").map(|f| f.source().path() ++ \"\\t\" ++ f.target().path() ++ \"\\n\").join(\"\")";
     let mut names: Vec<String> = Vec::new();
     let mut current = rel.to_string();
     let mut heads = "@".to_string();
+    let since = since_ms.map_or(String::new(), |ms| {
+        format!(
+            " & committer_date(after:\"{}\")",
+            crate::time::format_iso_ms(ms)
+        )
+    });
     while names.len() < MAX_RENAMES {
         let quoted = current.replace('\\', "\\\\").replace('"', "\\\"");
-        let revset = format!("::({heads}) & files(root-file:\"{quoted}\")");
+        // The cheap date filter first: `files()` diffs each commit it is asked about.
+        let revset = format!("::({heads}){since} & files(root-file:\"{quoted}\")");
         let Some(out) = jj(root, &["log", "--no-graph", "-r", &revset, "-T", TEMPLATE]) else {
             break;
         };
@@ -540,7 +550,7 @@ mod tests {
         // Staged, not committed: still followed.
         sh(&root, &["mv", "d/c x.txt", "e.txt"]);
         assert_eq!(
-            earlier_paths(&root.join("e.txt")),
+            earlier_paths(&root.join("e.txt"), None),
             vec![
                 root.join("d/c x.txt"),
                 root.join("b.txt"),
@@ -548,13 +558,20 @@ mod tests {
             ]
         );
         assert_eq!(
-            earlier_paths(&root.join("d/c x.txt")),
+            earlier_paths(&root.join("d/c x.txt"), None),
             vec![root.join("b.txt"), root.join("a.txt")]
         );
+        // The commits are dated 2026-07-14: a walk that starts later finds no rename but the
+        // staged one.
+        let later = crate::time::parse_iso_ms("2026-07-15T00:00:00Z");
+        assert_eq!(
+            earlier_paths(&root.join("e.txt"), later),
+            vec![root.join("d/c x.txt")]
+        );
         std::fs::write(root.join("fresh.txt"), "x\n").unwrap();
-        assert!(earlier_paths(&root.join("fresh.txt")).is_empty());
+        assert!(earlier_paths(&root.join("fresh.txt"), None).is_empty());
         let outside = tempfile::tempdir().unwrap();
-        assert!(earlier_paths(&outside.path().join("a.txt")).is_empty());
+        assert!(earlier_paths(&outside.path().join("a.txt"), None).is_empty());
     }
 
     #[test]

@@ -76,9 +76,19 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         dir: false,
     };
     let (ledger, views, _model) = ctx.open_views()?;
-    // The file's edits under the names it had before a rename count too.
+    // The file's edits under the names it had before a rename count too. A rename before
+    // the record began carries none, so the history is walked from the first recorded day
+    // (less a day for time zones).
     let mut paths = recorded_paths(&views, &wanted)?;
-    for earlier in crate::vcs::earlier_paths(&abs) {
+    let since = views
+        .tables
+        .all_days()?
+        .into_iter()
+        .next()
+        .and_then(|(day, _)| {
+            crate::time::end_of_local_day(&day, &ctx.tz).map(|end| end - 3 * 86_400_000)
+        });
+    for earlier in crate::vcs::earlier_paths(&abs, since) {
         let earlier = Wanted {
             rel: repo_relative(ctx, &earlier),
             abs: earlier.to_string_lossy().into_owned(),
