@@ -260,11 +260,19 @@ fn a_path_the_record_does_not_know_is_searched_and_says_why() {
     );
 }
 
-/// [`two_sessions_and_a_person`] at `src/old.rs`, then committed to a new git repository
-/// (with `jj`: a jj one). Returns the work folder.
-pub fn edited_then_committed(env: &Env) -> std::path::PathBuf {
+/// [`two_sessions_and_a_person`] at `src/old.rs`; returns the work folder.
+pub fn edited_at_old_path(env: &Env) -> std::path::PathBuf {
     two_sessions_and_a_person_at(env, "src/old.rs");
     env.path("work")
+}
+
+/// [`edited_at_old_path`], committed to a new git repository.
+fn committed_to_git(env: &Env) -> std::path::PathBuf {
+    let work = edited_at_old_path(env);
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "the limiter"]);
+    work
 }
 
 /// Each line's session and prompt in `peat blame FILE --json` (None: unexplained).
@@ -298,10 +306,7 @@ pub fn origins_of_two_sessions() -> Vec<Option<(String, String)>> {
 #[test]
 fn blame_follows_a_file_renamed_by_git_mv_to_the_edits_under_its_old_name() {
     let env = Env::new();
-    let work = edited_then_committed(&env);
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "the limiter"]);
+    let work = committed_to_git(&env);
     git(&work, &["mv", "src/old.rs", "src/new.rs"]);
     // Staged only: the index already knows the rename.
     assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
@@ -312,10 +317,7 @@ fn blame_follows_a_file_renamed_by_git_mv_to_the_edits_under_its_old_name() {
 #[test]
 fn blame_follows_a_file_an_agent_moved_with_mv_once_it_is_committed() {
     let env = Env::new();
-    let work = edited_then_committed(&env);
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "the limiter"]);
+    let work = committed_to_git(&env);
     std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-q", "-m", "move the limiter"]);

@@ -5,9 +5,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::blame::{
-    blamed, edited_then_committed, origins_of_two_sessions, prompt, tool, transcript,
-};
+use crate::blame::{blamed, edited_at_old_path, origins_of_two_sessions, prompt, tool, transcript};
 use crate::dispatch::peat;
 use crate::support::{Env, SESSION_A};
 
@@ -135,7 +133,7 @@ fn blame_follows_a_file_renamed_in_a_jj_repository() {
         return;
     }
     let env = Env::new();
-    let work = edited_then_committed(&env);
+    let work = edited_at_old_path(&env);
     jj(&env, &work, &["git", "init", "--no-colocate"]);
     jj(&env, &work, &["commit", "-m", "the limiter"]);
     std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
