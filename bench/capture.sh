@@ -15,29 +15,10 @@ EVENTS=${BENCH_EVENTS:-1500}
 CODEX_SHARE=${BENCH_CODEX_SHARE:-0.3}
 SEED=${BENCH_SEED:-1}
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-
-log() { printf 'bench: %s\n' "$*" >&2; }
-out() { printf '%s: %s\n' "$1" "$2"; }
-
-log "building (cargo build --release --example synth; cargo build --release)"
-cargo build --release --example synth >&2
-cargo build --release >&2
-TARGET=$(cargo metadata --format-version 1 --no-deps 2>/dev/null |
-    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-TARGET=${TARGET:-$ROOT/target}
-SYNTH=$TARGET/release/examples/synth
-PEAT=$TARGET/release/peat
-[[ -x $SYNTH ]] || { log "missing $SYNTH"; exit 1; }
-[[ -x $PEAT ]] || { log "missing $PEAT (does the crate build a peat binary yet?)"; exit 1; }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/peat-bench.XXXXXX")
-if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-    trap 'log "kept $TMP"' EXIT
-else
-    trap 'rm -rf "$TMP"' EXIT
-fi
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. bench/lib.sh
+build_release
+bench_tmp capture
 FAKE_HOME=$TMP/home
 mkdir -p "$FAKE_HOME"
 
@@ -56,7 +37,7 @@ measure() {
     local name=$1 db=$2
     shift 2
     ERR=$TMP/$name.err
-    local tfile=$TMP/$name.time status=0 t0 t1
+    local tfile=$TMP/$name.time status=0 t0
     local -a envv=(env -u CODEX_HOME -u CLAUDE_CONFIG_DIR -u PEAT_LOCK_WAIT_SECS
         HOME="$FAKE_HOME" PEAT_DB="$db" NO_COLOR=1 TERM=dumb)
     t0=$(date +%s%N)
@@ -65,8 +46,7 @@ measure() {
     else
         (cd "$TMP" && "${envv[@]}" "$@") >"$TMP/$name.out" 2>"$ERR" || status=$?
     fi
-    t1=$(date +%s%N)
-    WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+    WALL=$(secs_since "$t0")
     RSS_MB=
     if [[ -n $TIME_BIN && -s $tfile ]]; then
         RSS_MB=$(awk -F: '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$tfile")
@@ -98,9 +78,8 @@ BIG=$TMP/big.jsonl
 log "generating a ${BIG_MB} MB Claude transcript"
 t0=$(date +%s%N)
 "$SYNTH" --single "$BIG" --bytes "${BIG_MB}MB" --seed "$SEED" 2>"$TMP/synth-big.err"
-t1=$(date +%s%N)
+out synth_big_wall_s "$(secs_since "$t0")"
 out synth_big_receipt "$(cat "$TMP/synth-big.err")"
-out synth_big_wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
 
 log "peat capture (cold, ${BIG_MB} MB)"
 measure capture_big "$TMP/db-big" "$PEAT" capture "$BIG"

@@ -18,26 +18,10 @@ EVENTS=${BENCH_EVENTS:-1500}
 RUNS=${BENCH_RUNS:-3}
 SEED=${BENCH_SEED:-1}
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-log() { printf 'bench: %s\n' "$*" >&2; }
-out() { printf '%s: %s\n' "$1" "$2"; }
-
-log "building (cargo build --release --example synth; cargo build --release)"
-cargo build --release --example synth >&2
-cargo build --release >&2
-TARGET=$(cargo metadata --format-version 1 --no-deps 2>/dev/null |
-    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-TARGET=${TARGET:-$ROOT/target}
-SYNTH=$TARGET/release/examples/synth
-PEAT=$TARGET/release/peat
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/peat-bench-redact.XXXXXX")
-if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-    trap 'log "kept $TMP"' EXIT
-else
-    trap 'rm -rf "$TMP"' EXIT
-fi
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. bench/lib.sh
+build_release
+bench_tmp redact
 HOME_DIR=$TMP/home
 mkdir -p "$HOME_DIR"
 log "generating $SESSIONS sessions of ~$EVENTS events"
@@ -58,14 +42,11 @@ peat_in() {
 
 # timed_import MODE N: import everything into a fresh ledger; prints the wall seconds.
 timed_import() {
-    local mode=$1 n=$2 db=$TMP/db-$1-$2 t0 t1
+    local mode=$1 n=$2 db=$TMP/db-$1-$2 t0
     t0=$(date +%s%N)
     peat_in "$db" PEAT_REDACT="$mode" -- import >"$TMP/import-$mode-$n.out" 2>"$TMP/import-$mode-$n.err"
-    t1=$(date +%s%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+    secs_since "$t0"
 }
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 off=() on=()
 for n in $(seq 1 "$RUNS"); do
@@ -92,6 +73,5 @@ out events_json_lines "$(wc -l <"$TMP/events.json" | tr -d ' ')"
 # Retroactive: the whole unredacted ledger through `peat redact`.
 t0=$(date +%s%N)
 peat_in "$TMP/db-off-1" -- redact --json >"$TMP/redact.out" 2>"$TMP/redact.err"
-t1=$(date +%s%N)
-out retro_redact_wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+out retro_redact_wall_s "$(secs_since "$t0")"
 out retro_redact_report "$(cat "$TMP/redact.out")"

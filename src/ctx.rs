@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::commands;
 use crate::error::CliError;
 use crate::ledger::{self, Access, Ledger, Location, Mode};
 use crate::ui::Ui;
@@ -39,6 +38,23 @@ pub struct Ctx {
     pub model_lookup: crate::embed::Lookup,
     /// The interpreter that runs pip: `$PEAT_PYTHON`, else `python3`.
     pub python: std::ffi::OsString,
+    /// `PEAT_NOW` named a valid instant: `now_ms` is pinned, and detached work is given it.
+    pub now_pinned: bool,
+    /// Capture-time redaction is on (`PEAT_REDACT=off`, a benchmark switch, turns it off).
+    pub redact: bool,
+    /// This binary, if it is still where it ran from (an upgrade may have replaced it);
+    /// else `peat` on PATH.
+    pub exe: PathBuf,
+    /// `$PATH`, `$NIX_STORE_DIR` and `$USER`: where a hook command finds a stable name for
+    /// this binary (see `hook::install::stable_exe`).
+    pub path_var: Option<std::ffi::OsString>,
+    pub nix_store_dir: Option<PathBuf>,
+    pub user: Option<String>,
+    /// Claude Code set `CLAUDE_PROJECT_DIR`: a hook without a transcript is still Claude's.
+    pub claude_hook_env: bool,
+    /// This process is a hook's detached work, its stderr going to the hook log (see
+    /// `hook::LOG_TAG_VAR`): what it starts in turn writes there too.
+    pub in_hook_log: bool,
 }
 
 impl Ctx {
@@ -60,16 +76,17 @@ impl Ctx {
         let env_db = std::env::var_os("PEAT_DB").map(PathBuf::from);
         let location = ledger::locate(&cwd, env_db.as_deref());
         let now = jiff::Timestamp::now().as_millisecond();
-        let now_ms = match std::env::var("PEAT_NOW") {
-            Ok(s) => crate::time::parse_iso_ms(&s).unwrap_or_else(|| {
+        let pinned = match std::env::var("PEAT_NOW") {
+            Ok(s) => crate::time::parse_iso_ms(&s).or_else(|| {
                 problems.push(
                     CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
                         .hint("Use a form like 2026-08-10T19:18:11Z, or unset it."),
                 );
-                now
+                None
             }),
-            Err(_) => now,
+            Err(_) => None,
         };
+        let now_ms = pinned.unwrap_or(now);
         let lock_wait = match std::env::var("PEAT_LOCK_WAIT_SECS") {
             Ok(s) => Duration::from_secs(s.trim().parse().unwrap_or_else(|_| {
                 problems.push(
@@ -110,6 +127,17 @@ impl Ctx {
             lock_wait,
             who: who.join(" "),
             tz: jiff::tz::TimeZone::system(),
+            now_pinned: pinned.is_some(),
+            redact: std::env::var(crate::redact::SWITCH_ENV).map_or(true, |v| v.trim() != "off"),
+            exe: std::env::current_exe()
+                .ok()
+                .filter(|p| p.is_file())
+                .unwrap_or_else(|| PathBuf::from("peat")),
+            path_var: std::env::var_os("PATH"),
+            nix_store_dir: std::env::var_os("NIX_STORE_DIR").map(PathBuf::from),
+            user: std::env::var("USER").ok().filter(|u| !u.is_empty()),
+            claude_hook_env: std::env::var_os("CLAUDE_PROJECT_DIR").is_some(),
+            in_hook_log: std::env::var_os(crate::hook::LOG_TAG_VAR).is_some(),
         };
         Ok((ctx, problems))
     }
@@ -156,8 +184,15 @@ impl Ctx {
             ));
         }
         let mut ledger = ledger;
-        if mode == Mode::Create {
-            commands::redact::upgrade(self, &mut ledger)?;
+        if !self.redact {
+            ledger.switch_redaction_off();
+        }
+        if mode == Mode::Create && crate::redact::retro::needs_upgrade(&ledger)? {
+            let ui = self.ui;
+            let mut model = self.model_slot()?;
+            crate::redact::retro::upgrade(&mut ledger, &mut model, self.tz.clone(), &mut |l| {
+                ui.note(l)
+            })?;
         }
         Ok(ledger)
     }

@@ -242,6 +242,159 @@ fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// The paths `file` (absolute) had before its renames, newest first, each absolute; empty
+/// when it was never renamed, or outside any repository. git follows the file through its
+/// history (`git log --follow`) after a rename staged but not yet committed; jj has no
+/// `--follow`, so its log is asked, rename by rename, for the commit that made the current
+/// name from an older one (as of jj's last snapshot of the working copy). A rename nobody has
+/// committed or staged (a plain `mv`) is unknown to both, and so to this.
+///
+/// Only commits since `since_ms` are walked, when given: a caller that wants the names
+/// edits were recorded under passes the record's beginning, so the cost of the walk grows
+/// with the recorded span, not with the repository's whole history.
+pub fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> {
+    let Some(repo) = file.parent().and_then(Repo::find) else {
+        return Vec::new();
+    };
+    let root = std::fs::canonicalize(&repo.root).unwrap_or_else(|_| repo.root.clone());
+    let Some(rel) = file
+        .strip_prefix(&root)
+        .ok()
+        .and_then(Path::to_str)
+        .filter(|r| !r.is_empty())
+    else {
+        return Vec::new();
+    };
+    let names = if repo.git {
+        git_earlier_names(&root, rel, since_ms)
+    } else if repo.jj {
+        jj_earlier_names(&root, rel, since_ms)
+    } else {
+        Vec::new()
+    };
+    names.into_iter().map(|n| root.join(n)).collect()
+}
+
+/// How many renames are followed at most: a bound on the tool runs, not a real limit.
+const MAX_RENAMES: usize = 64;
+
+fn git_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut current = rel.to_string();
+    // A rename staged in the index: the history knows the file by its older name.
+    if let Some(staged) = git(
+        root,
+        &[
+            "diff",
+            "--cached",
+            "-M",
+            "--name-status",
+            "-z",
+            "--no-ext-diff",
+        ],
+    ) {
+        for (old, new) in renames(&staged) {
+            if new == current {
+                names.push(old.clone());
+                current = old;
+            }
+        }
+    }
+    let since = since_ms.map(|ms| format!("--since=@{}", ms.div_euclid(1000)));
+    let mut args = vec![
+        "log",
+        "--follow",
+        "-M",
+        "--name-status",
+        "-z",
+        "--no-ext-diff",
+        "--format=%x01",
+    ];
+    args.extend(since.as_deref());
+    args.extend(["--", &current]);
+    let Some(log) = git(root, &args) else {
+        return names;
+    };
+    // Newest first: each rename into the name followed so far is one step back.
+    for (old, new) in renames(&log) {
+        if new == current && !names.contains(&old) && old != rel {
+            names.push(old.clone());
+            current = old;
+        }
+    }
+    names.truncate(MAX_RENAMES);
+    names
+}
+
+/// The renames (old, new) in `git --name-status -z` output, in the order given. Commit
+/// separators (`--format=%x01`) and the newlines after them are skipped.
+fn renames(out: &str) -> Vec<(String, String)> {
+    let mut tokens = out
+        .split('\0')
+        .map(|t| t.trim_start_matches(['\n', '\u{1}']))
+        .filter(|t| !t.is_empty());
+    let mut found = Vec::new();
+    while let Some(status) = tokens.next() {
+        match status.as_bytes()[0] {
+            b'R' | b'C' => {
+                let (Some(old), Some(new)) = (tokens.next(), tokens.next()) else {
+                    break;
+                };
+                if status.starts_with('R') {
+                    found.push((old.to_string(), new.to_string()));
+                }
+            }
+            _ => {
+                tokens.next();
+            }
+        }
+    }
+    found
+}
+
+fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
+    // Each commit that touched the current name, newest first, with its renames as
+    // `old<TAB>new` lines; the revset narrows to the ancestors of the last rename found.
+    const TEMPLATE: &str = "commit_id ++ \"\\n\" ++ diff.files().filter(|f| f.status() == \"renamed\").map(|f| f.source().path() ++ \"\\t\" ++ f.target().path() ++ \"\\n\").join(\"\")";
+    let mut names: Vec<String> = Vec::new();
+    let mut current = rel.to_string();
+    let mut heads = "@".to_string();
+    let since = since_ms.map_or(String::new(), |ms| {
+        format!(
+            " & committer_date(after:\"{}\")",
+            crate::time::format_iso_ms(ms)
+        )
+    });
+    while names.len() < MAX_RENAMES {
+        let quoted = current.replace('\\', "\\\\").replace('"', "\\\"");
+        // The cheap date filter first: `files()` diffs each commit it is asked about.
+        let revset = format!("::({heads}){since} & files(root-file:\"{quoted}\")");
+        let Some(out) = jj(root, &["log", "--no-graph", "-r", &revset, "-T", TEMPLATE]) else {
+            break;
+        };
+        let mut commit = "";
+        let mut step = None;
+        for line in out.lines() {
+            match line.split_once('\t') {
+                Some((old, new)) if new == current => {
+                    step = Some((commit.to_string(), old.to_string()));
+                    break;
+                }
+                Some(_) => {}
+                None => commit = line.trim(),
+            }
+        }
+        let Some((commit, old)) = step else { break };
+        if !is_hex(&commit) || names.contains(&old) || old == rel {
+            break;
+        }
+        heads = format!("{commit}-");
+        names.push(old.clone());
+        current = old;
+    }
+    names
+}
+
 /// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
 pub fn basis_label(basis: &Basis) -> String {
     let short: String = basis.commit.chars().take(8).collect();
@@ -381,6 +534,57 @@ mod tests {
             ]
         );
         assert_eq!(commit_content(dir.path(), "--all"), None);
+    }
+
+    #[test]
+    fn a_file_renamed_by_commits_and_in_the_index_names_its_earlier_paths() {
+        let (dir, _) = repo();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        sh(&root, &["mv", "a.txt", "b.txt"]);
+        sh(&root, &["commit", "-q", "-m", "a becomes b"]);
+        std::fs::write(root.join("b.txt"), "one\ntwo\n").unwrap();
+        sh(&root, &["commit", "-q", "-a", "-m", "b grows"]);
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        sh(&root, &["mv", "b.txt", "d/c x.txt"]);
+        sh(&root, &["commit", "-q", "-m", "into d"]);
+        // Staged, not committed: still followed.
+        sh(&root, &["mv", "d/c x.txt", "e.txt"]);
+        assert_eq!(
+            earlier_paths(&root.join("e.txt"), None),
+            vec![
+                root.join("d/c x.txt"),
+                root.join("b.txt"),
+                root.join("a.txt")
+            ]
+        );
+        assert_eq!(
+            earlier_paths(&root.join("d/c x.txt"), None),
+            vec![root.join("b.txt"), root.join("a.txt")]
+        );
+        // The commits are dated 2026-07-14: a walk that starts later finds no rename but the
+        // staged one.
+        let later = crate::time::parse_iso_ms("2026-07-15T00:00:00Z");
+        assert_eq!(
+            earlier_paths(&root.join("e.txt"), later),
+            vec![root.join("d/c x.txt")]
+        );
+        std::fs::write(root.join("fresh.txt"), "x\n").unwrap();
+        assert!(earlier_paths(&root.join("fresh.txt"), None).is_empty());
+        let outside = tempfile::tempdir().unwrap();
+        assert!(earlier_paths(&outside.path().join("a.txt"), None).is_empty());
+    }
+
+    #[test]
+    fn renames_are_read_from_name_status_output() {
+        let out = "\u{1}\0\nR100\0b.txt\0d/c x.txt\0\u{1}\0\nM\0b.txt\0\u{1}\0\nC075\0x\0y\0R090\0a.txt\0b.txt\0\u{1}\0\nA\0a.txt\0";
+        assert_eq!(
+            renames(out),
+            vec![
+                ("b.txt".to_string(), "d/c x.txt".to_string()),
+                ("a.txt".to_string(), "b.txt".to_string())
+            ]
+        );
+        assert!(renames("").is_empty());
     }
 
     #[test]

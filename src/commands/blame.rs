@@ -20,6 +20,8 @@ use crate::ui::clip;
 /// the edit. Lines no recorded edit explains are marked so (a person's edit, or code from
 /// before the record); they are never guessed. The recorded edits are placed on the file
 /// from its current text backwards; `--at` shows the file as it stood at a past moment.
+/// Edits recorded under the file's earlier names count too, for every rename git or jj
+/// knows (committed, or staged in git's index).
 /// `peat FILE:LINE` is the same for one line.
 #[derive(Args, Debug)]
 pub struct BlameArgs {
@@ -85,7 +87,26 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         true => ctx.open_views()?,
         false => ctx.read_views()?,
     };
-    let paths = recorded_paths(&views, &wanted)?;
+    // The file's edits under the names it had before a rename count too. A rename before
+    // the record began carries none, so the history is walked from the first recorded day
+    // (less three days for time zones).
+    let mut paths = recorded_paths(&views, &wanted)?;
+    let since = views
+        .tables
+        .all_days()?
+        .into_iter()
+        .next()
+        .and_then(|(day, _)| {
+            crate::time::end_of_local_day(&day, &ctx.tz).map(|end| end - 3 * 86_400_000)
+        });
+    for earlier in crate::vcs::earlier_paths(&abs, since) {
+        let earlier = Wanted {
+            rel: repo_relative(ctx, &earlier),
+            abs: earlier.to_string_lossy().into_owned(),
+            dir: false,
+        };
+        paths.extend(recorded_paths(&views, &earlier)?);
+    }
     let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
         applied_changes(&views, &paths)?.into_iter().unzip();
     // Edits recorded before their changes were kept explain no line, but they did happen.

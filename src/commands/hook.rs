@@ -85,7 +85,7 @@ fn harness_of(a: &InstallArgs) -> Harness {
 
 fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
     let harness = harness_of(a);
-    let entry = install::entry(&install::this_hook_command());
+    let entry = install::entry(&install::this_hook_command(ctx));
     if a.print {
         let mut out = std::io::stdout().lock();
         out.write_all(install::render(&install::snippet(&entry)).as_bytes())?;

@@ -589,9 +589,9 @@ pub fn start_pass(ctx: &Ctx, queued: usize) -> bool {
     if pass_running(store) {
         return true;
     }
-    let exe = crate::hook::self_exe();
-    let into_hook_log = std::env::var_os(crate::hook::LOG_TAG_VAR).is_some();
-    let started = crate::hook::spawn_niced(&exe, |cmd| {
+    let exe = &ctx.exe;
+    let into_hook_log = ctx.in_hook_log;
+    let started = crate::hook::spawn_niced(exe, |cmd| {
         cmd.args(["model", "embed", "--background"])
             .env("PEAT_DB", store)
             .stderr(if into_hook_log {

@@ -59,7 +59,7 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<u8, CliError> {
 
 /// Apply the store's current rules to all of it (see [`retro::run`]).
 pub fn apply(ctx: &Ctx, ledger: &mut Ledger) -> Result<retro::Report, CliError> {
-    let r = Redactor::for_store(ledger.path())?.switched_on();
+    let r = Redactor::for_store(ledger.path())?;
     let mut model = ctx.model_slot()?;
     let ui = ctx.ui;
     Ok(retro::run(
@@ -69,23 +69,6 @@ pub fn apply(ctx: &Ctx, ledger: &mut Ledger) -> Result<retro::Report, CliError> 
         ctx.tz.clone(),
         &mut |l| ui.note(l),
     )?)
-}
-
-/// On opening a store for writing: re-apply improved rules to what it holds, once.
-pub fn upgrade(ctx: &Ctx, ledger: &mut Ledger) -> Result<(), CliError> {
-    if !retro::needs_upgrade(ledger)? {
-        return Ok(());
-    }
-    let from = retro::applied_version(ledger.path())
-        .map_or("a peat without redaction".to_string(), |v| {
-            format!("rules v{v}")
-        });
-    ctx.ui.note(&format!(
-        "peat: this store was recorded under {from}: redacting it with rules v{} (once)…",
-        crate::redact::RULES_VERSION
-    ));
-    apply(ctx, ledger)?;
-    Ok(())
 }
 
 #[derive(Serialize)]

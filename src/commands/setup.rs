@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::commands::hook::{ensure_ledger, install_harness, install_root, shown};
 use crate::ctx::Ctx;
-use crate::embed::artifacts::{self, Lookup, Resolution};
+use crate::embed::artifacts::{self, Resolution};
 use crate::embed::fetch;
 use crate::error::CliError;
 use crate::hook::install::{self, Harness};
@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     }
 
     let (claude_home, codex_home) = super::import::harness_homes(ctx);
-    let entry = install::entry(&install::this_hook_command());
+    let entry = install::entry(&install::this_hook_command(ctx));
     for harness in agents_present(&root, &claude_home, &codex_home) {
         install_harness(ctx, harness, &root, &entry)?;
     }
@@ -134,7 +134,7 @@ fn fetch_model(ctx: &Ctx) {
             return;
         }
     };
-    let lookup = Lookup::from_process();
+    let lookup = ctx.model_lookup.clone();
     if let Ok(Resolution::Found(_)) = artifacts::resolve(lock, &lookup) {
         ctx.ui
             .note(&format!("= model {}: already installed", lock.model.id));

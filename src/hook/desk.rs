@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use super::spool;
 use crate::ctx::Ctx;
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{Access, Ledger, LedgerError, LockError, Mode};
@@ -88,19 +89,37 @@ impl Closing {
 /// closing message. Reads the views as they stand (no catch-up, no model) and gives up
 /// quietly (`Ok(None)`) when the ledger is busy for longer than a moment.
 pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closing>, String> {
-    let ledger = match Ledger::open(
-        &ctx.location.store,
-        Access {
-            mode: Mode::Existing,
-            wait: super::START_LOCK_WAIT,
-            who: "peat hook (SessionStart)",
-            on_wait: &mut || {},
-        },
-    ) {
+    let store = &ctx.location.store;
+    let open = |wait| {
+        Ledger::open(
+            store,
+            Access {
+                mode: Mode::Existing,
+                wait,
+                who: "peat hook (SessionStart)",
+                on_wait: &mut || {},
+            },
+        )
+    };
+    let ledger = match open(std::time::Duration::ZERO) {
         Ok(l) => l,
-        Err(LedgerError::Lock(LockError::Busy { .. }) | LedgerError::Missing(_)) => {
-            return Ok(None);
+        Err(LedgerError::Missing(_)) => return Ok(None),
+        // A closing message still in the spool is the very one this start should announce:
+        // wait (bounded) for the capture applying it. Any other writer leaves the views as
+        // current as they need to be, and they are read beside it at once.
+        Err(LedgerError::Lock(LockError::Busy { .. })) if spool::pending(store).is_empty() => {
+            match Ledger::open_beside_writer(store) {
+                Ok(l) => l,
+                Err(_) => return Ok(None),
+            }
         }
+        Err(LedgerError::Lock(LockError::Busy { .. })) => match open(super::START_LOCK_WAIT) {
+            Ok(l) => l,
+            Err(LedgerError::Lock(LockError::Busy { .. }) | LedgerError::Missing(_)) => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e.to_string()),
+        },
         Err(e) => return Err(e.to_string()),
     };
     let Some(views) = Views::peek(&ledger, ctx.tz.clone()).map_err(|e| e.to_string())? else {
@@ -135,6 +154,8 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         // The texts view holds it; the ledger itself is opened only if the view does not.
         let text = match views.tables.text(&id).map_err(|e| e.to_string())? {
             Some(row) if row.kind == TextKind::Final => row.text,
+            // Beside a writer the ledger cannot be read: that session is passed over.
+            _ if !ledger.is_locked() => continue,
             _ => match ledger.get(&id).map_err(|e| e.to_string())? {
                 Some(Envelope {
                     kind: Event::FinalMsg { text },

@@ -68,16 +68,14 @@ pub fn hook_command(exe: &Path) -> String {
 /// The command when no stable path to this binary is known: `peat` on PATH.
 pub const PLAIN_HOOK_COMMAND: &str = "peat hook";
 
-/// The hook command for the running binary, from the process environment.
-pub fn this_hook_command() -> String {
-    let exe = crate::hook::self_exe();
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let store = std::env::var_os("NIX_STORE_DIR").map(PathBuf::from);
+/// The hook command for the running binary, from what the context resolved.
+pub fn this_hook_command(ctx: &crate::ctx::Ctx) -> String {
     match stable_exe(
-        &exe,
-        std::env::var_os("PATH").as_deref(),
-        home.as_deref(),
-        store.as_deref(),
+        &ctx.exe,
+        ctx.path_var.as_deref(),
+        ctx.home.as_deref(),
+        ctx.nix_store_dir.as_deref(),
+        ctx.user.as_deref(),
     ) {
         Some(p) => hook_command(&p),
         None => PLAIN_HOOK_COMMAND.to_string(),
@@ -88,12 +86,14 @@ pub fn this_hook_command() -> String {
 /// is inside the Nix store. A store path changes on every upgrade (and garbage collection
 /// removes the old one; Codex asks to trust a changed hooks.json again), so on Nix it is a
 /// profile's `bin/peat` that resolves to this same binary: the first on PATH, else a
-/// well-known profile. `None` when there is none: the command is then `peat` on PATH.
+/// well-known profile (`user`'s among them). `None` when there is none: the command is then
+/// `peat` on PATH.
 pub fn stable_exe(
     exe: &Path,
     path_var: Option<&std::ffi::OsStr>,
     home: Option<&Path>,
     store_dir: Option<&Path>,
+    user: Option<&str>,
 ) -> Option<PathBuf> {
     let real = fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
     let store = store_dir
@@ -102,7 +102,6 @@ pub fn stable_exe(
     if !real.starts_with(store) {
         return Some(real);
     }
-    let user = std::env::var("USER").unwrap_or_default();
     let mut dirs: Vec<PathBuf> = path_var
         .map(|p| std::env::split_paths(p).collect())
         .unwrap_or_default();
@@ -110,7 +109,7 @@ pub fn stable_exe(
         dirs.push(h.join(".nix-profile/bin"));
         dirs.push(h.join(".local/state/nix/profile/bin"));
     }
-    if !user.is_empty() {
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
         dirs.push(PathBuf::from(format!("/etc/profiles/per-user/{user}/bin")));
     }
     dirs.push(PathBuf::from("/run/current-system/sw/bin"));
@@ -465,22 +464,22 @@ mod tests {
 
         // PATH first, skipping a link to another build and the store itself.
         assert_eq!(
-            stable_exe(&bin, Some(&path), Some(&home), Some(&store)),
+            stable_exe(&bin, Some(&path), Some(&home), Some(&store), None),
             Some(on_path.join("peat"))
         );
         // Else a well-known profile.
         assert_eq!(
-            stable_exe(&bin, None, Some(&home), Some(&store)),
+            stable_exe(&bin, None, Some(&home), Some(&store), None),
             Some(profile.join("peat"))
         );
         // Else none: the caller falls back to `peat` on PATH, never the store path.
-        assert_eq!(stable_exe(&bin, None, None, Some(&store)), None);
+        assert_eq!(stable_exe(&bin, None, None, Some(&store), None), None);
         // Outside the store, the binary's own real path.
         let plain = t.path().join("plain/peat");
         fs::create_dir_all(plain.parent().unwrap()).unwrap();
         fs::write(&plain, b"#!").unwrap();
         assert_eq!(
-            stable_exe(&plain, Some(&path), Some(&home), Some(&store)),
+            stable_exe(&plain, Some(&path), Some(&home), Some(&store), None),
             Some(fs::canonicalize(&plain).unwrap())
         );
     }

@@ -88,8 +88,8 @@ impl Agent {
     }
 
     /// Codex sends `turn_id` on turn events, names its transcripts `rollout-*` and may send
-    /// `transcript_path: null`; Claude Code always names a transcript and sets
-    /// `CLAUDE_PROJECT_DIR` for its hooks.
+    /// `transcript_path: null`; Claude Code always names a transcript (and sets
+    /// `CLAUDE_PROJECT_DIR` for its hooks: see [`fire`]).
     fn of(v: &serde_json::Map<String, Value>) -> Agent {
         let path = v.get("transcript_path");
         let rollout = path.and_then(Value::as_str).is_some_and(|p| {
@@ -99,9 +99,7 @@ impl Agent {
         });
         if v.contains_key("turn_id") || rollout || path.is_some_and(Value::is_null) {
             Agent::Codex
-        } else if path.and_then(Value::as_str).is_some()
-            || std::env::var_os("CLAUDE_PROJECT_DIR").is_some()
-        {
+        } else if path.and_then(Value::as_str).is_some() {
             Agent::Claude
         } else {
             Agent::Unknown
@@ -276,7 +274,10 @@ pub fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> St
     // A panic is caught below and logged; the default report on stderr would only add noise
     // to the harness's debug log.
     std::panic::set_hook(Box::new(|_| {}));
-    let input = raw.as_deref().map(Input::parse).unwrap_or_default();
+    let mut input = raw.as_deref().map(Input::parse).unwrap_or_default();
+    if input.agent == Agent::Unknown && ctx.claude_hook_env {
+        input.agent = Agent::Claude;
+    }
     let action = plan(&input, event_override);
     let event_name = event_override.unwrap_or(&input.event).to_string();
     let tag = Tag {
@@ -498,7 +499,7 @@ fn spawn_capture(
     final_msg: Option<&str>,
     tag: &Tag<'_>,
 ) -> Result<(), String> {
-    let exe = self_exe();
+    let exe = &ctx.exe;
     let mut args: Vec<std::ffi::OsString> = vec!["capture".into()];
     let store = &ctx.location.store;
     let main = &transcripts[0];
@@ -523,7 +524,7 @@ fn spawn_capture(
     args.extend(transcripts.iter().map(|p| p.clone().into_os_string()));
     let log = open_log(&ctx.location.desk);
     let started = |child: std::process::Child| spool::waiter(store, main, child.id());
-    spawn_niced(&exe, |cmd| {
+    spawn_niced(exe, |cmd| {
         cmd.args(&args)
             .env("PEAT_DB", &ctx.location.store)
             // What this hook resolved, so an invalid value (logged) does not fail it.
@@ -531,7 +532,9 @@ fn spawn_capture(
             // Its stderr lines go into the hook log: they say when, and for whom.
             .env(LOG_TAG_VAR, tag.to_string())
             .env_remove("PEAT_FINAL_MSG");
-        if std::env::var("PEAT_NOW").is_ok_and(|s| crate::time::parse_iso_ms(&s).is_none()) {
+        if ctx.now_pinned {
+            cmd.env("PEAT_NOW", crate::time::format_iso_ms(ctx.now_ms));
+        } else {
             cmd.env_remove("PEAT_NOW");
         }
         if let Some(m) = &in_env {
@@ -577,15 +580,6 @@ pub fn spawn_niced(
         other => return other,
     }
     detached(exe.as_os_str(), &[])
-}
-
-/// This binary, if it is still where it ran from (an upgrade may have replaced it); else
-/// `peat` on PATH.
-pub fn self_exe() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("peat"))
 }
 
 /// Who a hook log line is about: the harness, the moment, the session.

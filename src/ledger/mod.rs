@@ -231,6 +231,12 @@ impl Ledger {
         Ok((lock, private::tighten(path).unwrap_or(0)))
     }
 
+    /// Capture-time redaction off for this process (`PEAT_REDACT=off`, read by the context,
+    /// exists only to measure what redaction costs). No key is created for it.
+    pub fn switch_redaction_off(&self) {
+        let _ = self.redactor.set(crate::redact::Redactor::off());
+    }
+
     /// The store's redactor: its key (created on first use) and its rules.
     pub fn redactor(&self) -> Result<&crate::redact::Redactor, LedgerError> {
         if let Some(r) = self.redactor.get() {

@@ -88,13 +88,11 @@ pub struct Redactor {
 
 impl Redactor {
     /// The redactor of the store at `store`: its key (created on first use) and the rules
-    /// of its `redact.toml` (see [`config::files`]). `PEAT_REDACT=off` turns it off.
+    /// of its `redact.toml` (see [`config::files`]), switched on.
     pub fn for_store(store: &Path) -> Result<Redactor, RedactError> {
         let key = key::load_or_create(store)?;
         let user = config::load(&config::files(store))?;
-        let mut r = Redactor::new(key, user)?;
-        r.on = std::env::var(SWITCH_ENV).map_or(true, |v| v.trim() != "off");
-        Ok(r)
+        Redactor::new(key, user)
     }
 
     /// The built-in rules, then `user`'s, under `key`.
@@ -140,10 +138,16 @@ impl Redactor {
         self.on
     }
 
-    /// The same rules, on whatever the switch says (`peat redact` always redacts).
-    pub fn switched_on(mut self) -> Redactor {
-        self.on = true;
-        self
+    /// A redactor that changes nothing: capture-time redaction switched off
+    /// (`PEAT_REDACT=off`, as the context read it).
+    pub fn off() -> Redactor {
+        Redactor {
+            rules: Vec::new(),
+            any: RegexSet::empty(),
+            allow: Vec::new(),
+            key: Vec::new(),
+            on: false,
+        }
     }
 
     pub fn rules(&self) -> &[Rule] {

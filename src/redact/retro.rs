@@ -76,6 +76,25 @@ pub fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
     }
 }
 
+/// What a writer opening the store does when [`needs_upgrade`] says so: the store's
+/// current rules applied to all of it, once, saying so through `note` first.
+pub fn upgrade(
+    ledger: &mut Ledger,
+    model: &mut ModelSlot,
+    tz: jiff::tz::TimeZone,
+    note: &mut dyn FnMut(&str),
+) -> Result<Report, ViewError> {
+    let from = applied_version(ledger.path()).map_or("a peat without redaction".to_string(), |v| {
+        format!("rules v{v}")
+    });
+    note(&format!(
+        "peat: this store was recorded under {from}: redacting it with rules v{} (once)…",
+        super::RULES_VERSION
+    ));
+    let r = Redactor::for_store(ledger.path()).map_err(LedgerError::from)?;
+    run(ledger, &r, model, tz, note)
+}
+
 /// Apply `r` to everything in `ledger` and its views, then remove the old bytes from disk.
 pub fn run(
     ledger: &mut Ledger,

@@ -362,7 +362,12 @@ impl Views {
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let Some(cur) = stored else { return Ok(None) };
         let v = Views::at(ledger.path(), (db, meta, lock), cur, tz)?;
-        Ok(stamp::misfit(&v, ledger)?.is_none().then_some(v))
+        // Beside a writer nothing is written, not even a missing stamp.
+        let why = match ledger.is_locked() {
+            true => stamp::misfit(&v, ledger)?,
+            false => stamp::unfit(&v, ledger)?,
+        };
+        Ok(why.is_none().then_some(v))
     }
 
     /// Fold `events` (whose change blobs `ledger` holds) into fresh views in the scratch

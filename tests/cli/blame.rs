@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::dispatch::git;
 use crate::support::{Env, SESSION_A, SESSION_B};
 
 /// One Claude Code transcript line at `minute` past 09:00 on 2026-07-14.
@@ -59,7 +60,12 @@ pub fn transcript(env: &Env, name: &str, lines: &[String]) -> String {
 /// Session A writes the file; session B edits its second line a minute later; a person adds
 /// a third line by hand.
 fn two_sessions_and_a_person(env: &Env) -> String {
-    let file = env.path("work/src/limiter.rs");
+    two_sessions_and_a_person_at(env, "src/limiter.rs")
+}
+
+/// [`two_sessions_and_a_person`] with the file at `rel` in the work folder.
+pub fn two_sessions_and_a_person_at(env: &Env, rel: &str) -> String {
+    let file = env.path("work").join(rel);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let f = file.to_string_lossy().into_owned();
     let mut a = vec![prompt(SESSION_A, 1, 1, "add a token bucket limiter")];
@@ -93,28 +99,11 @@ fn two_sessions_and_a_person(env: &Env) -> String {
 fn blame_gives_each_line_the_session_and_prompt_that_wrote_it() {
     let env = Env::new();
     two_sessions_and_a_person(&env);
+    // A's line, B's, and the person's (unexplained).
+    assert_eq!(blamed(&env, "src/limiter.rs"), origins_of_two_sessions());
     let r = env.run(&["blame", "src/limiter.rs", "--json"]).ok();
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    let lines = doc["lines"].as_array().unwrap();
-    assert_eq!(lines.len(), 3);
-    let edits = doc["edits"].as_array().unwrap();
-    let by = |n: usize| -> Option<(String, String)> {
-        let i = lines[n]["edit"].as_u64()? as usize;
-        Some((
-            edits[i]["session"].as_str().unwrap().to_string(),
-            edits[i]["prompt"]["text"].as_str().unwrap().to_string(),
-        ))
-    };
-    assert_eq!(
-        by(0),
-        Some((SESSION_A.into(), "add a token bucket limiter".into()))
-    );
-    assert_eq!(
-        by(1),
-        Some((SESSION_B.into(), "refill five tokens a second".into()))
-    );
-    assert_eq!(by(2), None, "the person's line is unexplained");
-    assert_eq!(lines[2]["text"], "// tuned by hand");
+    assert_eq!(doc["lines"][2]["text"], "// tuned by hand");
 }
 
 #[test]
@@ -269,4 +258,68 @@ fn a_path_the_record_does_not_know_is_searched_and_says_why() {
         "{}",
         r.stderr
     );
+}
+
+/// [`two_sessions_and_a_person`] at `src/old.rs`; returns the work folder.
+pub fn edited_at_old_path(env: &Env) -> std::path::PathBuf {
+    two_sessions_and_a_person_at(env, "src/old.rs");
+    env.path("work")
+}
+
+/// [`edited_at_old_path`], committed to a new git repository.
+fn committed_to_git(env: &Env) -> std::path::PathBuf {
+    let work = edited_at_old_path(env);
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "the limiter"]);
+    work
+}
+
+/// Each line's session and prompt in `peat blame FILE --json` (None: unexplained).
+pub fn blamed(env: &Env, file: &str) -> Vec<Option<(String, String)>> {
+    let r = env.run(&["blame", file, "--json"]).ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let edits = doc["edits"].as_array().unwrap();
+    doc["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let e = &edits[l["edit"].as_u64()? as usize];
+            Some((
+                e["session"].as_str().unwrap().to_string(),
+                e["prompt"]["text"].as_str().unwrap().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// What [`two_sessions_and_a_person`] attributes: A's line, B's, the person's.
+pub fn origins_of_two_sessions() -> Vec<Option<(String, String)>> {
+    vec![
+        Some((SESSION_A.into(), "add a token bucket limiter".into())),
+        Some((SESSION_B.into(), "refill five tokens a second".into())),
+        None,
+    ]
+}
+
+#[test]
+fn blame_follows_a_file_renamed_by_git_mv_to_the_edits_under_its_old_name() {
+    let env = Env::new();
+    let work = committed_to_git(&env);
+    git(&work, &["mv", "src/old.rs", "src/new.rs"]);
+    // Staged only: the index already knows the rename.
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
+    git(&work, &["commit", "-q", "-a", "-m", "rename the limiter"]);
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
+}
+
+#[test]
+fn blame_follows_a_file_an_agent_moved_with_mv_once_it_is_committed() {
+    let env = Env::new();
+    let work = committed_to_git(&env);
+    std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "move the limiter"]);
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
 }

@@ -158,13 +158,7 @@ fn a_ledger_held_too_long_exits_75_naming_the_holder() {
     let t = env.path("t.jsonl");
     Claude::session_of(SESSION_A, 1).write(&t);
     env.run(&["capture", t.to_str().unwrap()]).ok();
-    let _held = peat::ledger::lock::acquire(
-        &env.store().join("lock"),
-        std::time::Duration::ZERO,
-        "peat import (test)",
-        &mut || {},
-    )
-    .unwrap();
+    let _held = env.hold_lock("peat import (test)");
     let r = Run::of(
         env.cmd()
             .env("PEAT_LOCK_WAIT_SECS", "1")

@@ -93,13 +93,7 @@ fn fifos_devices_and_folders_are_refused_at_once_without_the_lock() {
     let fifo = env.path("pipe.jsonl");
     mkfifo(&fifo);
     // A writer holds the lock: a refusal must not wait for it.
-    let _held = peat::ledger::lock::acquire(
-        &env.store().join("lock"),
-        Duration::ZERO,
-        "peat import (test)",
-        &mut || {},
-    )
-    .unwrap();
+    let _held = env.hold_lock("peat import (test)");
     let folder = env.path("work");
     for (bad, kind) in [
         (fifo.as_path(), "FIFO"),
@@ -486,7 +480,6 @@ fn a_deleted_lock_file_neither_hides_the_ledger_nor_admits_a_second_writer() {
 
 /// `peat hook` with a Stop payload for `t`, as Claude Code runs it.
 fn stop_hook(env: &Env, t: &Path, closing: &str, vars: &[(&str, &str)]) -> Run {
-    use std::io::Write;
     let payload = serde_json::json!({
         "hook_event_name": "Stop",
         "session_id": SESSION,
@@ -495,22 +488,12 @@ fn stop_hook(env: &Env, t: &Path, closing: &str, vars: &[(&str, &str)]) -> Run {
         "stop_hook_active": false,
         "last_assistant_message": closing,
     });
-    let mut c = env.cmd();
-    c.arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    Run::of(child.wait_with_output().unwrap())
+    crate::hook::fire_in(
+        env,
+        &env.path("work"),
+        payload.to_string().into_bytes(),
+        vars,
+    )
 }
 
 /// Processes whose environment points at `store` (the hook's detached captures).
@@ -558,13 +541,7 @@ fn a_closing_message_outlives_a_lock_wait_that_ran_out() {
     let env = Env::new();
     let t = transcript(&env, "t.jsonl", 2);
     peat(&env, &["capture", t.to_str().unwrap()]).ok();
-    let held = peat::ledger::lock::acquire(
-        &env.store().join("lock"),
-        Duration::ZERO,
-        "peat import (test)",
-        &mut || {},
-    )
-    .unwrap();
+    let held = env.hold_lock("peat import (test)");
     let r = stop_hook(
         &env,
         &t,
@@ -603,13 +580,7 @@ fn stop_hooks_behind_a_stuck_capture_coalesce_and_the_last_message_wins() {
     let env = Env::new();
     let t = transcript(&env, "t.jsonl", 2);
     peat(&env, &["capture", t.to_str().unwrap()]).ok();
-    let held = peat::ledger::lock::acquire(
-        &env.store().join("lock"),
-        Duration::ZERO,
-        "peat import (test)",
-        &mut || {},
-    )
-    .unwrap();
+    let held = env.hold_lock("peat import (test)");
     for i in 0..20 {
         let r = stop_hook(
             &env,

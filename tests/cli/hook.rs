@@ -16,22 +16,8 @@ const CODEX_ID: &str = "019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11";
 /// `peat hook` in `cwd` with `stdin`, as a harness runs it.
 pub fn fire_in(env: &Env, cwd: &Path, stdin: Vec<u8>, vars: &[(&str, &str)]) -> Run {
     let mut c = env.cmd();
-    c.current_dir(cwd)
-        .arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    let mut sin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = sin.write_all(&stdin);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Run::of(out)
+    c.current_dir(cwd).arg("hook").envs(vars.iter().copied());
+    Run::with_stdin(&mut c, stdin)
 }
 
 fn fire(env: &Env, stdin: Value) -> Run {
@@ -611,33 +597,39 @@ fn session_start_repeats_this_desks_last_closing_message_only() {
 fn a_busy_ledger_costs_session_start_a_moment_not_the_session() {
     let env = Env::new();
     let (a, _) = two_desks(&env);
-    let _held = peat::ledger::lock::acquire(
-        &env.store().join("lock"),
-        Duration::ZERO,
-        "peat capture (test)",
-        &mut || {},
-    )
-    .unwrap();
-    let started = Instant::now();
-    let r = start_in(
-        &env,
-        &a,
-        "11111111-0000-4000-8000-000000000001",
-        "2026-07-14T14:00:00Z",
-    );
-    assert_eq!(
-        (r.code, r.stdout.as_str(), r.stderr.as_str()),
-        (0, LOOKUP, "")
-    );
+    let _held = env.hold_lock("peat capture (test)");
+    let start = |session: &str| {
+        let started = Instant::now();
+        let r = start_in(&env, &a, session, "2026-07-14T14:00:00Z");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        r.stdout
+    };
+    // No closing message in flight: the views are read beside the writer, at once.
+    let beside = start("11111111-0000-4000-8000-000000000001");
     assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
+        beside.starts_with("peat: last session here (3f6c2a9e, "),
+        "{beside}"
     );
+    assert!(beside.ends_with(LOOKUP), "{beside}");
     assert_eq!(
         std::fs::read_to_string(a.join(".peat/current-session")).unwrap(),
         "11111111-0000-4000-8000-000000000001\n"
     );
+    // A Stop's closing message still in the spool is the one to announce: the start waits
+    // for the writer a moment, then says only what it knows for sure.
+    let spool = env.store().join("spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    std::fs::write(
+        spool.join("0123456789abcdef01234567.final"),
+        json!({"transcript": a.join("t.jsonl"), "final_msg": "closing in flight"}).to_string(),
+    )
+    .unwrap();
+    assert_eq!(start("11111111-0000-4000-8000-000000000002"), LOOKUP);
 }
 
 fn last_final_seq(env: &Env, session: &str) -> u64 {
@@ -684,19 +676,8 @@ fn a_worktree_records_into_its_main_ledger_but_keeps_its_current_session() {
     .unwrap();
     let fire_wt = |stdin: Value| {
         let mut c = env.cmd();
-        c.env_remove("PEAT_DB")
-            .current_dir(&wt)
-            .arg("hook")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.to_string().as_bytes())
-            .unwrap();
-        Run::of(child.wait_with_output().unwrap())
+        c.env_remove("PEAT_DB").current_dir(&wt).arg("hook");
+        Run::with_stdin(&mut c, stdin.to_string().into_bytes())
     };
     let r = fire_wt(json!({"hook_event_name": "SessionStart", "session_id": SESSION_B, "cwd": wt}));
     assert_eq!(r.stdout, LOOKUP);

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::blame::{prompt, tool, transcript};
+use crate::blame::{blamed, edited_at_old_path, origins_of_two_sessions, prompt, tool, transcript};
 use crate::dispatch::peat;
 use crate::support::{Env, SESSION_A};
 
@@ -125,4 +125,18 @@ fn a_colocated_jj_repository_answers_by_change_id_too() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["reading"]["hash"], commit.as_str());
     assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A);
+}
+
+#[test]
+fn blame_follows_a_file_renamed_in_a_jj_repository() {
+    if !have_jj() {
+        return;
+    }
+    let env = Env::new();
+    let work = edited_at_old_path(&env);
+    jj(&env, &work, &["git", "init", "--no-colocate"]);
+    jj(&env, &work, &["commit", "-m", "the limiter"]);
+    std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
+    jj(&env, &work, &["commit", "-m", "rename the limiter"]);
+    assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
 }

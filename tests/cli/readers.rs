@@ -92,7 +92,11 @@ fn reads_during_a_capture_answer_from_the_views_as_they_stand_and_say_how_far_be
 
     assert!(sessions.stdout.contains(short), "{}", sessions.stdout);
     assert!(search.stdout.contains("limiter"), "{}", search.stdout);
-    assert!(log.stdout.contains(&format!("peat show {short}")), "{}", log.stdout);
+    assert!(
+        log.stdout.contains(&format!("peat show {short}")),
+        "{}",
+        log.stdout
+    );
     for (what, r) in [
         ("sessions", &sessions),
         ("brief", &brief),

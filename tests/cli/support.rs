@@ -1,7 +1,8 @@
 //! A hermetic environment per test and helpers to write transcripts line by line.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 pub struct Env {
     pub dir: tempfile::TempDir,
@@ -40,6 +41,17 @@ impl Env {
         Run::of(self.cmd().args(args).output().unwrap())
     }
 
+    /// The store's writer lock, held as a writer would hold it (as `who`) until dropped.
+    pub fn hold_lock(&self, who: &str) -> peat::ledger::lock::StoreLock {
+        peat::ledger::lock::acquire(
+            &self.store().join("lock"),
+            std::time::Duration::ZERO,
+            who,
+            &mut || {},
+        )
+        .unwrap()
+    }
+
     /// Every event as NDJSON, the ledger's content in a comparable form.
     pub fn dump(&self) -> String {
         let r = self.run(&["events", "--json"]);
@@ -56,6 +68,24 @@ pub struct Run {
 }
 
 impl Run {
+    /// Run `c` to its end with `stdin` written from a thread of its own (a child that
+    /// answers before reading all of it cannot stall the test), its output captured.
+    pub fn with_stdin(c: &mut Command, stdin: Vec<u8>) -> Run {
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut sin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = sin.write_all(&stdin);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        Run::of(out)
+    }
+
     pub fn of(o: Output) -> Run {
         Run {
             code: o.status.code().unwrap_or(-1),
