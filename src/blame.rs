@@ -197,13 +197,12 @@ fn recover(current: &str, changes: &[Change]) -> History {
                     first: i,
                 };
             }
-            other => match revert(&state, other) {
-                Some((before, splices)) => {
+            other => match revert(&mut state, other) {
+                Some(splices) => {
                     steps.extend(splices.into_iter().map(|splice| Step {
                         by: Some(i),
                         splice,
                     }));
-                    state = before;
                     first = i;
                 }
                 None => break,
@@ -219,43 +218,46 @@ fn recover(current: &str, changes: &[Change]) -> History {
     }
 }
 
-/// The state before `change`, given the state after it, and the splices that lead from one
-/// to the other (newest first). `None` when the change cannot be placed on `after`.
-fn revert(after: &str, change: &Change) -> Option<(String, Vec<Splice>)> {
-    let mut state = after.to_string();
-    let mut splices = Vec::new();
-    match change {
-        Change::Edit(r) => {
-            let s = revert_replacement(&state, r)?;
-            state = undo(&state, &s);
+/// Turn `state`, the text after `change`, into the text before it, returning the splices
+/// that lead from one to the other (newest first). `None`, with `state` as it was, when the
+/// change cannot be placed on it. The text is edited in place: copying a large file once
+/// per recorded edit was most of a blame's time.
+fn revert(state: &mut String, change: &Change) -> Option<Vec<Splice>> {
+    let mut splices: Vec<Splice> = Vec::new();
+    let mut step = |state: &mut String, s: Option<Splice>| match s {
+        Some(s) => {
+            state.replace_range(s.start..s.start + s.new.len(), &s.old);
             splices.push(s);
+            true
         }
-        Change::MultiEdit { edits } => {
-            for r in edits.iter().rev() {
-                let s = revert_replacement(&state, r)?;
-                state = undo(&state, &s);
-                splices.push(s);
-            }
-        }
-        Change::Patch { hunks, .. } => {
-            for h in hunks.iter().rev() {
-                let s = revert_hunk(&state, h)?;
-                state = undo(&state, &s);
-                splices.push(s);
-            }
-        }
-        Change::UnifiedDiff { diff, .. } => {
-            for h in unified_hunks(diff).iter().rev() {
-                let s = revert_hunk(&state, h)?;
-                state = undo(&state, &s);
-                splices.push(s);
-            }
-        }
+        None => false,
+    };
+    let placed = match change {
+        Change::Edit(r) => step(state, revert_replacement(state, r)),
+        Change::MultiEdit { edits } => edits
+            .iter()
+            .rev()
+            .all(|r| step(state, revert_replacement(state, r))),
+        Change::Patch { hunks, .. } => hunks
+            .iter()
+            .rev()
+            .all(|h| step(state, revert_hunk(state, h))),
+        Change::UnifiedDiff { diff, .. } => unified_hunks(diff)
+            .iter()
+            .rev()
+            .all(|h| step(state, revert_hunk(state, h))),
         // A deleted file that exists now was made again by something unrecorded; a notebook
         // edit rewrites a JSON cell, not lines.
-        Change::Delete | Change::NotebookEdit { .. } | Change::Write { .. } => return None,
+        Change::Delete | Change::NotebookEdit { .. } | Change::Write { .. } => false,
+    };
+    if !placed {
+        // Replay what was undone, newest last, to give the text back as it was.
+        for s in splices.iter().rev() {
+            state.replace_range(s.start..s.start + s.old.len(), &s.new);
+        }
+        return None;
     }
-    Some((state, splices))
+    Some(splices)
 }
 
 /// Locate `change` on the state before it, for replaying forward: the splices it makes, in
@@ -265,7 +267,7 @@ fn place_forward(before: &str, change: &Change) -> Option<Vec<Splice>> {
     let mut state = before.to_string();
     let mut out = Vec::new();
     let mut push = |state: &mut String, s: Splice| {
-        *state = redo(state, &s);
+        state.replace_range(s.start..s.start + s.old.len(), &s.new);
         out.push(s);
     };
     match change {
@@ -296,15 +298,6 @@ fn place_forward(before: &str, change: &Change) -> Option<Vec<Splice>> {
     Some(out)
 }
 
-/// The state after a splice, from the state before it.
-fn redo(before: &str, s: &Splice) -> String {
-    let mut after = String::with_capacity(before.len() + s.new.len());
-    after.push_str(&before[..s.start]);
-    after.push_str(&s.new);
-    after.push_str(&before[s.start + s.old.len()..]);
-    after
-}
-
 fn forward_replacement(before: &str, r: &Replacement) -> Option<Splice> {
     let mut at = match_positions(before, &r.old);
     let first = at.next()?;
@@ -331,15 +324,6 @@ fn forward_hunk(before: &str, h: &Hunk) -> Option<Splice> {
     locate_lines(before, &old_lines, &new_lines, h.end_of_file)
 }
 
-/// The state before a splice, from the state after it.
-fn undo(after: &str, s: &Splice) -> String {
-    let mut before = String::with_capacity(after.len() + s.old.len());
-    before.push_str(&after[..s.start]);
-    before.push_str(&s.old);
-    before.push_str(&after[s.start + s.new.len()..]);
-    before
-}
-
 /// Locate one old/new replacement in the state after it. Every place its new text occurs is
 /// tried; exactly one must revert to a state in which applying the edit forward gives back
 /// `after`.
@@ -350,27 +334,58 @@ fn revert_replacement(after: &str, r: &Replacement) -> Option<Splice> {
     if r.replace_all {
         return revert_replace_all(after, r);
     }
-    let mut found: Option<Splice> = None;
+    let mut found: Option<usize> = None;
     for start in match_positions(after, &r.new) {
-        let s = Splice {
-            start,
-            old: r.old.clone(),
-            new: r.new.clone(),
-        };
-        let before = undo(after, &s);
-        let mut occurrences = match_positions(&before, &r.old);
-        let forward_ok = match (occurrences.next(), occurrences.next()) {
-            (Some(at), None) => at == start,
-            _ => false,
-        };
-        if forward_ok {
+        if old_only_at(after, start, r) {
             if found.is_some() {
                 return None;
             }
-            found = Some(s);
+            found = Some(start);
         }
     }
-    found
+    found.map(|start| Splice {
+        start,
+        old: r.old.clone(),
+        new: r.new.clone(),
+    })
+}
+
+/// Whether, once `r.new` at `start` of `after` is put back to `r.old`, that `r.old` is the
+/// only occurrence of it in the text (so the edit, replayed forward, lands there). The text
+/// before is never built: an occurrence lies wholly in the part before the splice, wholly
+/// in the part after it, or overlaps the restored `r.old`, which a short window around it
+/// shows.
+fn old_only_at(after: &str, start: usize, r: &Replacement) -> bool {
+    let (old, reach) = (r.old.as_str(), r.old.len().saturating_sub(1));
+    if old.is_empty() {
+        return false;
+    }
+    let head = &after[..start];
+    let tail = &after[start + r.new.len()..];
+    if match_positions(head, old).next().is_some() || match_positions(tail, old).next().is_some() {
+        return false;
+    }
+    let from = floor_char_boundary(head, head.len().saturating_sub(reach));
+    let to = ceil_char_boundary(tail, reach.min(tail.len()));
+    let window = format!("{}{old}{}", &head[from..], &tail[..to]);
+    let mut at = match_positions(&window, old);
+    matches!((at.next(), at.next()), (Some(i), None) if i == head.len() - from)
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` at or above `i` (`i` at most `s.len()`).
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 /// A replace-all edit is placed as one splice over the span from its first to its last

@@ -475,6 +475,27 @@ fn run(initial: usize, written: bool, ops: &[Op]) -> Sim {
     sim
 }
 
+#[test]
+fn a_multi_edit_that_cannot_be_placed_whole_leaves_the_text_as_it_was() {
+    let rep = |old: &str, new: &str| Replacement {
+        old: old.into(),
+        new: new.into(),
+        replace_all: false,
+    };
+    // The newer replacement reverts; the older one's text is gone (changed by hand since).
+    let change = Change::MultiEdit {
+        edits: vec![rep("a", "zzz"), rep("b", "x1")],
+    };
+    let mut state = "x1\ny2\n".to_string();
+    assert_eq!(revert(&mut state, &change), None);
+    assert_eq!(state, "x1\ny2\n");
+    let whole = Change::MultiEdit {
+        edits: vec![rep("a", "y"), rep("b", "x1")],
+    };
+    assert!(revert(&mut state, &whole).is_some());
+    assert_eq!(state, "b\na2\n");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(600))]
 
@@ -536,6 +557,29 @@ proptest! {
         }
         if sim.hand_edits == 0 {
             prop_assert_eq!(b.lines, want);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Checking where an edit's old text would occur without building the text before it
+    /// answers as building it does, overlaps and repeats included (a two-letter alphabet
+    /// makes them common; `é` puts char boundaries inside the window).
+    #[test]
+    fn placing_an_edit_without_building_the_text_before_agrees_with_building_it(
+        after in "[abé\n]{0,24}",
+        old in "[abé]{1,4}",
+        new in "[abé]{1,4}",
+    ) {
+        let r = Replacement { old: old.clone(), new: new.clone(), replace_all: false };
+        for start in match_positions(&after, &new) {
+            let mut before = after.clone();
+            before.replace_range(start..start + new.len(), &old);
+            let mut at = match_positions(&before, &old);
+            let built = matches!((at.next(), at.next()), (Some(i), None) if i == start);
+            prop_assert_eq!(old_only_at(&after, start, &r), built, "start {}", start);
         }
     }
 }

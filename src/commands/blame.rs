@@ -87,64 +87,81 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         true => ctx.open_views()?,
         false => ctx.read_views()?,
     };
-    // The file's edits under the names it had before a rename count too. A rename before
-    // the record began carries none, so the history is walked from the first recorded day
-    // (less three days for time zones).
-    let mut paths = recorded_paths(&views, &wanted)?;
-    let since = views
-        .tables
-        .all_days()?
-        .into_iter()
-        .next()
-        .and_then(|(day, _)| {
-            crate::time::end_of_local_day(&day, &ctx.tz).map(|end| end - 3 * 86_400_000)
-        });
-    for earlier in crate::vcs::earlier_paths(&abs, since) {
-        let earlier = Wanted {
-            rel: repo_relative(ctx, &earlier),
-            abs: earlier.to_string_lossy().into_owned(),
-            dir: false,
-        };
-        paths.extend(recorded_paths(&views, &earlier)?);
-    }
-    let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
-        applied_changes(&views, &paths)?.into_iter().unzip();
-    // Edits recorded before their changes were kept explain no line, but they did happen.
-    if edits.is_empty() && !edits_of(&views, &paths)?.iter().any(|e| !e.failed) {
-        ctx.ui.note(&format!(
-            "peat: no recorded edit touched {}: every line is a person's or from before the record",
-            args.file
-        ));
-        return Ok(1);
-    }
     let current = if exists {
         std::fs::read_to_string(&abs).map_err(|e| {
             CliError::user(format!("cannot read {} as text: {e}", args.file))
                 .hint("Blame reads text files; `peat FILE` lists the recorded edits of any file.")
         })?
+    } else if args.at.is_none() {
+        return Err(CliError::user(format!("{} does not exist here", args.file)).hint(format!(
+            "`peat blame {} --at DATE` shows it as it stood then; `peat file {}` lists its recorded edits.",
+            args.file, args.file
+        )));
     } else {
         String::new()
     };
-    let result: Blame = match &args.at {
-        None if !exists => {
-            return Err(CliError::user(format!("{} does not exist here", args.file)).hint(
-                format!(
-                    "`peat blame {} --at DATE` shows it as it stood then; `peat file {}` lists its recorded edits.",
-                    args.file, args.file
-                ),
-            ));
+    let attribute = |paths: &std::collections::BTreeSet<String>| -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
+        let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
+            applied_changes(&views, paths)?.into_iter().unzip();
+        // Edits recorded before their changes were kept explain no line, but they did happen.
+        if edits.is_empty() && !edits_of(&views, paths)?.iter().any(|e| !e.failed) {
+            return Ok(None);
         }
-        None => blame(&current, &changes),
-        Some(when) => {
-            let cut = cut_at(ctx, &ledger, &views, &edits, when)?;
-            blame_at(exists.then_some(current.as_str()), &changes, cut).ok_or_else(|| {
-                CliError::user(format!(
-                    "the record cannot tell what {} held at {when}",
-                    args.file
-                ))
-                .hint("No whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
-            })?
+        let result = match &args.at {
+            None => blame(&current, &changes),
+            Some(when) => {
+                let cut = cut_at(ctx, &ledger, &views, &edits, when)?;
+                blame_at(exists.then_some(current.as_str()), &changes, cut).ok_or_else(|| {
+                    CliError::user(format!(
+                        "the record cannot tell what {} held at {when}",
+                        args.file
+                    ))
+                    .hint("No whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
+                })?
+            }
+        };
+        Ok(Some((edits, result)))
+    };
+    let mut paths = recorded_paths(&views, &wanted)?;
+    let first = attribute(&paths);
+    let explained = |r: &Result<Option<(Vec<FileEdit>, Blame)>, CliError>| matches!(r, Ok(Some((_, b))) if b.lines.iter().all(|l| matches!(l, LineOrigin::Edit(_))));
+    // The file's edits under the names it had before a rename count too. They are looked
+    // for (two git or jj processes, most of a blame's time) only when the edits under its
+    // name now leave a line unexplained: the last edit to write a line is what blame names,
+    // and edits under an earlier name came before every edit under this one. A rename
+    // before the record began carries none, so the history is walked from the first
+    // recorded day (less three days for time zones).
+    let attributed = if explained(&first) {
+        first
+    } else {
+        let since = views
+            .tables
+            .all_days()?
+            .into_iter()
+            .next()
+            .and_then(|(day, _)| {
+                crate::time::end_of_local_day(&day, &ctx.tz).map(|end| end - 3 * 86_400_000)
+            });
+        let known = paths.len();
+        for earlier in crate::vcs::earlier_paths(&abs, since) {
+            let earlier = Wanted {
+                rel: repo_relative(ctx, &earlier),
+                abs: earlier.to_string_lossy().into_owned(),
+                dir: false,
+            };
+            paths.extend(recorded_paths(&views, &earlier)?);
         }
+        match paths.len() > known {
+            true => attribute(&paths),
+            false => first,
+        }
+    };
+    let Some((edits, result)) = attributed? else {
+        ctx.ui.note(&format!(
+            "peat: no recorded edit touched {}: every line is a person's or from before the record",
+            args.file
+        ));
+        return Ok(1);
     };
     let mut prompts = Prompts::default();
     let mut described = Vec::with_capacity(edits.len());
