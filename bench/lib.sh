@@ -68,9 +68,11 @@ ms_of() {
 # median: the median of the numbers on stdin, one a line.
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# percentiles: `p50 N ms, p99 N ms, max N ms (n=N)` of the millisecond figures on stdin.
+# percentiles: `p50 N ms, p99 N ms, max N ms (n=N)` of the millisecond figures on stdin;
+# `no runs (n=0)` when there are none, never a made-up 0 ms.
 percentiles() {
   sort -n | awk '{ a[NR] = $1 } END {
+    if (NR == 0) { print "no runs (n=0)"; exit }
     i = int(NR * 0.99 + 0.999); if (i > NR) i = NR
     printf "p50 %d ms, p99 %d ms, max %d ms (n=%d)\n", a[int((NR + 1) / 2)], a[i], a[NR], NR }'
 }
