@@ -9,17 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet
-cargo build --release --quiet --example synth
-target="${CARGO_TARGET_DIR:-$PWD/target}"
-peat="$target/release/peat"
-synth="$target/release/examples/synth"
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/empty-data"
-
 . bench/lib.sh
+build_release
+bench_tmp code
+mkdir -p "$TMP/empty-data"
 
 # blame_fixture DIR: a git repository in DIR/repo whose src/engine.rs (1,000 lines) three
 # sessions wrote and edited 200 times; the transcripts go to DIR/blame-*.jsonl.
@@ -77,43 +70,43 @@ PY
 }
 
 echo "== 44k-event ledger and a 1,000-line file with 200 recorded edits"
-home="$tmp/h44k"
-"$synth" --out "$home" --sessions 30 --events-per-session 1220 --days 120 --seed 7 2>/dev/null
-export HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$tmp/empty-data"
-"$peat" import 2>/dev/null
-blame_fixture "$tmp/code"
-"$peat" capture "$tmp"/code/blame-*.jsonl 2>/dev/null
-echo "events: $("$peat" events --json | wc -l)"
-cd "$tmp/code/repo"
-echo "blamed_lines_attributed: $("$peat" blame src/engine.rs --json | python3 -c '
+home="$TMP/h44k"
+"$SYNTH" --out "$home" --sessions 30 --events-per-session 1220 --days 120 --seed 7 2>/dev/null
+export HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$TMP/empty-data"
+"$PEAT" import 2>/dev/null
+blame_fixture "$TMP/code"
+"$PEAT" capture "$TMP"/code/blame-*.jsonl 2>/dev/null
+echo "events: $("$PEAT" events --json | wc -l)"
+cd "$TMP/code/repo"
+echo "blamed_lines_attributed: $("$PEAT" blame src/engine.rs --json | python3 -c '
 import sys, json; d = json.load(sys.stdin); print(sum(1 for l in d["lines"] if l["edit"] is not None), "of", len(d["lines"]))')"
 # A read that opens the views and nothing else: the floor the figures below stand on, and a
 # gauge of how loaded the machine was while they were taken.
-time_runs baseline_sessions 20 "$peat" sessions
-time_runs blame_1000_lines_200_edits 20 "$peat" blame src/engine.rs
-time_runs blame_one_line 20 "$peat" src/engine.rs:500
-time_runs commit_by_content 20 "$peat" "$(git rev-parse --short=10 HEAD)"
-time_runs file_lookup_44k 20 "$peat" file src/engine.rs
+time_runs baseline_sessions 20 "$PEAT" sessions
+time_runs blame_1000_lines_200_edits 20 "$PEAT" blame src/engine.rs
+time_runs blame_one_line 20 "$PEAT" src/engine.rs:500
+time_runs commit_by_content 20 "$PEAT" "$(git rev-parse --short=10 HEAD)"
+time_runs file_lookup_44k 20 "$PEAT" file src/engine.rs
 # The log of the session with the most events.
-session=$("$peat" sessions --json | python3 -c '
+session=$("$PEAT" sessions --json | python3 -c '
 import sys, json
 rows = json.load(sys.stdin)
 print(max(rows, key=lambda r: r["events"])["session"][:8])')
-echo "log_session_events: $("$peat" sessions --json | python3 -c '
+echo "log_session_events: $("$PEAT" sessions --json | python3 -c '
 import sys, json; print(max(r["events"] for r in json.load(sys.stdin)))')"
-time_runs log_44k 20 "$peat" log "$session"
+time_runs log_44k 20 "$PEAT" log "$session"
 cd - >/dev/null
 
 if [ "${BENCH_1M:-}" = 1 ]; then
   echo "== 1,000,000-event ledger: the file lookup"
-  home="$tmp/h1m"
-  "$synth" --out "$home" --sessions 560 --events-per-session 1460 --days 120 --seed 7 2>/dev/null
+  home="$TMP/h1m"
+  "$SYNTH" --out "$home" --sessions 560 --events-per-session 1460 --days 120 --seed 7 2>/dev/null
   export HOME="$home" PEAT_DB="$home/db"
-  "$peat" import 2>/dev/null
-  blame_fixture "$tmp/code1m"
-  "$peat" capture "$tmp"/code1m/blame-*.jsonl 2>/dev/null
-  cd "$tmp/code1m/repo"
-  time_runs file_lookup_1m 20 "$peat" file src/engine.rs
-  time_runs blame_1m 10 "$peat" blame src/engine.rs
+  "$PEAT" import 2>/dev/null
+  blame_fixture "$TMP/code1m"
+  "$PEAT" capture "$TMP"/code1m/blame-*.jsonl 2>/dev/null
+  cd "$TMP/code1m/repo"
+  time_runs file_lookup_1m 20 "$PEAT" file src/engine.rs
+  time_runs blame_1m 10 "$PEAT" blame src/engine.rs
   cd - >/dev/null
 fi

@@ -12,81 +12,75 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet
-cargo build --release --quiet --example synth
-peat="$PWD/target/release/peat"
-synth="$PWD/target/release/examples/synth"
-model_dir="${PEAT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/peat}"
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/empty-data"
-
 . bench/lib.sh
+build_release
+bench_tmp search
+model_dir="${PEAT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/peat}"
+mkdir -p "$TMP/empty-data"
 
 # ledger NAME SESSIONS EVENTS DATA_DIR: generate transcripts and import them; prints figures.
 ledger() {
-  local name=$1 sessions=$2 per=$3 data=$4 home="$tmp/$1"
-  "$synth" --out "$home" --sessions "$sessions" --events-per-session "$per" --days 120 --seed 7 2>/dev/null
+  local name=$1 sessions=$2 per=$3 data=$4 home="$TMP/$1"
+  "$SYNTH" --out "$home" --sessions "$sessions" --events-per-session "$per" --days 120 --seed 7 2>/dev/null
   local start end
   start=$(date +%s%N)
-  HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$data" "$peat" import 2>"$tmp/$name.import"
+  HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$data" "$PEAT" import 2>"$TMP/$name.import"
   end=$(date +%s%N)
   local events
-  events=$(grep -o '[0-9]* events' "$tmp/$name.import" | head -1 | grep -o '[0-9]*')
+  events=$(grep -o '[0-9]* events' "$TMP/$name.import" | head -1 | grep -o '[0-9]*')
   echo "${name}_events: $events"
   echo "${name}_import_s: $(python3 -c "print(round(($end-$start)/1e9, 2))")"
 }
 
 echo "== 44k-event ledger, keyword lane only"
-ledger kw44k 30 1220 "$tmp/empty-data"
-export HOME="$tmp/kw44k" PEAT_DB="$tmp/kw44k/db" PEAT_DATA_DIR="$tmp/empty-data"
-time_runs keyword_recall_44k 30 "$peat" recall rate limiter middleware
-time_runs brief_44k 30 "$peat"
+ledger kw44k 30 1220 "$TMP/empty-data"
+export HOME="$TMP/kw44k" PEAT_DB="$TMP/kw44k/db" PEAT_DATA_DIR="$TMP/empty-data"
+time_runs keyword_recall_44k 30 "$PEAT" recall rate limiter middleware
+time_runs brief_44k 30 "$PEAT"
 
 # asof at the day by which about 14,000 events had happened.
-day=$("$peat" events --json | python3 -c '
+day=$("$PEAT" events --json | python3 -c '
 import sys, json, datetime
 ts = sorted(json.loads(l)["ts_ms"] for l in sys.stdin)
 print(datetime.datetime.fromtimestamp(ts[min(13999, len(ts) - 1)] / 1000, datetime.timezone.utc).strftime("%Y-%m-%d"))')
-echo "asof_day: $day ($("$peat" asof "$day" --json | python3 -c 'import sys,json; print(json.load(sys.stdin)["events"], "events")'))"
-time_runs asof_replay 10 "$peat" asof "$day"
+echo "asof_day: $day ($("$PEAT" asof "$day" --json | python3 -c 'import sys,json; print(json.load(sys.stdin)["events"], "events")'))"
+time_runs asof_replay 10 "$PEAT" asof "$day"
 
 # peak_rss NAME CMD...: run CMD, print NAME_s (wall) and NAME_peak_rss_mb.
 peak_rss() {
   local name=$1
   shift
-  /usr/bin/time -f '%e %M' -o "$tmp/$name.time" "$@" 2>"$tmp/$name.err" >/dev/null
-  read -r wall kb <"$tmp/$name.time"
+  /usr/bin/time -f '%e %M' -o "$TMP/$name.time" "$@" 2>"$TMP/$name.err" >/dev/null
+  read -r wall kb <"$TMP/$name.time"
   echo "${name}_s: $wall"
   echo "${name}_peak_rss_mb: $((kb / 1024))"
 }
 
 if [ -f "$model_dir/models/all-MiniLM-L6-v2-int8/model.onnx" ]; then
   echo "== 44k-event ledger, both lanes (the pinned model)"
-  "$synth" --out "$tmp/hy44k" --sessions 30 --events-per-session 1220 --days 120 --seed 7 2>/dev/null
-  export HOME="$tmp/hy44k" PEAT_DB="$tmp/hy44k/db" PEAT_DATA_DIR="$model_dir"
+  "$SYNTH" --out "$TMP/hy44k" --sessions 30 --events-per-session 1220 --days 120 --seed 7 2>/dev/null
+  export HOME="$TMP/hy44k" PEAT_DB="$TMP/hy44k/db" PEAT_DATA_DIR="$model_dir"
   # The import records and indexes at once and leaves the vectors to the embedding pass.
   # Holding the pass's lock keeps the import's own background pass from starting, so the
   # pass can be timed (and its memory measured) in the foreground.
   mkdir -p "$PEAT_DB" && : >"$PEAT_DB/embed.lock"
-  peak_rss hy44k_import_keyword_ready flock "$PEAT_DB/embed.lock" "$peat" import
-  echo "hy44k_queued: $("$peat" model status --json | python3 -c 'import sys,json; print(json.load(sys.stdin)["backlog"]["queued"])')"
-  peak_rss hy44k_embedding_pass "$peat" model embed
+  peak_rss hy44k_import_keyword_ready flock "$PEAT_DB/embed.lock" "$PEAT" import
+  echo "hy44k_queued: $("$PEAT" model status --json | python3 -c 'import sys,json; print(json.load(sys.stdin)["backlog"]["queued"])')"
+  peak_rss hy44k_embedding_pass "$PEAT" model embed
   echo "(capture to fully embedded: hy44k_import_keyword_ready_s plus hy44k_embedding_pass_s)"
-  time_runs hybrid_recall_44k 30 "$peat" recall why did the rate limiter reject requests
-  time_runs hybrid_recall_kind_filtered_44k 30 "$peat" recall --kind final rate limiter
+  time_runs hybrid_recall_44k 30 "$PEAT" recall why did the rate limiter reject requests
+  time_runs hybrid_recall_kind_filtered_44k 30 "$PEAT" recall --kind final rate limiter
   echo "== one-shot model load, piece by piece"
-  "$peat" model bench 2>&1 | sed 's/^/  /' || true
+  "$PEAT" model bench 2>&1 | sed 's/^/  /' || true
 else
   echo "hybrid: skipped (no model under $model_dir; run peat model fetch)"
 fi
 
 if [ "${BENCH_1M:-}" = 1 ]; then
   echo "== 1,000,000-event ledger, keyword lane only"
-  ledger kw1m 560 1460 "$tmp/empty-data"
-  export HOME="$tmp/kw1m" PEAT_DB="$tmp/kw1m/db" PEAT_DATA_DIR="$tmp/empty-data"
-  time_runs keyword_recall_1m 20 "$peat" recall rate limiter middleware
-  time_runs brief_1m 20 "$peat"
-  echo "store_size_1m: $(du -sh "$tmp/kw1m/db" | cut -f1)"
+  ledger kw1m 560 1460 "$TMP/empty-data"
+  export HOME="$TMP/kw1m" PEAT_DB="$TMP/kw1m/db" PEAT_DATA_DIR="$TMP/empty-data"
+  time_runs keyword_recall_1m 20 "$PEAT" recall rate limiter middleware
+  time_runs brief_1m 20 "$PEAT"
+  echo "store_size_1m: $(du -sh "$TMP/kw1m/db" | cut -f1)"
 fi
