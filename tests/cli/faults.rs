@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Claude, Env, Run};
+use crate::support::{Claude, Env, Run, skip};
 
 const SESSION: &str = "5a0c1e2d-0000-4000-8000-00000000f001";
 
@@ -166,6 +166,7 @@ struct SmallDisk {
 }
 
 impl SmallDisk {
+    #[track_caller]
     fn mount(at: std::path::PathBuf, size: &str) -> Option<SmallDisk> {
         std::fs::create_dir_all(&at).unwrap();
         let ok = Command::new("mount")
@@ -175,9 +176,7 @@ impl SmallDisk {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            let why = "cannot mount a tmpfs (needs root): the full-disk test did not run";
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-            eprintln!("SKIPPED: {why}");
+            skip("cannot mount a tmpfs (needs root)", false);
             return None;
         }
         Some(SmallDisk { at })
