@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Claude, Env, Run, skip};
+use crate::support::{Claude, Env, Run, kill_after, skip};
 
 const SESSION: &str = "5a0c1e2d-0000-4000-8000-00000000f001";
 
@@ -619,21 +619,6 @@ fn a_hook_with_a_bad_environment_still_captures_and_logs_why() {
             .iter()
             .any(|m| m == "closing despite the environment")
     });
-}
-
-/// Start `peat ARGS`, kill it with SIGKILL after `after`, and reap it.
-fn kill_after(env: &Env, args: &[&str], after: Duration) {
-    let mut child = env
-        .cmd()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(after);
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 // A kill between fjall's first journal and its version marker once left a store that would

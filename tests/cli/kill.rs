@@ -2,10 +2,9 @@
 //! ahead of the ledger or counting twice: the next open ends where a rebuild from scratch
 //! ends. The kills land at fractions of a measured full run, so most land mid-way.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{Claude, Env};
+use crate::support::{Claude, Env, kill_after};
 
 /// Sessions of `turns` turns each, written as transcripts under HOME.
 fn transcripts(env: &Env, first: usize, sessions: usize, turns: usize) {
@@ -49,23 +48,6 @@ fn same(got: &[String], want: &[String], what: &str) {
             want.get(i)
         );
     }
-}
-
-/// Start `peat args`, kill it after `after`, and say whether it was still running.
-fn kill_after(env: &Env, args: &[&str], after: Duration) -> bool {
-    let mut child = env
-        .cmd()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(after);
-    let running = child.try_wait().unwrap().is_none();
-    // std's kill is SIGKILL on Unix.
-    child.kill().ok();
-    child.wait().unwrap();
-    running
 }
 
 fn timed(env: &Env, args: &[&str]) -> Duration {

@@ -233,6 +233,24 @@ impl Claude {
     }
 }
 
+/// Start `peat ARGS` in `env`, kill it with SIGKILL after `after` (std's kill: no destructor,
+/// no flush), reap it, and say whether it was still running when killed.
+pub fn kill_after(env: &Env, args: &[&str], after: std::time::Duration) -> bool {
+    let mut child = env
+        .cmd()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().ok();
+    child.wait().unwrap();
+    running
+}
+
 pub const SESSION_A: &str = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
 pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
 
