@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Claude, Env, Run, kill_after, skip};
+use crate::support::{Claude, Env, Run, eventually, kill_after, skip};
 
 const SESSION: &str = "5a0c1e2d-0000-4000-8000-00000000f001";
 
@@ -516,15 +516,6 @@ fn captures_of(store: &Path) -> usize {
                     .unwrap_or(false)
         })
         .count()
-}
-
-#[track_caller]
-fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while !ok() {
-        assert!(Instant::now() < until, "{what}: not after 30s");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn final_msgs(env: &Env) -> Vec<String> {

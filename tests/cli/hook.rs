@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{Claude, Env, Run, SESSION_A, SESSION_B};
+use crate::support::{Claude, Env, Run, SESSION_A, SESSION_B, eventually};
 
 const LOOKUP: &str = "peat: this project's agent sessions are recorded; `peat <words>` searches them, `peat` shows the brief.\n";
 const CODEX_ID: &str = "019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11";
@@ -365,15 +365,11 @@ fn hook_log_lines_carry_the_time_the_agent_and_the_moment() {
         &env,
         json!({"hook_event_name": "PreCompact", "session_id": SESSION_A, "transcript_path": t}),
     );
-    let until = Instant::now() + Duration::from_secs(30);
-    let log = loop {
-        let log = std::fs::read_to_string(work.join(".peat/hook.log")).unwrap_or_default();
-        if log.contains("not a recognised transcript") || Instant::now() > until {
-            break log;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(log.contains("not a recognised transcript"), "{log}");
+    let log = || std::fs::read_to_string(work.join(".peat/hook.log")).unwrap_or_default();
+    eventually("the detached capture's line in hook.log", || {
+        log().contains("not a recognised transcript")
+    });
+    let log = log();
     assert_tagged(&log, &format!("claude PreCompact {}", &SESSION_A[..8]));
 }
 
@@ -695,18 +691,11 @@ fn a_worktree_records_into_its_main_ledger_but_keeps_its_current_session() {
         json!({"hook_event_name": "Stop", "session_id": SESSION_B, "transcript_path": t, "cwd": wt, "last_assistant_message": "worktree turn done"}),
     );
     assert_eq!(r.code, 0);
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
-        let dump = no_db(&main, &["events", "--json"]);
-        if dump.stdout.contains("worktree turn done") {
-            break;
-        }
-        assert!(
-            Instant::now() < until,
-            "the worktree's capture never reached the main ledger"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually("the worktree's capture in the main ledger", || {
+        no_db(&main, &["events", "--json"])
+            .stdout
+            .contains("worktree turn done")
+    });
 }
 
 // ---- install ---------------------------------------------------------------------------

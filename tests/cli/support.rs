@@ -251,6 +251,17 @@ pub fn kill_after(env: &Env, args: &[&str], after: std::time::Duration) -> bool 
     running
 }
 
+/// Wait for `ok` to hold (a detached capture finishes on its own time), polling every
+/// 100 ms; fail the test after 30 s, an anti-hang bound and not a measurement.
+#[track_caller]
+pub fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ok() {
+        assert!(std::time::Instant::now() < until, "{what}: not after 30s");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 pub const SESSION_A: &str = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
 pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
 
