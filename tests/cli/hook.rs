@@ -446,8 +446,7 @@ fn without_a_ledger_or_when_paused_the_hook_does_nothing() {
 
     make_ledger(&env);
     for off in [work.join(".peat/off"), env.path("off")] {
-        std::fs::create_dir_all(off.parent().unwrap()).unwrap();
-        std::fs::write(&off, "").unwrap();
+        write(&off, "");
         for ev in [&start, &stop] {
             let r = fire(&env, ev.clone());
             assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
@@ -726,8 +725,7 @@ fn install_merges_into_existing_claude_settings_and_is_idempotent() {
     let env = Env::new();
     let work = env.path("work");
     let settings = work.join(".claude/settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    std::fs::write(&settings, golden("claude-settings.before.json")).unwrap();
+    write(&settings, &golden("claude-settings.before.json"));
 
     let r = env.run(&["hook", "install"]).ok();
     assert!(
@@ -776,8 +774,7 @@ fn install_merges_into_existing_codex_hooks_and_says_to_trust_them() {
     let env = Env::new();
     let work = env.path("work");
     let hooks = work.join(".codex/hooks.json");
-    std::fs::create_dir_all(hooks.parent().unwrap()).unwrap();
-    std::fs::write(&hooks, golden("codex-hooks.before.json")).unwrap();
+    write(&hooks, &golden("codex-hooks.before.json"));
 
     let r = env.run(&["hook", "install", "--codex"]).ok();
     assert!(
@@ -828,8 +825,7 @@ fn install_local_writes_the_uncommitted_settings_file() {
 fn a_settings_file_that_is_not_json_is_refused_and_left_alone() {
     let env = Env::new();
     let settings = env.path("work/.claude/settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    std::fs::write(&settings, "{ \"permissions\": { \"allow\": [ }\n").unwrap();
+    write(&settings, "{ \"permissions\": { \"allow\": [ }\n");
     let r = env.run(&["hook", "install"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
@@ -866,8 +862,7 @@ fn check_says_what_is_missing_and_print_writes_nothing() {
 
     // Another tool's hooks only: peat's are missing on every event.
     let settings = env.path("work/.claude/settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    std::fs::write(&settings, golden("claude-settings.before.json")).unwrap();
+    write(&settings, &golden("claude-settings.before.json"));
     let r = env.run(&["hook", "install", "--check"]);
     assert_eq!(r.code, 1);
     assert!(
@@ -969,8 +964,7 @@ fn setup_wires_everything_imports_this_project_and_is_safe_twice() {
     let rollout = env.path(&format!(
         "home/.codex/sessions/2026/05/04/rollout-2026-05-04T12-15-02-{CODEX_ID}.jsonl"
     ));
-    std::fs::create_dir_all(rollout.parent().unwrap()).unwrap();
-    std::fs::write(&rollout, format!("{}\n", codex_lines(&work).join("\n"))).unwrap();
+    write(&rollout, &format!("{}\n", codex_lines(&work).join("\n")));
 
     let setup = |env: &Env| {
         Run::of(
