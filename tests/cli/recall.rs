@@ -21,6 +21,12 @@ fn run_with_model(env: &Env, data: &std::path::Path, args: &[&str]) -> crate::su
     crate::support::Run::of(model_cmd(env, data, args).output().unwrap())
 }
 
+/// Whether `v` (a `recall --json` answer) has hits and every one has `field` equal to `want`.
+fn every_hit(v: &serde_json::Value, field: &str, want: &str) -> bool {
+    let hits = v["hits"].as_array().unwrap();
+    !hits.is_empty() && hits.iter().all(|h| h[field] == want)
+}
+
 fn two_sessions(env: &Env) {
     let [a, b] = write_two_sessions(env);
     env.run(&["capture", &a, &b]).ok();
@@ -66,26 +72,12 @@ fn filters_narrow_recall_by_kind_and_session() {
         .run(&["recall", "sidebar", "--kind", "final", "--json"])
         .ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert!(
-        v["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|h| h["kind"] == "final"),
-        "{v}"
-    );
+    assert!(every_hit(&v, "kind", "final"), "{v}");
     let r = env
         .run(&["recall", "sidebar", "arm64", "--session", "3f6c", "--json"])
         .ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert!(
-        v["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|h| h["session"] == SESSION_A),
-        "{v}"
-    );
+    assert!(every_hit(&v, "session", SESSION_A), "{v}");
     let bad = env.run(&["recall", "x", "--kind", "bogus"]);
     assert_eq!(bad.code, 2);
 }
@@ -144,11 +136,7 @@ fn a_filtered_search_finds_a_match_ranked_below_the_unfiltered_top() {
         .ok();
     let v: serde_json::Value = serde_json::from_str(&unfiltered.stdout).unwrap();
     assert!(
-        v["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|h| h["session"] == SESSION_B),
+        every_hit(&v, "session", SESSION_B),
         "the buried match is not in the unfiltered top 60: {v}"
     );
     for filter in [
@@ -193,7 +181,7 @@ fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfilter
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let hits = v["hits"].as_array().unwrap();
     assert!(hits.len() >= 50, "{v}");
-    assert!(hits.iter().all(|h| h["session"] == SESSION_B), "{v}");
+    assert!(every_hit(&v, "session", SESSION_B), "{v}");
     let r = with_model(&[&q[..], &["--floor", "0", "--session", "3f6c", "--json"]].concat()).ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
