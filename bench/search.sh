@@ -22,14 +22,13 @@ mkdir -p "$TMP/empty-data"
 ledger() {
   local name=$1 sessions=$2 per=$3 data=$4 home="$TMP/$1"
   "$SYNTH" --out "$home" --sessions "$sessions" --events-per-session "$per" --days 120 --seed 7 2>/dev/null
-  local start end
+  local start events secs
   start=$(date +%s%N)
   HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$data" "$PEAT" import 2>"$TMP/$name.import"
-  end=$(date +%s%N)
-  local events
+  secs=$(secs_since "$start")
   events=$(grep -o '[0-9]* events' "$TMP/$name.import" | head -1 | grep -o '[0-9]*')
   echo "${name}_events: $events"
-  echo "${name}_import_s: $(python3 -c "print(round(($end-$start)/1e9, 2))")"
+  echo "${name}_import_s: $secs"
 }
 
 echo "== 44k-event ledger, keyword lane only"
