@@ -48,7 +48,8 @@ pub(crate) fn bounded(cmd: &mut Command, limit: Duration) -> Run {
     })
 }
 
-fn peat(env: &Env, args: &[&str]) -> Run {
+/// `peat ARGS` in `env`, killed and failed if it runs past a minute.
+pub(crate) fn peat(env: &Env, args: &[&str]) -> Run {
     bounded(env.cmd().args(args), Duration::from_secs(60))
 }
 

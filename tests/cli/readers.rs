@@ -7,15 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::faults::bounded;
-use crate::support::{Claude, Env, Run, SESSION_A};
+use crate::faults::{bounded, peat};
+use crate::support::{Claude, Env, SESSION_A};
 
 /// The session the long capture writes.
 const BIG: &str = "b16b16b1-0000-4000-8000-0000000000b1";
-
-fn peat(env: &Env, args: &[&str]) -> Run {
-    bounded(env.cmd().args(args), Duration::from_secs(60))
-}
 
 /// Capture one small session into the store.
 fn small_store(env: &Env) {
