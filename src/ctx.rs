@@ -99,7 +99,11 @@ impl Ctx {
             })),
             Err(_) => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
         };
-        let who: Vec<String> = std::env::args().take(3).collect();
+        // `args()` would panic on a word that is not UTF-8 (a file's name may not be).
+        let who: Vec<String> = std::env::args_os()
+            .take(3)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let dir = |k: &str, default: &str| {
             std::env::var_os(k)

@@ -127,7 +127,7 @@ fn with_spool(
     let mut spooled = spool::pending(store);
     let mut out = Vec::new();
     for file in files {
-        let real = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let real = spool::canonical(file);
         let at = spooled.iter().position(|s| s.transcript == real);
         out.push((file.to_path_buf(), at.map(|i| spooled.remove(i)), true));
     }

@@ -102,9 +102,8 @@ fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
 
 /// Where this person's harness reads hooks and skills for every project.
 fn user_level(ctx: &Ctx, harness: Harness) -> install::UserLevel {
-    let (claude_home, codex_home) = super::import::harness_homes(ctx);
     let home = ctx.home.clone().unwrap_or_default();
-    install::UserLevel::of(harness, &claude_home, &codex_home, &home)
+    install::UserLevel::of(harness, &ctx.claude_home, &ctx.codex_home, &home)
 }
 
 /// Create the ledger if there is none, so the hooks record from the first session on.

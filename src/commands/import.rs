@@ -157,18 +157,11 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
     Ok(done)
 }
 
-/// Where Claude Code and Codex keep their files: `$CLAUDE_CONFIG_DIR` or `~/.claude`, and
-/// `$CODEX_HOME` or `~/.codex`.
-pub fn harness_homes(ctx: &Ctx) -> (PathBuf, PathBuf) {
-    (ctx.claude_home.clone(), ctx.codex_home.clone())
-}
-
 fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
-    let (claude, codex) = harness_homes(ctx);
     [
-        claude.join("projects"),
-        codex.join("sessions"),
-        codex.join("archived_sessions"),
+        ctx.claude_home.join("projects"),
+        ctx.codex_home.join("sessions"),
+        ctx.codex_home.join("archived_sessions"),
     ]
     .into_iter()
     .filter(|p| p.is_dir())

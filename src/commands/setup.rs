@@ -36,9 +36,9 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         ignore_desk(ctx, root);
     }
 
-    let (claude_home, codex_home) = super::import::harness_homes(ctx);
+    let (claude_home, codex_home) = (&ctx.claude_home, &ctx.codex_home);
     let entry = install::entry(&install::this_hook_command(ctx));
-    for harness in agents_present(&root, &claude_home, &codex_home) {
+    for harness in agents_present(&root, claude_home, codex_home) {
         install_harness(ctx, harness, &root, &entry)?;
     }
 
@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         fetch_model(ctx);
     }
 
-    let files = project_transcripts(&root, &claude_home, &codex_home);
+    let files = project_transcripts(&root, claude_home, codex_home);
     let done = super::import::import_files(ctx, files)?;
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 

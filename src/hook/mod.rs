@@ -515,15 +515,24 @@ fn spawn_capture(
         log(ctx, tag, &format!("cannot spool the closing message: {e}"));
         in_env = Some(crate::event::cap(&m, ENV_TEXT_MAX));
     }
-    if let Ok(false) = spool::claim(store, main) {
-        // A capture of this transcript is already waiting: it reads the file to its end
-        // and the spool once it has the lock.
-        return Ok(());
-    }
+    // A capture already waiting for this transcript reads the file to its end and the
+    // spool once it has the lock: no other is started. A message that could not be
+    // spooled reaches only the capture started with it, so that one always starts, and
+    // leaves the claim to the waiting capture.
+    let claimed = in_env.is_none()
+        && match spool::claim(store, main) {
+            Ok(false) => return Ok(()),
+            Ok(true) => true,
+            Err(_) => false,
+        };
     args.push("--".into());
     args.extend(transcripts.iter().map(|p| p.clone().into_os_string()));
     let log = open_log(&ctx.location.desk);
-    let started = |child: std::process::Child| spool::waiter(store, main, child.id());
+    let started = |child: std::process::Child| {
+        if claimed {
+            spool::waiter(store, main, child.id())
+        }
+    };
     spawn_niced(exe, |cmd| {
         cmd.args(&args)
             .env("PEAT_DB", &ctx.location.store)
@@ -548,7 +557,9 @@ fn spawn_capture(
     })
     .map(started)
     .map_err(|e| {
-        spool::release(store, main);
+        if claimed {
+            spool::release(store, main);
+        }
         format!("cannot start {} capture: {e}", exe.display())
     })
 }

@@ -27,11 +27,20 @@ fn dir(store: &Path) -> PathBuf {
     store.join("spool")
 }
 
+/// A transcript's path as the spool records it: canonical where it can be resolved.
+pub fn canonical(transcript: &Path) -> PathBuf {
+    fs::canonicalize(transcript).unwrap_or_else(|_| transcript.to_path_buf())
+}
+
 /// The spool's name for a transcript: a hash of its canonical path.
 fn key(transcript: &Path) -> String {
+    key_of(&canonical(transcript))
+}
+
+/// The spool's name for a path already made [`canonical`] (as a [`Spooled`] holds it).
+fn key_of(canonical: &Path) -> String {
     use sha2::Digest;
-    let path = fs::canonicalize(transcript).unwrap_or_else(|_| transcript.to_path_buf());
-    let digest = sha2::Sha256::digest(path.to_string_lossy().as_bytes());
+    let digest = sha2::Sha256::digest(canonical.to_string_lossy().as_bytes());
     digest[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -41,10 +50,10 @@ pub fn put(store: &Path, transcript: &Path, final_msg: &str) -> io::Result<()> {
     let dir = dir(store);
     fs::create_dir_all(&dir)?;
     let entry = Spooled {
-        transcript: fs::canonicalize(transcript).unwrap_or_else(|_| transcript.to_path_buf()),
+        transcript: canonical(transcript),
         final_msg: final_msg.to_string(),
     };
-    let name = key(transcript);
+    let name = key_of(&entry.transcript);
     let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
     fs::write(&tmp, serde_json::to_vec(&entry).unwrap_or_default())?;
     fs::rename(&tmp, dir.join(format!("{name}.final")))
@@ -66,7 +75,8 @@ pub fn pending(store: &Path) -> Vec<Spooled> {
 
 /// `entry` was recorded: remove it, unless a newer message replaced it meanwhile.
 pub fn done(store: &Path, entry: &Spooled) {
-    let path = dir(store).join(format!("{}.final", key(&entry.transcript)));
+    // Named as `put` named it, even if the path resolves differently since.
+    let path = dir(store).join(format!("{}.final", key_of(&entry.transcript)));
     let current: Option<Spooled> = fs::read(&path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());

@@ -30,7 +30,8 @@ pub struct StoreLock {
 
 impl Drop for StoreLock {
     fn drop(&mut self) {
-        // Leave no stale holder line behind; the unlock itself happens when the file closes.
+        // Leave no stale holder line behind; the unlock itself happens when `_dir` closes,
+        // after this (fields drop after `drop`), so no new holder's line is ever erased.
         let _ = self.file.set_len(0);
     }
 }
@@ -50,7 +51,8 @@ pub enum LockError {
     },
 }
 
-/// Take the lock of the store holding `path` (its `lock` file), waiting up to `wait`. `who` says what this process is doing.
+/// Take the lock of the store holding `path` (its `lock` file), waiting up to `wait`. `who`
+/// says what this process is doing.
 /// `on_wait` is called once if the lock is not free at first.
 pub fn acquire(
     path: &Path,

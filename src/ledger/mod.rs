@@ -749,8 +749,10 @@ fn read_hint(path: &Path) -> Option<u64> {
 impl Drop for Ledger {
     fn drop(&mut self) {
         // Best effort: a failed flush leaves a longer journal, never lost data. After a
-        // failed write fjall is poisoned and a flush would never finish.
+        // failed write fjall is poisoned and a flush would never finish. The umask goes
+        // back either way: the process may go on to write files that are not the store's.
         if self.failed.get() {
+            private::restore_umask(self.umask);
             return;
         }
         let _ = self.settle();

@@ -622,3 +622,19 @@ fn long_texts_are_kept_whole_and_their_last_words_are_found() {
     let shown = env.run(&["show", "3f6c"]).ok();
     assert!(shown.stdout.len() < 4_000, "{} bytes", shown.stdout.len());
 }
+
+#[cfg(unix)]
+#[test]
+fn a_transcript_whose_name_is_not_utf8_is_captured() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    let t = env
+        .path("t")
+        .with_file_name(std::ffi::OsStr::from_bytes(b"t-\xff.jsonl"));
+    Claude::session_of(SESSION_A, 1).write(&t);
+    let mut c = env.cmd();
+    c.arg("capture").arg(&t);
+    let r = Run::with_stdin(&mut c, Vec::new());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("captured"), "{}", r.stderr);
+}

@@ -459,6 +459,44 @@ fn without_a_ledger_or_when_paused_the_hook_does_nothing() {
 }
 
 #[test]
+fn a_closing_message_that_cannot_be_spooled_is_captured_though_another_capture_waits() {
+    let env = Env::new();
+    make_ledger(&env);
+    let work = env.path("work");
+    let t = env.path("t.jsonl");
+    let lines = claude_lines(SESSION_A, 1, &work);
+    append(&t, &lines[..lines.len() - 1]);
+    // The spool's name for the transcript (a hash of its canonical path).
+    let key: String = {
+        use sha2::Digest;
+        let real = std::fs::canonicalize(&t).unwrap();
+        let digest = sha2::Sha256::digest(real.to_string_lossy().as_bytes());
+        digest[..12].iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let spool = env.store().join("spool");
+    // A folder where the message would go: spooling it fails.
+    std::fs::create_dir_all(spool.join(format!("{key}.final/in-the-way"))).unwrap();
+    // A capture of this transcript already waits (a live pid: this test's), and it would
+    // find no message in the spool.
+    std::fs::write(
+        spool.join(format!("{key}.waiting")),
+        std::process::id().to_string(),
+    )
+    .unwrap();
+    let r = fire(
+        &env,
+        json!({"hook_event_name": "Stop", "session_id": SESSION_A, "transcript_path": t, "cwd": work,
+               "stop_hook_active": false, "last_assistant_message": "Closing words, never spooled."}),
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    wait_for(
+        &env,
+        "the closing message carried in the environment",
+        |rows| has_text(rows, "FinalMsg", "Closing words, never spooled."),
+    );
+}
+
+#[test]
 fn eight_stop_hooks_at_once_lose_nothing() {
     let env = Env::new();
     make_ledger(&env);
