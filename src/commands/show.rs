@@ -356,13 +356,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             } else {
                 ""
             };
-            let mut s = format!(
-                "{path} [{}]{failed}\n",
-                serde_json::to_value(op)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            );
+            let mut s = format!("{path} [{}]{failed}\n", crate::event::serde_plain(op));
             match change {
                 Some(c) => s.push_str(&crate::diff::unified(path, c)),
                 None => s.push_str("(what the edit wrote was not recorded)\n"),
@@ -381,10 +375,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             let on = branch
                 .as_deref()
                 .map_or(String::new(), |b| format!(" on {b}"));
-            let vcs = match vcs {
-                crate::event::Vcs::Git => "git",
-                crate::event::Vcs::Jj => "jj",
-            };
+            let vcs = crate::event::serde_plain(vcs);
             format!("{vcs} commit {hash}{on}\n{message}")
         }
         Event::Obs {
