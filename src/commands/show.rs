@@ -94,12 +94,7 @@ pub fn resolve(ledger: &Ledger, prefix: &str) -> Result<SessionId, CliError> {
 
 /// As [`resolve`], among the sessions the views know: no ledger read.
 pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
-    let all = views
-        .tables
-        .all_sessions()?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect();
+    let all = views.tables.session_ids()?;
     explain(prefix, crate::session::pick(all, prefix))
 }
 
