@@ -12,7 +12,7 @@
 //! views alone (the sessions, steps, files and changes views), never the ledger.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use crate::change::Change;
 use crate::event::SessionId;
@@ -264,21 +264,12 @@ fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewEr
     if total == 0 {
         return Ok(Vec::new());
     }
-    // The recorded paths each of the commit's files can be: those ending in its path.
-    let mut paths: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for (rel, _) in &wanted {
-        let found = paths_for_relative(views, rel)?;
-        if !found.is_empty() {
-            paths.insert(rel, found);
-        }
-    }
     let mut matched: BTreeMap<SessionId, (usize, Option<(i64, u32)>)> = BTreeMap::new();
     for (rel, lines) in &wanted {
-        let Some(recorded) = paths.get(rel) else {
-            continue;
-        };
+        // The recorded paths the commit's file can be: those ending in its path.
+        let recorded = paths_for_relative(views, rel)?;
         let mut by_session: BTreeMap<SessionId, (HashSet<String>, (i64, u32))> = BTreeMap::new();
-        for (e, change) in applied_changes(views, recorded)? {
+        for (e, change) in applied_changes(views, &recorded)? {
             let entry = by_session
                 .entry(e.session.clone())
                 .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));

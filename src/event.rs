@@ -363,7 +363,8 @@ impl Event {
     }
 }
 
-fn serde_plain<T: Serialize>(v: &T) -> String {
+/// A value as its serialized name: a unit variant as its bare snake_case word.
+pub(crate) fn serde_plain<T: Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(other) => other.to_string(),

@@ -187,19 +187,18 @@ pub fn steps_of(
             failed,
             more,
         } => {
-            let sized = size;
             let mut steps = vec![Step::Edit {
                 path: path.clone(),
                 op: *op,
                 failed: *failed,
-                size: sized(change)?,
+                size: size(change)?,
             }];
             for t in more {
                 steps.push(Step::Edit {
                     path: t.path.clone(),
                     op: t.op,
                     failed: *failed,
-                    size: sized(&t.change)?,
+                    size: size(&t.change)?,
                 });
             }
             Ok(steps)

@@ -109,27 +109,25 @@ pub fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
     }
     let repo = Repo::find(cwd)?;
     if repo.git && hex {
+        // One run resolves and describes: `^{commit}` refuses a prefix that is ambiguous or
+        // names no commit, and the signature check a config may ask for stays off stdout.
         let spec = format!("{rev}^{{commit}}");
-        let full = git(
+        let shown = git(
             &repo.root,
             &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
+                "show",
+                "-s",
+                "--no-show-signature",
+                "--format=%H%n%ct%n%s",
                 "--end-of-options",
                 &spec,
             ],
         )?;
-        let full = full.trim();
+        let mut lines = shown.lines();
+        let full = lines.next()?.trim();
         if !is_hex(full) {
             return None;
         }
-        let shown = git(
-            &repo.root,
-            &["show", "-s", "--format=%ct%n%s", "--end-of-options", full],
-        )
-        .unwrap_or_default();
-        let mut lines = shown.lines();
         let ts_ms = lines
             .next()
             .and_then(|s| s.trim().parse::<i64>().ok())

@@ -94,13 +94,15 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         return super::recall::print(ctx, &result, cutoff);
     }
     let sessions = past.views.tables.all_sessions()?;
+    let count = sessions.len();
     let days = past.views.tables.all_days()?;
-    let last = past.views.summaries()?.into_iter().next();
+    // Only the newest session's texts are read, not every one's.
+    let last = super::show::newest(sessions).map(|(s, r)| past.views.summary(s, r));
     let summary = Summary {
         date: date.clone(),
         cutoff_ms: cutoff,
         events: past.events,
-        sessions: sessions.len(),
+        sessions: count,
         days: days.len(),
         last_session: last,
     };

@@ -2,7 +2,6 @@ use clap::Args;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::Path;
 
 use crate::blame::{Blame, LineOrigin, blame, blame_at};
 use crate::change::Change;
@@ -70,12 +69,12 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
             )),
         );
     }
-    let abs = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    // A file, never a directory: one that is not a file now was refused above.
     let wanted = Wanted {
-        rel: repo_relative(ctx, &abs),
-        abs: abs.to_string_lossy().into_owned(),
         dir: false,
+        ..super::file::wanted(ctx, &args.file)
     };
+    let abs = std::path::PathBuf::from(&wanted.abs);
     // Only `--at SESSION:SEQ` reads the ledger (that event's time); otherwise the views
     // answer, beside a writer too.
     let at_event = args
@@ -145,9 +144,8 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         let known = paths.len();
         for earlier in crate::vcs::earlier_paths(&abs, since) {
             let earlier = Wanted {
-                rel: repo_relative(ctx, &earlier),
-                abs: earlier.to_string_lossy().into_owned(),
                 dir: false,
+                ..super::file::wanted(ctx, &earlier.to_string_lossy())
             };
             paths.extend(recorded_paths(&views, &earlier)?);
         }
@@ -305,16 +303,6 @@ fn parse_range(s: &str) -> Result<(usize, usize), CliError> {
         }
         None => num(s).map(|n| (n, n)).ok_or_else(bad),
     }
-}
-
-/// The path relative to the repository root, when it lies inside it.
-fn repo_relative(ctx: &Ctx, abs: &Path) -> Option<String> {
-    let root = ctx.location.root.as_deref()?;
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    abs.strip_prefix(root)
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|r| !r.is_empty())
 }
 
 /// How many of `edits` (ledger order) had happened at the moment `when` names.

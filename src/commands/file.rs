@@ -164,10 +164,7 @@ fn print(
 }
 
 fn op_label(op: TouchOp) -> String {
-    match serde_json::to_value(op) {
-        Ok(serde_json::Value::String(s)) => s.replace('_', "-"),
-        _ => "touch".to_string(),
-    }
+    crate::event::serde_plain(&op).replace('_', "-")
 }
 
 #[cfg(test)]

@@ -103,10 +103,7 @@ fn print_entry(
             failed,
             size,
         } => {
-            let op = serde_json::to_value(op)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
+            let op = crate::event::serde_plain(op);
             let failed = if *failed { " (failed)" } else { "" };
             (
                 "  ✎",

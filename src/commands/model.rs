@@ -12,6 +12,7 @@ use crate::embed::onnx::{OnnxEmbedder, Optimization, Tuning};
 use crate::embed::prepared::{self, Prepared};
 use crate::embed::{EmbedError, Embedder, LoadTimings, Profile, pinned};
 use crate::error::CliError;
+use crate::ladder::noun;
 
 /// Fetch, verify and inspect the pinned embedding model
 ///
@@ -553,9 +554,9 @@ fn pass_lock(store: &std::path::Path) -> Result<std::fs::File, CliError> {
 /// After a write from a terminal: start the embedding pass, and say so.
 pub fn start_pass_after_write(ctx: &Ctx, queued: usize) {
     if start_pass(ctx, queued) && ctx.ui.stderr_tty {
-        let texts = if queued == 1 { "text" } else { "texts" };
         ctx.ui.note(&format!(
-            "peat: embedding {queued} {texts} in the background for the semantic lane (`peat model status` shows the backlog)"
+            "peat: embedding {} in the background for the semantic lane (`peat model status` shows the backlog)",
+            noun(queued as i64, "text")
         ));
     }
 }
@@ -650,9 +651,9 @@ fn run_embed(ctx: &Ctx, args: &EmbedArgs) -> Result<u8, CliError> {
     if !args.background && embedded == 0 {
         ctx.ui.note("peat: nothing waits to be embedded");
     } else if !args.background {
-        let texts = if embedded == 1 { "text" } else { "texts" };
         ctx.ui.note(&format!(
-            "peat: embedded {embedded} {texts} in {:.1}s; nothing waits",
+            "peat: embedded {} in {:.1}s; nothing waits",
+            noun(embedded as i64, "text"),
             started.elapsed().as_secs_f64()
         ));
     }

@@ -70,15 +70,21 @@ pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
 
 /// The session with the newest activity (a subagent's counts as its parent's).
 fn latest(views: &Views) -> Result<SessionId, CliError> {
-    let newest = views
-        .summaries()?
-        .into_iter()
-        .map(|s| s.rollup.parent.unwrap_or(s.session))
-        .next();
+    let newest = newest(views.tables.all_sessions()?).map(|(s, r)| r.parent.unwrap_or(s));
     newest.ok_or_else(|| {
         CliError::user("no sessions in the record yet")
             .hint("`peat import` captures the transcripts already on this machine.")
     })
+}
+
+/// The session whose last activity is newest (ties: the smaller id), as
+/// [`Views::summaries`] orders them first, without reading every session's texts.
+pub fn newest(
+    sessions: Vec<(SessionId, crate::session::SessionRollup)>,
+) -> Option<(SessionId, crate::session::SessionRollup)> {
+    sessions
+        .into_iter()
+        .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
 }
 
 /// The session a prefix names, or an error that says what to type instead.
@@ -88,12 +94,7 @@ pub fn resolve(ledger: &Ledger, prefix: &str) -> Result<SessionId, CliError> {
 
 /// As [`resolve`], among the sessions the views know: no ledger read.
 pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
-    let all = views
-        .tables
-        .all_sessions()?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect();
+    let all = views.tables.session_ids()?;
     explain(prefix, crate::session::pick(all, prefix))
 }
 
@@ -356,13 +357,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             } else {
                 ""
             };
-            let mut s = format!(
-                "{path} [{}]{failed}\n",
-                serde_json::to_value(op)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            );
+            let mut s = format!("{path} [{}]{failed}\n", crate::event::serde_plain(op));
             match change {
                 Some(c) => s.push_str(&crate::diff::unified(path, c)),
                 None => s.push_str("(what the edit wrote was not recorded)\n"),
@@ -381,10 +376,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             let on = branch
                 .as_deref()
                 .map_or(String::new(), |b| format!(" on {b}"));
-            let vcs = match vcs {
-                crate::event::Vcs::Git => "git",
-                crate::event::Vcs::Jj => "jj",
-            };
+            let vcs = crate::event::serde_plain(vcs);
             format!("{vcs} commit {hash}{on}\n{message}")
         }
         Event::Obs {
@@ -414,5 +406,34 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             s
         }
         other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.summary()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::SessionRollup;
+
+    #[test]
+    fn the_newest_session_is_the_latest_activity_and_on_a_tie_the_smaller_id() {
+        let at = |id: &str, end: Option<i64>| {
+            (
+                SessionId(id.into()),
+                SessionRollup {
+                    end_ms: end,
+                    ..SessionRollup::default()
+                },
+            )
+        };
+        let pick = |all: Vec<(SessionId, SessionRollup)>| newest(all).map(|(s, _)| s.0);
+        assert_eq!(pick(vec![]), None);
+        assert_eq!(
+            pick(vec![at("a", Some(1)), at("b", Some(3)), at("c", None)]),
+            Some("b".into())
+        );
+        assert_eq!(
+            pick(vec![at("d", Some(3)), at("b", Some(3)), at("c", Some(2))]),
+            Some("b".into())
+        );
     }
 }

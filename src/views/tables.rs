@@ -246,6 +246,14 @@ impl Tables {
             .map(move |r| r.map(|(k, v)| (k[skip..].to_vec(), v)))
     }
 
+    /// Every session's id, in id order, without decoding a rollup: what resolving a prefix
+    /// needs.
+    pub fn session_ids(&self) -> Result<Vec<SessionId>, ViewError> {
+        self.rows(Table::Sessions, b"")
+            .map(|r| Ok(SessionId(String::from_utf8_lossy(&r?.0).into_owned())))
+            .collect()
+    }
+
     /// Every session's rollup, in id order.
     pub fn all_sessions(&self) -> Result<Vec<(SessionId, SessionRollup)>, ViewError> {
         self.rows(Table::Sessions, b"")
