@@ -630,15 +630,17 @@ impl Views {
             if fault::active(Fault::DropToolCalls) && matches!(env.kind, Event::ToolCall { .. }) {
                 continue;
             }
+            // Each lane reads the event's text from one row (a copy of a text that may be
+            // tens of KB).
+            let row = TextRow::of(env.ts_ms, &env.kind);
             if tables {
                 let day = self.day_of(env.ts_ms);
-                fold.pending
-                    .fold(&self.tables, blobs, id, env, sign, &day)?;
+                let event = (id, env, row.as_ref());
+                fold.pending.fold(&self.tables, blobs, event, sign, &day)?;
                 if fault::active(Fault::ApplyTwice) {
-                    fold.pending
-                        .fold(&self.tables, blobs, id, env, sign, &day)?;
+                    fold.pending.fold(&self.tables, blobs, event, sign, &day)?;
                 }
-                if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
+                if let Some(row) = row.as_ref().filter(|r| r.dense()) {
                     let key = event_key(&id.session, id.seq);
                     if sign > 0 {
                         fold.vectors.add(key, row.embed_text());
@@ -652,7 +654,7 @@ impl Views {
                     if !fault::active(Fault::SkipKeywordRetract) {
                         self.keyword.retract(id)?;
                     }
-                } else if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
+                } else if let Some(row) = &row {
                     self.keyword.add(
                         id,
                         &TextDoc {
