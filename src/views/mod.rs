@@ -453,6 +453,7 @@ impl Views {
             lock,
         } = self;
         drop((keyword, vectors, tables, meta, db));
+        fault::paused();
         let lock = lock
             .pause(VIEWS_WAIT, "writing the views")
             .map_err(|e| ViewError::Ledger(e.into()))?;
