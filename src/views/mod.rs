@@ -363,9 +363,10 @@ impl Views {
         let Some(cur) = stored else { return Ok(None) };
         let v = Views::at(ledger.path(), (db, meta, lock), cur, tz)?;
         // Beside a writer nothing is written, not even a missing stamp.
-        let why = match ledger.is_locked() {
-            true => stamp::misfit(&v, ledger)?,
-            false => stamp::unfit(&v, ledger)?,
+        let why = if ledger.is_locked() {
+            stamp::misfit(&v, ledger)?
+        } else {
+            stamp::unfit(&v, ledger)?
         };
         Ok(why.is_none().then_some(v))
     }

@@ -222,6 +222,7 @@ impl VectorLane {
     pub fn store(&self, model: &str, done: Embedded) -> Result<usize, ViewError> {
         let mut writes = Writes::new();
         let mut cache_writes = Writes::new();
+        let mut stored = 0;
         for (key, text, v) in done.items {
             let bytes = to_bytes(&v);
             let qk = queue_key(&key);
@@ -231,10 +232,10 @@ impl VectorLane {
             {
                 writes.insert(qk, None);
                 writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
+                stored += 1;
             }
             cache_writes.insert(cache_key(model, &text), Some(bytes));
         }
-        let stored = writes.len() / 2;
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         super::tables::ingest(&self.cache, cache_writes)?;
         super::tables::ingest(&self.vectors, writes)?;
