@@ -8,14 +8,24 @@ use serde_json::Value;
 /// At most this many numbers are rewritten in one line (each costs a re-parse).
 const MAX_REWRITES: usize = 16;
 
+/// `text` parsed as JSON, each out-of-range number kept as its text; `None` when it does
+/// not parse for any other reason.
+pub fn parse(text: &str) -> Option<Value> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => Some(v),
+        Err(e) if out_of_range(&e) => parse_keeping_text(text, &e),
+        Err(_) => None,
+    }
+}
+
 /// Whether `e` is serde_json's out-of-range number error.
-pub fn out_of_range(e: &serde_json::Error) -> bool {
+fn out_of_range(e: &serde_json::Error) -> bool {
     e.to_string().starts_with("number out of range")
 }
 
 /// Parse `text`, which failed with `first` (an out-of-range number), keeping every
 /// out-of-range number as the text of its digits. `None` when it still does not parse.
-pub fn parse_keeping_text(text: &str, first: &serde_json::Error) -> Option<Value> {
+fn parse_keeping_text(text: &str, first: &serde_json::Error) -> Option<Value> {
     let mut line = text.to_string();
     let mut err = (first.line(), first.column());
     for _ in 0..MAX_REWRITES {
@@ -65,14 +75,6 @@ fn quote_number_at(text: &str, (line, column): (usize, usize)) -> Option<String>
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn parse(text: &str) -> Option<Value> {
-        match serde_json::from_str::<Value>(text) {
-            Ok(v) => Some(v),
-            Err(e) if out_of_range(&e) => parse_keeping_text(text, &e),
-            Err(_) => None,
-        }
-    }
 
     #[test]
     fn an_out_of_range_number_is_kept_as_its_text() {

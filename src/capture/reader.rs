@@ -240,16 +240,8 @@ pub fn classify_line(raw: &[u8]) -> Parsed {
     if text.is_empty() {
         return Parsed::Blank;
     }
-    match serde_json::from_str(text) {
-        Ok(v @ serde_json::Value::Object(_)) => return Parsed::Json(v),
-        Err(e) if super::bignum::out_of_range(&e) => {
-            if let Some(v @ serde_json::Value::Object(_)) =
-                super::bignum::parse_keeping_text(text, &e)
-            {
-                return Parsed::Json(v);
-            }
-        }
-        _ => {}
+    if let Some(v @ serde_json::Value::Object(_)) = super::bignum::parse(text) {
+        return Parsed::Json(v);
     }
     // Unsynchronized writers splice records: `{"a":…tru}{"b":…}`. Keep the last whole one.
     let mut from = 0;

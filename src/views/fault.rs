@@ -28,9 +28,9 @@ pub enum Fault {
     KeepStaleChanges,
 }
 
-pub use switch::{active, chunk, flush_fails};
+pub use switch::{active, chunk, flush_fails, paused};
 #[cfg(test)]
-pub use switch::{fail_flush_in, inject, set_chunk};
+pub use switch::{fail_flush_in, inject, pauses, set_chunk};
 
 #[cfg(test)]
 mod switch {
@@ -41,6 +41,7 @@ mod switch {
         static ON: Cell<Option<Fault>> = const { Cell::new(None) };
         static FAIL_IN: Cell<Option<usize>> = const { Cell::new(None) };
         static CHUNK: Cell<Option<usize>> = const { Cell::new(None) };
+        static PAUSES: Cell<usize> = const { Cell::new(0) };
     }
 
     /// Turns `fault` on for this thread until the guard drops.
@@ -91,6 +92,16 @@ mod switch {
     pub fn chunk(default: usize) -> usize {
         CHUNK.with(|c| c.get()).unwrap_or(default)
     }
+
+    /// Counts a fold pausing for a reader (so a test can prove its readers made it pause).
+    pub fn paused() {
+        PAUSES.with(|c| c.set(c.get() + 1));
+    }
+
+    /// How many times folds on this thread paused for a reader.
+    pub fn pauses() -> usize {
+        PAUSES.with(Cell::get)
+    }
 }
 
 #[cfg(not(test))]
@@ -108,4 +119,6 @@ mod switch {
     pub fn chunk(default: usize) -> usize {
         default
     }
+
+    pub fn paused() {}
 }

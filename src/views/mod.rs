@@ -189,6 +189,18 @@ struct Current {
     tz: String,
 }
 
+impl Current {
+    /// Generation `generation` of this schema, for `model` in `tz`.
+    fn of(generation: u32, model: Option<&str>, tz: &jiff::tz::TimeZone) -> Current {
+        Current {
+            generation,
+            schema: VIEW_SCHEMA,
+            model: model.map(str::to_string),
+            tz: tz.iana_name().unwrap_or("local").to_string(),
+        }
+    }
+}
+
 /// Take the views lock of the store at `store` (see [`crate::ledger::lock`]), for `who`.
 pub fn lock(store: &Path, who: &str) -> Result<ViewsLock, ViewError> {
     ViewsLock::acquire(store, VIEWS_WAIT, who).map_err(|e| ViewError::Ledger(e.into()))
@@ -253,13 +265,7 @@ impl Views {
     ) -> Result<Views, ViewError> {
         let lock = lock(ledger.path(), "writing the views")?;
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
-        let tz_name = tz.iana_name().unwrap_or("local").to_string();
-        let want = |generation| Current {
-            generation,
-            schema: VIEW_SCHEMA,
-            model: model.id.clone(),
-            tz: tz_name.clone(),
-        };
+        let want = |generation| Current::of(generation, model.id.as_deref(), &tz);
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
                 let v = Views::at(ledger.path(), (db, meta, lock), cur.clone(), tz.clone())?;
@@ -331,13 +337,7 @@ impl Views {
         else {
             return Ok(None);
         };
-        let want = Current {
-            generation: cur.generation,
-            schema: VIEW_SCHEMA,
-            model: model.map(str::to_string),
-            tz: tz.iana_name().unwrap_or("local").to_string(),
-        };
-        if cur != want
+        if cur != Current::of(cur.generation, model, &tz)
             || !keyword_dir(store, cur.generation)
                 .join("meta.json")
                 .exists()
@@ -363,9 +363,10 @@ impl Views {
         let Some(cur) = stored else { return Ok(None) };
         let v = Views::at(ledger.path(), (db, meta, lock), cur, tz)?;
         // Beside a writer nothing is written, not even a missing stamp.
-        let why = match ledger.is_locked() {
-            true => stamp::misfit(&v, ledger)?,
-            false => stamp::unfit(&v, ledger)?,
+        let why = if ledger.is_locked() {
+            stamp::misfit(&v, ledger)?
+        } else {
+            stamp::unfit(&v, ledger)?
         };
         Ok(why.is_none().then_some(v))
     }
@@ -391,12 +392,7 @@ impl Views {
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
         let fresh = Fresh {
-            want: Current {
-                generation: 1,
-                schema: VIEW_SCHEMA,
-                model: model.id.clone(),
-                tz: tz.iana_name().unwrap_or("local").to_string(),
-            },
+            want: Current::of(1, model.id.as_deref(), &tz),
             old: None,
             borrow_cache: Some(&cache_of.vectors),
         };
@@ -413,12 +409,7 @@ impl Views {
         let lock = lock(ledger.path(), "rebuilding the views")?;
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
-        let want = Current {
-            generation,
-            schema: VIEW_SCHEMA,
-            model: model.id.clone(),
-            tz: tz.iana_name().unwrap_or("local").to_string(),
-        };
+        let want = Current::of(generation, model.id.as_deref(), &tz);
         let fresh = Fresh {
             want,
             old: stored,
@@ -463,6 +454,7 @@ impl Views {
             lock,
         } = self;
         drop((keyword, vectors, tables, meta, db));
+        fault::paused();
         let lock = lock
             .pause(VIEWS_WAIT, "writing the views")
             .map_err(|e| ViewError::Ledger(e.into()))?;
@@ -630,15 +622,17 @@ impl Views {
             if fault::active(Fault::DropToolCalls) && matches!(env.kind, Event::ToolCall { .. }) {
                 continue;
             }
+            // Each lane reads the event's text from one row (a copy of a text that may be
+            // tens of KB).
+            let row = TextRow::of(env.ts_ms, &env.kind);
             if tables {
                 let day = self.day_of(env.ts_ms);
-                fold.pending
-                    .fold(&self.tables, blobs, id, env, sign, &day)?;
+                let event = (id, env, row.as_ref());
+                fold.pending.fold(&self.tables, blobs, event, sign, &day)?;
                 if fault::active(Fault::ApplyTwice) {
-                    fold.pending
-                        .fold(&self.tables, blobs, id, env, sign, &day)?;
+                    fold.pending.fold(&self.tables, blobs, event, sign, &day)?;
                 }
-                if let Some(row) = TextRow::of(env.ts_ms, &env.kind).filter(TextRow::dense) {
+                if let Some(row) = row.as_ref().filter(|r| r.dense()) {
                     let key = event_key(&id.session, id.seq);
                     if sign > 0 {
                         fold.vectors.add(key, row.embed_text());
@@ -652,7 +646,7 @@ impl Views {
                     if !fault::active(Fault::SkipKeywordRetract) {
                         self.keyword.retract(id)?;
                     }
-                } else if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
+                } else if let Some(row) = &row {
                     self.keyword.add(
                         id,
                         &TextDoc {

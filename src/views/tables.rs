@@ -404,13 +404,13 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Fold `env` (the event at `id`) in with `sign` +1, or back out with -1.
+    /// Fold `env` (the event at `id`, whose searchable text is `text`, see [`TextRow::of`])
+    /// in with `sign` +1, or back out with -1.
     pub fn fold(
         &mut self,
         tables: &Tables,
         blobs: Blobs<'_>,
-        id: &EventId,
-        env: &Envelope,
+        (id, env, text): (&EventId, &Envelope, Option<&TextRow>),
         sign: i64,
         day: &str,
     ) -> Result<(), ViewError> {
@@ -430,12 +430,14 @@ impl Pending {
         stats.apply(env, sign);
 
         let key = event_key(&id.session, id.seq);
-        if let Some(row) = TextRow::of(env.ts_ms, &env.kind) {
+        if let Some(row) = text {
             self.texts.insert(
                 tkey(Table::Texts, &key),
-                (sign > 0).then(|| encode_json(&row)),
+                (sign > 0).then(|| encode_json(row)),
             );
         }
+        // What each edit's change blob adds and removes (read once, for the changes table).
+        let mut sizes: HashMap<BlobId, crate::diff::Size> = HashMap::new();
         if let Event::FileTouch {
             path,
             op,
@@ -458,6 +460,11 @@ impl Pending {
                     Some(blob) if sign > 0 => blobs(&blob)?,
                     _ => None,
                 };
+                // The step below is sized from the same bytes: each blob is read once.
+                if let (Some(blob), Some(b)) = (change, &bytes) {
+                    let size = serde_json::from_slice(b).map(|c| crate::diff::size(&c));
+                    sizes.insert(blob, size.unwrap_or_default());
+                }
                 self.files.insert(
                     tkey(Table::Files, &k),
                     (sign > 0).then(|| encode_json(&row)),
@@ -472,13 +479,9 @@ impl Pending {
         }
         // Every step the event makes, each edit sized from what it wrote.
         let size = |change: &Option<BlobId>| -> Result<crate::diff::Size, ViewError> {
-            Ok(match change {
-                Some(blob) if sign > 0 => blobs(blob)?
-                    .and_then(|b| serde_json::from_slice(&b).ok())
-                    .map(|c| crate::diff::size(&c))
-                    .unwrap_or_default(),
-                _ => crate::diff::Size::default(),
-            })
+            Ok(change
+                .and_then(|blob| sizes.get(&blob).copied())
+                .unwrap_or_default())
         };
         let stale = sign < 0 && super::fault::active(super::fault::Fault::KeepStaleChanges);
         let steps = if stale {
@@ -514,7 +517,6 @@ impl Pending {
         Ok(())
     }
 
-    /// Write everything folded so far, and the LSN it reaches, into `batch`.
     /// Put everything folded so far, and the LSN it reaches, into `writes`.
     pub fn write(self, tables: &Tables, writes: &mut Writes, lsn: u64) -> Result<(), ViewError> {
         for (session, rollup) in self.sessions {

@@ -150,36 +150,38 @@ impl VectorLane {
         let Some(model) = slot.id.clone() else {
             return Ok(0);
         };
-        let mut misses: HashMap<Vec<u8>, String> = HashMap::new();
+        // Texts the cache lacks, each once (by cache key), and the upserts waiting on them.
+        let mut misses: HashMap<Vec<u8>, &str> = HashMap::new();
+        let mut waiting: Vec<(&Vec<u8>, &str, Vec<u8>)> = Vec::new();
         let mut resolved: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        let mut fresh: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
         for (key, text) in &pending.upserts {
             let ck = cache_key(&model, text);
             match self.cached(&ck)? {
                 Some(v) => resolved.push((key.clone(), v)),
                 None => {
-                    misses.entry(ck).or_insert_with(|| text.clone());
+                    misses.entry(ck.clone()).or_insert(text);
+                    waiting.push((key, text, ck));
                 }
             }
         }
+        let needed = misses.len();
         if !slot.inline {
-            for (key, text) in &pending.upserts {
-                if misses.contains_key(&cache_key(&model, text)) {
-                    writes.insert(queue_key(key), Some(text.as_bytes().to_vec()));
-                    // Until the pass embeds the new text, the event has no vector: never
-                    // the old text's.
-                    if !fault::active(Fault::QueueKeepsOldVector) {
-                        writes.insert(tkey(Table::Vectors, key), None);
-                    }
+            for (key, text, _) in &waiting {
+                writes.insert(queue_key(key), Some(text.as_bytes().to_vec()));
+                // Until the pass embeds the new text, the event has no vector: never
+                // the old text's.
+                if !fault::active(Fault::QueueKeepsOldVector) {
+                    writes.insert(tkey(Table::Vectors, key), None);
                 }
             }
         } else if !misses.is_empty()
             && let Some(embedder) = slot.get()?
         {
-            let missing: Vec<(Vec<u8>, String)> = misses.clone().into_iter().collect();
+            let missing: Vec<(Vec<u8>, &str)> = misses.into_iter().collect();
+            let mut fresh: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
             embed_into(embedder, &missing, cache_writes, &mut fresh)?;
-            for (key, text) in &pending.upserts {
-                if let Some(v) = fresh.get(&cache_key(&model, text)) {
+            for (key, _, ck) in waiting {
+                if let Some(v) = fresh.get(&ck) {
                     resolved.push((key.clone(), v.clone()));
                 }
             }
@@ -188,7 +190,7 @@ impl VectorLane {
             writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), Some(quantize(&v)));
         }
-        Ok(misses.len())
+        Ok(needed)
     }
 
     /// How many texts wait for the embedding pass.
@@ -220,6 +222,7 @@ impl VectorLane {
     pub fn store(&self, model: &str, done: Embedded) -> Result<usize, ViewError> {
         let mut writes = Writes::new();
         let mut cache_writes = Writes::new();
+        let mut stored = 0;
         for (key, text, v) in done.items {
             let bytes = to_bytes(&v);
             let qk = queue_key(&key);
@@ -229,10 +232,10 @@ impl VectorLane {
             {
                 writes.insert(qk, None);
                 writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
+                stored += 1;
             }
             cache_writes.insert(cache_key(model, &text), Some(bytes));
         }
-        let stored = writes.len() / 2;
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         super::tables::ingest(&self.cache, cache_writes)?;
         super::tables::ingest(&self.vectors, writes)?;
@@ -346,12 +349,12 @@ impl VectorLane {
 /// Embed `missing` (cache key, text) in batches, caching each vector.
 fn embed_into(
     embedder: &mut dyn Embedder,
-    missing: &[(Vec<u8>, String)],
+    missing: &[(Vec<u8>, &str)],
     cache_writes: &mut Writes,
     fresh: &mut HashMap<Vec<u8>, Vec<u8>>,
 ) -> Result<(), ViewError> {
     for chunk in missing.chunks(BATCH) {
-        let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+        let texts: Vec<&str> = chunk.iter().map(|(_, t)| *t).collect();
         let vecs = embedder.embed(&texts).map_err(ViewError::Embed)?;
         for ((ck, _), v) in chunk.iter().zip(vecs) {
             let bytes = to_bytes(&v);

@@ -570,11 +570,15 @@ fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
         }
         served
     });
+    let before = fault::pauses();
     let found = replay_findings_in(&store, &revision_paths());
+    let paused = fault::pauses() - before;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let served = reader.join().unwrap();
     assert!(found.is_empty(), "{}", report(&found));
     assert!(served > 10, "the reader got the views only {served} times");
+    // Without this, readers served only between catch-ups would pass as well.
+    assert!(paused > 0, "no catch-up ever paused for the reader");
 }
 
 fn cases() -> u32 {
