@@ -226,15 +226,11 @@ fn written_lines(change: &Change) -> Vec<String> {
                 }
             }
         }
-        Change::UnifiedDiff { diff, .. } => {
-            for l in diff.lines() {
-                if let Some(added) = l.strip_prefix('+')
-                    && !l.starts_with("+++")
-                {
-                    out.push(added.to_string());
-                }
-            }
-        }
+        Change::UnifiedDiff { diff, .. } => out.extend(
+            crate::diff::added_by_file(diff)
+                .into_iter()
+                .flat_map(|(_, l)| l),
+        ),
         Change::Delete => {}
     }
     out

@@ -180,8 +180,80 @@ fn added_lines(out: &mut String, content: &str) {
     }
 }
 
+/// The lines a unified diff adds, grouped by the file each `+++` header names (`None` for
+/// lines before any header, as in a one-file patch). A header is read only between hunks:
+/// inside one, the `@@` counts say how many lines follow, so an added line whose text begins
+/// `++ ` is a line, not a header.
+pub fn added_by_file(diff: &str) -> Vec<(Option<String>, Vec<String>)> {
+    let mut out: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    let (mut old_left, mut new_left) = (0usize, 0usize);
+    for line in diff.lines() {
+        if old_left == 0 && new_left == 0 {
+            if let Some(path) = line.strip_prefix("+++ ") {
+                out.push((
+                    Some(path.strip_prefix("b/").unwrap_or(path).to_string()),
+                    Vec::new(),
+                ));
+            } else if let Some((old, new)) = hunk_counts(line) {
+                (old_left, new_left) = (old, new);
+            } else if line.starts_with("@@") {
+                // A hunk without counts runs to the end of the diff.
+                (old_left, new_left) = (usize::MAX, usize::MAX);
+            }
+            continue;
+        }
+        match line.as_bytes().first() {
+            Some(b'+') => {
+                new_left = new_left.saturating_sub(1);
+                if out.is_empty() {
+                    out.push((None, Vec::new()));
+                }
+                if let Some((_, lines)) = out.last_mut() {
+                    lines.push(line[1..].to_string());
+                }
+            }
+            Some(b'-') => old_left = old_left.saturating_sub(1),
+            Some(b'\\') => {}
+            _ => {
+                old_left = old_left.saturating_sub(1);
+                new_left = new_left.saturating_sub(1);
+            }
+        }
+    }
+    out
+}
+
+/// The old and new line counts of a `@@ -a[,b] +c[,d] @@` header (a missing count is 1).
+fn hunk_counts(line: &str) -> Option<(usize, usize)> {
+    let mut sides = line.strip_prefix("@@ -")?.split(" @@").next()?.split(" +");
+    let count = |side: &str| match side.split_once(',') {
+        Some((_, n)) => n.parse().ok(),
+        None => side.parse::<usize>().ok().map(|_| 1),
+    };
+    Some((count(sides.next()?)?, count(sides.next()?)?))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_added_line_that_begins_with_two_pluses_is_a_line_not_a_header() {
+        let diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n keep\n-old\n+++ up\n+new\n\\ No newline at end of file\ndiff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -0,0 +1 @@\n+only\n";
+        assert_eq!(
+            added_by_file(diff),
+            vec![
+                (
+                    Some("x".to_string()),
+                    vec!["++ up".to_string(), "new".to_string()]
+                ),
+                (Some("y".to_string()), vec!["only".to_string()]),
+            ]
+        );
+        assert_eq!(
+            added_by_file("@@ -1 +1,2 @@\n-a\n+b\n+c\n"),
+            vec![(None, vec!["b".to_string(), "c".to_string()])]
+        );
+    }
     use super::*;
 
     fn edit(old: &str, new: &str) -> Change {

@@ -225,19 +225,11 @@ pub fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
 
 /// The added lines of a git-format patch, per destination file.
 fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for line in diff.lines() {
-        if let Some(path) = line.strip_prefix("+++ ") {
-            let path = path.strip_prefix("b/").unwrap_or(path);
-            out.push((path.to_string(), Vec::new()));
-        } else if let Some(added) = line.strip_prefix('+')
-            && let Some((_, lines)) = out.last_mut()
-        {
-            lines.push(added.to_string());
-        }
-    }
-    out.retain(|(p, lines)| p != "/dev/null" && !lines.is_empty());
-    out
+    crate::diff::added_by_file(diff)
+        .into_iter()
+        .filter_map(|(path, lines)| Some((path?, lines)))
+        .filter(|(p, lines)| p != "/dev/null" && !lines.is_empty())
+        .collect()
 }
 
 /// The paths `file` (absolute) had before its renames, newest first, each absolute; empty
