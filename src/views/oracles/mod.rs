@@ -402,8 +402,13 @@ fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope
             ));
         }
         if let (Some(stored), Some(text)) = (vectors.get(id), words_of(env)) {
-            let score = super::vectors::dot_quantized(&HashEmbedder::vector(text), stored);
-            if score > 0.5 {
+            let like = |t: &str| super::vectors::dot_quantized(&HashEmbedder::vector(t), stored);
+            let score = like(text);
+            // An old version whose words are near the current one's (a long text cut by the
+            // embedding window, a revision that changed little) is near the right vector
+            // too: stale means nearer the old words than the current ones.
+            let current = now.get(id).and_then(words_of).map_or(f32::MIN, like);
+            if score > 0.5 && score > current {
                 found.push(format!(
                     "{what}: vector lane: {id:?} holds the vector of version {n}"
                 ));
