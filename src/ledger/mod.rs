@@ -352,13 +352,27 @@ impl Ledger {
         if let Some((key, value)) = set.cursor {
             batch.insert(&d.cursors, key, value);
         }
-        if fail_commit() {
-            return Err(store_err(fjall::Error::Poisoned));
+        // The hint moves before the batch commits: a writer killed once the batch is in
+        // the journal must not leave a hint behind it, or readers would take the views for
+        // caught up and never fold the batch. A hint ahead only makes a reader open the
+        // ledger, which sets it right.
+        let ahead = next_lsn != d.next_lsn;
+        if ahead {
+            write_hint(&path, next_lsn - 1);
         }
-        batch.commit().map_err(store_err)?;
+        after_hint(&path);
+        let committed = if fail_commit() {
+            Err(fjall::Error::Poisoned)
+        } else {
+            batch.commit()
+        };
+        if let Err(e) = committed {
+            if ahead {
+                write_hint(&path, d.next_lsn - 1);
+            }
+            return Err(store_err(e));
+        }
         d.next_lsn = next_lsn;
-        let last = d.next_lsn - 1;
-        write_hint(&path, last);
         Ok(written)
     }
 
@@ -566,6 +580,12 @@ impl Ledger {
         if let Some(lsn) = read_hint(&self.path) {
             return Ok(lsn);
         }
+        self.last_lsn_stored()
+    }
+
+    /// The newest change's LSN as the database holds it, never the hint: for a fold that
+    /// records it as the position it reached.
+    pub fn last_lsn_stored(&self) -> Result<u64, LedgerError> {
         Ok(self.db()?.next_lsn - 1)
     }
 
@@ -777,7 +797,19 @@ fn fail_commit() -> bool {
 thread_local! {
     /// Test-only: make the next [`Ledger::write`] on this thread fail before it commits.
     pub static FAIL_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Test-only: the hint as the last [`Ledger::write`] on this thread left it just before
+    /// committing, where a writer killed mid-commit leaves it.
+    pub static HINT_AT_COMMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
+
+/// Record the hint as a commit starts (tests only).
+#[cfg(test)]
+fn after_hint(path: &Path) {
+    HINT_AT_COMMIT.with(|h| h.set(read_hint(path)));
+}
+
+#[cfg(not(test))]
+fn after_hint(_: &Path) {}
 
 /// A store is never committed to a repository: `.peat/` ignores itself.
 fn ignore_store(store: &Path) {
@@ -1024,6 +1056,7 @@ mod tests {
         set.event(Seq(1), said("s", 2, "lost"));
         assert!(l.write(set).is_err());
         assert_eq!(l.last_lsn().unwrap(), 1);
+        assert_eq!(read_hint(dir.path()), Some(1), "the hint went back");
         assert_eq!(
             l.get(&EventId {
                 session: SessionId("s".into()),
@@ -1035,6 +1068,18 @@ mod tests {
         write(&mut l, &[(1, said("s", 2, "b"))]);
         let lsns: Vec<u64> = l.changes_after(0).map(|c| c.unwrap().lsn).collect();
         assert_eq!(lsns, vec![1, 2], "the feed has no gap");
+    }
+
+    #[test]
+    fn a_commit_starts_with_the_hint_already_at_its_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        write(&mut l, &[(0, said("s", 1, "a")), (1, said("s", 1, "b"))]);
+        // Where a writer killed mid-commit leaves the hint: at the batch's last change, so
+        // no reader takes views without the batch for caught up.
+        assert_eq!(HINT_AT_COMMIT.with(|h| h.get()), Some(2));
+        write(&mut l, &[(2, said("s", 2, "c"))]);
+        assert_eq!(HINT_AT_COMMIT.with(|h| h.get()), Some(3));
     }
 
     #[test]

@@ -472,7 +472,8 @@ impl Views {
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
-        let upto = ledger.last_lsn()?;
+        // The position this fold records: from the database, as the events it folds are.
+        let upto = ledger.last_lsn_stored()?;
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
         let events = ledger.events();
         let views = Views::fold_into(ledger.path(), &blobs, events, upto, base, fresh, model, tz)?;

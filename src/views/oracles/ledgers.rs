@@ -72,6 +72,10 @@ pub enum Step {
         chunk: usize,
         fail_at: Option<usize>,
     },
+    /// Close the ledger, leave its last-position hint this far from the truth (where a
+    /// writer killed mid-commit, or a torn hint file, could leave it), reopen it and
+    /// rebuild the views.
+    RebuildWithHintOff(i64),
 }
 
 /// Revisions keep their event's time when `fixed_times` (as capture's do: the session
@@ -81,6 +85,7 @@ pub fn steps(fixed_times: bool) -> impl Strategy<Value = Vec<Step>> {
         3 => prop::collection::vec(version(fixed_times), 1..8).prop_map(Step::Write),
         1 => (1usize..6, prop::option::of(1usize..4))
             .prop_map(|(chunk, fail_at)| Step::CatchUp { chunk, fail_at }),
+        1 => (-2i64..3).prop_map(Step::RebuildWithHintOff),
     ];
     prop::collection::vec(step, 1..10)
 }
@@ -322,7 +327,7 @@ fn written(steps: &[Step]) -> impl Iterator<Item = (usize, &Version)> {
         .iter()
         .filter_map(|s| match s {
             Step::Write(vs) => Some(vs),
-            Step::CatchUp { .. } => None,
+            Step::CatchUp { .. } | Step::RebuildWithHintOff(_) => None,
         })
         .flatten()
         .enumerate()

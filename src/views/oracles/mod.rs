@@ -90,6 +90,18 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
                     found.push(format!("a catch-up failed: {e}"));
                 }
             }
+            Step::RebuildWithHintOff(off) => {
+                let last = ledger.last_lsn().unwrap();
+                drop(ledger);
+                let hint = last.saturating_add_signed(*off);
+                std::fs::write(dir.join("ledger.lsn"), hint.to_string()).unwrap();
+                ledger = open(dir);
+                if let Err(e) =
+                    Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC)
+                {
+                    found.push(format!("a rebuild with the hint at {hint} failed: {e}"));
+                }
+            }
         }
     }
     found
@@ -584,6 +596,20 @@ fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
     assert!(served > 10, "the reader got the views only {served} times");
     // Without this, readers served only between catch-ups would pass as well.
     assert!(paused > 0, "no catch-up ever paused for the reader");
+}
+
+/// A rebuild records the position the ledger's database holds, whatever the hint beside
+/// it says: a position taken from a hint behind it applies the last changes twice at the
+/// next catch-up, one ahead of it skips the next writes.
+#[test]
+fn replay_oracle_holds_over_rebuilds_beside_a_wrong_hint() {
+    for off in [-2, -1, 1, 3] {
+        let mut steps = revision_paths();
+        let at = steps.len() / 2;
+        steps.insert(at, Step::RebuildWithHintOff(off));
+        let found = replay_findings(&steps);
+        assert!(found.is_empty(), "hint off by {off}: {}", report(&found));
+    }
 }
 
 fn cases() -> u32 {
