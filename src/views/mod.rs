@@ -39,14 +39,10 @@ const CHUNK: usize = 50_000;
 /// one chunk of a fold, so only something stuck runs this out.
 const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Changes folded between looks at whether a reader waits for the views (a few ms). Tests
-/// look often, so that their small ledgers pause mid-chunk too.
-const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 256 };
-
-/// Changes folded before the flush that must follow a pause which dropped a chunk: a reader
-/// arriving meanwhile waits this long at most (a flush costs tens of ms, mostly the keyword
-/// commit's fsync).
-const RESUMED_CHUNK: usize = 1024;
+/// Changes folded between looks at whether a reader waits for the views (a look is one
+/// `stat`; 32 changes fold in well under a millisecond). Tests look more often, so that
+/// their small ledgers pause mid-chunk too.
+const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 32 };
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
@@ -424,12 +420,24 @@ impl Views {
         current: Current,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
+        let keyword = KeywordIndex::open(&keyword_dir(dir, current.generation))?;
+        Views::with_keyword(dir, (db, meta, lock), current, tz, keyword)
+    }
+
+    /// [`Views::at`] with the keyword lane already open.
+    fn with_keyword(
+        dir: &Path,
+        (db, meta, lock): (Database, Keyspace, ViewsLock),
+        current: Current,
+        tz: jiff::tz::TimeZone,
+        keyword: KeywordIndex,
+    ) -> Result<Views, ViewError> {
         let dir = dir.to_path_buf();
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
             tables,
-            keyword: KeywordIndex::open(&keyword_dir(&dir, current.generation))?,
+            keyword,
             db,
             meta,
             dir,
@@ -439,8 +447,11 @@ impl Views {
         })
     }
 
-    /// Close the views and let a reader that asked for them in, then open them again
-    /// (the same generation, as the last flush left it). Only between flushes.
+    /// Close the views' database and let a reader that asked for it in, then open it
+    /// again. The keyword lane stays open, its writer holding what it was given since the
+    /// last commit: a reader opens the lane as that commit left it, as it opens the tables
+    /// as the last flush left them. A fold in progress is kept by the caller, so a pause
+    /// costs the writer no work.
     fn pause(self) -> Result<Views, ViewError> {
         let Views {
             db,
@@ -453,7 +464,7 @@ impl Views {
             tz,
             lock,
         } = self;
-        drop((keyword, vectors, tables, meta, db));
+        drop((vectors, tables, meta, db));
         fault::paused();
         let lock = lock
             .pause(VIEWS_WAIT, "writing the views")
@@ -462,7 +473,7 @@ impl Views {
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
-        Views::at(&dir, (db, meta, lock), current, tz)
+        Views::with_keyword(&dir, (db, meta, lock), current, tz, keyword)
     }
 
     fn rebuild(
@@ -511,7 +522,6 @@ impl Views {
                 views.flush(std::mem::take(&mut fold), model, upto)?;
             } else if pausable && fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
                 // The old generation is still the current one: the reader sees it whole.
-                views.flush(std::mem::take(&mut fold), model, upto)?;
                 views = views.pause()?;
             }
         }
@@ -528,54 +538,47 @@ impl Views {
 
     /// Apply the ledger changes these views have not seen.
     pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
-        self.catch_up_until(ledger, model, None).map(|_| ())
+        self.catch_up_until(ledger, model, false, None).map(|_| ())
     }
 
-    /// [`Views::catch_up`], pausing for any reader that asks for the views meanwhile.
-    ///
-    /// A reader that asks mid-chunk is let in at once, the chunk's unwritten fold dropped
-    /// (nothing of it is durable, and the positions only move with a flush): a pause costs
-    /// closing the views, not a flush. So that readers arriving one after another cannot
-    /// starve the writer, the chunk folded after such a pause (a short one) runs to its
-    /// flush.
+    /// [`Views::catch_up`], pausing for any reader that asks for the views meanwhile: the
+    /// reader sees them as the last flush left them, and the fold goes on where it paused.
     fn caught_up(mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<Views, ViewError> {
-        let mut may_drop = true;
+        let mut held = None;
         loop {
-            match self.catch_up_until(ledger, model, Some(may_drop))? {
-                Caught::Done => return Ok(self),
-                Caught::Paused { dropped } => {
-                    may_drop = !dropped;
-                    self = self.pause()?;
-                }
+            held = self.catch_up_until(ledger, model, true, held)?;
+            if held.is_none() {
+                return Ok(self);
             }
+            self = self.pause()?;
         }
     }
 
-    /// Apply the ledger changes these views have not seen. With `pausing`, stop early when
-    /// a reader asks for the views: after a flush, or (`Some(true)`) mid-chunk, dropping
-    /// what the chunk folded so far.
+    /// Apply the ledger changes these views have not seen, going on from `held` if a pause
+    /// interrupted an earlier call. With `pausing`, stop when a reader asks for the views,
+    /// handing back what was folded since the last flush; `None` once caught up.
     fn catch_up_until(
         &mut self,
         ledger: &Ledger,
         model: &mut ModelSlot,
-        pausing: Option<bool>,
-    ) -> Result<Caught, ViewError> {
+        pausing: bool,
+        held: Option<Held>,
+    ) -> Result<Option<Held>, ViewError> {
         let tables_at = self.tables.applied()?;
         let keyword_at = self.keyword.applied_lsn();
-        let last = ledger.last_lsn()?;
-        if tables_at >= last && keyword_at >= last {
-            return Ok(Caught::Done);
-        }
-        // The views must never be durable ahead of the ledger they are a view of.
-        ledger.sync()?;
-        let mut fold = Fold::default();
-        let mut chunk = fault::chunk(if pausing == Some(false) {
-            RESUMED_CHUNK
-        } else {
-            CHUNK
-        });
-        let mut may_drop = pausing == Some(true);
-        let mut lsn = tables_at.min(keyword_at);
+        let (mut fold, mut lsn) = match held {
+            Some(Held { fold, lsn }) => (fold, lsn),
+            None => {
+                let last = ledger.last_lsn()?;
+                if tables_at >= last && keyword_at >= last {
+                    return Ok(None);
+                }
+                // The views must never be durable ahead of the ledger they are a view of.
+                ledger.sync()?;
+                (Fold::default(), tables_at.min(keyword_at))
+            }
+        };
+        let chunk = fault::chunk(CHUNK);
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
         for change in ledger.changes_after(lsn) {
             let c = change?;
@@ -591,17 +594,13 @@ impl Views {
             )?;
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
-                if pausing.is_some() && self.lock.wanted() {
-                    return Ok(Caught::Paused { dropped: false });
-                }
-                may_drop = pausing.is_some();
-                chunk = fault::chunk(CHUNK);
-            } else if may_drop && fold.len % PAUSE_CHECK == 0 && self.lock.wanted() {
-                return Ok(Caught::Paused { dropped: true });
+            }
+            if pausing && fold.len % PAUSE_CHECK == 0 && self.lock.wanted() {
+                return Ok(Some(Held { fold, lsn }));
             }
         }
         self.flush(fold, model, lsn)?;
-        Ok(Caught::Done)
+        Ok(None)
     }
 
     /// Fold one change (retract `old`, apply `new`) into `fold`, for the lanes that want it;
@@ -784,15 +783,11 @@ struct Fresh<'a> {
     borrow_cache: Option<&'a VectorLane>,
 }
 
-/// How a catch-up ended.
-#[derive(Debug, PartialEq, Eq)]
-enum Caught {
-    Done,
-    /// A reader asked for the views. Everything up to the last flush is written; what was
-    /// folded since, if `dropped`, is not.
-    Paused {
-        dropped: bool,
-    },
+/// A catch-up a reader paused: everything up to the last flush is written; what was
+/// folded since (up to change `lsn`) is held here, to go on with once the reader is done.
+struct Held {
+    fold: Fold,
+    lsn: u64,
 }
 
 /// Changes folded since the last flush.

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{Claude, Env, kill_after};
+use crate::support::{Claude, Env, kill_after, kill_when};
 
 /// Sessions of `turns` turns each, written as transcripts under HOME.
 fn transcripts(env: &Env, first: usize, sessions: usize, turns: usize) {
@@ -87,6 +87,15 @@ fn a_rebuild_killed_mid_way_leaves_views_equal_to_a_rebuild() {
     );
 }
 
+/// Where a kill lands: a moment into the ledger's first commit, into the views' catch-up,
+/// or a fraction of a full run measured beforehand.
+#[derive(Clone, Copy, Debug)]
+enum Moment {
+    FirstCommit,
+    CatchUp(Duration),
+    Fraction(u32),
+}
+
 #[test]
 fn a_capture_killed_mid_catch_up_leaves_views_equal_to_a_rebuild() {
     // Time a full import of the second half on a scratch copy of the scenario.
@@ -97,14 +106,42 @@ fn a_capture_killed_mid_catch_up_leaves_views_equal_to_a_rebuild() {
     let full = timed(&probe, &["import"]);
 
     let mut mid_way = 0;
-    for tenths in [3, 6, 9] {
+    let moments = [
+        Moment::FirstCommit,
+        Moment::CatchUp(Duration::ZERO),
+        Moment::CatchUp(Duration::from_millis(20)),
+        Moment::Fraction(6),
+    ];
+    for moment in moments {
         let env = Env::new();
         transcripts(&env, 0, 5, 40);
         env.run(&["import"]).ok();
         transcripts(&env, 5, 10, 40);
-        if kill_after(&env, &["import"], full * tenths / 10) {
-            mid_way += 1;
-        }
+        let hint = env.store().join("ledger.lsn");
+        let before = std::fs::read_to_string(&hint).unwrap_or_default();
+        let views_lock = env.store().join("views.lock");
+        let landed = match moment {
+            // The hint moves as the first batch commits: the kill lands mid-commit or
+            // just after it, with the views not yet caught up.
+            Moment::FirstCommit => kill_when(
+                &env,
+                &["import"],
+                || std::fs::read_to_string(&hint).unwrap_or_default() != before,
+                Duration::ZERO,
+            ),
+            Moment::CatchUp(after) => kill_when(
+                &env,
+                &["import"],
+                || {
+                    std::fs::read_to_string(&hint).unwrap_or_default() != before
+                        && std::fs::read_to_string(&views_lock)
+                            .is_ok_and(|h| h.contains("writing the views"))
+                },
+                after,
+            ),
+            Moment::Fraction(tenths) => kill_after(&env, &["import"], full * tenths / 10),
+        };
+        mid_way += usize::from(landed);
         // The next open catches up from wherever the killed process left the views, and
         // must end where a rebuild of the same ledger ends.
         let resumed = answers(&env);
@@ -112,10 +149,13 @@ fn a_capture_killed_mid_catch_up_leaves_views_equal_to_a_rebuild() {
         same(
             &resumed,
             &answers(&env),
-            &format!("import killed at {tenths}/10"),
+            &format!("import killed at {moment:?}"),
         );
     }
-    eprintln!("import: {full:?}; {mid_way} of 3 kills landed while it ran");
+    eprintln!(
+        "import: {full:?}; {mid_way} of {} kills landed while it ran",
+        moments.len()
+    );
     assert!(
         mid_way > 0,
         "no kill landed mid-import: the test proved nothing"

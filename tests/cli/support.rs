@@ -236,6 +236,18 @@ impl Claude {
 /// Start `peat ARGS` in `env`, kill it with SIGKILL after `after` (std's kill: no destructor,
 /// no flush), reap it, and say whether it was still running when killed.
 pub fn kill_after(env: &Env, args: &[&str], after: std::time::Duration) -> bool {
+    kill_when(env, args, || true, after)
+}
+
+/// [`kill_after`], counting `after` from the moment `ready` holds (polled every
+/// millisecond): a kill that lands in a given phase of the process whatever the machine's
+/// speed. Whether it was still running when killed.
+pub fn kill_when(
+    env: &Env,
+    args: &[&str],
+    ready: impl Fn() -> bool,
+    after: std::time::Duration,
+) -> bool {
     let mut child = env
         .cmd()
         .args(args)
@@ -244,6 +256,9 @@ pub fn kill_after(env: &Env, args: &[&str], after: std::time::Duration) -> bool 
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    while !ready() && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     std::thread::sleep(after);
     let running = child.try_wait().unwrap().is_none();
     child.kill().ok();

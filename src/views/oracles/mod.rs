@@ -569,8 +569,8 @@ fn replay_oracle_holds_over_every_revision_path() {
 }
 
 /// Readers beside the writer keep asking for the views: every catch-up pauses for them,
-/// mid-chunk (dropping what it folded) and after flushes, and still ends where the model
-/// and a rebuild do.
+/// mid-chunk (holding what it folded, its keyword writer open) and after flushes, and
+/// still ends where the model and a rebuild do.
 #[test]
 fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
     let dir = tempfile::tempdir().unwrap();
