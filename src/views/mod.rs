@@ -35,6 +35,11 @@ pub const VIEW_SCHEMA: u32 = 6;
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
 const CHUNK: usize = 50_000;
 
+/// Changes folded per ingestion once a reader has asked for the views: a reader arriving
+/// while a chunk is written waits for that write, which takes time in proportion to the
+/// chunk (at 50,000 changes, hundreds of ms).
+const CHUNK_BESIDE_READERS: usize = 4_096;
+
 /// How long opening the views waits for their lock. Its holders keep it for one read or
 /// one chunk of a fold, so only something stuck runs this out.
 const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -514,7 +519,7 @@ impl Views {
             views.vectors.borrow_cache(other);
         }
         let mut fold = Fold::default();
-        let chunk = fault::chunk(CHUNK);
+        let mut chunk = fault::chunk(CHUNK);
         for item in events {
             let (id, env) = item?;
             views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
@@ -523,6 +528,7 @@ impl Views {
             } else if pausable && fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
                 // The old generation is still the current one: the reader sees it whole.
                 views = views.pause()?;
+                chunk = chunk.min(CHUNK_BESIDE_READERS);
             }
         }
         views.flush(fold, model, upto)?;
@@ -566,6 +572,7 @@ impl Views {
     ) -> Result<Option<Held>, ViewError> {
         let tables_at = self.tables.applied()?;
         let keyword_at = self.keyword.applied_lsn();
+        let resumed = held.is_some();
         let (mut fold, mut lsn) = match held {
             Some(Held { fold, lsn }) => (fold, lsn),
             None => {
@@ -578,7 +585,11 @@ impl Views {
                 (Fold::default(), tables_at.min(keyword_at))
             }
         };
-        let chunk = fault::chunk(CHUNK);
+        let chunk = if resumed {
+            fault::chunk(CHUNK).min(CHUNK_BESIDE_READERS)
+        } else {
+            fault::chunk(CHUNK)
+        };
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
         for change in ledger.changes_after(lsn) {
             let c = change?;
