@@ -130,7 +130,7 @@ impl Ctx {
             now_ms,
             lock_wait,
             who: who.join(" "),
-            tz: jiff::tz::TimeZone::system(),
+            tz: crate::time::system_zone(std::env::var_os("TZ").as_deref()),
             now_pinned: pinned.is_some(),
             redact: std::env::var(crate::redact::SWITCH_ENV).map_or(true, |v| v.trim() != "off"),
             exe: std::env::current_exe()
