@@ -9,6 +9,7 @@
 pub(crate) mod fault;
 pub mod keyword;
 pub mod rows;
+pub mod source;
 pub mod stamp;
 pub mod tables;
 pub mod vectors;
@@ -29,7 +30,7 @@ use tables::{Blobs, Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub const VIEW_SCHEMA: u32 = 6;
+pub const VIEW_SCHEMA: u32 = 7;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
@@ -249,6 +250,9 @@ pub struct Views {
     pub vectors: VectorLane,
     pub keyword: KeywordIndex,
     tz: jiff::tz::TimeZone,
+    /// Ledger changes these views do not show yet: 0 unless opened as they stand beside a
+    /// writer (see [`Views::beside_writer`]).
+    behind: u64,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -344,13 +348,14 @@ impl Views {
         {
             return Ok(None);
         }
-        let v = Views::at(store, (db, meta, lock), cur, tz)?;
+        let mut v = Views::at(store, (db, meta, lock), cur, tz)?;
         if stamp::unfit(&v, ledger)?.is_some() {
             return Ok(None);
         }
         let behind = ledger
             .last_lsn()?
             .saturating_sub(v.tables.applied()?.min(v.keyword.applied_lsn()));
+        v.behind = behind;
         Ok(Some((v, behind)))
     }
 
@@ -435,8 +440,15 @@ impl Views {
             dir,
             current,
             tz,
+            behind: 0,
             lock,
         })
+    }
+
+    /// How many recorded changes these views do not show yet (0: caught up), as a read's
+    /// `--json` says in its `behind` field.
+    pub fn behind(&self) -> u64 {
+        self.behind
     }
 
     /// Close the views and let a reader that asked for them in, then open them again
@@ -452,6 +464,7 @@ impl Views {
             keyword,
             tz,
             lock,
+            behind: _,
         } = self;
         drop((keyword, vectors, tables, meta, db));
         fault::paused();
