@@ -281,7 +281,6 @@ impl Views {
                         let fresh = Fresh {
                             want: want(cur.generation + 1),
                             old: Some(cur),
-                            borrow_cache: None,
                         };
                         Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
                     }
@@ -292,7 +291,6 @@ impl Views {
                 let fresh = Fresh {
                     want: want(cur.generation + 1),
                     old: Some(cur),
-                    borrow_cache: None,
                 };
                 Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
@@ -300,7 +298,6 @@ impl Views {
                 let fresh = Fresh {
                     want: want(1),
                     old: None,
-                    borrow_cache: None,
                 };
                 Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
@@ -376,17 +373,27 @@ impl Views {
         Ok(why.is_none().then_some(v))
     }
 
-    /// Fold `events` (whose change blobs `ledger` holds) into fresh views in the scratch
-    /// folder `dir`, reusing the vectors `cache_of` already embedded: an `asof` fold embeds
-    /// nothing it had seen.
+    /// Fold `events` (the change blobs they name read from `blobs`) into fresh views in the
+    /// scratch folder `scratch` (see [`Views::seed_scratch`]): an `asof` fold embeds nothing
+    /// the real store had embedded, and holds nothing of it meanwhile.
     pub fn fold_scratch(
-        dir: &Path,
-        ledger: &Ledger,
+        scratch: Scratch,
+        blobs: Blobs<'_>,
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
-        cache_of: &Views,
     ) -> Result<Views, ViewError> {
+        let Scratch { dir, base } = scratch;
+        let fresh = Fresh {
+            want: Current::of(1, model.id.as_deref(), &tz),
+            old: None,
+        };
+        Views::fold_into(&dir, blobs, events, 0, base, fresh, model, tz)
+    }
+
+    /// Open a scratch views folder at `dir` whose vector cache is a copy of `from`'s
+    /// (vectors are a pure function of model and text: the copy is as good as the original).
+    pub fn seed_scratch(dir: &Path, from: &Views) -> Result<Scratch, ViewError> {
         std::fs::create_dir_all(dir).map_err(|source| ViewError::Io {
             path: dir.to_path_buf(),
             source,
@@ -396,13 +403,18 @@ impl Views {
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
-        let fresh = Fresh {
-            want: Current::of(1, model.id.as_deref(), &tz),
-            old: None,
-            borrow_cache: Some(&cache_of.vectors),
-        };
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
-        Views::fold_into(dir, &blobs, events, 0, (db, meta, lock), fresh, model, tz)
+        let lane = VectorLane::open(&db, &Tables::open(&db, 1)?.ks)?;
+        let mut ing = lane.cache().start_ingestion().map_err(ViewError::store)?;
+        // The cache iterates in key order, as an ingestion wants.
+        for kv in from.vectors.cache().iter() {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            ing.write(k, v).map_err(ViewError::store)?;
+        }
+        ing.finish().map_err(ViewError::store)?;
+        Ok(Scratch {
+            dir: dir.to_path_buf(),
+            base: (db, meta, lock),
+        })
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
@@ -415,11 +427,7 @@ impl Views {
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
         let want = Current::of(generation, model.id.as_deref(), &tz);
-        let fresh = Fresh {
-            want,
-            old: stored,
-            borrow_cache: None,
-        };
+        let fresh = Fresh { want, old: stored };
         Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)
     }
 
@@ -481,7 +489,7 @@ impl Views {
     fn rebuild(
         ledger: &Ledger,
         base: (Database, Keyspace, ViewsLock),
-        fresh: Fresh<'_>,
+        fresh: Fresh,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
@@ -502,18 +510,13 @@ impl Views {
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         upto: u64,
         (db, meta, lock): (Database, Keyspace, ViewsLock),
-        fresh: Fresh<'_>,
+        fresh: Fresh,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
         // Leftovers of a rebuild that did not finish are not views of anything: clear them.
         drop_generation(&db, dir, fresh.want.generation)?;
         let mut views = Views::at(dir, (db, meta, lock), fresh.want, tz)?;
-        // A scratch fold reads another generation's cache: it cannot close in between.
-        let pausable = fresh.borrow_cache.is_none();
-        if let Some(other) = fresh.borrow_cache {
-            views.vectors.borrow_cache(other);
-        }
         let mut fold = Fold::default();
         let chunk = fault::chunk(CHUNK);
         for item in events {
@@ -521,7 +524,7 @@ impl Views {
             views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
             if fold.len >= chunk {
                 views.flush(std::mem::take(&mut fold), model, upto)?;
-            } else if pausable && fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
+            } else if fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
                 // The old generation is still the current one: the reader sees it whole.
                 views.flush(std::mem::take(&mut fold), model, upto)?;
                 views = views.pause()?;
@@ -788,12 +791,16 @@ fn onward(applied: u64, lsn: u64) -> u64 {
     }
 }
 
-/// A generation about to be built: what it is for, what it replaces, whose vector cache it
-/// may read.
-struct Fresh<'a> {
+/// A scratch views folder (an `asof` replay's), open, its vector cache seeded.
+pub struct Scratch {
+    dir: PathBuf,
+    base: (Database, Keyspace, ViewsLock),
+}
+
+/// A generation about to be built: what it is for, and what it replaces.
+struct Fresh {
     want: Current,
     old: Option<Current>,
-    borrow_cache: Option<&'a VectorLane>,
 }
 
 /// How a catch-up ended.
