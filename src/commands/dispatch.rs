@@ -174,10 +174,10 @@ enum Store {
     Open(Box<Opened>),
 }
 
+/// The store as [`Ctx::read_views`] opens it: beside a writer, the ledger is not held.
 struct Opened {
     ledger: Ledger,
-    /// Opened (and caught up) only when a reading needs the views.
-    views: Option<Views>,
+    views: Views,
     model: ModelSlot,
 }
 
@@ -197,7 +197,7 @@ impl<'a> Live<'a> {
                 let (ledger, views, model) = self.ctx.read_views()?;
                 Store::Open(Box::new(Opened {
                     ledger,
-                    views: Some(views),
+                    views,
                     model,
                 }))
             } else {
@@ -216,7 +216,7 @@ impl<'a> Live<'a> {
             let (ledger, views, model) = self.ctx.read_views_to_search()?;
             self.store = Store::Open(Box::new(Opened {
                 ledger,
-                views: Some(views),
+                views,
                 model,
             }));
         }
@@ -234,13 +234,7 @@ impl<'a> Live<'a> {
             views,
             model,
         } = &mut **opened;
-        if views.is_none() {
-            let ui = self.ctx.ui;
-            *views = Some(Views::open(ledger, model, self.ctx.tz.clone(), &mut |l| {
-                ui.note(l)
-            })?);
-        }
-        Ok(views.as_ref().map(|v| (&*ledger, v, model)))
+        Ok(Some((&*ledger, &*views, model)))
     }
 
     /// The ledger and views, or the error that says there is no store. Beside a writer the
