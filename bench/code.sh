@@ -77,6 +77,11 @@ export HOME="$home" PEAT_DB="$home/db" PEAT_DATA_DIR="$TMP/empty-data"
 blame_fixture "$TMP/code"
 "$PEAT" capture "$TMP"/code/blame-*.jsonl 2>/dev/null
 echo "events: $("$PEAT" events --json | wc -l)"
+# The views' tables (sessions, texts, steps, each event's envelope...) beside the ledger's own
+# database, and the keyword index.
+echo "ledger_disk_kb: $(du -sk "$PEAT_DB/fjall" | cut -f1)"
+echo "views_tables_disk_kb: $(du -sk "$PEAT_DB/views" | cut -f1)"
+echo "keyword_disk_kb: $(du -skc "$PEAT_DB"/keyword.v* | tail -1 | cut -f1)"
 cd "$TMP/code/repo"
 echo "blamed_lines_attributed: $("$PEAT" blame src/engine.rs --json | python3 -c '
 import sys, json; d = json.load(sys.stdin); print(sum(1 for l in d["lines"] if l["edit"] is not None), "of", len(d["lines"]))')"

@@ -25,8 +25,14 @@ log "generating a small ledger and a ${BIG_MB} MB transcript"
 "$SYNTH" --single "$TMP/big.jsonl" --bytes "${BIG_MB}MB" --seed 7 >&2
 "$PEAT" import >/dev/null 2>&1
 
-# The reads a person or an agent runs most: they need only the views.
-READ_CMDS=("sessions" "brief" "recall limiter")
+# The reads a person or an agent runs most, and the reads of whole events (`show` of an
+# edit, with what it wrote; one session's `events`), which beside a writer read the views'
+# copy of the ledger.
+edit=$("$PEAT" events --kind file --json | head -1)
+EDIT_SESSION=$(jq -r '.session[:8]' <<<"$edit")
+EDIT_SEQ=$(jq -r '.seq' <<<"$edit")
+READ_CMDS=("sessions" "brief" "recall limiter" "show $EDIT_SESSION $EDIT_SEQ"
+    "events --session $EDIT_SESSION")
 read_name() { echo "read_${1%% *}"; }
 
 log "reads idle"

@@ -6,22 +6,40 @@
 //! feed's revisions) whose time is. A revision made later never leaks into the past, and an
 //! event revised after the cutoff still shows the version it had then. Those versions are
 //! folded through the same pipeline into a scratch store; the fold reads no clock. Vectors
-//! come from the real store's cache: nothing is embedded again.
+//! come from a copy of the real store's cache: nothing is embedded again.
+//!
+//! The past is copied out of the store first ([`copy_past`]: one scan of the ledger, with
+//! the store held), then replayed ([`replay`]) holding nothing of the store, so writers go
+//! on meanwhile. Only the earlier versions the feed keeps make the past, and the views keep
+//! only current versions: the copy needs the ledger itself, and waits for a writer.
 //!
 //! A version's time is its envelope's (the transcript's) time: the ledger keeps no capture
 //! clock. Versions of equal time are told apart by the order they were written in.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 
-use crate::event::{Envelope, EventId};
+use crate::change::BlobId;
+use crate::event::{Envelope, Event, EventId};
 use crate::ledger::{Ledger, LedgerError};
 use crate::views::fault::{self, Fault};
-use crate::views::{ModelSlot, ViewError, Views};
+use crate::views::{ModelSlot, Scratch, ViewError, Views};
 
 /// The record as of a cutoff: views folded from the ledger's past versions.
 pub struct Past {
     pub views: Views,
+    pub events: usize,
+}
+
+/// The past copied out of a store, in a scratch folder: everything [`replay`] reads.
+pub struct Copied {
+    scratch: Scratch,
+    /// Each event's version as of the cutoff, one `[id, envelope]` JSON line each, in key
+    /// order.
+    versions: PathBuf,
+    /// The change blobs those versions name.
+    blobs: HashMap<BlobId, Vec<u8>>,
     pub events: usize,
 }
 
@@ -35,28 +53,97 @@ pub fn fold_until(
     model: &mut ModelSlot,
     tz: jiff::tz::TimeZone,
 ) -> Result<Past, ViewError> {
+    replay(copy_past(real, real_views, cutoff_ms, scratch)?, model, tz)
+}
+
+/// Copy into `scratch` each event's newest version at or before `cutoff_ms`, the change
+/// blobs they name, and `real_views`' vector cache. Reads the ledger (its feed's earlier
+/// versions too): the store must be held.
+pub fn copy_past(
+    real: &Ledger,
+    real_views: &Views,
+    cutoff_ms: i64,
+    scratch: &Path,
+) -> Result<Copied, ViewError> {
     let mut revised = if fault::active(Fault::AsofReadsToday) {
         HashMap::new()
     } else {
         revised_as_of(real, cutoff_ms)?
     };
+    let seeded = Views::seed_scratch(scratch, real_views)?;
+    let path = scratch.join("past.ndjson");
+    let io = |source| ViewError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
+    let mut blobs = HashMap::new();
     let mut events = 0;
-    let past = real
-        .events()
-        .filter_map(|item| match item {
-            Err(e) => Some(Err(e)),
-            Ok((id, today)) => match revised.remove(&id) {
-                Some(then) => then.map(|env| Ok((id, env))),
-                None => (today.ts_ms <= cutoff_ms).then_some(Ok((id, today))),
-            },
-        })
-        .inspect(|item| {
-            if item.is_ok() {
-                events += 1;
+    for item in real.events() {
+        let (id, today) = item?;
+        let then = match revised.remove(&id) {
+            Some(then) => then,
+            None => (today.ts_ms <= cutoff_ms).then_some(today),
+        };
+        let Some(env) = then else { continue };
+        for blob in named_blobs(&env) {
+            if !blobs.contains_key(&blob)
+                && let Some(bytes) = real.blob(&blob)?
+            {
+                blobs.insert(blob, bytes);
             }
-        });
-    let views = Views::fold_scratch(scratch, real, past, model, tz, real_views)?;
-    Ok(Past { views, events })
+        }
+        serde_json::to_writer(&mut out, &(&id, &env)).map_err(|e| io(e.into()))?;
+        out.write_all(b"\n").map_err(io)?;
+        events += 1;
+    }
+    out.flush().map_err(io)?;
+    Ok(Copied {
+        scratch: seeded,
+        versions: path,
+        blobs,
+        events,
+    })
+}
+
+/// Fold what [`copy_past`] copied into views in its scratch folder. Reads nothing of the
+/// real store.
+pub fn replay(
+    copied: Copied,
+    model: &mut ModelSlot,
+    tz: jiff::tz::TimeZone,
+) -> Result<Past, ViewError> {
+    let path = &copied.versions;
+    let broken = |detail: String| LedgerError::Store {
+        path: path.clone(),
+        detail,
+    };
+    let file = std::fs::File::open(path).map_err(|source| ViewError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let versions = std::io::BufReader::new(file).lines().map(|line| {
+        let line = line.map_err(|e| broken(e.to_string()))?;
+        serde_json::from_str::<(EventId, Envelope)>(&line).map_err(|e| broken(e.to_string()))
+    });
+    let blobs = |id: &BlobId| Ok(copied.blobs.get(id).cloned());
+    let views = Views::fold_scratch(copied.scratch, &blobs, versions, model, tz)?;
+    Ok(Past {
+        views,
+        events: copied.events,
+    })
+}
+
+/// The change blobs an event's version names (an edit's, one per file it touched).
+fn named_blobs(env: &Envelope) -> Vec<BlobId> {
+    match &env.kind {
+        Event::FileTouch { change, more, .. } => change
+            .iter()
+            .copied()
+            .chain(more.iter().filter_map(|t| t.change))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// For every event that was ever revised, its newest version at or before `cutoff_ms`
@@ -76,4 +163,78 @@ fn revised_as_of(
         }
     }
     Ok(then)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Seq, SessionId};
+    use crate::ledger::{Access, Mode, WriteSet};
+
+    fn open(dir: &Path, mode: Mode) -> Ledger {
+        Ledger::open(
+            dir,
+            Access {
+                mode,
+                wait: std::time::Duration::ZERO,
+                who: "test",
+                on_wait: &mut || {},
+            },
+        )
+        .unwrap()
+    }
+
+    fn said(ts_ms: i64, text: &str) -> Envelope {
+        let kind = Event::Said { text: text.into() };
+        Envelope::new(SessionId("s".into()), ts_ms, kind)
+    }
+
+    fn write(ledger: &mut Ledger, seq: u32, env: Envelope) {
+        let mut set = WriteSet::default();
+        set.event(Seq(seq), env);
+        ledger.write(set).unwrap();
+    }
+
+    fn views(ledger: &Ledger) -> Views {
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        Views::open(ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap()
+    }
+
+    #[test]
+    fn the_replay_holds_nothing_of_the_store_and_sees_only_the_copied_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        let mut ledger = open(&store, Mode::Create);
+        write(&mut ledger, 1, said(100, "before the cutoff"));
+        write(&mut ledger, 2, said(100, "first version"));
+        // Revised after the cutoff: the past keeps the first version.
+        write(&mut ledger, 2, said(300, "revised later"));
+        write(&mut ledger, 3, said(300, "after the cutoff"));
+        let real = views(&ledger);
+        let copied = copy_past(&ledger, &real, 200, &dir.path().join("scratch")).unwrap();
+        drop(real);
+        drop(ledger);
+
+        // A writer takes the store and its views and records more while the past replays.
+        let mut writer = open(&store, Mode::Existing);
+        write(&mut writer, 4, said(150, "recorded after the copy"));
+        let held = views(&writer);
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let past = replay(copied, &mut model, jiff::tz::TimeZone::UTC).unwrap();
+        drop(held);
+
+        let texts: Vec<(u32, Envelope)> = past
+            .views
+            .tables
+            .envelopes(None)
+            .map(|r| r.map(|(id, env)| (id.seq.0, env)))
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let want = vec![
+            (1, said(100, "before the cutoff")),
+            (2, said(100, "first version")),
+        ];
+        assert_eq!(texts, want);
+        assert_eq!(past.events, 2);
+    }
 }

@@ -226,8 +226,9 @@ impl Ctx {
     /// does the read wait for the writer, as [`Ctx::open_views`] does.
     ///
     /// The ledger returned beside the views may lack the store lock: reading its database
-    /// then fails at once as busy, never waits. A read that needs the ledger itself opens
-    /// with [`Ctx::open_views`].
+    /// then fails at once as busy, never waits. Whole events are read through
+    /// [`crate::views::source::EventSource`], which then reads the views' copy of them;
+    /// [`Views::behind`] says how far behind the answer is.
     pub fn read_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         self.read_views_with(self.model_slot()?)
     }
@@ -272,12 +273,6 @@ impl Ctx {
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.
     pub fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         self.open_views_with(self.model_slot()?)
-    }
-
-    /// [`Ctx::open_views`] for a search that will embed its query: the model loads
-    /// meanwhile, on a thread of its own.
-    pub fn open_views_to_search(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        self.open_views_with(self.prefetched_model()?)
     }
 
     /// The one-shot model, already loading on a thread of its own.

@@ -10,7 +10,8 @@ use crate::recall::{Query, recall};
 ///
 /// Folds every ledger event up to the end of that local day through the same pipeline into
 /// a scratch store, with "now" pinned to that moment: the record as it stood then. With
-/// words, searches it; without, says what it held.
+/// words, searches it; without, says what it held. The past is copied out of the ledger
+/// first (waiting for a writer, like a writer does), then replayed with the store free.
 #[derive(Args, Debug)]
 pub struct AsofArgs {
     /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",
@@ -50,29 +51,26 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let date = day.to_string();
     let cutoff = crate::time::end_of_local_day(&date, &ctx.tz)
         .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
+    // The past is copied out with the store held (it needs the ledger's earlier versions,
+    // which only the ledger keeps), then replayed holding nothing: writers go on meanwhile.
     let (ledger, views, mut model) = ctx.open_views()?;
     let scratch = tempfile::Builder::new()
         .prefix("peat-asof-")
         .tempdir()
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
-    let past = crate::asof::fold_until(
-        &ledger,
-        &views,
-        cutoff,
-        scratch.path(),
-        &mut model,
-        ctx.tz.clone(),
-    )?;
-    let words = args.words.join(" ");
-    // The fold took every vector it could from the store's cache. What it queued is either
-    // still queued in the store too (its embedding pass will cache it: the search says so
-    // meanwhile), or a version since revised, which no pass will ever embed: embed those
-    // now, for this search.
-    if !words.trim().is_empty() && views.vectors.queued()? == 0 {
-        past.views.embed_queued(&mut model, 256)?;
-    }
+    let copied = crate::asof::copy_past(&ledger, &views, cutoff, scratch.path())?;
+    let queued = views.vectors.queued()?;
     drop(views);
     drop(ledger);
+    let past = crate::asof::replay(copied, &mut model, ctx.tz.clone())?;
+    let words = args.words.join(" ");
+    // The fold took every vector it could from the copy of the store's cache. What it
+    // queued is either still queued in the store too (its embedding pass will cache it: the
+    // search says so meanwhile), or a version since revised, which no pass will ever embed:
+    // embed those now, for this search.
+    if !words.trim().is_empty() && queued == 0 {
+        past.views.embed_queued(&mut model, 256)?;
+    }
     let head = format!("== peat · as of {date} · {} events ==", past.events);
     // Under --json the summary says it (0 events): the output stays one document.
     if past.events == 0 && !ctx.json {
@@ -91,7 +89,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         if !ctx.json {
             println!("{}", ctx.ui.bold(&head));
         }
-        return super::recall::print(ctx, &result, cutoff);
+        return super::recall::print(ctx, &result, cutoff, 0);
     }
     let sessions = past.views.tables.all_sessions()?;
     let count = sessions.len();

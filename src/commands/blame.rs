@@ -11,6 +11,7 @@ use crate::event::{EventId, Seq, SessionId};
 use crate::files::{FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths};
 use crate::ladder::noun;
 use crate::ui::clip;
+use crate::views::source::EventSource;
 
 /// Show which session and prompt last wrote each line of a file
 ///
@@ -75,17 +76,10 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         ..super::file::wanted(ctx, &args.file)
     };
     let abs = std::path::PathBuf::from(&wanted.abs);
-    // Only `--at SESSION:SEQ` reads the ledger (that event's time); otherwise the views
-    // answer, beside a writer too.
-    let at_event = args
-        .at
-        .as_deref()
-        .and_then(|w| w.rsplit_once(':'))
-        .is_some_and(|(_, n)| n.parse::<u32>().is_ok());
-    let (ledger, views, _model) = match at_event {
-        true => ctx.open_views()?,
-        false => ctx.read_views()?,
-    };
+    // The views answer, beside a writer too; `--at SESSION:SEQ` reads that event's time
+    // from their copy of the ledger (`EventSource`).
+    let (_ledger, views, _model) = ctx.read_views()?;
+    let source = EventSource::of(&views);
     let current = if exists {
         std::fs::read_to_string(&abs).map_err(|e| {
             CliError::user(format!("cannot read {} as text: {e}", args.file))
@@ -109,7 +103,7 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         let result = match &args.at {
             None => blame(&current, &changes),
             Some(when) => {
-                let cut = cut_at(ctx, &ledger, &views, &edits, when)?;
+                let cut = cut_at(ctx, source, &views, &edits, when)?;
                 blame_at(exists.then_some(current.as_str()), &changes, cut).ok_or_else(|| {
                     CliError::user(format!(
                         "the record cannot tell what {} held at {when}",
@@ -198,6 +192,7 @@ pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
                 edit: match origin { LineOrigin::Edit(i) => Some(*i), LineOrigin::Unexplained => None },
             }).collect::<Vec<_>>(),
             "edits": described,
+            "behind": views.behind(),
         });
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc).map_err(std::io::Error::from)?;
@@ -308,7 +303,7 @@ fn parse_range(s: &str) -> Result<(usize, usize), CliError> {
 /// How many of `edits` (ledger order) had happened at the moment `when` names.
 fn cut_at(
     ctx: &Ctx,
-    ledger: &crate::ledger::Ledger,
+    source: EventSource<'_>,
     views: &crate::views::Views,
     edits: &[FileEdit],
     when: &str,
@@ -333,9 +328,15 @@ fn cut_at(
                 session: session.clone(),
                 seq: Seq(seq),
             };
-            let env = ledger.get(&id)?.ok_or_else(|| {
-                CliError::user(format!("session {} has no event {seq}", session.short()))
-                    .hint(format!("`peat show {}` lists its events.", session.short()))
+            let env = source.get(&id)?.ok_or_else(|| {
+                let err =
+                    CliError::user(format!("session {} has no event {seq}", session.short()));
+                match views.behind() {
+                    0 => err.hint(format!("`peat show {}` lists its events.", session.short())),
+                    n => err.hint(format!(
+                        "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes."
+                    )),
+                }
             })?;
             let key = (env.ts_ms, &session, seq);
             Ok(edits

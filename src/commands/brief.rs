@@ -34,10 +34,14 @@ pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
             None => DEFAULT_BUDGET,
         },
     };
-    let brief = assemble(ctx, budget)?;
+    let (brief, behind) = assemble_behind(ctx, budget)?;
     let mut out = std::io::stdout().lock();
     if ctx.json {
-        serde_json::to_writer(&mut out, &brief).map_err(std::io::Error::from)?;
+        let answer = super::Behind {
+            answer: &brief,
+            behind,
+        };
+        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }
@@ -55,11 +59,17 @@ pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
 
 /// The brief of this desk's record; an empty one when nothing was ever captured.
 pub fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
+    assemble_behind(ctx, budget).map(|(brief, _)| brief)
+}
+
+/// [`assemble`], with how many recorded changes the views it read do not show yet.
+fn assemble_behind(ctx: &Ctx, budget: usize) -> Result<(Brief, u64), CliError> {
     if !crate::ledger::recorded(&ctx.location.store) {
-        return Ok(Brief {
+        let empty = Brief {
             today: brief::local_date(ctx.now_ms, &ctx.tz).to_string(),
             ..Brief::default()
-        });
+        };
+        return Ok((empty, 0));
     }
     let (ledger, views, _model) = ctx.read_views()?;
     let root = ctx.location.root.clone().unwrap_or_else(|| ctx.cwd.clone());
@@ -71,7 +81,8 @@ pub fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
         budget,
     };
     let brief = brief::assemble(&views.tables, &here)?;
+    let behind = views.behind();
     drop(views);
     drop(ledger);
-    Ok(brief)
+    Ok((brief, behind))
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::Behind;
 use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, SessionId};
@@ -17,6 +18,7 @@ use crate::recall::{Query, Recall};
 use crate::resolve::{Classified, CommitFound, Passed, Probes, Reading, SessionMatch, classify};
 use crate::session::{NoSession, SessionSummary};
 use crate::ui::clip;
+use crate::views::source::EventSource;
 use crate::views::{ModelSlot, Views};
 use crate::window::Window;
 
@@ -62,18 +64,14 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
         }
         Reading::Session { id, seq, .. } => {
             if let Some(seq) = seq {
-                let ledger = live.ledger()?.ok_or_else(missing_store)?;
+                // The views know the event (beside a writer too): no wait for the ledger.
+                let (_, views, _) = live.need_views()?;
                 let event = EventId {
                     session: id.clone(),
                     seq: crate::event::Seq(*seq),
                 };
-                if ledger.get(&event)?.is_none() {
-                    return Err(CliError::not_found(format!("session {id} has no event {seq}"))
-                        .hint(format!(
-                            "`peat show {}` lists what it holds; `peat events --session {}` every event.",
-                            id.short(),
-                            id.short()
-                        )));
+                if EventSource::of(views).get(&event)?.is_none() {
+                    return Err(super::show::no_event(&event, views.behind()));
                 }
             }
             drop(live);
@@ -176,10 +174,10 @@ enum Store {
     Open(Box<Opened>),
 }
 
+/// The store as [`Ctx::read_views`] opens it: beside a writer, the ledger is not held.
 struct Opened {
     ledger: Ledger,
-    /// Opened (and caught up) only when a reading needs the views.
-    views: Option<Views>,
+    views: Views,
     model: ModelSlot,
 }
 
@@ -199,7 +197,7 @@ impl<'a> Live<'a> {
                 let (ledger, views, model) = self.ctx.read_views()?;
                 Store::Open(Box::new(Opened {
                     ledger,
-                    views: Some(views),
+                    views,
                     model,
                 }))
             } else {
@@ -207,33 +205,6 @@ impl<'a> Live<'a> {
             };
         }
         Ok(())
-    }
-
-    /// Make sure the open store is held: a reading that needs the ledger itself waits for
-    /// a writer (the views opened beside it are closed first: see `ledger::lock`).
-    fn hold(&mut self) -> Result<(), CliError> {
-        self.open()?;
-        if let Store::Open(o) = &self.store
-            && !o.ledger.is_locked()
-        {
-            self.store = Store::Unopened;
-            let ledger = self.ctx.open(Mode::Existing)?;
-            self.store = Store::Open(Box::new(Opened {
-                ledger,
-                views: None,
-                model: self.ctx.model_slot()?,
-            }));
-        }
-        Ok(())
-    }
-
-    /// The ledger (held), or `None` when there is no store here.
-    fn ledger(&mut self) -> Result<Option<&Ledger>, CliError> {
-        self.hold()?;
-        Ok(match &self.store {
-            Store::Open(o) => Some(&o.ledger),
-            _ => None,
-        })
     }
 
     /// Open the store for a search: the model starts loading on a thread of its own
@@ -245,7 +216,7 @@ impl<'a> Live<'a> {
             let (ledger, views, model) = self.ctx.read_views_to_search()?;
             self.store = Store::Open(Box::new(Opened {
                 ledger,
-                views: Some(views),
+                views,
                 model,
             }));
         }
@@ -263,24 +234,15 @@ impl<'a> Live<'a> {
             views,
             model,
         } = &mut **opened;
-        if views.is_none() {
-            let ui = self.ctx.ui;
-            *views = Some(Views::open(ledger, model, self.ctx.tz.clone(), &mut |l| {
-                ui.note(l)
-            })?);
-        }
-        Ok(views.as_ref().map(|v| (&*ledger, v, model)))
+        Ok(Some((&*ledger, &*views, model)))
     }
 
-    /// The ledger and views, or the error that says there is no store. With `held`, the
-    /// ledger itself can be read (waiting for a writer if need be).
-    fn need_views(&mut self, held: bool) -> Result<(&Ledger, &Views, &mut ModelSlot), CliError> {
+    /// The ledger and views, or the error that says there is no store. Beside a writer the
+    /// ledger is not held; whole events are read from the views' copy ([`EventSource`]).
+    fn need_views(&mut self) -> Result<(&Ledger, &Views, &mut ModelSlot), CliError> {
         if !crate::ledger::recorded(&self.ctx.location.store) {
             // Let opening say what is missing and what to do.
             self.ctx.open(Mode::Existing)?;
-        }
-        if held {
-            self.hold()?;
         }
         self.views()?.ok_or_else(missing_store)
     }
@@ -481,7 +443,7 @@ fn commit(
             .to_string_lossy()
             .into_owned()
     });
-    let (_, views, _) = live.need_views(false)?;
+    let (_, views, _) = live.need_views()?;
     let explained = crate::commits::explain(views, root.as_deref(), &commit)?;
     let mut prompts = crate::files::Prompts::default();
     let answer = explained
@@ -508,6 +470,7 @@ fn commit(
                 "route": route,
                 "sessions": answer,
                 "others": others,
+                "behind": views.behind(),
             }),
         )?;
         return Ok(if answer.is_empty() { 1 } else { 0 });
@@ -613,12 +576,13 @@ fn sessions(
     ids: &[SessionId],
     seq: Option<u32>,
 ) -> Result<u8, CliError> {
-    let (ledger, views, _) = live.need_views(true)?;
+    let (_, views, _) = live.need_views()?;
+    let source = EventSource::of(views);
     let mut all = Vec::new();
     for id in ids {
         let rollup = views.tables.session(id)?.unwrap_or_default();
         let s = SessionSummary::hydrate(id.clone(), rollup, |seq| {
-            let env = ledger
+            let env = source
                 .get(&EventId {
                     session: id.clone(),
                     seq,
@@ -674,13 +638,17 @@ fn sessions(
 // Subjects, beads and search.
 
 fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Result<u8, CliError> {
-    let (_, views, _) = live.need_views(false)?;
+    let (_, views, _) = live.need_views()?;
     let Some(trail) = super::subjects::trail(views, name, ctx.now_ms)? else {
         return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
     let mut out = std::io::stdout().lock();
     if ctx.json {
-        head.json(&mut out, &trail)?;
+        let answer = Behind {
+            answer: &trail,
+            behind: views.behind(),
+        };
+        head.json(&mut out, &answer)?;
         return Ok(0);
     }
     head.print(ctx, &mut out)?;
@@ -689,7 +657,7 @@ fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Resul
 }
 
 fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8, CliError> {
-    let (_, views, model) = live.need_views(false)?;
+    let (_, views, model) = live.need_views()?;
     let query = Query {
         words: format!("\"{id}\""),
         limit: 50,
@@ -703,25 +671,29 @@ fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8,
         .retain(|h| h.row.text.to_lowercase().contains(&needle));
     result.hits.truncate(12);
     result.query = id.to_string();
-    answer_recall(ctx, head, &result)
+    answer_recall(ctx, head, &result, views.behind())
 }
 
 fn search(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, words: &str) -> Result<u8, CliError> {
     live.open_to_search()?;
-    let (_, views, model) = live.need_views(false)?;
+    let (_, views, model) = live.need_views()?;
     let query = Query {
         words: words.to_string(),
         limit: 12,
         ..Default::default()
     };
     let result = crate::recall::recall(views, model, &query)?;
-    answer_recall(ctx, head, &result)
+    answer_recall(ctx, head, &result, views.behind())
 }
 
-fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall) -> Result<u8, CliError> {
+fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall, behind: u64) -> Result<u8, CliError> {
     if ctx.json {
         let mut out = std::io::stdout().lock();
-        head.json(&mut out, result)?;
+        let answer = Behind {
+            answer: result,
+            behind,
+        };
+        head.json(&mut out, &answer)?;
         // Nothing found is exit 1, in JSON too.
         return Ok(u8::from(result.hits.is_empty()));
     }
@@ -729,5 +701,5 @@ fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall) -> Result<u8, CliE
         let mut out = std::io::stdout().lock();
         head.print(ctx, &mut out)?;
     }
-    super::recall::print(ctx, result, ctx.now_ms)
+    super::recall::print(ctx, result, ctx.now_ms, behind)
 }

@@ -5,12 +5,14 @@ use std::io::Write;
 use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Envelope, Event, Seq, SessionId};
-use crate::ledger::Mode;
 use crate::ui::clip;
+use crate::views::source::EventSource;
 
 /// List raw ledger events, oldest first
 ///
-/// With --json, one JSON object per line (NDJSON): session, seq, ts_ms, ts, v, event.
+/// With --json, one JSON object per line (NDJSON): session, seq, ts_ms, ts, v, event. While
+/// a capture holds the store, the views' copy of the events answers, and stderr says how many
+/// recorded changes it does not show yet.
 #[derive(Args, Debug)]
 pub struct EventsArgs {
     /// Only this session (an id or a unique prefix of one)
@@ -53,31 +55,24 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
     };
-    let ledger = ctx.open(Mode::Existing)?;
+    // The views' copy of the events answers, beside a writer too (see `EventSource`).
+    let (ledger, views, _model) = ctx.read_views()?;
     let keep = |env: &Envelope| {
         args.kind.as_deref().is_none_or(|k| env.kind.tag() == k)
             && since.is_none_or(|t| env.ts_ms >= t)
     };
+    let session = match &args.session {
+        Some(prefix) => Some(super::show::resolve_in_views(&views, prefix)?),
+        None => None,
+    };
     let mut rows: Vec<(Seq, Envelope)> = Vec::new();
-    match &args.session {
-        Some(prefix) => {
-            let session = super::show::resolve(&ledger, prefix)?;
-            for item in ledger.session_events(&session) {
-                let (id, env) = item?;
-                if keep(&env) {
-                    rows.push((id.seq, env));
-                }
-            }
-        }
-        None => {
-            for item in ledger.events() {
-                let (id, env) = item?;
-                if keep(&env) {
-                    rows.push((id.seq, env));
-                }
-            }
+    for item in EventSource::of(&views).events(session.as_ref()) {
+        let (id, env) = item?;
+        if keep(&env) {
+            rows.push((id.seq, env));
         }
     }
+    drop(views);
     drop(ledger);
     rows.sort_by(|a, b| (a.1.ts_ms, &a.1.session, a.0).cmp(&(b.1.ts_ms, &b.1.session, b.0)));
     let mut out = if ctx.json {

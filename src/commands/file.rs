@@ -82,7 +82,7 @@ pub fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
             writeln!(
                 std::io::stdout(),
                 "{}",
-                serde_json::json!({ "touches": [] })
+                serde_json::json!({ "touches": [], "behind": views.behind() })
             )?;
         }
         ctx.ui
@@ -113,8 +113,8 @@ fn print(
     }
     let mut out = std::io::stdout().lock();
     if ctx.json {
-        serde_json::to_writer(&mut out, &serde_json::json!({ "touches": listed }))
-            .map_err(std::io::Error::from)?;
+        let doc = serde_json::json!({ "touches": listed, "behind": views.behind() });
+        serde_json::to_writer(&mut out, &doc).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }

@@ -24,11 +24,16 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let session = super::show::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
+    let behind = views.behind();
     drop(views);
     drop(ledger);
     if ctx.json {
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &log).map_err(std::io::Error::from)?;
+        let answer = super::Behind {
+            answer: &log,
+            behind,
+        };
+        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }

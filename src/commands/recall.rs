@@ -1,6 +1,7 @@
 use clap::Args;
 use std::io::Write;
 
+use super::Behind;
 use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::recall::{FLOOR, Lanes, Query, Recall, Semantic, recall};
@@ -75,16 +76,14 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
         None => None,
     };
-    // Naming a session resolves its prefix in the ledger; otherwise the views suffice. A
-    // search by words alone needs no model loading beside it.
-    let (ledger, views, mut model) = match (args.session.is_some(), args.keyword_only) {
-        (true, false) => ctx.open_views_to_search()?,
-        (true, true) => ctx.open_views()?,
-        (false, false) => ctx.read_views_to_search()?,
-        (false, true) => ctx.read_views()?,
+    // The views answer (a session's prefix too), beside a writer as well. A search by
+    // words alone needs no model loading beside it.
+    let (ledger, views, mut model) = match args.keyword_only {
+        false => ctx.read_views_to_search()?,
+        true => ctx.read_views()?,
     };
     let session = match &args.session {
-        Some(p) => Some(super::show::resolve(&ledger, p)?),
+        Some(p) => Some(super::show::resolve_in_views(&views, p)?),
         None => None,
     };
     let lanes = if args.keyword_only {
@@ -118,13 +117,15 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         limit: args.limit,
     };
     let result = recall(&views, &mut model, &query)?;
+    let behind = views.behind();
     drop(views);
     drop(ledger);
-    print(ctx, &result, ctx.now_ms)
+    print(ctx, &result, ctx.now_ms, behind)
 }
 
-/// Print recall hits: JSON whole, or one clipped line each ending in its handle.
-pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
+/// Print recall hits: JSON whole (with `behind`, see [`Behind`]), or one clipped line each
+/// ending in its handle.
+pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8, CliError> {
     // Texts wait and no pass embeds them (a read rebuilt the views): start one.
     let embedding = match result.semantic {
         Semantic::On { queued, .. } => super::model::start_pass(ctx, queued),
@@ -133,7 +134,11 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
     let found = u8::from(result.hits.is_empty());
     if ctx.json {
-        serde_json::to_writer(&mut out, result).map_err(std::io::Error::from)?;
+        let answer = Behind {
+            answer: result,
+            behind,
+        };
+        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(found);
     }

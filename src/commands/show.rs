@@ -7,10 +7,10 @@ use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::event::{Event, EventId, Seq, SessionId};
 use crate::ladder::noun;
-use crate::ledger::Ledger;
-use crate::session::{NoSession, SessionSummary, resolve_prefix};
+use crate::session::{NoSession, SessionSummary};
 use crate::ui::clip;
 use crate::views::Views;
+use crate::views::source::EventSource;
 
 /// Show a session, or one event of it in full
 ///
@@ -18,7 +18,8 @@ use crate::views::Views;
 /// unique prefix): where and when it ran, what the person asked,
 /// what the agent said last, the files and commits. With a SEQ as well: that one event,
 /// whole, with what its edit wrote. A Claude subagent's handle is its parent's prefix and
-/// its agent id: `peat show 3f6c2a9e/a7c19e2`.
+/// its agent id: `peat show 3f6c2a9e/a7c19e2`. While a capture holds the store, the views
+/// answer as they stand (`behind` in --json: recorded changes not shown yet).
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     /// A session id or a unique prefix of one (a subagent: PARENT/AGENT, e.g. 3f6c2a9e/a7c19e2)
@@ -48,8 +49,8 @@ fn head(ctx: &Ctx, titled: bool, title: &str, details: &str) -> String {
 const PROMPTS_SHOWN: usize = 20;
 
 pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
-    // The views answer a session's overview; the ledger opens only for one event whole.
-    let (ledger, views, _model) = ctx.open_views()?;
+    // The views answer, an event whole from their copy of the ledger (see `EventSource`).
+    let (_ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
         Some(prefix) => resolve_in_views(&views, prefix)?,
         None => latest(&views)?,
@@ -57,7 +58,8 @@ pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
     match args.seq {
         Some(seq) => show_event(
             ctx,
-            &ledger,
+            &views,
+            EventSource::of(&views),
             EventId {
                 session,
                 seq: Seq(seq),
@@ -87,12 +89,8 @@ pub fn newest(
         .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
 }
 
-/// The session a prefix names, or an error that says what to type instead.
-pub fn resolve(ledger: &Ledger, prefix: &str) -> Result<SessionId, CliError> {
-    explain(prefix, resolve_prefix(ledger, prefix)?)
-}
-
-/// As [`resolve`], among the sessions the views know: no ledger read.
+/// The session a prefix names among the sessions the views know (no ledger read), or an
+/// error that says what to type instead.
 pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
     let all = views.tables.session_ids()?;
     explain(prefix, crate::session::pick(all, prefix))
@@ -122,6 +120,9 @@ struct SessionView<'a> {
     #[serde(flatten)]
     summary: &'a SessionSummary,
     prompts_list: Vec<crate::session::Cited>,
+    /// Recorded changes the answer does not show yet (a writer was folding them): 0 when
+    /// caught up.
+    behind: u64,
 }
 
 fn show_session(
@@ -142,6 +143,7 @@ fn show_session(
         let view = SessionView {
             summary: &summary,
             prompts_list: prompts,
+            behind: views.behind(),
         };
         serde_json::to_writer(&mut out, &view).map_err(std::io::Error::from)?;
         writeln!(out)?;
@@ -265,30 +267,48 @@ struct EventView<'a> {
     /// What the edit wrote, for a file touch.
     #[serde(skip_serializing_if = "Option::is_none")]
     change: Option<Change>,
+    /// Recorded changes the answer does not show yet: 0 when caught up.
+    behind: u64,
 }
 
-fn show_event(ctx: &Ctx, ledger: &Ledger, id: EventId, titled: bool) -> Result<u8, CliError> {
-    let Some(env) = ledger.get(&id)? else {
-        return Err(
-            CliError::not_found(format!("session {} has no event {}", id.session, id.seq)).hint(
-                format!(
-                    "`peat events --session {}` lists its events.",
-                    id.session.short()
-                ),
-            ),
-        );
+/// The error for an event `source` does not hold; beside a writer it may be among the
+/// changes the views do not show yet.
+pub fn no_event(id: &EventId, behind: u64) -> CliError {
+    let short = id.session.short();
+    let err = CliError::not_found(format!("session {} has no event {}", id.session, id.seq));
+    match behind {
+        0 => err.hint(format!("`peat events --session {short}` lists its events.")),
+        n => err.hint(format!(
+            "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes; `peat events --session {short}` lists its events."
+        )),
+    }
+}
+
+fn show_event(
+    ctx: &Ctx,
+    views: &Views,
+    source: EventSource<'_>,
+    id: EventId,
+    titled: bool,
+) -> Result<u8, CliError> {
+    let Some(env) = source.get(&id)? else {
+        return Err(no_event(&id, views.behind()));
     };
+    // What the first file the edit touched was written with.
     let change = match &env.kind {
         Event::FileTouch {
-            change: Some(blob), ..
-        } => ledger
-            .blob(blob)?
+            path,
+            change: Some(_),
+            ..
+        } => source
+            .change(&id, path)?
             .and_then(|b| serde_json::from_slice::<Change>(&b).ok()),
         _ => None,
     };
     let view = EventView {
         row: super::events::Row::of(id.seq, &env),
         change,
+        behind: views.behind(),
     };
     let mut out = std::io::stdout().lock();
     if ctx.json {

@@ -28,10 +28,11 @@ pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
         let name = args.name.join(" ");
         let found = trail(&views, &name, ctx.now_ms)?;
         let all = register(&views, ctx.now_ms)?;
+        let behind = views.behind();
         drop(views);
         drop(ledger);
         return match found {
-            Some(t) => print_trail(ctx, &t),
+            Some(t) => print_trail(ctx, &t, behind),
             None => Err(no_such_subject(&name, &all)),
         };
     }
@@ -184,12 +185,16 @@ pub fn trail(views: &Views, name: &str, now_ms: i64) -> Result<Option<Trail>, Cl
     }))
 }
 
-/// Print a trail: JSON whole, or a head line and one line per observation, each whole (a
-/// trail is read in full) and ending in its handle.
-pub fn print_trail(ctx: &Ctx, trail: &Trail) -> Result<u8, CliError> {
+/// Print a trail: JSON whole (with `behind`, see [`super::Behind`]), or a head line and one
+/// line per observation, each whole (a trail is read in full) and ending in its handle.
+pub fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
     if ctx.json {
-        serde_json::to_writer(&mut out, &trail).map_err(std::io::Error::from)?;
+        let answer = super::Behind {
+            answer: trail,
+            behind,
+        };
+        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }

@@ -49,11 +49,13 @@ pub fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
 pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
+    let behind = views.behind();
     drop(views);
     drop(ledger);
     if ctx.json {
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &z).map_err(std::io::Error::from)?;
+        let answer = super::Behind { answer: &z, behind };
+        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }

@@ -26,6 +26,8 @@ pub enum Fault {
     /// A replaced event's changes and log steps are left in place (its files-view row and
     /// tails are still retracted).
     KeepStaleChanges,
+    /// A revised event keeps its old envelope in the envelopes table.
+    KeepOldEnvelopes,
 }
 
 pub use switch::{active, chunk, flush_fails, paused};

@@ -9,6 +9,7 @@
 pub(crate) mod fault;
 pub mod keyword;
 pub mod rows;
+pub mod source;
 pub mod stamp;
 pub mod tables;
 pub mod vectors;
@@ -29,7 +30,7 @@ use tables::{Blobs, Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub const VIEW_SCHEMA: u32 = 6;
+pub const VIEW_SCHEMA: u32 = 7;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
@@ -250,6 +251,9 @@ pub struct Views {
     pub vectors: VectorLane,
     pub keyword: KeywordIndex,
     tz: jiff::tz::TimeZone,
+    /// Ledger changes these views do not show yet: 0 unless opened as they stand beside a
+    /// writer (see [`Views::beside_writer`]).
+    behind: u64,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -278,7 +282,6 @@ impl Views {
                         let fresh = Fresh {
                             want: want(cur.generation + 1),
                             old: Some(cur),
-                            borrow_cache: None,
                         };
                         Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
                     }
@@ -289,7 +292,6 @@ impl Views {
                 let fresh = Fresh {
                     want: want(cur.generation + 1),
                     old: Some(cur),
-                    borrow_cache: None,
                 };
                 Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
@@ -297,7 +299,6 @@ impl Views {
                 let fresh = Fresh {
                     want: want(1),
                     old: None,
-                    borrow_cache: None,
                 };
                 Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
@@ -345,13 +346,14 @@ impl Views {
         {
             return Ok(None);
         }
-        let v = Views::at(store, (db, meta, lock), cur, tz)?;
+        let mut v = Views::at(store, (db, meta, lock), cur, tz)?;
         if stamp::unfit(&v, ledger)?.is_some() {
             return Ok(None);
         }
         let behind = ledger
             .last_lsn()?
             .saturating_sub(v.tables.applied()?.min(v.keyword.applied_lsn()));
+        v.behind = behind;
         Ok(Some((v, behind)))
     }
 
@@ -372,17 +374,27 @@ impl Views {
         Ok(why.is_none().then_some(v))
     }
 
-    /// Fold `events` (whose change blobs `ledger` holds) into fresh views in the scratch
-    /// folder `dir`, reusing the vectors `cache_of` already embedded: an `asof` fold embeds
-    /// nothing it had seen.
+    /// Fold `events` (the change blobs they name read from `blobs`) into fresh views in the
+    /// scratch folder `scratch` (see [`Views::seed_scratch`]): an `asof` fold embeds nothing
+    /// the real store had embedded, and holds nothing of it meanwhile.
     pub fn fold_scratch(
-        dir: &Path,
-        ledger: &Ledger,
+        scratch: Scratch,
+        blobs: Blobs<'_>,
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
-        cache_of: &Views,
     ) -> Result<Views, ViewError> {
+        let Scratch { dir, base } = scratch;
+        let fresh = Fresh {
+            want: Current::of(1, model.id.as_deref(), &tz),
+            old: None,
+        };
+        Views::fold_into(&dir, blobs, events, 0, base, fresh, model, tz)
+    }
+
+    /// Open a scratch views folder at `dir` whose vector cache is a copy of `from`'s
+    /// (vectors are a pure function of model and text: the copy is as good as the original).
+    pub fn seed_scratch(dir: &Path, from: &Views) -> Result<Scratch, ViewError> {
         std::fs::create_dir_all(dir).map_err(|source| ViewError::Io {
             path: dir.to_path_buf(),
             source,
@@ -392,13 +404,18 @@ impl Views {
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
-        let fresh = Fresh {
-            want: Current::of(1, model.id.as_deref(), &tz),
-            old: None,
-            borrow_cache: Some(&cache_of.vectors),
-        };
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
-        Views::fold_into(dir, &blobs, events, 0, (db, meta, lock), fresh, model, tz)
+        let lane = VectorLane::open(&db, &Tables::open(&db, 1)?.ks)?;
+        let mut ing = lane.cache().start_ingestion().map_err(ViewError::store)?;
+        // The cache iterates in key order, as an ingestion wants.
+        for kv in from.vectors.cache().iter() {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            ing.write(k, v).map_err(ViewError::store)?;
+        }
+        ing.finish().map_err(ViewError::store)?;
+        Ok(Scratch {
+            dir: dir.to_path_buf(),
+            base: (db, meta, lock),
+        })
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
@@ -411,11 +428,7 @@ impl Views {
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
         let want = Current::of(generation, model.id.as_deref(), &tz);
-        let fresh = Fresh {
-            want,
-            old: stored,
-            borrow_cache: None,
-        };
+        let fresh = Fresh { want, old: stored };
         Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)
     }
 
@@ -448,8 +461,15 @@ impl Views {
             dir,
             current,
             tz,
+            behind: 0,
             lock,
         })
+    }
+
+    /// How many recorded changes these views do not show yet (0: caught up), as a read's
+    /// `--json` says in its `behind` field.
+    pub fn behind(&self) -> u64 {
+        self.behind
     }
 
     /// Close the views' database and let a reader that asked for it in, then open it
@@ -468,6 +488,7 @@ impl Views {
             keyword,
             tz,
             lock,
+            behind: _,
         } = self;
         drop((vectors, tables, meta, db));
         fault::paused();
@@ -484,7 +505,7 @@ impl Views {
     fn rebuild(
         ledger: &Ledger,
         base: (Database, Keyspace, ViewsLock),
-        fresh: Fresh<'_>,
+        fresh: Fresh,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
@@ -506,18 +527,13 @@ impl Views {
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
         upto: u64,
         (db, meta, lock): (Database, Keyspace, ViewsLock),
-        fresh: Fresh<'_>,
+        fresh: Fresh,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
         // Leftovers of a rebuild that did not finish are not views of anything: clear them.
         drop_generation(&db, dir, fresh.want.generation)?;
         let mut views = Views::at(dir, (db, meta, lock), fresh.want, tz)?;
-        // A scratch fold reads another generation's cache: it cannot close in between.
-        let pausable = fresh.borrow_cache.is_none();
-        if let Some(other) = fresh.borrow_cache {
-            views.vectors.borrow_cache(other);
-        }
         let mut fold = Fold::default();
         let mut chunk = fault::chunk(CHUNK);
         for item in events {
@@ -525,7 +541,7 @@ impl Views {
             views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
             if fold.len >= chunk {
                 views.flush(std::mem::take(&mut fold), model, upto)?;
-            } else if pausable && fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
+            } else if fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
                 // The old generation is still the current one: the reader sees it whole.
                 views = views.pause()?;
                 chunk = chunk.min(CHUNK_BESIDE_READERS);
@@ -786,12 +802,16 @@ fn onward(applied: u64, lsn: u64) -> u64 {
     }
 }
 
-/// A generation about to be built: what it is for, what it replaces, whose vector cache it
-/// may read.
-struct Fresh<'a> {
+/// A scratch views folder (an `asof` replay's), open, its vector cache seeded.
+pub struct Scratch {
+    dir: PathBuf,
+    base: (Database, Keyspace, ViewsLock),
+}
+
+/// A generation about to be built: what it is for, and what it replaces.
+struct Fresh {
     want: Current,
     old: Option<Current>,
-    borrow_cache: Option<&'a VectorLane>,
 }
 
 /// A catch-up a reader paused: everything up to the last flush is written; what was

@@ -1,5 +1,6 @@
 //! The views kept in fjall: sessions, days, file touches (with what each wrote, and the
-//! paths reversed for suffix lookups), texts, subjects, evidence and each session's steps.
+//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps, and
+//! each event's current envelope (so that reads of whole events answer beside a writer).
 //!
 //! Every table is a pure function of the ledger. Changes are folded into a [`Pending`]
 //! overlay (typed aggregates, raw key writes) and written in one batch together with the
@@ -108,6 +109,9 @@ pub enum Table {
     Tails = 9,
     /// Each session's log steps, by event key and step index (see `crate::log`).
     Steps = 10,
+    /// Each event's current envelope, as the ledger stores it (redacted at capture), by
+    /// event key: what `show` and `events` read while a writer holds the ledger.
+    Envelopes = 11,
 }
 
 /// Where the fold reads the change blobs that recorded edits name (the ledger's blob store).
@@ -214,6 +218,33 @@ impl Tables {
 
     pub fn subject(&self, subject: &str) -> Result<Option<SubjectStats>, ViewError> {
         get_json(&self.ks, &tkey(Table::Subjects, subject.as_bytes()))
+    }
+
+    /// The event `id`'s current envelope, as the ledger holds it.
+    pub fn envelope(&self, id: &EventId) -> Result<Option<Envelope>, ViewError> {
+        get_json(
+            &self.ks,
+            &tkey(Table::Envelopes, &event_key(&id.session, id.seq)),
+        )
+    }
+
+    /// Every event's current envelope in key order (by session, then seq); with a
+    /// `session`, only its events.
+    pub fn envelopes(
+        &self,
+        session: Option<&SessionId>,
+    ) -> impl Iterator<Item = Result<(EventId, Envelope), ViewError>> + use<'_> {
+        let prefix = session.map_or_else(Vec::new, |s| {
+            let mut p = s.as_str().as_bytes().to_vec();
+            p.push(0);
+            p
+        });
+        self.ks.prefix(tkey(Table::Envelopes, &prefix)).map(|kv| {
+            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+            let id = crate::ledger::decode_event_key(&k[1..])
+                .ok_or_else(|| ViewError::Corrupt("an envelope row's key is no event".into()))?;
+            Ok((id, decode_json(&v)?))
+        })
     }
 
     /// Every row of `table` whose key starts with `prefix`, raw: (the key within the table,
@@ -400,6 +431,8 @@ pub struct Pending {
     texts: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     files: Writes,
     evidence: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Raw writes to the envelopes table, kept apart so a chunk's memory is easy to see.
+    envelopes: Writes,
     subjects: BTreeSet<String>,
 }
 
@@ -430,6 +463,7 @@ impl Pending {
         stats.apply(env, sign);
 
         let key = event_key(&id.session, id.seq);
+        self.envelope(&key, env, sign);
         if let Some(row) = text {
             self.texts.insert(
                 tkey(Table::Texts, &key),
@@ -517,6 +551,22 @@ impl Pending {
         Ok(())
     }
 
+    /// The envelopes row of the event `key`: its version `env` in (`sign` +1) or out. A
+    /// revision folds the old version out, then the new one in, in the same chunk.
+    fn envelope(&mut self, key: &[u8], env: &Envelope, sign: i64) {
+        let k = tkey(Table::Envelopes, key);
+        if super::fault::active(super::fault::Fault::KeepOldEnvelopes) {
+            // Broken on purpose: a retraction leaves the old version in, and the new
+            // version does not replace it.
+            if sign < 0 || !self.envelopes.contains_key(&k) {
+                self.envelopes.insert(k, Some(encode_json(env)));
+            }
+            return;
+        }
+        self.envelopes
+            .insert(k, (sign > 0).then(|| encode_json(env)));
+    }
+
     /// Put everything folded so far, and the LSN it reaches, into `writes`.
     pub fn write(self, tables: &Tables, writes: &mut Writes, lsn: u64) -> Result<(), ViewError> {
         for (session, rollup) in self.sessions {
@@ -537,6 +587,7 @@ impl Pending {
         writes.extend(self.texts);
         writes.extend(self.files);
         writes.extend(self.evidence);
+        writes.extend(self.envelopes);
         writes.insert(APPLIED.to_vec(), Some(lsn.to_be_bytes().to_vec()));
         Ok(())
     }

@@ -37,12 +37,11 @@ fn queue_key(key: &[u8]) -> Vec<u8> {
 }
 
 /// The lane's vectors live in the generation's keyspace (under [`Table::Vectors`]); the
-/// cache has a keyspace of its own that no rebuild clears. An `asof` fold borrows the real
-/// store's cache read-only.
+/// cache has a keyspace of its own that no rebuild clears. An `asof` fold starts from a copy
+/// of the real store's cache (see `Views::seed_scratch`).
 pub struct VectorLane {
     vectors: Keyspace,
     cache: Keyspace,
-    borrowed: Option<Keyspace>,
 }
 
 /// Dense texts added and removed, not yet embedded or written.
@@ -115,22 +114,15 @@ impl VectorLane {
         Ok(VectorLane {
             vectors: generation.clone(),
             cache,
-            borrowed: None,
         })
     }
 
-    /// Also look vectors up in `other`'s cache (an `asof` fold reusing the real store's).
-    pub fn borrow_cache(&mut self, other: &VectorLane) {
-        self.borrowed = Some(other.cache.clone());
-    }
-
     fn cached(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ViewError> {
-        for ks in std::iter::once(&self.cache).chain(&self.borrowed) {
-            if let Some(v) = ks.get(key).map_err(ViewError::store)? {
-                return Ok(Some(v.to_vec()));
-            }
-        }
-        Ok(None)
+        Ok(self
+            .cache
+            .get(key)
+            .map_err(ViewError::store)?
+            .map(|v| v.to_vec()))
     }
 
     /// Write what is pending: vectors from the cache, and for texts it never saw either the

@@ -1,7 +1,8 @@
 //! Readers never wait behind a writer: while a real `peat capture` holds the store, a read
-//! of the views answers from them as they stand and says how far behind they are; a read
-//! that needs the ledger itself waits for the writer, bounded; and readers killed beside a
-//! writer leave the store as sound as a rebuild.
+//! answers from the views as they stand (whole events from their copy of the ledger) and
+//! says how far behind they are; only `asof`, which replays the ledger's earlier versions,
+//! waits for the writer, bounded; and readers killed beside a writer leave the store as
+//! sound as a rebuild.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -120,10 +121,98 @@ fn reads_during_a_capture_answer_from_the_views_as_they_stand_and_say_how_far_be
     assert!(!after.stderr.contains("behind"), "{}", after.stderr);
 }
 
+/// The seq of session A's first recorded edit, as `events` lists it.
+fn first_edit(env: &Env) -> u64 {
+    let short = &SESSION_A[..8];
+    let listed = peat(
+        env,
+        &["events", "--session", short, "--kind", "file", "--json"],
+    )
+    .ok();
+    let first: serde_json::Value =
+        serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
+    first["seq"].as_u64().unwrap()
+}
+
 #[test]
-fn a_read_that_needs_the_ledger_waits_for_the_writer_and_gives_up_with_75() {
+fn reads_of_whole_events_during_a_capture_answer_from_the_views_copy_without_waiting() {
+    let env = Env::new();
+    let big = scenario(&env);
+    let short = &SESSION_A[..8];
+    let seq = first_edit(&env).to_string();
+    // What each read says with the store idle: beside the writer it must say the same.
+    let idle = |args: &[&str]| peat(&env, args).ok().stdout;
+    let reads: [&[&str]; 6] = [
+        &["show", short, &seq],
+        &["events", "--session", short, "--json"],
+        &["events", "--session", short],
+        &["recall", "--session", short, "--keyword-only", "limiter"],
+        &[short],
+        &[short, &seq],
+    ];
+    let before: Vec<String> = reads.iter().map(|a| idle(a)).collect();
+    let shown: serde_json::Value =
+        serde_json::from_str(&idle(&["show", "--json", short, &seq])).unwrap();
+    assert_eq!(shown["behind"], 0, "{shown}");
+
+    let mut writer = capture_running(&env, &big);
+    let during: Vec<_> = reads.iter().map(|a| peat(&env, a).ok()).collect();
+    let json = peat(&env, &["show", "--json", short, &seq]).ok();
+    let recall = peat(
+        &env,
+        &[
+            "recall",
+            "--json",
+            "--session",
+            short,
+            "--keyword-only",
+            "limiter",
+        ],
+    )
+    .ok();
+    still_writing(&mut writer);
+
+    for ((args, was), now) in reads.iter().zip(&before).zip(&during) {
+        assert_eq!(
+            &now.stdout, was,
+            "{args:?} answered otherwise beside the writer"
+        );
+        assert!(
+            now.stderr.contains("recorded changes behind") && now.stderr.contains("peat capture"),
+            "{args:?} did not say it is behind the capture: {}",
+            now.stderr
+        );
+    }
+    // What the edit wrote is shown from the views' changes table.
+    assert!(
+        during[0].stdout.contains("+app.use(rateLimit());"),
+        "{}",
+        during[0].stdout
+    );
+    for (what, doc) in [("show", &json.stdout), ("recall", &recall.stdout)] {
+        let v: serde_json::Value = serde_json::from_str(doc).unwrap();
+        assert!(v["behind"].as_u64().unwrap() > 0, "{what}: {v}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["change"], shown["change"]);
+
+    // An event the views do not show yet is not found, and the error says why.
+    let missing = peat(&env, &["show", short, "99999"]);
+    assert_eq!(missing.code, 1, "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("still writing"),
+        "{}",
+        missing.stderr
+    );
+    assert!(writer.wait().unwrap().success());
+}
+
+#[test]
+fn reads_beside_a_held_store_answer_at_once_and_only_asof_waits_bounded_with_75() {
     let env = Env::new();
     small_store(&env);
+    let short = &SESSION_A[..8];
+    let seq = first_edit(&env).to_string();
     let held = peat::ledger::lock::acquire(
         &env.store().join("lock"),
         Duration::ZERO,
@@ -132,24 +221,31 @@ fn a_read_that_needs_the_ledger_waits_for_the_writer_and_gives_up_with_75() {
     )
     .unwrap();
 
-    // The views answer at once (nothing is behind: no note).
-    let r = peat(&env, &["sessions"]).ok();
-    assert!(r.stdout.contains(&SESSION_A[..8]), "{}", r.stdout);
-    assert!(!r.stderr.contains("behind"), "{}", r.stderr);
-
-    // The ledger itself is the writer's until it finishes: the wait is bounded.
-    for args in [&["events", "--json"][..], &["show", &SESSION_A[..8]]] {
-        let r = bounded(
-            env.cmd().args(args).env("PEAT_LOCK_WAIT_SECS", "1"),
-            Duration::from_secs(30),
-        );
-        assert_eq!(r.code, 75, "{args:?}: {}", r.stderr);
-        assert!(r.stderr.contains("peat import (test)"), "{}", r.stderr);
-        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    // The views are caught up: they answer at once, with no note.
+    for args in [
+        &["sessions"][..],
+        &["events", "--json"],
+        &["show", short],
+        &["show", short, &seq],
+        &["recall", "--session", short, "--keyword-only", "limiter"],
+    ] {
+        let r = peat(&env, args).ok();
+        assert!(!r.stdout.is_empty(), "{args:?}");
+        assert!(!r.stderr.contains("behind"), "{args:?}: {}", r.stderr);
     }
+
+    // The replay of the past reads the ledger's earlier versions: its wait is bounded.
+    let r = bounded(
+        env.cmd()
+            .args(["asof", "today"])
+            .env("PEAT_LOCK_WAIT_SECS", "1"),
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, 75, "{}", r.stderr);
+    assert!(r.stderr.contains("peat import (test)"), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
     drop(held);
-    peat(&env, &["events", "--json"]).ok();
-    peat(&env, &["show", &SESSION_A[..8]]).ok();
+    peat(&env, &["asof", "today"]).ok();
 }
 
 #[test]

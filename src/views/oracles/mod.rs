@@ -732,6 +732,11 @@ fn retraction_oracle_goes_red_when_replaced_edits_keep_their_changes_and_steps()
 }
 
 #[test]
+fn replay_oracle_goes_red_when_a_revised_event_keeps_its_old_envelope() {
+    goes_red(Oracle::Replay, Fault::KeepOldEnvelopes);
+}
+
+#[test]
 fn asof_oracle_goes_red_when_asof_reads_todays_versions() {
     goes_red(Oracle::Asof, Fault::AsofReadsToday);
 }

@@ -32,6 +32,8 @@ pub struct Snapshot {
     pub texts: BTreeMap<EventId, TextRow>,
     pub subjects: BTreeMap<String, SubjectStats>,
     pub evidence: BTreeMap<(String, EventId), ObsRow>,
+    /// Each event's current version, whole.
+    pub envelopes: BTreeMap<EventId, Envelope>,
     /// The keyword lane: each document's kind and time, and which of the probe words find it.
     pub keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
     /// The vector lane: each vector, as the text it was made from.
@@ -52,6 +54,7 @@ pub fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
     differ(&mut out, what, "texts", &got.texts, &want.texts);
     differ(&mut out, what, "subjects", &got.subjects, &want.subjects);
     differ(&mut out, what, "evidence", &got.evidence, &want.evidence);
+    differ(&mut out, what, "envelopes", &got.envelopes, &want.envelopes);
     differ(&mut out, what, "keyword lane", &got.keyword, &want.keyword);
     differ(&mut out, what, "vector lane", &got.vectors, &want.vectors);
     out
@@ -224,6 +227,7 @@ pub fn model(
 ) -> Snapshot {
     let mut s = Snapshot::default();
     for (id, env) in events {
+        s.envelopes.insert(id.clone(), env.clone());
         for (i, step) in steps_of(env, blobs).into_iter().enumerate() {
             s.steps.insert((id.clone(), i as u16), (env.ts_ms, step));
         }
@@ -406,6 +410,13 @@ pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String
         let (k, v) = r.unwrap();
         s.evidence
             .insert(split(&k), serde_json::from_slice(&v).unwrap());
+    }
+    for r in t.scan(Table::Envelopes, b"") {
+        let (k, v) = r.unwrap();
+        s.envelopes.insert(
+            decode_event_key(&k).unwrap(),
+            serde_json::from_slice(&v).unwrap(),
+        );
     }
     for r in t.scan(Table::Texts, b"") {
         let (k, v) = r.unwrap();

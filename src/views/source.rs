@@ -1,0 +1,156 @@
+//! Where a read of whole events (`show SESSION SEQ`, `events`, `blame --at SESSION:SEQ`, a
+//! session's handle with a seq) reads them: the views' copy of the ledger (the envelopes
+//! table, and what each edit wrote from the changes table). Caught up, it holds what the
+//! ledger holds (the replay oracle compares it with an independent model), and opening it
+//! costs a read far less than opening the ledger's database; beside a writer it answers as
+//! it stands (see [`Views::behind`]), where the ledger could not be opened at all.
+
+use super::{ViewError, Views};
+use crate::event::{Envelope, EventId, SessionId};
+
+/// The events a read sees: the views' copy of the ledger's.
+#[derive(Clone, Copy)]
+pub struct EventSource<'a>(&'a Views);
+
+/// A boxed iterator of events.
+pub type EventIter<'a> = Box<dyn Iterator<Item = Result<(EventId, Envelope), ViewError>> + 'a>;
+
+impl<'a> EventSource<'a> {
+    pub fn of(views: &'a Views) -> EventSource<'a> {
+        EventSource(views)
+    }
+
+    /// The current version of the event `id`.
+    pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, ViewError> {
+        self.0.tables.envelope(id)
+    }
+
+    /// Every event in key order (by session, then seq); with a `session`, only its events.
+    pub fn events(&self, session: Option<&SessionId>) -> EventIter<'a> {
+        Box::new(self.0.tables.envelopes(session))
+    }
+
+    /// What the edit `id` wrote to `path` (the bytes of its change blob), if it was
+    /// recorded. The views keep it by edit and path (the changes table).
+    pub fn change(&self, id: &EventId, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
+        self.0.tables.change_bytes(path, id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::change::{BlobId, Change};
+    use crate::event::{Event, Seq};
+    use crate::ledger::Ledger;
+    use crate::ledger::{Access, Mode, WriteSet};
+    use crate::views::ModelSlot;
+
+    fn open(dir: &std::path::Path) -> Ledger {
+        Ledger::open(
+            dir,
+            Access {
+                mode: Mode::Create,
+                wait: std::time::Duration::from_secs(5),
+                who: "test",
+                on_wait: &mut || {},
+            },
+        )
+        .unwrap()
+    }
+
+    fn said(session: &SessionId, text: &str) -> Envelope {
+        Envelope::new(session.clone(), 1_000, Event::Said { text: text.into() })
+    }
+
+    type Events = Vec<(EventId, Envelope)>;
+
+    /// Everything the views' copy holds: every event, one session's, and what the edit wrote.
+    fn read(
+        source: EventSource<'_>,
+        a: &SessionId,
+        edit: &EventId,
+    ) -> (Events, Events, Option<Vec<u8>>) {
+        let all = source.events(None).collect::<Result<Vec<_>, _>>().unwrap();
+        let of_a = source
+            .events(Some(a))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let change = source.change(edit, "/r/f.rs").unwrap();
+        (all, of_a, change)
+    }
+
+    /// The same from the ledger itself.
+    fn read_ledger(
+        ledger: &Ledger,
+        a: &SessionId,
+        blob: &BlobId,
+    ) -> (Events, Events, Option<Vec<u8>>) {
+        let all = ledger.events().collect::<Result<Vec<_>, _>>().unwrap();
+        let of_a = ledger
+            .session_events(a)
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        (all, of_a, ledger.blob(blob).unwrap())
+    }
+
+    #[test]
+    fn the_views_copy_of_the_events_follows_revisions_and_equals_the_ledger() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = open(dir.path());
+        let (a, b) = (SessionId("a".into()), SessionId("ab".into()));
+        let (blob, bytes) = Change::Write {
+            content: "fn main() {}\n".into(),
+        }
+        .to_blob();
+        let edit = EventId {
+            session: a.clone(),
+            seq: Seq(2),
+        };
+        let mut set = WriteSet::default();
+        set.event(Seq(1), said(&a, "first version"));
+        set.event(
+            Seq(2),
+            Envelope::new(
+                a.clone(),
+                2_000,
+                Event::FileTouch {
+                    path: "/r/f.rs".into(),
+                    op: Default::default(),
+                    change: Some(blob),
+                    failed: false,
+                    more: Vec::new(),
+                },
+            ),
+        );
+        set.event(Seq(1), said(&b, "another session"));
+        set.blobs.push((blob, bytes.clone()));
+        ledger.write(set).unwrap();
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        drop(Views::open(&ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap());
+        // A revision: the views must hold the new version only.
+        let mut set = WriteSet::default();
+        set.event(Seq(1), said(&a, "second version"));
+        ledger.write(set).unwrap();
+        let views = Views::open(&ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap();
+
+        let first = EventId {
+            session: a.clone(),
+            seq: Seq(1),
+        };
+        let held = EventSource::of(&views).get(&first).unwrap().unwrap();
+        assert_eq!(held, said(&a, "second version"));
+        let from_views = read(EventSource::of(&views), &a, &edit);
+        let from_ledger = read_ledger(&ledger, &a, &blob);
+        assert_eq!(from_views, from_ledger);
+        assert_eq!(from_views.0.len(), 3);
+        // A session's prefix is not another session's: "a" lists none of "ab".
+        assert_eq!(from_views.1.len(), 2);
+        assert_eq!(from_views.2, Some(bytes));
+        let missing = EventId {
+            session: b,
+            seq: Seq(9),
+        };
+        assert_eq!(EventSource::of(&views).get(&missing).unwrap(), None);
+    }
+}
