@@ -290,9 +290,9 @@ impl<'t> Heads<'t> {
     }
 }
 
-/// The first eight characters of a session id.
+/// The handle of the session whose id is `session` (see [`SessionId::short`]).
 pub fn short(session: &str) -> String {
-    session.chars().take(8).collect()
+    SessionId(session.to_string()).short()
 }
 
 /// `today`, `yesterday`, `3d ago` (a day after `today`, as its date).

@@ -24,6 +24,7 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let session = super::show::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
+    crate::handle::learn([&log.session]);
     drop(views);
     drop(ledger);
     if ctx.json {

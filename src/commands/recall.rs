@@ -118,6 +118,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         limit: args.limit,
     };
     let result = recall(&views, &mut model, &query)?;
+    crate::handle::learn(result.hits.iter().map(|h| &h.session));
     drop(views);
     drop(ledger);
     print(ctx, &result, ctx.now_ms)
@@ -176,7 +177,7 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
         if let Some(b) = &h.row.basis {
             tag.push_str(&format!(" · {}", crate::vcs::basis_label(b)));
         }
-        let short: String = h.session.as_str().chars().take(8).collect();
+        let short = h.session.short();
         writeln!(
             out,
             "  {} {}  {}",

@@ -28,6 +28,11 @@ pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
         let name = args.name.join(" ");
         let found = trail(&views, &name, ctx.now_ms)?;
         let all = register(&views, ctx.now_ms)?;
+        crate::handle::learn(
+            found
+                .iter()
+                .flat_map(|t| t.evidence.iter().map(|e| &e.session)),
+        );
         drop(views);
         drop(ledger);
         return match found {

@@ -249,6 +249,8 @@ pub struct Views {
     pub vectors: VectorLane,
     pub keyword: KeywordIndex,
     tz: jiff::tz::TimeZone,
+    /// The sessions table registered for this thread's session handles (`crate::handle`).
+    handles: crate::handle::Installed,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -428,6 +430,7 @@ impl Views {
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
+            handles: crate::handle::install(&tables.ks),
             tables,
             keyword: KeywordIndex::open(&keyword_dir(&dir, current.generation))?,
             db,
@@ -451,9 +454,10 @@ impl Views {
             vectors,
             keyword,
             tz,
+            handles,
             lock,
         } = self;
-        drop((keyword, vectors, tables, meta, db));
+        drop((handles, keyword, vectors, tables, meta, db));
         fault::paused();
         let lock = lock
             .pause(VIEWS_WAIT, "writing the views")

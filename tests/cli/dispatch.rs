@@ -304,3 +304,39 @@ fn a_prefix_several_sessions_share_lists_them() {
         r.stdout
     );
 }
+
+#[test]
+fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart() {
+    let env = Env::new();
+    let one = "5e5e0001-0a00-4000-8000-000000000001";
+    let two = "5e5e0001-0b00-4000-8000-000000000002";
+    let other = "9a9a0003-0000-4000-8000-000000000003";
+    for (id, file) in [(one, "1.jsonl"), (two, "2.jsonl"), (other, "3.jsonl")] {
+        let mut c = Claude::new(id);
+        c.user(&format!("work in {id}"));
+        c.said("done");
+        c.write(&env.path(file));
+        peat(&env, &["capture", env.path(file).to_str().unwrap()]).ok();
+    }
+    let listing = peat(&env, &["sessions"]).ok().stdout;
+    for (id, handle) in [
+        (one, "5e5e0001-0a"),
+        (two, "5e5e0001-0b"),
+        (other, "9a9a0003"),
+    ] {
+        assert!(
+            listing.contains(&format!("▸ peat show {handle}\n")),
+            "{id} is listed as {handle}:\n{listing}"
+        );
+        let r = peat(&env, &[handle, "--json"]).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["reading"]["kind"], "session", "{handle}");
+        assert_eq!(v["result"]["session"], id, "{handle}");
+        let shown = peat(&env, &["show", handle]).ok().stdout;
+        assert!(
+            shown.lines().next().unwrap().contains(handle)
+                && shown.contains(&format!("work in {id}")),
+            "peat show {handle}:\n{shown}"
+        );
+    }
+}
