@@ -123,7 +123,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         let age = s
             .rollup
             .end_ms
-            .map(|t| crate::time::age(cutoff, t))
+            .map(|t| crate::time::age(cutoff, t, &ctx.tz))
             .unwrap_or_default();
         writeln!(
             out,

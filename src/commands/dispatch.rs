@@ -445,7 +445,7 @@ fn tied(
         age: tie
             .ts_ms
             .or(rollup.end_ms)
-            .map(|ms| crate::time::age(ctx.now_ms, ms)),
+            .map(|ms| crate::time::age(ctx.now_ms, ms, &ctx.tz)),
         place: rollup.place(),
         prompt,
         show: match tie.seq {
@@ -650,9 +650,10 @@ fn sessions(
     head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
     for c in &all {
-        let age = c
-            .end_ms
-            .map_or_else(|| "?".to_string(), |t| crate::time::age(ctx.now_ms, t));
+        let age = c.end_ms.map_or_else(
+            || "?".to_string(),
+            |t| crate::time::age(ctx.now_ms, t, &ctx.tz),
+        );
         let handle = match seq {
             Some(n) => format!("▸ peat show {} {n}", c.session),
             None => format!("▸ peat show {}", c.session),
@@ -675,7 +676,7 @@ fn sessions(
 
 fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Result<u8, CliError> {
     let (_, views, _) = live.need_views(false)?;
-    let Some(trail) = super::subjects::trail(views, name, ctx.now_ms)? else {
+    let Some(trail) = super::subjects::trail(views, name, ctx.now_ms, &ctx.tz)? else {
         return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
     let mut out = std::io::stdout().lock();

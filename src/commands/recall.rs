@@ -169,7 +169,10 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64) -> Result<u8, CliError> {
             // An observation without evidence reads as the bare assertion it is.
             tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
         }
-        tag.push_str(&format!(" · {}", crate::time::age(now_ms, h.row.ts_ms)));
+        tag.push_str(&format!(
+            " · {}",
+            crate::time::age(now_ms, h.row.ts_ms, &ctx.tz)
+        ));
         tag.push_str(&format!(" · {}", strength_bar(h.stars())));
         if let Some(s) = &h.row.subject {
             tag.push_str(&format!(" · {s}"));

@@ -66,10 +66,10 @@ pub struct Closing {
 
 impl Closing {
     /// Three lines: where it comes from, the message (clipped), the command that reads it.
-    pub fn render(&self, now_ms: i64) -> String {
+    pub fn render(&self, now_ms: i64, tz: &jiff::tz::TimeZone) -> String {
         let mut about = vec![
             self.session.short().to_string(),
-            format!("{} ago", crate::time::age(now_ms, self.end_ms)),
+            format!("{} ago", crate::time::age(now_ms, self.end_ms, tz)),
         ];
         if let Some(b) = &self.branch {
             about.push(b.clone());
@@ -283,7 +283,7 @@ mod tests {
             text: "Done:\n\nthe limiter   is in.".into(),
         };
         assert_eq!(
-            c.render(5 * 3_600_000),
+            c.render(5 * 3_600_000, &jiff::tz::TimeZone::UTC),
             "peat: last session here (3f6c2a9e, 5h ago, feat/rate-limit) closed with:\n  Done: the limiter is in.\n  ▸ peat show 3f6c2a9e 1234\n"
         );
     }
