@@ -156,8 +156,8 @@ pub struct Ledger {
     failed: std::cell::Cell<bool>,
     /// The store's redaction rules and key, loaded on first write.
     redactor: std::cell::OnceCell<crate::redact::Redactor>,
-    /// The umask to restore on close (the store's files are created private meanwhile).
-    umask: u32,
+    /// Keeps the files the store creates private until the ledger closes.
+    _private: private::PrivateUmask,
     /// Entries of an older, wider-open store made private on open.
     pub tightened: usize,
     // Declared last so the database closes before the lock is released. Empty for a
@@ -183,17 +183,13 @@ impl Ledger {
             ignore_store(path);
         }
         let umask = private::private_umask();
-        let opened = Ledger::lock(path, access);
-        if opened.is_err() {
-            private::restore_umask(umask);
-        }
-        let (lock, tightened) = opened?;
+        let (lock, tightened) = Ledger::lock(path, access)?;
         Ok(Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
             redactor: std::cell::OnceCell::new(),
-            umask,
+            _private: umask,
             tightened,
             lock: std::cell::OnceCell::from(lock),
         })
@@ -213,7 +209,7 @@ impl Ledger {
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
             redactor: std::cell::OnceCell::new(),
-            umask: private::private_umask(),
+            _private: private::private_umask(),
             tightened: 0,
             lock: std::cell::OnceCell::new(),
         })
@@ -750,15 +746,14 @@ impl Drop for Ledger {
     fn drop(&mut self) {
         // Best effort: a failed flush leaves a longer journal, never lost data. After a
         // failed write fjall is poisoned and a flush would never finish. The umask goes
-        // back either way: the process may go on to write files that are not the store's.
+        // back either way (the `_private` guard, dropped after this and after the database,
+        // whose last files are created private): the process may go on to write files
+        // that are not the store's.
         if self.failed.get() {
-            private::restore_umask(self.umask);
             return;
         }
         let _ = self.settle();
-        // Close the database (its last files are created private) before the umask goes.
         drop(self.db.take());
-        private::restore_umask(self.umask);
     }
 }
 
