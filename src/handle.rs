@@ -72,9 +72,33 @@ pub fn of(id: &SessionId) -> String {
 /// close.
 pub fn learn<'a>(ids: impl IntoIterator<Item = &'a SessionId>) {
     for id in ids {
-        let top = id.subagent().map_or(id.as_str(), |(parent, _)| parent);
-        len_of(top);
+        len_of(top_of(id));
     }
+}
+
+/// [`learn`] for a command that holds every recorded session (`peat sessions`): their
+/// handles come from the list itself, without a seek per session.
+pub fn learn_all<'a>(all: impl IntoIterator<Item = &'a SessionId>) {
+    let mut sorted: Vec<&str> = all.into_iter().map(SessionId::as_str).collect();
+    sorted.sort_unstable();
+    let list = SortedIds(&sorted);
+    LENS.with(|l| {
+        let mut lens = l.borrow_mut();
+        for id in &sorted {
+            let top = top_of_str(id);
+            let Ok((before, after)) = neighbours(&list, top);
+            lens.insert(top.to_string(), handle_len(top, before, after));
+        }
+    });
+}
+
+/// The part of `id` its handle abbreviates: its own id, or a subagent's parent's.
+fn top_of(id: &SessionId) -> &str {
+    top_of_str(id.as_str())
+}
+
+fn top_of_str(id: &str) -> &str {
+    id.split_once('/').map_or(id, |(parent, _)| parent)
 }
 
 /// How many characters of `top` (a session's id, or a subagent's parent's) tell it apart
@@ -88,7 +112,7 @@ fn len_of(top: &str) -> usize {
     let Some(Ok((before, after))) = TABLES.with(|t| {
         t.borrow()
             .first()
-            .map(|(_, tables)| neighbours(tables, top))
+            .map(|(_, tables)| neighbours(&SessionsTable(tables), top))
     }) else {
         return MIN_LEN;
     };
@@ -97,38 +121,90 @@ fn len_of(top: &str) -> usize {
     n
 }
 
+/// The recorded session ids in id order, wherever they are held.
+trait Ids {
+    type Id: AsRef<str>;
+    type Error;
+    /// The last id before `id`.
+    fn before(&self, id: &str) -> Result<Option<Self::Id>, Self::Error>;
+    /// The first id past `from`.
+    fn after(&self, from: Bound<&str>) -> Result<Option<Self::Id>, Self::Error>;
+}
+
+/// The views' sessions table: a seek for each question.
+struct SessionsTable<'a>(&'a Keyspace);
+
+impl Ids for SessionsTable<'_> {
+    type Id = String;
+    type Error = fjall::Error;
+
+    fn before(&self, id: &str) -> Result<Option<String>, fjall::Error> {
+        let start = tkey(Table::Sessions, b"");
+        let at = tkey(Table::Sessions, id.as_bytes());
+        match self.0.range(start..at).next_back() {
+            Some(kv) => Ok(Some(table_id(kv.key()?))),
+            None => Ok(None),
+        }
+    }
+
+    fn after(&self, from: Bound<&str>) -> Result<Option<String>, fjall::Error> {
+        let key = |id: &str| tkey(Table::Sessions, id.as_bytes());
+        let from = match from {
+            Bound::Included(id) => Bound::Included(key(id)),
+            Bound::Excluded(id) => Bound::Excluded(key(id)),
+            Bound::Unbounded => Bound::Included(key("")),
+        };
+        let end = Bound::Excluded(vec![Table::Sessions as u8 + 1]);
+        match self.0.range::<Vec<u8>, _>((from, end)).next() {
+            Some(kv) => Ok(Some(table_id(kv.key()?))),
+            None => Ok(None),
+        }
+    }
+}
+
+fn table_id(key: fjall::UserKey) -> String {
+    String::from_utf8_lossy(&key[1..]).into_owned()
+}
+
+/// Every recorded id, sorted, in memory.
+struct SortedIds<'a>(&'a [&'a str]);
+
+impl<'a> Ids for SortedIds<'a> {
+    type Id = &'a str;
+    type Error = std::convert::Infallible;
+
+    fn before(&self, id: &str) -> Result<Option<&'a str>, Self::Error> {
+        let i = self.0.partition_point(|s| *s < id);
+        Ok(i.checked_sub(1).map(|i| self.0[i]))
+    }
+
+    fn after(&self, from: Bound<&str>) -> Result<Option<&'a str>, Self::Error> {
+        let i = match from {
+            Bound::Included(id) => self.0.partition_point(|s| *s < id),
+            Bound::Excluded(id) => self.0.partition_point(|s| *s <= id),
+            Bound::Unbounded => 0,
+        };
+        Ok(self.0.get(i).copied())
+    }
+}
+
+/// The ids just before and just after one.
+type Around<Id> = (Option<Id>, Option<Id>);
+
 /// The recorded ids just before and just after `top` in id order, leaving out `top` itself
 /// and its own subagents (`top/…`), which a handle never has to be told apart from (a
 /// prefix names the parent before its subagents: see [`crate::session::pick`]).
-fn neighbours(
-    tables: &Keyspace,
-    top: &str,
-) -> Result<(Option<String>, Option<String>), fjall::Error> {
-    let start = tkey(Table::Sessions, b"");
-    let end = vec![Table::Sessions as u8 + 1];
-    let at = tkey(Table::Sessions, top.as_bytes());
-    let id_of = |key: fjall::UserKey| String::from_utf8_lossy(&key[1..]).into_owned();
-    let before = match tables.range(start..at.clone()).next_back() {
-        Some(kv) => Some(id_of(kv.key()?)),
-        None => None,
+fn neighbours<I: Ids>(ids: &I, top: &str) -> Result<Around<I::Id>, I::Error> {
+    let before = ids.before(top)?;
+    let mut after = ids.after(Bound::Excluded(top))?;
+    let own = |a: &I::Id| {
+        a.as_ref()
+            .strip_prefix(top)
+            .is_some_and(|r| r.starts_with('/'))
     };
-    let mut after = match tables
-        .range::<Vec<u8>, _>((Bound::Excluded(at), Bound::Excluded(end.clone())))
-        .next()
-    {
-        Some(kv) => Some(id_of(kv.key()?)),
-        None => None,
-    };
-    if after
-        .as_deref()
-        .is_some_and(|a| a.strip_prefix(top).is_some_and(|r| r.starts_with('/')))
-    {
+    if after.as_ref().is_some_and(own) {
         // Past the subagents: '0' is the byte after '/'.
-        let past = tkey(Table::Sessions, format!("{top}0").as_bytes());
-        after = match tables.range(past..end).next() {
-            Some(kv) => Some(id_of(kv.key()?)),
-            None => None,
-        };
+        after = ids.after(Bound::Included(&format!("{top}0")))?;
     }
     Ok((before, after))
 }
@@ -173,5 +249,48 @@ mod tests {
             8,
             "short ids stay whole"
         );
+    }
+
+    #[test]
+    fn a_parent_is_told_apart_from_other_sessions_not_from_its_subagents() {
+        let ids = ["3f6c2a9e00", "3f6c2a9e00/agent-x", "3f6c2a9e01", "3f6c2a9f"];
+        let list = SortedIds(&ids);
+        assert_eq!(
+            neighbours(&list, "3f6c2a9e00"),
+            Ok((None, Some("3f6c2a9e01")))
+        );
+        assert_eq!(
+            neighbours(&list, "3f6c2a9e01"),
+            Ok((Some("3f6c2a9e00/agent-x"), Some("3f6c2a9f")))
+        );
+    }
+
+    proptest::proptest! {
+        /// Ids of one length (as uuids and Codex thread ids are) over two letters, so many
+        /// share long prefixes; some with subagents.
+        #[test]
+        fn every_handle_names_its_session_back(
+            tops in proptest::collection::btree_set("[ab]{12}", 1..40),
+            agents in proptest::collection::vec(0usize..40, 0..10),
+        ) {
+            let tops: Vec<String> = tops.into_iter().collect();
+            let mut all: Vec<SessionId> = tops.iter().map(|t| SessionId(t.clone())).collect();
+            for (n, i) in agents.iter().enumerate() {
+                all.push(SessionId(format!("{}/agent-a{n:05}", tops[i % tops.len()])));
+            }
+            all.sort();
+            all.dedup();
+            learn_all(&all);
+            for id in &all {
+                let handle = id.short();
+                proptest::prop_assert!(top_of(id).len() <= MIN_LEN
+                    || handle.split('/').next().unwrap().len() >= MIN_LEN);
+                proptest::prop_assert_eq!(
+                    crate::session::pick(all.clone(), &handle),
+                    Ok(id.clone()),
+                    "{} ({})", handle, id
+                );
+            }
+        }
     }
 }
