@@ -89,6 +89,7 @@ impl Closing {
 /// closing message. Reads the views as they stand (no catch-up, no model) and gives up
 /// quietly (`Ok(None)`) when the ledger is busy for longer than a moment.
 pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closing>, String> {
+    const WHO: &str = "peat hook (SessionStart)";
     let store = &ctx.location.store;
     let open = |wait| {
         Ledger::open(
@@ -96,7 +97,7 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
             Access {
                 mode: Mode::Existing,
                 wait,
-                who: "peat hook (SessionStart)",
+                who: WHO,
                 on_wait: &mut || {},
             },
         )
@@ -108,7 +109,7 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         // wait (bounded) for the capture applying it. Any other writer leaves the views as
         // current as they need to be, and they are read beside it at once.
         Err(LedgerError::Lock(LockError::Busy { .. })) if spool::pending(store).is_empty() => {
-            match Ledger::open_beside_writer(store) {
+            match Ledger::open_beside_writer(store, WHO) {
                 Ok(l) => l,
                 Err(_) => return Ok(None),
             }

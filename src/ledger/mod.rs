@@ -160,6 +160,9 @@ pub struct Ledger {
     _private: private::PrivateUmask,
     /// Entries of an older, wider-open store made private on open.
     pub tightened: usize,
+    /// What this process is doing, for the holder line of a lock taken late (see
+    /// [`Ledger::open_beside_writer`]).
+    who: String,
     // Declared last so the database closes before the lock is released. Empty for a
     // reader that found a writer busy (see [`Ledger::open_beside_writer`]).
     lock: std::cell::OnceCell<lock::StoreLock>,
@@ -183,6 +186,7 @@ impl Ledger {
             ignore_store(path);
         }
         let umask = private::private_umask();
+        let who = access.who.to_string();
         let (lock, tightened) = Ledger::lock(path, access)?;
         Ok(Ledger {
             path: path.to_path_buf(),
@@ -191,6 +195,7 @@ impl Ledger {
             redactor: std::cell::OnceCell::new(),
             _private: umask,
             tightened,
+            who,
             lock: std::cell::OnceCell::from(lock),
         })
     }
@@ -200,7 +205,8 @@ impl Ledger {
     /// read of the database itself takes the lock if it has come free meanwhile, and is
     /// refused at once ([`LockError::Busy`]) if not: a reader holding the views must never
     /// wait for the store lock (see [`lock`]).
-    pub fn open_beside_writer(path: &Path) -> Result<Ledger, LedgerError> {
+    /// `who` says what this process is doing, in the lock's holder line if it takes it.
+    pub fn open_beside_writer(path: &Path, who: &str) -> Result<Ledger, LedgerError> {
         if !recorded(path) {
             return Err(LedgerError::Missing(path.to_path_buf()));
         }
@@ -211,6 +217,7 @@ impl Ledger {
             redactor: std::cell::OnceCell::new(),
             _private: private::private_umask(),
             tightened: 0,
+            who: who.to_string(),
             lock: std::cell::OnceCell::new(),
         })
     }
@@ -250,7 +257,7 @@ impl Ledger {
             let taken = lock::acquire(
                 &self.path.join("lock"),
                 Duration::ZERO,
-                "peat (a read)",
+                &self.who,
                 &mut || {},
             )?;
             let _ = self.lock.set(taken);
@@ -990,6 +997,23 @@ mod tests {
         // A finished database is never cleared.
         let l = open(dir.path());
         assert_eq!(l.len().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_reader_beside_a_writer_takes_the_lock_late_under_its_own_name() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(open(dir.path()));
+        let writer =
+            lock::acquire(&dir.path().join("lock"), Duration::ZERO, "w", &mut || {}).unwrap();
+        let reader = Ledger::open_beside_writer(dir.path(), "peat recall cache").unwrap();
+        assert!(
+            matches!(reader.len(), Err(LedgerError::Lock(LockError::Busy { .. }))),
+            "a read of the database never waits for the writer"
+        );
+        drop(writer);
+        assert_eq!(reader.len().unwrap(), 0);
+        let holder = std::fs::read_to_string(dir.path().join("lock")).unwrap();
+        assert!(holder.contains("(peat recall cache)"), "{holder}");
     }
 
     #[test]
