@@ -71,6 +71,8 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     if !words.trim().is_empty() && views.vectors.queued()? == 0 {
         past.views.embed_queued(&mut model, 256)?;
     }
+    // Printed after the store's views close, against the store's sessions, not the past's.
+    crate::handle::learn(&past.views.tables.session_ids()?);
     drop(views);
     drop(ledger);
     let head = format!("== peat · as of {date} · {} events ==", past.events);

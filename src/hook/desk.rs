@@ -168,6 +168,8 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         if text.trim().is_empty() {
             continue;
         }
+        // Rendered after the views close.
+        crate::handle::learn([&session]);
         return Ok(Some(Closing {
             session,
             seq,

@@ -340,3 +340,29 @@ fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart(
         );
     }
 }
+
+#[test]
+fn asof_names_a_session_by_the_handle_the_store_resolves_today() {
+    let env = Env::new();
+    let early = "5e5e0001-0a00-4000-8000-000000000001";
+    let later = "5e5e0001-0b00-4000-8000-000000000002";
+    for (id, day) in [(early, "2026-07-14"), (later, "2026-07-16")] {
+        let mut c = Claude::new(id);
+        c.user(&format!("work in {id}"));
+        c.said("done with the parser");
+        let path = env.path(&format!("{day}.jsonl"));
+        std::fs::write(&path, c.text().replace("2026-07-14", day)).unwrap();
+        peat(&env, &["capture", path.to_str().unwrap()]).ok();
+    }
+    // On the 14th only the early session was recorded, and eight characters named it then;
+    // they name both now.
+    let r = peat(&env, &["asof", "2026-07-14", "parser"]).ok();
+    assert!(
+        r.stdout.contains("▸ peat show 5e5e0001-0a "),
+        "{}",
+        r.stdout
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&peat(&env, &["5e5e0001-0a", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["result"]["session"], early);
+}
