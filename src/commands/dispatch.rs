@@ -76,6 +76,7 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                         )));
                 }
             }
+            crate::handle::learn([id]); // for the header, printed once the views close
             drop(live);
             let args = super::show::ShowArgs {
                 session: Some(id.to_string()),

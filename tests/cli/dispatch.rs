@@ -328,6 +328,12 @@ fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart(
             listing.contains(&format!("▸ peat show {handle}\n")),
             "{id} is listed as {handle}:\n{listing}"
         );
+        let header = peat(&env, &[handle, "1"]).ok().stdout;
+        assert_eq!(
+            header.lines().next(),
+            Some(format!("== session {handle} event 1 (matched prefix {handle}) ==").as_str()),
+            "{header}"
+        );
         let r = peat(&env, &[handle, "--json"]).ok();
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(v["reading"]["kind"], "session", "{handle}");
