@@ -876,23 +876,26 @@ fn decode_feed(v: &[u8]) -> Option<FeedParts<'_>> {
     Some((key, old, v.get(at..)?))
 }
 
+/// The store at `dir` (made if missing) opened by a writer, for the unit tests.
+#[cfg(test)]
+pub(crate) fn open_for_test(dir: &Path) -> Ledger {
+    Ledger::open(
+        dir,
+        Access {
+            mode: Mode::Create,
+            wait: Duration::from_secs(5),
+            who: "test",
+            on_wait: &mut || {},
+        },
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::open_for_test as open;
     use super::*;
     use crate::event::Event;
-
-    fn open(dir: &Path) -> Ledger {
-        Ledger::open(
-            dir,
-            Access {
-                mode: Mode::Create,
-                wait: Duration::from_secs(5),
-                who: "test",
-                on_wait: &mut || {},
-            },
-        )
-        .unwrap()
-    }
 
     fn said(session: &str, ts: i64, text: &str) -> Envelope {
         Envelope::new(

@@ -207,20 +207,7 @@ fn change_ids(env: &Envelope) -> Vec<BlobId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{Access, Mode};
-
-    fn open(dir: &Path) -> Ledger {
-        Ledger::open(
-            dir,
-            Access {
-                mode: Mode::Create,
-                wait: std::time::Duration::from_secs(5),
-                who: "test",
-                on_wait: &mut || {},
-            },
-        )
-        .unwrap()
-    }
+    use crate::ledger::open_for_test as open;
 
     #[test]
     fn a_new_store_records_its_rules_version_or_says_why_not() {

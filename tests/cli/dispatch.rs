@@ -277,16 +277,25 @@ fn fall_throughs_are_explained_and_json_wraps_the_reading() {
     assert!(v["result"].is_object(), "{v}");
 }
 
+/// Capture a session `id` of one prompt (`work in ID`) and `said`, on `day`.
+fn one_prompt_session(env: &Env, id: &str, said: Option<&str>, day: &str) {
+    let mut c = Claude::new(id);
+    c.user(&format!("work in {id}"));
+    if let Some(text) = said {
+        c.said(text);
+    }
+    let path = env.path(&format!("{id}.jsonl"));
+    std::fs::write(&path, c.text().replace("2026-07-14", day)).unwrap();
+    peat(env, &["capture", path.to_str().unwrap()]).ok();
+}
+
 #[test]
 fn a_prefix_several_sessions_share_lists_them() {
     let env = Env::new();
     let one = "5e5e0001-0000-4000-8000-000000000001";
     let two = "5e5e0002-0000-4000-8000-000000000002";
-    for (id, file) in [(one, "1.jsonl"), (two, "2.jsonl")] {
-        let mut c = Claude::new(id);
-        c.user(&format!("work in {id}"));
-        c.write(&env.path(file));
-        peat(&env, &["capture", env.path(file).to_str().unwrap()]).ok();
+    for id in [one, two] {
+        one_prompt_session(&env, id, None, "2026-07-14");
     }
     let r = peat(&env, &["5e5e"]).ok();
     assert_eq!(
@@ -311,12 +320,8 @@ fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart(
     let one = "5e5e0001-0a00-4000-8000-000000000001";
     let two = "5e5e0001-0b00-4000-8000-000000000002";
     let other = "9a9a0003-0000-4000-8000-000000000003";
-    for (id, file) in [(one, "1.jsonl"), (two, "2.jsonl"), (other, "3.jsonl")] {
-        let mut c = Claude::new(id);
-        c.user(&format!("work in {id}"));
-        c.said("done");
-        c.write(&env.path(file));
-        peat(&env, &["capture", env.path(file).to_str().unwrap()]).ok();
+    for id in [one, two, other] {
+        one_prompt_session(&env, id, Some("done"), "2026-07-14");
     }
     let listing = peat(&env, &["sessions"]).ok().stdout;
     for (id, handle) in [
@@ -353,12 +358,7 @@ fn asof_names_a_session_by_the_handle_the_store_resolves_today() {
     let early = "5e5e0001-0a00-4000-8000-000000000001";
     let later = "5e5e0001-0b00-4000-8000-000000000002";
     for (id, day) in [(early, "2026-07-14"), (later, "2026-07-16")] {
-        let mut c = Claude::new(id);
-        c.user(&format!("work in {id}"));
-        c.said("done with the parser");
-        let path = env.path(&format!("{day}.jsonl"));
-        std::fs::write(&path, c.text().replace("2026-07-14", day)).unwrap();
-        peat(&env, &["capture", path.to_str().unwrap()]).ok();
+        one_prompt_session(&env, id, Some("done with the parser"), day);
     }
     // On the 14th only the early session was recorded, and eight characters named it then;
     // they name both now.
