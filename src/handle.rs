@@ -17,6 +17,7 @@ use std::ops::Bound;
 use fjall::Keyspace;
 
 use crate::event::SessionId;
+use crate::ledger::{Ledger, LedgerError};
 use crate::views::tables::{Table, tkey};
 
 /// The fewest characters a handle shows, however few sessions there are.
@@ -92,6 +93,23 @@ pub fn learn_all<'a>(all: impl IntoIterator<Item = &'a SessionId>) {
     });
 }
 
+/// [`learn`] from the ledger, for a command that reads no views (`peat events`): two seeks
+/// in its events for each session not learnt yet.
+pub fn learn_in_ledger<'a>(ledger: &Ledger, ids: impl IntoIterator<Item = &'a SessionId>) {
+    let sessions = LedgerSessions(ledger);
+    for id in ids {
+        let top = top_of(id);
+        if LENS.with(|l| l.borrow().contains_key(top)) {
+            continue;
+        }
+        // A ledger that cannot be read leaves the handle at its least.
+        if let Ok((before, after)) = neighbours(&sessions, top) {
+            let n = handle_len(top, before.as_deref(), after.as_deref());
+            LENS.with(|l| l.borrow_mut().insert(top.to_string(), n));
+        }
+    }
+}
+
 /// The part of `id` its handle abbreviates: its own id, or a subagent's parent's.
 fn top_of(id: &SessionId) -> &str {
     top_of_str(id.as_str())
@@ -164,6 +182,22 @@ impl Ids for SessionsTable<'_> {
 
 fn table_id(key: fjall::UserKey) -> String {
     String::from_utf8_lossy(&key[1..]).into_owned()
+}
+
+/// The ledger's sessions: a seek in its events for each question.
+struct LedgerSessions<'a>(&'a Ledger);
+
+impl Ids for LedgerSessions<'_> {
+    type Id = String;
+    type Error = LedgerError;
+
+    fn before(&self, id: &str) -> Result<Option<String>, LedgerError> {
+        Ok(self.0.session_before(id)?.map(|s| s.0))
+    }
+
+    fn after(&self, from: Bound<&str>) -> Result<Option<String>, LedgerError> {
+        Ok(self.0.session_after(from)?.map(|s| s.0))
+    }
 }
 
 /// Every recorded id, sorted, in memory.
@@ -263,6 +297,44 @@ mod tests {
             neighbours(&list, "3f6c2a9e01"),
             Ok((Some("3f6c2a9e00/agent-x"), Some("3f6c2a9f")))
         );
+    }
+
+    #[test]
+    fn the_ledger_and_the_list_agree_on_every_neighbour() {
+        use crate::event::{Envelope, Event, Seq};
+        let ids = [
+            "3f6c2a9e00",
+            "3f6c2a9e00/agent-x",
+            "3f6c2a9e01",
+            "3f6c2a9e01-x",
+            "3f6c2a9f",
+            "3f6c2a9f0/agent-y",
+            "40",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = crate::ledger::open_for_test(dir.path());
+        let mut set = crate::ledger::WriteSet::default();
+        for id in ids {
+            for seq in [0, 7] {
+                let said = Event::Said { text: "x".into() };
+                set.event(Seq(seq), Envelope::new(SessionId(id.into()), 1, said));
+            }
+        }
+        ledger.write(set).unwrap();
+        let list = SortedIds(&ids);
+        for top in [
+            "3f6c2a9e00",
+            "3f6c2a9e01",
+            "3f6c2a9f",
+            "3f6c2a9f0",
+            "40",
+            "0",
+            "z",
+        ] {
+            let (b, a) = neighbours(&LedgerSessions(&ledger), top).unwrap();
+            let want = neighbours(&list, top).unwrap();
+            assert_eq!((b.as_deref(), a.as_deref()), want, "{top}");
+        }
     }
 
     proptest::proptest! {

@@ -78,6 +78,9 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
             }
         }
     }
+    if !ctx.json {
+        crate::handle::learn_in_ledger(&ledger, rows.iter().map(|(_, env)| &env.session));
+    }
     drop(ledger);
     rows.sort_by(|a, b| (a.1.ts_ms, &a.1.session, a.0).cmp(&(b.1.ts_ms, &b.1.session, b.0)));
     let mut out = if ctx.json {

@@ -506,6 +506,38 @@ impl Ledger {
         Ok(out)
     }
 
+    /// The last session before `id` in id order (a seek, not a scan: for a handle).
+    pub fn session_before(&self, id: &str) -> Result<Option<SessionId>, LedgerError> {
+        // Every key of a session before `id` sorts before it; `id`'s own (`id`, NUL, seq)
+        // after.
+        let last = self.db()?.events.range(..id.as_bytes()).next_back();
+        self.session_of(last)
+    }
+
+    /// The first session past `from` in id order (past all of `from`'s own events when it
+    /// is excluded).
+    pub fn session_after(
+        &self,
+        from: std::ops::Bound<&str>,
+    ) -> Result<Option<SessionId>, LedgerError> {
+        use std::ops::Bound;
+        let start: Vec<u8> = match from {
+            Bound::Included(s) => s.as_bytes().to_vec(),
+            // Past `s`, NUL, every seq.
+            Bound::Excluded(s) => [s.as_bytes(), &[1]].concat(),
+            Bound::Unbounded => Vec::new(),
+        };
+        let first = self.db()?.events.range(start..).next();
+        self.session_of(first)
+    }
+
+    fn session_of(&self, kv: Option<fjall::Guard>) -> Result<Option<SessionId>, LedgerError> {
+        let Some(kv) = kv else { return Ok(None) };
+        let key = kv.key().map_err(|e| self.store_err(e))?;
+        let (session, _) = decode_key(&key).ok_or_else(|| self.corrupt_key(&key))?;
+        Ok(Some(session))
+    }
+
     /// How many events the ledger holds.
     pub fn len(&self) -> Result<usize, LedgerError> {
         self.db()?.events.len().map_err(|e| self.store_err(e))

@@ -324,6 +324,7 @@ fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart(
         one_prompt_session(&env, id, Some("done"), "2026-07-14");
     }
     let listing = peat(&env, &["sessions"]).ok().stdout;
+    let events = peat(&env, &["events"]).ok().stdout;
     for (id, handle) in [
         (one, "5e5e0001-0a"),
         (two, "5e5e0001-0b"),
@@ -332,6 +333,10 @@ fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart(
         assert!(
             listing.contains(&format!("▸ peat show {handle}\n")),
             "{id} is listed as {handle}:\n{listing}"
+        );
+        assert!(
+            events.contains(&format!(" {handle} ")),
+            "{id} is listed as {handle}:\n{events}"
         );
         let header = peat(&env, &[handle, "1"]).ok().stdout;
         assert_eq!(
