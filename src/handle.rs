@@ -12,7 +12,9 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::ops::Bound;
+use std::rc::Rc;
 
 use fjall::Keyspace;
 
@@ -35,9 +37,12 @@ thread_local! {
 }
 
 /// Registered while it lives: dropping it (with the views holding it) unregisters the table.
+/// It is dropped on the thread that made it (it cannot be sent to another), so no thread
+/// keeps a closed views' table.
 #[derive(Debug)]
 pub struct Installed {
     token: u64,
+    _this_thread: PhantomData<Rc<()>>,
 }
 
 /// Register `tables` (a views generation's keyspace) as where this thread's handles are
@@ -49,7 +54,10 @@ pub fn install(tables: &Keyspace) -> Installed {
         t
     });
     TABLES.with(|t| t.borrow_mut().push((token, tables.clone())));
-    Installed { token }
+    Installed {
+        token,
+        _this_thread: PhantomData,
+    }
 }
 
 impl Drop for Installed {
