@@ -37,6 +37,35 @@ hook_runs() {
   for _ in $(seq "$HOOKS"); do STDIN_FILE=$1 ms_of "$PEAT" hook; done
 }
 
+# holding DB PID: wait until process PID holds the ledger lock of the store DB (its holder
+# line names it) or has ended; say which.
+holding() {
+  local db=$1 pid=$2
+  while alive "$pid" && ! grep -q "^pid $pid " "$db/lock" 2>/dev/null; do sleep 0.002; done
+  alive "$pid"
+}
+
+# settle: wait (60 s at most) until the Stop hooks' detached captures are done in every
+# store of this run: no process holds a ledger lock, and no closing message or claim of a
+# waiting capture is left in a spool.
+settle() {
+  local deadline=$((SECONDS + 60)) db busy
+  while ((SECONDS < deadline)); do
+    busy=0
+    for db in "$TMP"/db "$TMP"/db.*; do
+      [[ -d $db ]] || continue
+      if [[ -s $db/lock ]] || compgen -G "$db/spool/*.final" >/dev/null ||
+        compgen -G "$db/spool/*.waiting" >/dev/null; then
+        busy=1
+        break
+      fi
+    done
+    ((busy)) || return 0
+    sleep 0.05
+  done
+  log "detached captures still running after 60 s"
+}
+
 # hook_runs_during_capture PAYLOAD: the same, each run while a BIG_MB capture writes. Each
 # capture gets a fresh copy of the ledger (the Stop hooks' own detached captures may still
 # be writing to an older one: it is left alone).
@@ -48,7 +77,8 @@ hook_runs_during_capture() {
     cp -a "$PEAT_DB" "$db"
     PEAT_DB=$db "$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
     pid=$!
-    sleep 0.2
+    # Timed only while the capture holds the ledger: one that ended first times nothing.
+    holding "$db" "$pid" || log "round $round: the capture ended before it held the ledger"
     while alive "$pid" && ((n < HOOKS)); do
       STDIN_FILE=$payload PEAT_DB=$db ms_of "$PEAT" hook
       n=$((n + 1))
@@ -60,10 +90,10 @@ hook_runs_during_capture() {
 log "hooks idle ($HOOKS runs each)"
 out hook_session_start_idle "$(hook_runs "$TMP/start.json" | percentiles)"
 out hook_stop_idle "$(hook_runs "$TMP/stop.json" | percentiles)"
-sleep 3
+settle
 
 log "hooks while a ${BIG_MB} MB capture runs ($HOOKS runs each)"
 out hook_session_start_during_capture "$(hook_runs_during_capture "$TMP/start.json" | percentiles)"
 out hook_stop_during_capture "$(hook_runs_during_capture "$TMP/stop.json" | percentiles)"
 log "waiting for the hooks' detached captures"
-sleep 5
+settle

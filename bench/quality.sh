@@ -5,7 +5,7 @@
 # from examples/synth.rs. Prints a table, then the similarity distributions the floor
 # (src/recall.rs FLOOR) is calibrated from.
 #
-#   bench/quality.sh                    # this tree's peat
+#   bench/quality.sh                    # this tree's peat (release build, as bench/lib.sh)
 #   PEAT_BIN=/path/to/peat bench/quality.sh   # another build (an older one is scored from
 #                                              # its hybrid answer's lane ranks)
 #
@@ -14,10 +14,10 @@
 # HOME points there, never at this machine's ~/.claude or ~/.codex.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
-cargo build --quiet
-cargo build --quiet --example synth
-peat="${PEAT_BIN:-$PWD/target/debug/peat}"
+build_release
+peat="${PEAT_BIN:-$PEAT}"
 model_dir="${PEAT_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/peat}"
 if [ ! -f "$model_dir/models/all-MiniLM-L6-v2-int8/model.onnx" ]; then
   echo "bench/quality.sh: no model under $model_dir; run \`peat model fetch\` first" >&2
@@ -31,7 +31,7 @@ mkdir -p "$root"
 fresh=$(mktemp -d "$root/gen.XXXXXX")
 trap 'rm -rf "$fresh"' EXIT
 # Background: 16 sessions of generated work (a few thousand texts), then the labelled ones.
-target/debug/examples/synth --out "$fresh/home" --sessions 16 --events-per-session 250 \
+"$SYNTH" --out "$fresh/home" --sessions 16 --events-per-session 250 \
   --start 2026-05-01 --days 60 --seed 11 2>/dev/null
 python3 bench/quality/gen.py "$fresh/home" "$fresh/queries.jsonl"
 corpus=$(cd "$fresh/home" && find . -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-12)

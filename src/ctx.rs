@@ -252,7 +252,7 @@ impl Ctx {
             // Let the waiting open say what is wrong.
             Err(_) => return self.open_views_with(model),
         };
-        let ledger = Ledger::open_beside_writer(&self.location.store)?;
+        let ledger = Ledger::open_beside_writer(&self.location.store, &self.who)?;
         self.warn_damage(&ledger);
         // Views that cannot be served as they stand, or fail to open (damage is repaired
         // only by the store's holder), are waited for.

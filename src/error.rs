@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::capture::CaptureError;
+use crate::ledger::lock::Held;
 use crate::ledger::{LedgerError, LockError};
 
 /// Nothing matched (no hits, no such session or subject, nothing recorded yet).
@@ -111,13 +112,13 @@ pub fn io_sentence(e: &std::io::Error) -> String {
 impl From<LedgerError> for CliError {
     fn from(e: LedgerError) -> CliError {
         match e {
-            LedgerError::Lock(LockError::Busy { .. }) => CliError {
+            LedgerError::Lock(LockError::Busy { held, .. }) => CliError {
                 code: EXIT_BUSY,
                 message: e.to_string(),
-                hint: Some(
-                    "Another peat process is writing (a bulk import can take minutes). Retry shortly, or raise PEAT_LOCK_WAIT_SECS."
-                        .into(),
-                ),
+                hint: Some(match held {
+                    Held::Ledger => "Another peat process is writing (a bulk import can take minutes). Retry shortly, or raise PEAT_LOCK_WAIT_SECS.",
+                    Held::Views => "Another peat process has the views open (rebuilding them or catching them up). Retry once it finishes.",
+                }.into()),
                 broken_pipe: false,
             },
             LedgerError::Missing(ref p) => CliError::not_found(e.to_string()).hint(format!(

@@ -37,15 +37,13 @@ impl SessionId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-    /// The handle listings show and every reading command accepts: the first eight
-    /// characters, and for a Claude subagent (`<parent>/agent-<id>`) the parent's first
-    /// eight, a slash and the agent's id (`3f6c2a9e/a7c19e2`), which is unique where the
-    /// first eight alone would name the parent. See [`crate::session::pick`].
+    /// The handle listings show and every reading command accepts: the shortest prefix, eight
+    /// characters at least, that no other recorded session shares, and for a Claude subagent
+    /// (`<parent>/agent-<id>`) its parent's handle, a slash and the agent's id
+    /// (`3f6c2a9e/a7c19e2`), which is unique where the parent's alone would name the parent.
+    /// See [`crate::handle`] and [`crate::session::pick`].
     pub fn short(&self) -> String {
-        match self.subagent() {
-            Some((parent, agent)) => format!("{}/{}", first_chars(parent, 8), agent),
-            None => first_chars(&self.0, 8).to_string(),
-        }
+        crate::handle::of(self)
     }
 
     /// For a Claude subagent's id, `<parent>/agent-<id>`: the parent's id and the agent's.
@@ -370,12 +368,6 @@ pub(crate) fn serde_plain<T: Serialize>(v: &T) -> String {
         Ok(other) => other.to_string(),
         Err(_) => String::new(),
     }
-}
-
-/// The first `n` characters of `s`.
-fn first_chars(s: &str, n: usize) -> &str {
-    let end = s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
-    &s[..end]
 }
 
 /// Cut `s` to at most `max` bytes without splitting a character.

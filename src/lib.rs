@@ -17,6 +17,7 @@ pub mod embed;
 pub mod error;
 pub mod event;
 pub mod files;
+pub mod handle;
 pub mod hook;
 pub mod ladder;
 pub mod ledger;

@@ -33,14 +33,9 @@ pub fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
 }
 
 /// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`. Past a day it
-/// counts local calendar days, as the brief labels days (`3d ago`), so one session has one
-/// age everywhere it is listed.
-pub fn age(now_ms: i64, ts_ms: i64) -> String {
-    age_in(now_ms, ts_ms, &jiff::tz::TimeZone::system())
-}
-
-/// [`age`] with days counted in `tz`.
-pub fn age_in(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
+/// counts calendar days in `tz` (the context's, which the views count days in), as the
+/// brief labels days (`3d ago`), so one session has one age everywhere it is listed.
+pub fn age(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
     let h = (now_ms - ts_ms).max(0) / 3_600_000;
     let date = |ms: i64| {
         Timestamp::from_millisecond(ms)
@@ -310,7 +305,7 @@ mod tests {
     fn ages_read_like_a_person_says_them() {
         let h = 3_600_000;
         let utc = jiff::tz::TimeZone::UTC;
-        let age = |now, ts| age_in(now, ts, &utc);
+        let age = |now, ts| age(now, ts, &utc);
         assert_eq!(age(10 * h, 10 * h - 1), "<1h");
         assert_eq!(age(10 * h, 5 * h), "5h");
         assert_eq!(age(100 * h, 28 * h), "3d");

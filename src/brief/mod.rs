@@ -290,9 +290,9 @@ impl<'t> Heads<'t> {
     }
 }
 
-/// The first eight characters of a session id.
+/// The handle of the session whose id is `session` (see [`SessionId::short`]).
 pub fn short(session: &str) -> String {
-    session.chars().take(8).collect()
+    SessionId(session.to_string()).short()
 }
 
 /// `today`, `yesterday`, `3d ago` (a day after `today`, as its date).
@@ -381,7 +381,7 @@ pub fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
         .map(|(end, s, place, commits)| Active {
             place,
             short: short(&s),
-            age: age(here.now_ms, end),
+            age: age(here.now_ms, end, here.tz),
             commits,
             handle: format!("▸ peat show {}", short(&s)),
             session: SessionId(s),
@@ -435,7 +435,7 @@ pub fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
             count: s.count,
             cited: s.cited,
             uncited: s.cited == 0,
-            age: age(here.now_ms, s.last_ms),
+            age: age(here.now_ms, s.last_ms, here.tz),
             text: s.text,
             basis: s.basis.as_ref().map(basis_label),
             subject: name,
@@ -593,7 +593,7 @@ fn last_session(
         place: h.place(),
         cwd: h.cwd.clone(),
         here: is_here,
-        age: age(here.now_ms, end),
+        age: age(here.now_ms, end, here.tz),
         branch: h.branch.clone(),
         text,
         handle: format!("▸ peat show {} {seq}", short(&session)),

@@ -245,7 +245,7 @@ pub fn assemble(
             session: eid.session,
             seq: eid.seq,
             ts_ms: ts,
-            age: age(now_ms, ts),
+            age: age(now_ms, ts, tz),
             place,
             text: row.text,
         });
@@ -275,7 +275,7 @@ pub fn assemble(
                 session,
                 seq,
                 ts_ms: row.ts_ms,
-                age: age(now_ms, row.ts_ms),
+                age: age(now_ms, row.ts_ms, tz),
                 cited: !row.derived_from.is_empty(),
                 text: row.text,
             });

@@ -60,6 +60,8 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
     let copied = crate::asof::copy_past(&ledger, &views, cutoff, scratch.path())?;
     let queued = views.vectors.queued()?;
+    // Printed after the store's views close, against the store's sessions, not the past's.
+    crate::handle::learn_all(&views.tables.session_ids()?);
     drop(views);
     drop(ledger);
     let past = crate::asof::replay(copied, &mut model, ctx.tz.clone())?;
@@ -121,7 +123,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         let age = s
             .rollup
             .end_ms
-            .map(|t| crate::time::age(cutoff, t))
+            .map(|t| crate::time::age(cutoff, t, &ctx.tz))
             .unwrap_or_default();
         writeln!(
             out,

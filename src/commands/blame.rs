@@ -266,7 +266,7 @@ fn origin_line(ctx: &Ctx, origin: LineOrigin, edits: &[JsonEdit]) -> String {
     let tag = format!(
         "[{} · {} · {}]",
         e.edit.session.short(),
-        crate::time::age(ctx.now_ms, e.edit.ts_ms),
+        crate::time::age(ctx.now_ms, e.edit.ts_ms, &ctx.tz),
         when
     );
     let prompt = e.prompt.as_ref().map_or_else(

@@ -74,6 +74,7 @@ pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                     return Err(super::show::no_event(&event, views.behind()));
                 }
             }
+            crate::handle::learn([id]); // for the header, printed once the views close
             drop(live);
             let args = super::show::ShowArgs {
                 session: Some(id.to_string()),
@@ -407,7 +408,7 @@ fn tied(
         age: tie
             .ts_ms
             .or(rollup.end_ms)
-            .map(|ms| crate::time::age(ctx.now_ms, ms)),
+            .map(|ms| crate::time::age(ctx.now_ms, ms, &ctx.tz)),
         place: rollup.place(),
         prompt,
         show: match tie.seq {
@@ -614,9 +615,10 @@ fn sessions(
     head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
     for c in &all {
-        let age = c
-            .end_ms
-            .map_or_else(|| "?".to_string(), |t| crate::time::age(ctx.now_ms, t));
+        let age = c.end_ms.map_or_else(
+            || "?".to_string(),
+            |t| crate::time::age(ctx.now_ms, t, &ctx.tz),
+        );
         let handle = match seq {
             Some(n) => format!("▸ peat show {} {n}", c.session),
             None => format!("▸ peat show {}", c.session),
@@ -639,7 +641,7 @@ fn sessions(
 
 fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Result<u8, CliError> {
     let (_, views, _) = live.need_views()?;
-    let Some(trail) = super::subjects::trail(views, name, ctx.now_ms)? else {
+    let Some(trail) = super::subjects::trail(views, name, ctx.now_ms, &ctx.tz)? else {
         return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
     let mut out = std::io::stdout().lock();

@@ -72,6 +72,9 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
             rows.push((id.seq, env));
         }
     }
+    if !ctx.json {
+        crate::handle::learn(rows.iter().map(|(_, env)| &env.session));
+    }
     drop(views);
     drop(ledger);
     rows.sort_by(|a, b| (a.1.ts_ms, &a.1.session, a.0).cmp(&(b.1.ts_ms, &b.1.session, b.0)));

@@ -105,7 +105,7 @@ fn print(
     let mut listed = Vec::with_capacity(edits.len());
     for e in edits {
         listed.push(Listed {
-            age: crate::time::age(ctx.now_ms, e.ts_ms),
+            age: crate::time::age(ctx.now_ms, e.ts_ms, &ctx.tz),
             prompt: prompts.answered_by(views, &e.session, e.seq)?,
             show: format!("peat show {} {}", e.session.short(), e.seq),
             edit: e,

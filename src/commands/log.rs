@@ -25,6 +25,7 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let session = super::show::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
     let behind = views.behind();
+    crate::handle::learn([&log.session]);
     drop(views);
     drop(ledger);
     if ctx.json {

@@ -144,6 +144,7 @@ pub fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
     ledger.write(set)?;
     views.catch_up(&ledger, &mut model)?;
     let support = views.tables.subject(subject)?.map_or(1, |s| s.count);
+    crate::handle::learn([&session]);
     drop(views);
     drop(ledger);
 

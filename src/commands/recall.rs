@@ -118,6 +118,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
     };
     let result = recall(&views, &mut model, &query)?;
     let behind = views.behind();
+    crate::handle::learn(result.hits.iter().map(|h| &h.session));
     drop(views);
     drop(ledger);
     print(ctx, &result, ctx.now_ms, behind)
@@ -173,7 +174,10 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8,
             // An observation without evidence reads as the bare assertion it is.
             tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
         }
-        tag.push_str(&format!(" · {}", crate::time::age(now_ms, h.row.ts_ms)));
+        tag.push_str(&format!(
+            " · {}",
+            crate::time::age(now_ms, h.row.ts_ms, &ctx.tz)
+        ));
         tag.push_str(&format!(" · {}", strength_bar(h.stars())));
         if let Some(s) = &h.row.subject {
             tag.push_str(&format!(" · {s}"));
@@ -181,7 +185,7 @@ pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8,
         if let Some(b) = &h.row.basis {
             tag.push_str(&format!(" · {}", crate::vcs::basis_label(b)));
         }
-        let short: String = h.session.as_str().chars().take(8).collect();
+        let short = h.session.short();
         writeln!(
             out,
             "  {} {}  {}",

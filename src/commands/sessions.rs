@@ -16,6 +16,9 @@ pub struct SessionsArgs {}
 pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let all = views.summaries()?;
+    if !ctx.json {
+        crate::handle::learn_all(all.iter().map(|s| &s.session));
+    }
     drop(views);
     drop(ledger);
     if ctx.json {

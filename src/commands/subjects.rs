@@ -26,8 +26,13 @@ pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     if !args.name.is_empty() {
         let name = args.name.join(" ");
-        let found = trail(&views, &name, ctx.now_ms)?;
-        let all = register(&views, ctx.now_ms)?;
+        let found = trail(&views, &name, ctx.now_ms, &ctx.tz)?;
+        let all = register(&views, ctx.now_ms, &ctx.tz)?;
+        crate::handle::learn(
+            found
+                .iter()
+                .flat_map(|t| t.evidence.iter().map(|e| &e.session)),
+        );
         let behind = views.behind();
         drop(views);
         drop(ledger);
@@ -36,7 +41,7 @@ pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
             None => Err(no_such_subject(&name, &all)),
         };
     }
-    let all = register(&views, ctx.now_ms)?;
+    let all = register(&views, ctx.now_ms, &ctx.tz)?;
     drop(views);
     drop(ledger);
     let mut out = std::io::stdout().lock();
@@ -93,7 +98,11 @@ pub struct SubjectLine {
 }
 
 /// Every subject's current claim, newest first, with ages as of `now_ms`.
-pub fn register(views: &Views, now_ms: i64) -> Result<Vec<SubjectLine>, CliError> {
+pub fn register(
+    views: &Views,
+    now_ms: i64,
+    tz: &jiff::tz::TimeZone,
+) -> Result<Vec<SubjectLine>, CliError> {
     let mut out = Vec::new();
     for (subject, s) in views.tables.all_subjects()? {
         let id = EventId {
@@ -106,7 +115,7 @@ pub fn register(views: &Views, now_ms: i64) -> Result<Vec<SubjectLine>, CliError
             support: s.count,
             cited_count: s.cited,
             cited,
-            age: crate::time::age(now_ms, s.last_ms),
+            age: crate::time::age(now_ms, s.last_ms, tz),
             ts_ms: s.last_ms,
             session: s.session,
             seq: s.seq,
@@ -157,7 +166,12 @@ pub struct Trail {
 
 /// The trail of `name` (exact), newest first with ages as of `now_ms`, or `None` if no
 /// observation was filed under it.
-pub fn trail(views: &Views, name: &str, now_ms: i64) -> Result<Option<Trail>, CliError> {
+pub fn trail(
+    views: &Views,
+    name: &str,
+    now_ms: i64,
+    tz: &jiff::tz::TimeZone,
+) -> Result<Option<Trail>, CliError> {
     let Some(stats) = views.tables.subject(name)? else {
         return Ok(None);
     };
@@ -168,7 +182,7 @@ pub fn trail(views: &Views, name: &str, now_ms: i64) -> Result<Option<Trail>, Cl
         .map(|(session, seq, row)| Evidence {
             session,
             seq,
-            age: crate::time::age(now_ms, row.ts_ms),
+            age: crate::time::age(now_ms, row.ts_ms, tz),
             ts_ms: row.ts_ms,
             cited: !row.derived_from.is_empty(),
             derived_from: row.derived_from,

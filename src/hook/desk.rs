@@ -66,10 +66,10 @@ pub struct Closing {
 
 impl Closing {
     /// Three lines: where it comes from, the message (clipped), the command that reads it.
-    pub fn render(&self, now_ms: i64) -> String {
+    pub fn render(&self, now_ms: i64, tz: &jiff::tz::TimeZone) -> String {
         let mut about = vec![
             self.session.short().to_string(),
-            format!("{} ago", crate::time::age(now_ms, self.end_ms)),
+            format!("{} ago", crate::time::age(now_ms, self.end_ms, tz)),
         ];
         if let Some(b) = &self.branch {
             about.push(b.clone());
@@ -89,6 +89,7 @@ impl Closing {
 /// closing message. Reads the views as they stand (no catch-up, no model) and gives up
 /// quietly (`Ok(None)`) when the ledger is busy for longer than a moment.
 pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closing>, String> {
+    const WHO: &str = "peat hook (SessionStart)";
     let store = &ctx.location.store;
     let open = |wait| {
         Ledger::open(
@@ -96,7 +97,7 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
             Access {
                 mode: Mode::Existing,
                 wait,
-                who: "peat hook (SessionStart)",
+                who: WHO,
                 on_wait: &mut || {},
             },
         )
@@ -108,7 +109,7 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         // wait (bounded) for the capture applying it. Any other writer leaves the views as
         // current as they need to be, and they are read beside it at once.
         Err(LedgerError::Lock(LockError::Busy { .. })) if spool::pending(store).is_empty() => {
-            match Ledger::open_beside_writer(store) {
+            match Ledger::open_beside_writer(store, WHO) {
                 Ok(l) => l,
                 Err(_) => return Ok(None),
             }
@@ -167,6 +168,8 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         if text.trim().is_empty() {
             continue;
         }
+        // Rendered after the views close.
+        crate::handle::learn([&session]);
         return Ok(Some(Closing {
             session,
             seq,
@@ -283,7 +286,7 @@ mod tests {
             text: "Done:\n\nthe limiter   is in.".into(),
         };
         assert_eq!(
-            c.render(5 * 3_600_000),
+            c.render(5 * 3_600_000, &jiff::tz::TimeZone::UTC),
             "peat: last session here (3f6c2a9e, 5h ago, feat/rate-limit) closed with:\n  Done: the limiter is in.\n  ▸ peat show 3f6c2a9e 1234\n"
         );
     }

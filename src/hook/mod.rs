@@ -335,7 +335,7 @@ fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<Strin
             }
             let mut out = String::new();
             match desk::previous_closing(ctx, session.as_deref()) {
-                Ok(Some(c)) => out.push_str(&c.render(ctx.now_ms)),
+                Ok(Some(c)) => out.push_str(&c.render(ctx.now_ms, &ctx.tz)),
                 Ok(None) => {}
                 Err(e) => problems.push(e),
             }

@@ -13,6 +13,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::ledger::private;
+
 /// A waiting capture older than this is presumed gone (it waits 120 s by default).
 const WAITING_AT_MOST: Duration = Duration::from_secs(15 * 60);
 
@@ -48,14 +50,18 @@ fn key_of(canonical: &Path) -> String {
 /// the latest Stop's message is the closing one).
 pub fn put(store: &Path, transcript: &Path, final_msg: &str) -> io::Result<()> {
     let dir = dir(store);
-    fs::create_dir_all(&dir)?;
+    private::create_dir(&dir)?;
     let entry = Spooled {
         transcript: canonical(transcript),
         final_msg: final_msg.to_string(),
     };
     let name = key_of(&entry.transcript);
     let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-    fs::write(&tmp, serde_json::to_vec(&entry).unwrap_or_default())?;
+    // A leftover of this pid's namesake that died mid-write: create_file makes only new files.
+    let _ = fs::remove_file(&tmp);
+    let mut f = private::create_file(&tmp)?;
+    io::Write::write_all(&mut f, &serde_json::to_vec(&entry).unwrap_or_default())?;
+    drop(f);
     fs::rename(&tmp, dir.join(format!("{name}.final")))
 }
 
@@ -92,14 +98,10 @@ fn waiting_path(store: &Path, transcript: &Path) -> PathBuf {
 /// Claim the one waiting capture of `transcript`: `Ok(true)` when this caller should start
 /// it (then [`waiter`] names its pid), `Ok(false)` when one is already waiting.
 pub fn claim(store: &Path, transcript: &Path) -> io::Result<bool> {
-    fs::create_dir_all(dir(store))?;
+    private::create_dir(&dir(store))?;
     let path = waiting_path(store, transcript);
     for _ in 0..2 {
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
+        match private::create_file(&path) {
             Ok(_) => return Ok(true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 if still_waiting(&path) {
@@ -188,5 +190,29 @@ mod tests {
         // A pid that is not running: its claim is stale.
         waiter(store.path(), &t, u32::MAX - 1);
         assert!(claim(store.path(), &t).unwrap());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_spool_is_private_like_the_rest_of_the_store() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        // The first Stop hook may come before any ledger: it makes the store itself.
+        let store = dir.path().join("store");
+        let t = dir.path().join("t.jsonl");
+        fs::write(&t, "").unwrap();
+        put(&store, &t, "the closing message").unwrap();
+        assert!(claim(&store, &t).unwrap());
+        assert_eq!(mode(&store), 0o700);
+        assert_eq!(mode(&store.join("spool")), 0o700);
+        let files: Vec<PathBuf> = fs::read_dir(store.join("spool"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2, "{files:?}");
+        for f in files {
+            assert_eq!(mode(&f), 0o600, "{}", f.display());
+        }
     }
 }

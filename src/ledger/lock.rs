@@ -36,10 +36,38 @@ impl Drop for StoreLock {
     }
 }
 
+/// Which of a store's two locks a process waited for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// The store's own lock: the ledger, held by its one writer.
+    Ledger,
+    /// The views lock, held by whoever has the views database open.
+    Views,
+}
+
+impl Held {
+    /// What is busy, as the error names it.
+    fn busy(self) -> &'static str {
+        match self {
+            Held::Ledger => "the ledger at",
+            Held::Views => "the views of the store at",
+        }
+    }
+
+    fn is(self) -> &'static str {
+        match self {
+            Held::Ledger => "is",
+            Held::Views => "are",
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("the ledger at {} is busy: {holder}, still after {}s", path.display(), waited.as_secs())]
+    #[error("{} {} {} busy: {holder}, still after {}s", held.busy(), path.display(), held.is(), waited.as_secs())]
     Busy {
+        held: Held,
+        /// The store directory.
         path: PathBuf,
         holder: String,
         waited: Duration,
@@ -76,6 +104,7 @@ pub fn acquire(
                 let waited = started.elapsed();
                 if waited >= wait {
                     return Err(LockError::Busy {
+                        held: Held::Ledger,
                         path: path.parent().unwrap_or(path).to_path_buf(),
                         holder: holder_of(&mut file),
                         waited,
@@ -128,7 +157,8 @@ impl ViewsLock {
                     let waited = started.elapsed();
                     if waited >= wait {
                         return Err(LockError::Busy {
-                            path: path.clone(),
+                            held: Held::Views,
+                            path: store.to_path_buf(),
                             holder: holder_of(&mut file),
                             waited,
                         });
@@ -301,6 +331,11 @@ mod tests {
         let _held = ViewsLock::acquire(dir.path(), Duration::ZERO, "writing the views").unwrap();
         let err = ViewsLock::acquire(dir.path(), Duration::ZERO, "reader").unwrap_err();
         assert!(err.to_string().contains("writing the views"), "{err}");
+        let said = format!(
+            "the views of the store at {} are busy",
+            dir.path().display()
+        );
+        assert!(err.to_string().starts_with(&said), "{err}");
         assert!(!dir.path().join(WANTED).exists());
     }
 

@@ -156,10 +156,13 @@ pub struct Ledger {
     failed: std::cell::Cell<bool>,
     /// The store's redaction rules and key, loaded on first write.
     redactor: std::cell::OnceCell<crate::redact::Redactor>,
-    /// The umask to restore on close (the store's files are created private meanwhile).
-    umask: u32,
+    /// Keeps the files the store creates private until the ledger closes.
+    _private: private::PrivateUmask,
     /// Entries of an older, wider-open store made private on open.
     pub tightened: usize,
+    /// What this process is doing, for the holder line of a lock taken late (see
+    /// [`Ledger::open_beside_writer`]).
+    who: String,
     // Declared last so the database closes before the lock is released. Empty for a
     // reader that found a writer busy (see [`Ledger::open_beside_writer`]).
     lock: std::cell::OnceCell<lock::StoreLock>,
@@ -183,18 +186,16 @@ impl Ledger {
             ignore_store(path);
         }
         let umask = private::private_umask();
-        let opened = Ledger::lock(path, access);
-        if opened.is_err() {
-            private::restore_umask(umask);
-        }
-        let (lock, tightened) = opened?;
+        let who = access.who.to_string();
+        let (lock, tightened) = Ledger::lock(path, access)?;
         Ok(Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
             redactor: std::cell::OnceCell::new(),
-            umask,
+            _private: umask,
             tightened,
+            who,
             lock: std::cell::OnceCell::from(lock),
         })
     }
@@ -204,7 +205,8 @@ impl Ledger {
     /// read of the database itself takes the lock if it has come free meanwhile, and is
     /// refused at once ([`LockError::Busy`]) if not: a reader holding the views must never
     /// wait for the store lock (see [`lock`]).
-    pub fn open_beside_writer(path: &Path) -> Result<Ledger, LedgerError> {
+    /// `who` says what this process is doing, in the lock's holder line if it takes it.
+    pub fn open_beside_writer(path: &Path, who: &str) -> Result<Ledger, LedgerError> {
         if !recorded(path) {
             return Err(LedgerError::Missing(path.to_path_buf()));
         }
@@ -213,8 +215,9 @@ impl Ledger {
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
             redactor: std::cell::OnceCell::new(),
-            umask: private::private_umask(),
+            _private: private::private_umask(),
             tightened: 0,
+            who: who.to_string(),
             lock: std::cell::OnceCell::new(),
         })
     }
@@ -254,7 +257,7 @@ impl Ledger {
             let taken = lock::acquire(
                 &self.path.join("lock"),
                 Duration::ZERO,
-                "peat (a read)",
+                &self.who,
                 &mut || {},
             )?;
             let _ = self.lock.set(taken);
@@ -770,15 +773,14 @@ impl Drop for Ledger {
     fn drop(&mut self) {
         // Best effort: a failed flush leaves a longer journal, never lost data. After a
         // failed write fjall is poisoned and a flush would never finish. The umask goes
-        // back either way: the process may go on to write files that are not the store's.
+        // back either way (the `_private` guard, dropped after this and after the database,
+        // whose last files are created private): the process may go on to write files
+        // that are not the store's.
         if self.failed.get() {
-            private::restore_umask(self.umask);
             return;
         }
         let _ = self.settle();
-        // Close the database (its last files are created private) before the umask goes.
         drop(self.db.take());
-        private::restore_umask(self.umask);
     }
 }
 
@@ -906,23 +908,26 @@ fn decode_feed(v: &[u8]) -> Option<FeedParts<'_>> {
     Some((key, old, v.get(at..)?))
 }
 
+/// The store at `dir` (made if missing) opened by a writer, for the unit tests.
+#[cfg(test)]
+pub(crate) fn open_for_test(dir: &Path) -> Ledger {
+    Ledger::open(
+        dir,
+        Access {
+            mode: Mode::Create,
+            wait: Duration::from_secs(5),
+            who: "test",
+            on_wait: &mut || {},
+        },
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::open_for_test as open;
     use super::*;
     use crate::event::Event;
-
-    fn open(dir: &Path) -> Ledger {
-        Ledger::open(
-            dir,
-            Access {
-                mode: Mode::Create,
-                wait: Duration::from_secs(5),
-                who: "test",
-                on_wait: &mut || {},
-            },
-        )
-        .unwrap()
-    }
 
     fn said(session: &str, ts: i64, text: &str) -> Envelope {
         Envelope::new(
@@ -1027,6 +1032,23 @@ mod tests {
         // A finished database is never cleared.
         let l = open(dir.path());
         assert_eq!(l.len().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_reader_beside_a_writer_takes_the_lock_late_under_its_own_name() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(open(dir.path()));
+        let writer =
+            lock::acquire(&dir.path().join("lock"), Duration::ZERO, "w", &mut || {}).unwrap();
+        let reader = Ledger::open_beside_writer(dir.path(), "peat recall cache").unwrap();
+        assert!(
+            matches!(reader.len(), Err(LedgerError::Lock(LockError::Busy { .. }))),
+            "a read of the database never waits for the writer"
+        );
+        drop(writer);
+        assert_eq!(reader.len().unwrap(), 0);
+        let holder = std::fs::read_to_string(dir.path().join("lock")).unwrap();
+        assert!(holder.contains("(peat recall cache)"), "{holder}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 #[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -30,26 +31,54 @@ pub fn create_file(path: &Path) -> io::Result<File> {
     o.open(path)
 }
 
-/// Files and directories created from now on are private. Returns the umask to restore.
-pub fn private_umask() -> u32 {
+/// While any of these lives, files and directories the process creates are private (umask
+/// 077). The umask is the process's, and ledgers overlap (a reader's beside a writer's,
+/// a test's beside another's): the first guard saves it and the last one puts it back, so
+/// no guard restores it from under another.
+#[derive(Debug)]
+pub struct PrivateUmask(());
+
+/// How many [`PrivateUmask`] guards live, and the umask the first one replaced.
+static HELD: Mutex<(usize, u32)> = Mutex::new((0, 0));
+
+fn held() -> MutexGuard<'static, (usize, u32)> {
+    // The count is a plain number: a panic elsewhere while it was locked left it whole.
+    HELD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Files and directories created from now on are private, until the guard (and every
+/// other) is dropped.
+pub fn private_umask() -> PrivateUmask {
+    let mut h = held();
+    if h.0 == 0 {
+        h.1 = set_umask(0o077);
+    }
+    h.0 += 1;
+    PrivateUmask(())
+}
+
+impl Drop for PrivateUmask {
+    fn drop(&mut self) {
+        let mut h = held();
+        h.0 -= 1;
+        if h.0 == 0 {
+            set_umask(h.1);
+        }
+    }
+}
+
+/// Set the process umask to `mask`, returning the one it replaces.
+fn set_umask(mask: u32) -> u32 {
     #[cfg(unix)]
     {
         // SAFETY: umask only swaps the process's file-creation mask; it cannot fail.
-        (unsafe { libc::umask(0o077) }) as u32
+        (unsafe { libc::umask(mask as libc::mode_t) }) as u32
     }
     #[cfg(not(unix))]
-    0
-}
-
-/// Put back the umask [`private_umask`] replaced.
-pub fn restore_umask(old: u32) {
-    #[cfg(unix)]
-    // SAFETY: as above.
-    unsafe {
-        libc::umask(old as libc::mode_t);
+    {
+        let _ = mask;
+        0
     }
-    #[cfg(not(unix))]
-    let _ = old;
 }
 
 /// If the store directory is open to others, make everything under it private. Returns
@@ -119,5 +148,32 @@ mod tests {
         assert_eq!(mode(&store.join("fjall")), 0o700);
         assert_eq!(mode(&store.join("fjall/journal")), 0o600);
         assert_eq!(tighten(&store).unwrap(), 0);
+    }
+
+    /// How many guards live and the umask now, read together.
+    fn snapshot() -> (usize, u32) {
+        let h = held();
+        let mask = set_umask(0o077);
+        set_umask(mask);
+        (h.0, mask)
+    }
+
+    #[test]
+    fn overlapping_guards_keep_the_store_private_until_the_last_one_goes() {
+        let (n, outside) = snapshot();
+        let first = private_umask();
+        let second = private_umask();
+        drop(first);
+        assert_eq!(
+            snapshot().1,
+            0o077,
+            "the second guard still needs it private"
+        );
+        drop(second);
+        let (now, mask) = snapshot();
+        // Other tests of this process may hold guards of their own meanwhile.
+        if n == 0 && now == 0 {
+            assert_eq!(mask, outside, "the last guard puts the umask back");
+        }
     }
 }

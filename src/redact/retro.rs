@@ -67,8 +67,16 @@ pub fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
         Some(_) => Ok(true),
         None => {
             if ledger.is_empty()? {
-                // A new store: everything in it will be redacted at capture.
-                let _ = record_version(ledger.path(), super::RULES_VERSION);
+                // A new store: everything in it will be redacted at capture. Unrecorded,
+                // the first write would make it a store from before redaction, to be
+                // redacted all over again; and a store that cannot take this small file
+                // cannot take the write either.
+                record_version(ledger.path(), super::RULES_VERSION).map_err(|source| {
+                    LedgerError::Create {
+                        path: ledger.path().join(VERSION_FILE),
+                        source,
+                    }
+                })?;
                 return Ok(false);
             }
             Ok(true)
@@ -193,5 +201,30 @@ fn change_ids(env: &Envelope) -> Vec<BlobId> {
             .copied()
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::open_for_test as open;
+
+    #[test]
+    fn a_new_store_records_its_rules_version_or_says_why_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("ok");
+        assert!(!needs_upgrade(&open(&ok)).unwrap());
+        assert_eq!(applied_version(&ok), Some(super::super::RULES_VERSION));
+
+        // The version cannot be written (its temporary name is taken by a folder).
+        let stuck = dir.path().join("stuck");
+        let ledger = open(&stuck);
+        std::fs::create_dir(stuck.join(format!("{VERSION_FILE}.tmp"))).unwrap();
+        let err = needs_upgrade(&ledger).unwrap_err();
+        assert!(
+            matches!(&err, LedgerError::Create { path, .. } if path.ends_with(VERSION_FILE)),
+            "{err}"
+        );
+        assert_eq!(applied_version(&stuck), None);
     }
 }

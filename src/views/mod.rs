@@ -254,6 +254,8 @@ pub struct Views {
     /// Ledger changes these views do not show yet: 0 unless opened as they stand beside a
     /// writer (see [`Views::beside_writer`]).
     behind: u64,
+    /// The sessions table registered for this thread's session handles (`crate::handle`).
+    handles: crate::handle::Installed,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -454,6 +456,7 @@ impl Views {
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
+            handles: crate::handle::install(&tables.ks),
             tables,
             keyword,
             db,
@@ -487,10 +490,11 @@ impl Views {
             vectors,
             keyword,
             tz,
+            handles,
             lock,
             behind: _,
         } = self;
-        drop((vectors, tables, meta, db));
+        drop((handles, vectors, tables, meta, db));
         fault::paused();
         let lock = lock
             .pause(VIEWS_WAIT, "writing the views")

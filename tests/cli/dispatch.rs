@@ -277,16 +277,25 @@ fn fall_throughs_are_explained_and_json_wraps_the_reading() {
     assert!(v["result"].is_object(), "{v}");
 }
 
+/// Capture a session `id` of one prompt (`work in ID`) and `said`, on `day`.
+fn one_prompt_session(env: &Env, id: &str, said: Option<&str>, day: &str) {
+    let mut c = Claude::new(id);
+    c.user(&format!("work in {id}"));
+    if let Some(text) = said {
+        c.said(text);
+    }
+    let path = env.path(&format!("{id}.jsonl"));
+    std::fs::write(&path, c.text().replace("2026-07-14", day)).unwrap();
+    peat(env, &["capture", path.to_str().unwrap()]).ok();
+}
+
 #[test]
 fn a_prefix_several_sessions_share_lists_them() {
     let env = Env::new();
     let one = "5e5e0001-0000-4000-8000-000000000001";
     let two = "5e5e0002-0000-4000-8000-000000000002";
-    for (id, file) in [(one, "1.jsonl"), (two, "2.jsonl")] {
-        let mut c = Claude::new(id);
-        c.user(&format!("work in {id}"));
-        c.write(&env.path(file));
-        peat(&env, &["capture", env.path(file).to_str().unwrap()]).ok();
+    for id in [one, two] {
+        one_prompt_session(&env, id, None, "2026-07-14");
     }
     let r = peat(&env, &["5e5e"]).ok();
     assert_eq!(
@@ -303,4 +312,68 @@ fn a_prefix_several_sessions_share_lists_them() {
         "{}",
         r.stdout
     );
+}
+
+#[test]
+fn sessions_sharing_their_first_ten_characters_get_handles_that_tell_them_apart() {
+    let env = Env::new();
+    let one = "5e5e0001-0a00-4000-8000-000000000001";
+    let two = "5e5e0001-0b00-4000-8000-000000000002";
+    let other = "9a9a0003-0000-4000-8000-000000000003";
+    for id in [one, two, other] {
+        one_prompt_session(&env, id, Some("done"), "2026-07-14");
+    }
+    let listing = peat(&env, &["sessions"]).ok().stdout;
+    let events = peat(&env, &["events"]).ok().stdout;
+    for (id, handle) in [
+        (one, "5e5e0001-0a"),
+        (two, "5e5e0001-0b"),
+        (other, "9a9a0003"),
+    ] {
+        assert!(
+            listing.contains(&format!("▸ peat show {handle}\n")),
+            "{id} is listed as {handle}:\n{listing}"
+        );
+        assert!(
+            events.contains(&format!(" {handle} ")),
+            "{id} is listed as {handle}:\n{events}"
+        );
+        let header = peat(&env, &[handle, "1"]).ok().stdout;
+        assert_eq!(
+            header.lines().next(),
+            Some(format!("== session {handle} event 1 (matched prefix {handle}) ==").as_str()),
+            "{header}"
+        );
+        let r = peat(&env, &[handle, "--json"]).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["reading"]["kind"], "session", "{handle}");
+        assert_eq!(v["result"]["session"], id, "{handle}");
+        let shown = peat(&env, &["show", handle]).ok().stdout;
+        assert!(
+            shown.lines().next().unwrap().contains(handle)
+                && shown.contains(&format!("work in {id}")),
+            "peat show {handle}:\n{shown}"
+        );
+    }
+}
+
+#[test]
+fn asof_names_a_session_by_the_handle_the_store_resolves_today() {
+    let env = Env::new();
+    let early = "5e5e0001-0a00-4000-8000-000000000001";
+    let later = "5e5e0001-0b00-4000-8000-000000000002";
+    for (id, day) in [(early, "2026-07-14"), (later, "2026-07-16")] {
+        one_prompt_session(&env, id, Some("done with the parser"), day);
+    }
+    // On the 14th only the early session was recorded, and eight characters named it then;
+    // they name both now.
+    let r = peat(&env, &["asof", "2026-07-14", "parser"]).ok();
+    assert!(
+        r.stdout.contains("▸ peat show 5e5e0001-0a "),
+        "{}",
+        r.stdout
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&peat(&env, &["5e5e0001-0a", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["result"]["session"], early);
 }

@@ -2,18 +2,50 @@
 
 use crate::support::{Claude, Env, SESSION_A, SESSION_B, model_data_dir};
 
+/// Sessions A and B saying `a` and `b` in turns (the person, then the agent, and so on),
+/// written into `env`; returns their transcript paths.
+fn write_pair<S: AsRef<str>>(env: &Env, a: &[S], b: &[S]) -> [String; 2] {
+    let write = |session: &str, texts: &[S], file: &str| {
+        let mut c = Claude::new(session);
+        for (i, text) in texts.iter().enumerate() {
+            match i % 2 {
+                0 => c.user(text.as_ref()),
+                _ => c.said(text.as_ref()),
+            };
+        }
+        let path = env.path(file);
+        c.write(&path);
+        path.to_str().unwrap().to_string()
+    };
+    [
+        write(SESSION_A, a, "a.jsonl"),
+        write(SESSION_B, b, "b.jsonl"),
+    ]
+}
+
 /// Two sessions on unrelated work, written into `env`; returns their transcript paths.
 fn write_two_sessions(env: &Env) -> [String; 2] {
-    let mut a = Claude::new(SESSION_A);
-    a.user("the deploy script fails on arm64 runners");
-    a.said("Fixed the release pipeline so Apple silicon builds link against the right target; the arm64 job is green again.");
-    let mut b = Claude::new(SESSION_B);
-    b.user("rename the sidebar css classes to match the design tokens");
-    b.said("Renamed the sidebar classes and updated every stylesheet that used the old names.");
-    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
-    a.write(&ta);
-    b.write(&tb);
-    [ta, tb].map(|p| p.to_str().unwrap().to_string())
+    write_pair(
+        env,
+        &[
+            "the deploy script fails on arm64 runners",
+            "Fixed the release pipeline so Apple silicon builds link against the right target; the arm64 job is green again.",
+        ],
+        &[
+            "rename the sidebar css classes to match the design tokens",
+            "Renamed the sidebar classes and updated every stylesheet that used the old names.",
+        ],
+    )
+}
+
+/// One match buried under a crowd: session A says `buried` once, session B says
+/// `crowd(n)` for each of seventy turns (texts in turns, as [`write_pair`]), so A's text
+/// ranks below B's seventy in either lane unless the filter runs inside the lane. Written
+/// into `env`, not captured; returns the transcript paths.
+fn buried_match(env: &Env, buried: &[&str], crowd: impl Fn(usize) -> Vec<String>) -> [String; 2] {
+    let buried: Vec<String> = buried.iter().map(|s| s.to_string()).collect();
+    let crowd: Vec<String> = (0..70).flat_map(crowd).collect();
+    write_pair(env, &buried, &crowd)
 }
 
 /// Run peat in `env` with the model installed under `data`.
@@ -105,32 +137,26 @@ fn with_the_pinned_model_a_paraphrase_is_found_by_meaning() {
     assert!(v["hits"][0]["vector_rank"].is_number(), "{v}");
 }
 
-/// Session B says "deploy" seventy times over, session A once among other words: A's text
-/// ranks below B's seventy in either lane unless the filter runs inside the lane.
-fn one_buried_match(env: &Env) {
-    let mut a = Claude::new(SESSION_A);
-    a.user("while you are at it, the deploy step of the nightly job prints a warning about the cache size; look at the css later");
-    a.said("The nightly job's warning came from an outdated cache setting; raised the limit and the warning is gone from the logs.");
-    let mut b = Claude::new(SESSION_B);
-    for n in 0..70 {
-        b.user(&format!(
-            "deploy the deploy pipeline to staging, deploy number {n}"
-        ));
-        b.said(&format!(
-            "Deployed: the pipeline ran deploy {n} to staging and every deploy check passed."
-        ));
-    }
-    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
-    a.write(&ta);
-    b.write(&tb);
-    env.run(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()])
-        .ok();
-}
-
 #[test]
 fn a_filtered_search_finds_a_match_ranked_below_the_unfiltered_top() {
     let env = Env::new();
-    one_buried_match(&env);
+    // Session B says "deploy" seventy times over, session A once among other words.
+    let [a, b] = buried_match(
+        &env,
+        &[
+            "while you are at it, the deploy step of the nightly job prints a warning about the cache size; look at the css later",
+            "The nightly job's warning came from an outdated cache setting; raised the limit and the warning is gone from the logs.",
+        ],
+        |n| {
+            vec![
+                format!("deploy the deploy pipeline to staging, deploy number {n}"),
+                format!(
+                    "Deployed: the pipeline ran deploy {n} to staging and every deploy check passed."
+                ),
+            ]
+        },
+    );
+    env.run(&["capture", &a, &b]).ok();
     let unfiltered = env
         .run(&["recall", "deploy", "--limit", "60", "--json"])
         .ok();
@@ -157,18 +183,17 @@ fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfilter
     let Some(data) = model_data_dir() else { return };
     let env = Env::new();
     let with_model = |args: &[&str]| run_with_model(&env, &data, args);
-    let mut a = Claude::new(SESSION_A);
-    a.user("the nightly job prints a warning about the cache size");
-    let mut b = Claude::new(SESSION_B);
-    for n in 0..70 {
-        b.user(&format!(
-            "ship release {n} of the service to the staging cluster"
-        ));
-    }
-    let (ta, tb) = (env.path("a.jsonl"), env.path("b.jsonl"));
-    a.write(&ta);
-    b.write(&tb);
-    with_model(&["capture", ta.to_str().unwrap(), tb.to_str().unwrap()]).ok();
+    // Session B's seventy prompts mean what the query means; session A's one does not.
+    let [a, b] = buried_match(
+        &env,
+        &["the nightly job prints a warning about the cache size"],
+        |n| {
+            vec![format!(
+                "ship release {n} of the service to the staging cluster"
+            )]
+        },
+    );
+    with_model(&["capture", &a, &b]).ok();
     with_model(&["model", "embed"]).ok();
     // Meaning only, so the keyword lane cannot be what finds it; no floor, so only the
     // filter decides.
