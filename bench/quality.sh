@@ -44,5 +44,8 @@ export CLAUDE_CONFIG_DIR="$HOME/.claude" CODEX_HOME="$HOME/.codex"
 
 start=$(date +%s)
 "$peat" import >/dev/null 2>"$work/import.log" || { cat "$work/import.log" >&2; exit 2; }
+# The import leaves the vectors to a background pass: wait for it, or the semantic lane is
+# scored half-empty.
+"$peat" model embed >/dev/null 2>>"$work/import.log" || { cat "$work/import.log" >&2; exit 2; }
 echo "store: $(grep -o '[0-9]* events' "$work/import.log" | head -1 || echo 'already captured'); import and embedding took $(( $(date +%s) - start )) s"
 python3 bench/quality/score.py "$peat" "$work/queries.jsonl" --raw "$work/raw.jsonl"

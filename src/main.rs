@@ -1,3 +1,5 @@
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(peat::cli::run())
+    let code = peat::cli::run();
+    peat::embed::onnx::exit_if_runtime_loaded(code);
+    std::process::ExitCode::from(code)
 }

@@ -152,14 +152,21 @@ pub struct Recall {
     /// The similarity floor semantic hits had to clear.
     pub floor: f32,
     pub hits: Vec<Hit>,
-    /// Where the time went, in milliseconds (the model load is part of `embed_ms`).
+    /// Where the time went, in milliseconds (the model load overlaps the rest: what is left
+    /// of it shows as `model_wait_ms`).
     pub timings: Timings,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Timings {
     pub keyword_ms: f64,
+    /// Reading the vector lane into memory (and counting what waits to be embedded).
+    pub vector_load_ms: f64,
+    /// Waiting for the model to finish loading, after everything else was done.
+    pub model_wait_ms: f64,
+    /// Embedding the query.
     pub embed_ms: f64,
+    /// The scan, and the similarities of what only the keyword lane found.
     pub vector_ms: f64,
     pub fuse_ms: f64,
 }
@@ -226,51 +233,57 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
     }
 
     let mut semantic = Semantic::Off;
-    if let (Some(id), false, true) = (views.model(), words.is_empty(), q.lanes != Lanes::Keyword)
-        && let Some(embedder) = model.get()?
-    {
-        semantic = Semantic::On {
-            model: id.to_string(),
-            queued: views.vectors.queued()?,
-        };
+    if let (Some(id), false, true) = (views.model(), words.is_empty(), q.lanes != Lanes::Keyword) {
+        // Everything that does not need the query's vector is done before waiting for the
+        // model, which a one-shot search loads meanwhile (see `ModelSlot::prefetch`).
         let t = std::time::Instant::now();
-        let qv = embedder
-            .embed(&[words])
-            .map_err(ViewError::Embed)?
-            .pop()
-            .unwrap_or_default();
-        timings.embed_ms = ms_since(t);
+        let lane = views.vectors.load(q.filter.session.as_ref())?;
+        let queued = views.vectors.queued()?;
+        timings.vector_load_ms = ms_since(t);
         let t = std::time::Instant::now();
-        // The filter runs inside the scan: a row is read only for a vector that would
-        // enter the pool, and kept for the answer.
-        let mut admits = |id: &EventId| -> Result<bool, ViewError> {
-            if q.filter.is_open() {
-                return Ok(true);
-            }
-            Ok(match views.tables.text(id)? {
-                Some(row) if q.filter.admits(id, &row) => {
-                    rows.insert(id.clone(), row);
-                    true
+        let embedder = model.get()?;
+        timings.model_wait_ms = ms_since(t);
+        if let Some(embedder) = embedder {
+            semantic = Semantic::On {
+                model: id.to_string(),
+                queued,
+            };
+            let t = std::time::Instant::now();
+            let qv = embedder
+                .embed(&[words])
+                .map_err(ViewError::Embed)?
+                .pop()
+                .unwrap_or_default();
+            timings.embed_ms = ms_since(t);
+            let t = std::time::Instant::now();
+            // The filter runs inside the scan: a row is read only for a vector that would
+            // enter the pool, and kept for the answer.
+            let mut admits = |id: &EventId| -> Result<bool, ViewError> {
+                if q.filter.is_open() {
+                    return Ok(true);
                 }
-                _ => false,
-            })
-        };
-        let hits =
-            views
-                .vectors
-                .search(&qv, pool, q.floor, q.filter.session.as_ref(), &mut admits)?;
-        for (rank, h) in hits.into_iter().enumerate() {
-            let c = found.entry(h.id).or_default();
-            c.vector_rank = Some(rank + 1);
-            c.similarity = Some(h.score);
-        }
-        // What the keyword lane found and the scan did not rank still has a similarity.
-        for (id, c) in found.iter_mut() {
-            if c.similarity.is_none() {
-                c.similarity = views.vectors.similarity(&qv, id)?;
+                Ok(match views.tables.text(id)? {
+                    Some(row) if q.filter.admits(id, &row) => {
+                        rows.insert(id.clone(), row);
+                        true
+                    }
+                    _ => false,
+                })
+            };
+            let hits = lane.search(&qv, pool, q.floor, &mut admits)?;
+            for (rank, h) in hits.into_iter().enumerate() {
+                let c = found.entry(h.id).or_default();
+                c.vector_rank = Some(rank + 1);
+                c.similarity = Some(h.score);
             }
+            // What the keyword lane found and the scan did not rank still has a similarity.
+            for (id, c) in found.iter_mut() {
+                if c.similarity.is_none() {
+                    c.similarity = views.vectors.similarity(&qv, id)?;
+                }
+            }
+            timings.vector_ms = ms_since(t);
         }
-        timings.vector_ms = ms_since(t);
     }
 
     let t = std::time::Instant::now();

@@ -92,6 +92,21 @@ pub struct ModelSlot {
     /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
     /// embedding pass (see [`vectors`]).
     pub inline: bool,
+    /// The installed model: left for the process's end to free (see `Drop`).
+    installed: bool,
+}
+
+impl Drop for ModelSlot {
+    /// An ONNX session and its tokenizer take milliseconds to free piece by piece (a sixth
+    /// of a one-shot search's CPU), and a slot lives until the command ends: the process's
+    /// exit frees them at once.
+    fn drop(&mut self) {
+        if self.installed
+            && let Some(model) = self.loaded.take()
+        {
+            std::mem::forget(model);
+        }
+    }
 }
 
 impl ModelSlot {
@@ -105,6 +120,7 @@ impl ModelSlot {
             loaded: None,
             loading: None,
             inline: false,
+            installed: false,
         }
     }
 
@@ -120,9 +136,11 @@ impl ModelSlot {
             crate::embed::Resolution::Found(_) => Some(lock.model.id.clone()),
             crate::embed::Resolution::NotInstalled(_) => None,
         };
-        Ok(ModelSlot::new(id, move || {
+        let mut slot = ModelSlot::new(id, move || {
             crate::embed::load(&lookup, profile)?.map_or_else(not_installed, Ok)
-        }))
+        });
+        slot.installed = true;
+        Ok(slot)
     }
 
     /// An embedder already in hand (tests, and the hash embedder); folds embed inline.
@@ -134,15 +152,14 @@ impl ModelSlot {
             loaded: Some(embedder),
             loading: None,
             inline: true,
+            installed: false,
         }
     }
 
     /// Folds queue what the cache lacks for the embedding pass.
-    pub fn deferred(self) -> ModelSlot {
-        ModelSlot {
-            inline: false,
-            ..self
-        }
+    pub fn deferred(mut self) -> ModelSlot {
+        self.inline = false;
+        self
     }
 
     /// Start loading the model on a thread of its own, for a search that will embed its

@@ -105,6 +105,83 @@ pub struct VectorHit {
     pub score: f32,
 }
 
+/// The lane in memory, in key order: one block of codes (a row of `dim` per vector), its
+/// scales and its event keys.
+#[derive(Default)]
+pub struct Loaded {
+    keys: Vec<u8>,
+    key_ends: Vec<u32>,
+    scales: Vec<f32>,
+    codes: Vec<u8>,
+    dim: usize,
+}
+
+impl Loaded {
+    pub fn len(&self) -> usize {
+        self.scales.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.key_ends[i - 1] as usize
+        };
+        &self.keys[start..self.key_ends[i] as usize]
+    }
+
+    /// The `k` vectors nearest `query` (an L2-normalised embedding) with a similarity of at
+    /// least `floor` that `admits` accepts; best first, ties by id, so the order is
+    /// deterministic. `admits` is asked only about a vector that would enter the best `k`,
+    /// so a filter costs a lookup per contender, not per vector.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        floor: f32,
+        admits: &mut dyn FnMut(&EventId) -> Result<bool, ViewError>,
+    ) -> Result<Vec<VectorHit>, ViewError> {
+        if self.dim == 0 || query.len() != self.dim || k == 0 {
+            return Ok(Vec::new());
+        }
+        // (score, row), best first; rows are in key order, so a later row loses a tie.
+        let mut scored: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
+        for (i, (codes, scale)) in self
+            .codes
+            .chunks_exact(self.dim)
+            .zip(&self.scales)
+            .enumerate()
+        {
+            let score = dot_i8(query, codes) / scale;
+            if score < floor || (scored.len() >= k && score <= scored[scored.len() - 1].0) {
+                continue;
+            }
+            let Some((session, seq)) = split_key(self.key(i)) else {
+                continue;
+            };
+            if !admits(&EventId { session, seq })? {
+                continue;
+            }
+            let at = scored.partition_point(|&(s, _)| s >= score);
+            scored.insert(at, (score, i));
+            scored.truncate(k);
+        }
+        Ok(scored
+            .into_iter()
+            .filter_map(|(score, i)| {
+                split_key(self.key(i)).map(|(session, seq)| VectorHit {
+                    id: EventId { session, seq },
+                    score,
+                })
+            })
+            .collect())
+    }
+}
+
 impl VectorLane {
     /// The lane over `generation`'s keyspace; the cache is `db`'s, shared by generations.
     pub fn open(db: &Database, generation: &Keyspace) -> Result<VectorLane, ViewError> {
@@ -234,55 +311,34 @@ impl VectorLane {
         Ok(stored)
     }
 
-    /// The `k` stored vectors nearest `query` (an L2-normalised embedding) with a similarity
-    /// of at least `floor`, among `within`'s (every session's when `None`) that `admits`
-    /// accepts; best first, ties by id, so the order is deterministic. `admits` is asked only
-    /// about a vector that would enter the best `k`, so a filter costs a lookup per
-    /// contender, not per vector.
-    pub fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        floor: f32,
-        within: Option<&SessionId>,
-        admits: &mut dyn FnMut(&EventId) -> Result<bool, ViewError>,
-    ) -> Result<Vec<VectorHit>, ViewError> {
+    /// The stored vectors, `within`'s only when given, read into memory in one pass: a
+    /// one-shot search reads them while the model loads, so that only the arithmetic of
+    /// [`Loaded::search`] waits for the query's vector.
+    pub fn load(&self, within: Option<&SessionId>) -> Result<Loaded, ViewError> {
         let mut prefix = vec![Table::Vectors as u8];
         if let Some(session) = within {
             prefix.extend_from_slice(session.as_str().as_bytes());
             prefix.push(0);
         }
-        let mut scored: Vec<(f32, Vec<u8>)> = Vec::new();
+        let mut lane = Loaded::default();
         for kv in self.vectors.prefix(&prefix) {
             let (key, value) = kv.into_inner().map_err(ViewError::store)?;
-            let key = &key[1..];
-            let score = dot_quantized(query, &value);
-            if score < floor
-                || (scored.len() >= k && score <= scored.last().map_or(f32::MIN, |s| s.0))
-            {
-                continue;
-            }
-            let Some((session, seq)) = split_key(key) else {
+            let Some((scale, codes)) = value.split_first_chunk::<4>() else {
                 continue;
             };
-            if !admits(&EventId { session, seq })? {
+            if lane.dim == 0 {
+                lane.dim = codes.len();
+            }
+            // Every vector of a lane has its model's dimension; a stray one is no neighbour.
+            if codes.len() != lane.dim {
                 continue;
             }
-            let at = scored.partition_point(|(s, kk)| {
-                (*s, std::cmp::Reverse(kk.as_slice())) >= (score, std::cmp::Reverse(key))
-            });
-            scored.insert(at, (score, key.to_vec()));
-            scored.truncate(k);
+            lane.keys.extend_from_slice(&key[1..]);
+            lane.key_ends.push(lane.keys.len() as u32);
+            lane.scales.push(f32::from_le_bytes(*scale));
+            lane.codes.extend_from_slice(codes);
         }
-        Ok(scored
-            .into_iter()
-            .filter_map(|(score, key)| {
-                split_key(&key).map(|(session, seq)| VectorHit {
-                    id: EventId { session, seq },
-                    score,
-                })
-            })
-            .collect())
+        Ok(lane)
     }
 
     /// The similarity of `query` to the vector stored for `id`, if it has one: what fusion
@@ -392,12 +448,33 @@ pub(crate) fn dot_quantized(q: &[f32], stored: &[u8]) -> f32 {
     let Some((scale, bytes)) = stored.split_first_chunk::<4>() else {
         return 0.0;
     };
-    let dot: f32 = bytes
+    dot_i8(q, bytes) / f32::from_le_bytes(*scale)
+}
+
+/// Lanes of the dot product's sum: independent partial sums the compiler keeps in one
+/// vector register (a single running sum is a chain it may not reorder).
+const LANES: usize = 8;
+
+/// `q · codes` (signed bytes) over their common length, summed in [`LANES`] partial sums. The scan and
+/// every single similarity use this one kernel, so they agree to the bit.
+fn dot_i8(q: &[f32], codes: &[u8]) -> f32 {
+    let n = q.len().min(codes.len());
+    let (q, codes) = (&q[..n], &codes[..n]);
+    let mut acc = [0f32; LANES];
+    let mut qs = q.chunks_exact(LANES);
+    let mut cs = codes.chunks_exact(LANES);
+    for (qc, cc) in (&mut qs).zip(&mut cs) {
+        for j in 0..LANES {
+            acc[j] += qc[j] * f32::from(cc[j] as i8);
+        }
+    }
+    let tail: f32 = qs
+        .remainder()
         .iter()
-        .zip(q)
-        .map(|(&b, x)| f32::from(b as i8) * x)
+        .zip(cs.remainder())
+        .map(|(x, &c)| x * f32::from(c as i8))
         .sum();
-    dot / f32::from_le_bytes(*scale)
+    acc.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
