@@ -115,7 +115,9 @@ pub fn acquire(
                     on_wait();
                 }
                 std::thread::sleep(pause.min(wait.saturating_sub(waited)));
-                pause = (pause * 2).min(Duration::from_millis(500));
+                // At most a tenth of a second late: a read waiting out a writer answers
+                // soon after it ends (with 500 ms, one waited half a second past a capture).
+                pause = (pause * 2).min(Duration::from_millis(100));
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
@@ -134,9 +136,10 @@ pub struct ViewsLock {
 /// The file a process waiting for the views lock creates, asking its holder to pause.
 const WANTED: &str = "views.wanted";
 
-/// How often a waiter for the views lock tries again: the holder pauses within a chunk of a
-/// few ms, so polling must be quick to be fair (flock queues nobody).
-const VIEWS_POLL: Duration = Duration::from_millis(2);
+/// How often a waiter for the views lock tries again: the holder lets a reader in within
+/// 32 changes (well under a millisecond), so polling must be quick for the read to keep its
+/// usual time (flock queues nobody; a try is two syscalls).
+const VIEWS_POLL: Duration = Duration::from_micros(500);
 
 impl ViewsLock {
     /// Take the views lock of the store at `store`, waiting up to `wait`. While waiting, ask

@@ -46,9 +46,10 @@ const CHUNK_BESIDE_READERS: usize = 4_096;
 const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Changes folded between looks at whether a reader waits for the views (a look is one
-/// `stat`; 32 changes fold in well under a millisecond). Tests look more often, so that
-/// their small ledgers pause mid-chunk too.
-const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 32 };
+/// `stat`, a microsecond; a change of a large transcript takes 50-100 to fold, so a reader
+/// waits well under a millisecond to be let in). Tests look more often, so that their small
+/// ledgers pause mid-chunk too.
+const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 8 };
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
