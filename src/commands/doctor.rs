@@ -16,8 +16,10 @@ use crate::views::Views;
 /// Reads every envelope (each must parse), the whole change feed (each entry must parse,
 /// in order, and the newest version of every event must be the one stored), and every blob
 /// an edit points to. Then checks the views against the ledger: that they open, were
-/// folded from this ledger, and hold its sessions. Changes nothing but the note that makes
-/// every read mention a damaged ledger. Exits 0 when all is well, 2 when something is not.
+/// folded from this ledger, hold its sessions, and that their copy of every event (what
+/// `show` and `events` read) is the version the ledger holds. Changes nothing but the note
+/// that makes every read mention a damaged ledger. Exits 0 when all is well, 2 when
+/// something is not.
 #[derive(Args, Debug)]
 pub struct DoctorArgs {}
 
@@ -62,9 +64,9 @@ pub struct Report {
 pub fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
     let ledger = ctx.open(Mode::Existing)?;
     let mut ledger_part = Part::default();
-    let last = check_ledger(&ledger, &mut ledger_part);
+    let (last, digests) = check_ledger(&ledger, &mut ledger_part);
     let mut views_part = Part::default();
-    check_views(ctx, &ledger, last, &mut views_part);
+    check_views(ctx, &ledger, (last, digests.as_ref()), &mut views_part);
     ledger_part.ok = ledger_part.problems == 0;
     views_part.ok = views_part.problems == 0;
 
@@ -152,8 +154,9 @@ fn key(id: &EventId) -> Vec<u8> {
 /// Errors in a row past which a scan stops: a damaged table can fail every step.
 const STUCK: usize = 1_000;
 
-/// Verify the ledger; returns its last LSN as the feed says.
-fn check_ledger(ledger: &Ledger, part: &mut Part) -> u64 {
+/// Verify the ledger; returns its last LSN as the feed says, and every event's digest by key
+/// when they all read.
+fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Digests>) {
     let mut stored: HashMap<Vec<u8>, u64> = HashMap::new();
     let mut blobs: Vec<(EventId, BlobId)> = Vec::new();
     let mut sessions = HashSet::new();
@@ -213,6 +216,7 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> u64 {
         newest.clear();
         stored.clear();
     }
+    let digests = events_whole.then(|| stored.clone());
     for (k, (d, id)) in &newest {
         match stored.get(k) {
             None => part.problem(format!(
@@ -258,11 +262,64 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> u64 {
             count: blobs.len() as u64,
         },
     ];
-    last
+    (last, digests)
 }
 
-/// Check the views against the ledger whose feed ends at `last`, changing nothing.
-fn check_views(ctx: &Ctx, ledger: &Ledger, last: u64, part: &mut Part) {
+/// Every ledger event's digest, by event key.
+type Digests = HashMap<Vec<u8>, u64>;
+
+/// Compare the views' copy of the events (what `show` and `events` read) with the ledger's
+/// `digests`: every event there, none more, each the version the ledger holds.
+fn check_copies(views: &Views, digests: &Digests, part: &mut Part) -> u64 {
+    let (mut seen, mut matched) = (0, 0);
+    let mut failing = 0;
+    for item in views.tables.envelopes(None) {
+        match item {
+            Ok((id, env)) => {
+                failing = 0;
+                seen += 1;
+                match digests.get(&key(&id)) {
+                    None => part.problem(format!(
+                        "the views hold a copy of {}, which the ledger does not",
+                        named(&id)
+                    )),
+                    Some(d) => {
+                        matched += 1;
+                        if *d != digest(&env) {
+                            part.problem(format!(
+                                "the views' copy of {} is not the version the ledger holds",
+                                named(&id)
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                part.problem(format!("the views' copy of the events: {e}"));
+                failing += 1;
+                if failing >= STUCK {
+                    break;
+                }
+            }
+        }
+    }
+    if matched < digests.len() {
+        part.problem(format!(
+            "{} recorded events are missing from the views' copy",
+            digests.len() - matched
+        ));
+    }
+    seen
+}
+
+/// Check the views against the ledger whose feed ends at `last` (with `digests`, each event's
+/// as [`check_ledger`] read it), changing nothing.
+fn check_views(
+    ctx: &Ctx,
+    ledger: &Ledger,
+    (last, digests): (u64, Option<&Digests>),
+    part: &mut Part,
+) {
     let views = match Views::peek(ledger, ctx.tz.clone()) {
         Ok(Some(v)) => v,
         Ok(None) => {
@@ -324,5 +381,77 @@ fn check_views(ctx: &Ctx, ledger: &Ledger, last: u64, part: &mut Part) {
     }
     for s in in_views.difference(&in_ledger) {
         part.problem(format!("session {s} is in the views but not recorded"));
+    }
+    if let Some(digests) = digests {
+        let copies = check_copies(&views, digests, part);
+        part.checked.push(Checked {
+            what: "event copies",
+            count: copies,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Event, Seq, SessionId};
+    use crate::ledger::{Access, WriteSet};
+    use crate::views::ModelSlot;
+    use crate::views::fault::{self, Fault};
+
+    fn said(text: &str) -> Envelope {
+        Envelope::new(
+            SessionId("s".into()),
+            1_000,
+            Event::Said { text: text.into() },
+        )
+    }
+
+    fn write(ledger: &mut Ledger, events: &[(u32, &str)]) {
+        let mut set = WriteSet::default();
+        for (seq, text) in events {
+            set.event(Seq(*seq), said(text));
+        }
+        ledger.write(set).unwrap();
+    }
+
+    /// The problems `check_copies` finds in views caught up with `ledger`.
+    fn problems(ledger: &Ledger) -> Vec<String> {
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let views = Views::open(ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap();
+        let digests: Digests = ledger
+            .events()
+            .map(|e| e.map(|(id, env)| (key(&id), digest(&env))).unwrap())
+            .collect();
+        let mut part = Part::default();
+        assert_eq!(check_copies(&views, &digests, &mut part), 2);
+        part.listed
+    }
+
+    #[test]
+    fn doctor_finds_a_copy_of_an_event_the_views_did_not_revise() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::open(
+            dir.path(),
+            Access {
+                mode: Mode::Create,
+                wait: std::time::Duration::from_secs(5),
+                who: "test",
+                on_wait: &mut || {},
+            },
+        )
+        .unwrap();
+        write(&mut ledger, &[(0, "first"), (1, "second")]);
+        assert_eq!(problems(&ledger), Vec::<String>::new());
+        write(&mut ledger, &[(1, "second, revised")]);
+        let found = {
+            // Broken on purpose: the fold keeps the old version's copy.
+            let _broken = fault::inject(Fault::KeepOldEnvelopes);
+            problems(&ledger)
+        };
+        assert_eq!(
+            found,
+            ["the views' copy of event s 1 is not the version the ledger holds"]
+        );
     }
 }
