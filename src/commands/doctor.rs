@@ -320,7 +320,7 @@ fn check_views(
     (last, digests): (u64, Option<&Digests>),
     part: &mut Part,
 ) {
-    let views = match Views::peek(ledger, ctx.tz.clone()) {
+    let views = match Views::peek(ledger, ctx.tz.clone(), crate::views::VIEWS_WAIT) {
         Ok(Some(v)) => v,
         Ok(None) => {
             part.problem(

@@ -10,8 +10,8 @@ use super::spool;
 use crate::ctx::Ctx;
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{Access, Ledger, LedgerError, LockError, Mode};
-use crate::views::Views;
 use crate::views::rows::TextKind;
+use crate::views::{ViewError, Views};
 
 /// How recent a session must be for SessionStart to mention it.
 pub const RECENT_MS: i64 = 3 * 86_400_000;
@@ -123,8 +123,14 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         },
         Err(e) => return Err(e.to_string()),
     };
-    let Some(views) = Views::peek(&ledger, ctx.tz.clone()).map_err(|e| e.to_string())? else {
-        return Ok(None);
+    // A writer holds the views only while it writes a chunk (it lets readers in between
+    // changes): wait for that as long as for a closing message in flight, then go without.
+    let views = match Views::peek(&ledger, ctx.tz.clone(), super::START_LOCK_WAIT) {
+        Ok(Some(views)) => views,
+        Ok(None) | Err(ViewError::Ledger(LedgerError::Lock(LockError::Busy { .. }))) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.to_string()),
     };
     let root = desk_root(ctx);
     let mut candidates: Vec<_> = views

@@ -43,7 +43,7 @@ const CHUNK_BESIDE_READERS: usize = 4_096;
 
 /// How long opening the views waits for their lock. Its holders keep it for one read or
 /// one chunk of a fold, so only something stuck runs this out.
-const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+pub const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Changes folded between looks at whether a reader waits for the views (a look is one
 /// `stat`, a microsecond; a change of a large transcript takes 50-100 to fold, so a reader
@@ -380,8 +380,15 @@ impl Views {
     /// The views as they stand, without catching up or rebuilding and without any model:
     /// for a hook that must answer in milliseconds and may show a moment-old record.
     /// `None` when no views were ever built, or they do not fit the ledger (see [`stamp`]).
-    pub fn peek(ledger: &Ledger, tz: jiff::tz::TimeZone) -> Result<Option<Views>, ViewError> {
-        let lock = lock(ledger.path(), "reading the views")?;
+    /// Waits up to `wait` for the views lock (a writer lets a reader in between changes,
+    /// but not while it writes a chunk), then fails as busy.
+    pub fn peek(
+        ledger: &Ledger,
+        tz: jiff::tz::TimeZone,
+        wait: std::time::Duration,
+    ) -> Result<Option<Views>, ViewError> {
+        let lock = ViewsLock::acquire(ledger.path(), wait, "reading the views")
+            .map_err(|e| ViewError::Ledger(e.into()))?;
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let Some(cur) = stored else { return Ok(None) };
         let v = Views::at(ledger.path(), (db, meta, lock), cur, tz)?;
