@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     drop(ledger);
     rows.sort_by(|a, b| (a.1.ts_ms, &a.1.session, a.0).cmp(&(b.1.ts_ms, &b.1.session, b.0)));
     let mut out = if ctx.json {
-        crate::ui::Out::Stdout(std::io::stdout().lock())
+        crate::ui::Out::stdout()
     } else {
         ctx.ui.pager()
     };
