@@ -279,7 +279,7 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
             // What the keyword lane found and the scan did not rank still has a similarity.
             for (id, c) in found.iter_mut() {
                 if c.similarity.is_none() {
-                    c.similarity = views.vectors.similarity(&qv, id)?;
+                    c.similarity = lane.similarity(&qv, id);
                 }
             }
             timings.vector_ms = ms_since(t);

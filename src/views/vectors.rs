@@ -134,6 +134,26 @@ impl Loaded {
         &self.keys[start..self.key_ends[i] as usize]
     }
 
+    /// The similarity of `query` to the vector loaded for `id`, if it has one: what fusion
+    /// asks of a text the keyword lane found and the scan did not rank. Rows are in key
+    /// order, so this is a binary search in memory, not a read of the store.
+    pub fn similarity(&self, query: &[f32], id: &EventId) -> Option<f32> {
+        let key = crate::ledger::event_key(&id.session, id.seq);
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.key(mid).cmp(&key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    let codes = &self.codes[mid * self.dim..(mid + 1) * self.dim];
+                    return Some(dot_i8(query, codes) / self.scales[mid]);
+                }
+            }
+        }
+        None
+    }
+
     /// The `k` vectors nearest `query` (an L2-normalised embedding) with a similarity of at
     /// least `floor` that `admits` accepts; best first, ties by id, so the order is
     /// deterministic. `admits` is asked only about a vector that would enter the best `k`,
@@ -341,20 +361,6 @@ impl VectorLane {
         Ok(lane)
     }
 
-    /// The similarity of `query` to the vector stored for `id`, if it has one: what fusion
-    /// asks of a text the keyword lane found and the scan did not rank.
-    pub fn similarity(&self, query: &[f32], id: &EventId) -> Result<Option<f32>, ViewError> {
-        let key = tkey(
-            Table::Vectors,
-            &crate::ledger::event_key(&id.session, id.seq),
-        );
-        Ok(self
-            .vectors
-            .get(key)
-            .map_err(ViewError::store)?
-            .map(|v| dot_quantized(query, &v)))
-    }
-
     /// Every stored vector (quantized), by event: what
     /// the oracles compare with their model of the lane.
     #[cfg(test)]
@@ -443,7 +449,9 @@ fn quantize(f32_bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The dot product of a query and a quantized vector (their cosine, for unit vectors).
+/// The dot product of a query and a stored quantized vector (their cosine, for unit
+/// vectors): what the oracles compare a lane with.
+#[cfg(test)]
 pub(crate) fn dot_quantized(q: &[f32], stored: &[u8]) -> f32 {
     let Some((scale, bytes)) = stored.split_first_chunk::<4>() else {
         return 0.0;
@@ -494,5 +502,44 @@ mod tests {
         assert_eq!(q.len(), 4 + 384);
         assert!((dot_quantized(&a, &q) - exact).abs() < 0.005);
         assert!((dot_quantized(&a, &quantize(&to_bytes(&a))) - 1.0).abs() < 0.005);
+    }
+
+    #[test]
+    fn a_loaded_lane_gives_the_stored_similarity_of_each_event_and_none_of_others() {
+        let id = |s: &str, seq: u32| EventId {
+            session: SessionId(s.into()),
+            seq: crate::event::Seq(seq),
+        };
+        let vector = |k: usize| -> Vec<f32> {
+            let v: Vec<f32> = (0..16).map(|i| ((i * (k + 3)) % 7) as f32 - 3.0).collect();
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / n).collect()
+        };
+        // Key order, as the lane is read: by session, then seq.
+        let ids = [id("a", 1), id("a", 9), id("ab", 0), id("b", 4), id("b", 5)];
+        let mut lane = Loaded::default();
+        let mut stored = Vec::new();
+        for (k, id) in ids.iter().enumerate() {
+            let q = quantize(&to_bytes(&vector(k)));
+            lane.keys
+                .extend_from_slice(&crate::ledger::event_key(&id.session, id.seq));
+            lane.key_ends.push(lane.keys.len() as u32);
+            lane.scales
+                .push(f32::from_le_bytes(q[..4].try_into().unwrap()));
+            lane.codes.extend_from_slice(&q[4..]);
+            lane.dim = 16;
+            stored.push(q);
+        }
+        let query = vector(9);
+        for (id, q) in ids.iter().zip(&stored) {
+            assert_eq!(
+                lane.similarity(&query, id),
+                Some(dot_quantized(&query, q)),
+                "{id:?}"
+            );
+        }
+        for absent in [id("a", 0), id("a", 2), id("aa", 1), id("b", 6), id("c", 0)] {
+            assert_eq!(lane.similarity(&query, &absent), None, "{absent:?}");
+        }
     }
 }
