@@ -21,7 +21,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use crate::change::BlobId;
-use crate::event::{Envelope, Event, EventId};
+use crate::event::{Envelope, EventId};
 use crate::ledger::{Ledger, LedgerError};
 use crate::views::fault::{self, Fault};
 use crate::views::{ModelSlot, Scratch, ViewError, Views};
@@ -86,7 +86,7 @@ pub fn copy_past(
             None => (today.ts_ms <= cutoff_ms).then_some(today),
         };
         let Some(env) = then else { continue };
-        for blob in named_blobs(&env) {
+        for blob in env.kind.change_blobs() {
             if !blobs.contains_key(&blob)
                 && let Some(bytes) = real.blob(&blob)?
             {
@@ -134,18 +134,6 @@ pub fn replay(
     })
 }
 
-/// The change blobs an event's version names (an edit's, one per file it touched).
-fn named_blobs(env: &Envelope) -> Vec<BlobId> {
-    match &env.kind {
-        Event::FileTouch { change, more, .. } => change
-            .iter()
-            .copied()
-            .chain(more.iter().filter_map(|t| t.change))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// For every event that was ever revised, its newest version at or before `cutoff_ms`
 /// (`None`: it had no version by then). Only revised events are held in memory.
 fn revised_as_of(
@@ -168,7 +156,7 @@ fn revised_as_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Seq, SessionId};
+    use crate::event::{Event, Seq, SessionId};
     use crate::ledger::{Access, Mode, WriteSet};
 
     fn open(dir: &Path, mode: Mode) -> Ledger {

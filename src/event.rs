@@ -269,6 +269,19 @@ pub enum Event {
 }
 
 impl Event {
+    /// The change blobs this event names: an edit's, one per file it touched that recorded
+    /// what it wrote; none for any other kind.
+    pub fn change_blobs(&self) -> Vec<BlobId> {
+        match self {
+            Event::FileTouch { change, more, .. } => change
+                .iter()
+                .copied()
+                .chain(more.iter().filter_map(|t| t.change))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The short tag used by `--kind` and in listings.
     pub fn tag(&self) -> &'static str {
         match self {

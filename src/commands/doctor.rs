@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::change::BlobId;
 use crate::ctx::Ctx;
 use crate::error::{CliError, EXIT_ERROR};
-use crate::event::{Envelope, Event, EventId};
+use crate::event::{Envelope, EventId};
 use crate::ledger::{Ledger, Mode, damage};
 use crate::views::Views;
 
@@ -167,12 +167,7 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Digests>) {
             Ok((id, env)) => {
                 failing = 0;
                 sessions_events += 1;
-                if let Event::FileTouch { change, more, .. } = &env.kind {
-                    let all = change
-                        .iter()
-                        .chain(more.iter().filter_map(|t| t.change.as_ref()));
-                    blobs.extend(all.map(|b| (id.clone(), *b)));
-                }
+                blobs.extend(env.kind.change_blobs().into_iter().map(|b| (id.clone(), b)));
                 sessions.insert(id.session.clone());
                 stored.insert(key(&id), digest(&env));
             }

@@ -125,7 +125,7 @@ pub fn run(
         report.events += 1;
         let mut new = env.clone();
         let mut changed = apply::envelope(r, &mut new);
-        for blob in change_ids(&env) {
+        for blob in env.kind.change_blobs() {
             if blobs.contains_key(&blob) {
                 continue;
             }
@@ -190,18 +190,6 @@ pub fn run(
         source,
     })?;
     Ok(report)
-}
-
-/// The change blobs an event names.
-fn change_ids(env: &Envelope) -> Vec<BlobId> {
-    match &env.kind {
-        crate::event::Event::FileTouch { change, more, .. } => change
-            .iter()
-            .chain(more.iter().filter_map(|m| m.change.as_ref()))
-            .copied()
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]
