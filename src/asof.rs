@@ -43,19 +43,6 @@ pub struct Copied {
     pub events: usize,
 }
 
-/// Fold, for every event of `real`, its newest version at or before `cutoff_ms` into fresh
-/// views in the scratch folder `scratch`, reusing the vectors `real_views` already computed.
-pub fn fold_until(
-    real: &Ledger,
-    real_views: &Views,
-    cutoff_ms: i64,
-    scratch: &Path,
-    model: &mut ModelSlot,
-    tz: jiff::tz::TimeZone,
-) -> Result<Past, ViewError> {
-    replay(copy_past(real, real_views, cutoff_ms, scratch)?, model, tz)
-}
-
 /// Copy into `scratch` each event's newest version at or before `cutoff_ms`, the change
 /// blobs they name, and `real_views`' vector cache. Reads the ledger (its feed's earlier
 /// versions too): the store must be held.

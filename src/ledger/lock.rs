@@ -136,9 +136,9 @@ pub struct ViewsLock {
 /// The file a process waiting for the views lock creates, asking its holder to pause.
 const WANTED: &str = "views.wanted";
 
-/// How often a waiter for the views lock tries again: the holder lets a reader in within
-/// 32 changes (well under a millisecond), so polling must be quick for the read to keep its
-/// usual time (flock queues nobody; a try is two syscalls).
+/// How often a waiter for the views lock tries again: the holder lets a reader in within a
+/// few changes (well under a millisecond; see `PAUSE_CHECK` in the views), so polling must be
+/// quick for the read to keep its usual time (flock queues nobody; a try is two syscalls).
 const VIEWS_POLL: Duration = Duration::from_micros(500);
 
 impl ViewsLock {

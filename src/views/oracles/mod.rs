@@ -176,14 +176,10 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
     };
     for (i, cutoff) in cutoffs.iter().enumerate() {
         let then = ledgers::as_of(&versions, *cutoff);
-        let past = crate::asof::fold_until(
-            &ledger,
-            &real,
-            *cutoff,
-            &dir.path().join(format!("asof{i}")),
-            &mut slot,
-            jiff::tz::TimeZone::UTC,
-        );
+        // As `peat asof` does: copy the past out of the store, then replay it.
+        let scratch = dir.path().join(format!("asof{i}"));
+        let past = crate::asof::copy_past(&ledger, &real, *cutoff, &scratch)
+            .and_then(|copied| crate::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC));
         match past {
             Ok(p) => {
                 let what = format!("asof {cutoff}");
