@@ -283,13 +283,7 @@ impl Probes for Live<'_> {
         let Some((_, views, _)) = self.views()? else {
             return Ok(SessionMatch::None);
         };
-        let ids = views
-            .tables
-            .all_sessions()?
-            .into_iter()
-            .map(|(s, _)| s)
-            .collect();
-        Ok(match crate::session::pick(ids, prefix) {
+        Ok(match crate::session::pick(views.tables.session_ids()?, prefix) {
             Ok(id) => SessionMatch::One(id),
             Err(NoSession::None) => SessionMatch::None,
             Err(NoSession::Ambiguous(ids)) => SessionMatch::Many(ids),
