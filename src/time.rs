@@ -62,8 +62,8 @@ pub fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
 }
 
 /// The instant a `--since` value names, relative to `now_ms`: a count of days (`3`), a
-/// duration (`12h`, `3d`, `2w`), or a local date (`2026-11-01`, from its start).
-pub fn parse_since(spec: &str, now_ms: i64) -> Result<i64, String> {
+/// duration (`12h`, `3d`, `2w`), or a date (`2026-11-01`, from its start in `tz`).
+pub fn parse_since(spec: &str, now_ms: i64, tz: &jiff::tz::TimeZone) -> Result<i64, String> {
     let spec = spec.trim();
     const HOUR: i64 = 3_600_000;
     let unit = |c: char| match c {
@@ -83,7 +83,7 @@ pub fn parse_since(spec: &str, now_ms: i64) -> Result<i64, String> {
         return Ok(now_ms - n * per);
     }
     if let Ok(date) = spec.parse::<jiff::civil::Date>()
-        && let Ok(z) = date.to_zoned_datetime(jiff::tz::TimeZone::system())
+        && let Ok(z) = date.to_zoned_datetime(tz.clone())
     {
         return Ok(z.timestamp().as_millisecond());
     }
@@ -328,15 +328,23 @@ mod tests {
         assert_eq!(end_of_local_day("2026-13-01", &utc), None);
     }
 
+    const UTC: jiff::tz::TimeZone = jiff::tz::TimeZone::UTC;
+
     #[test]
     fn since_accepts_days_durations_and_dates() {
         let now = 10 * 86_400_000;
-        assert_eq!(parse_since("3", now), Ok(7 * 86_400_000));
-        assert_eq!(parse_since("12h", now), Ok(now - 12 * 3_600_000));
-        assert_eq!(parse_since("1w", now), Ok(3 * 86_400_000));
-        assert!(parse_since("1970-01-02", now).is_ok());
+        assert_eq!(parse_since("3", now, &UTC), Ok(7 * 86_400_000));
+        assert_eq!(parse_since("12h", now, &UTC), Ok(now - 12 * 3_600_000));
+        assert_eq!(parse_since("1w", now, &UTC), Ok(3 * 86_400_000));
+        // A date starts at its midnight in the zone given.
+        assert_eq!(parse_since("1970-01-02", now, &UTC), Ok(86_400_000));
+        let plus_two = jiff::tz::TimeZone::fixed(jiff::tz::offset(2));
+        assert_eq!(
+            parse_since("1970-01-02", now, &plus_two),
+            Ok(86_400_000 - 2 * 3_600_000)
+        );
         assert!(
-            parse_since("yesterday-ish", now)
+            parse_since("yesterday-ish", now, &UTC)
                 .unwrap_err()
                 .contains("12h")
         );

@@ -283,11 +283,13 @@ impl Probes for Live<'_> {
         let Some((_, views, _)) = self.views()? else {
             return Ok(SessionMatch::None);
         };
-        Ok(match crate::session::pick(views.tables.session_ids()?, prefix) {
-            Ok(id) => SessionMatch::One(id),
-            Err(NoSession::None) => SessionMatch::None,
-            Err(NoSession::Ambiguous(ids)) => SessionMatch::Many(ids),
-        })
+        Ok(
+            match crate::session::pick(views.tables.session_ids()?, prefix) {
+                Ok(id) => SessionMatch::One(id),
+                Err(NoSession::None) => SessionMatch::None,
+                Err(NoSession::Ambiguous(ids)) => SessionMatch::Many(ids),
+            },
+        )
     }
 
     fn commit(&mut self, word: &str) -> Result<Option<CommitFound>, CliError> {

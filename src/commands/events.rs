@@ -52,7 +52,7 @@ impl<'a> Row<'a> {
 
 pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     let since = match &args.since {
-        Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
+        Some(s) => Some(crate::time::parse_since(s, ctx.now_ms, &ctx.tz).map_err(CliError::user)?),
         None => None,
     };
     // The views' copy of the events answers, beside a writer too (see `EventSource`).

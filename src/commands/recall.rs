@@ -73,7 +73,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         return super::subjects::run(ctx, &trail);
     }
     let since_ms = match &args.since {
-        Some(s) => Some(crate::time::parse_since(s, ctx.now_ms).map_err(CliError::user)?),
+        Some(s) => Some(crate::time::parse_since(s, ctx.now_ms, &ctx.tz).map_err(CliError::user)?),
         None => None,
     };
     // The views answer (a session's prefix too), beside a writer as well. A search by
