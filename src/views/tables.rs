@@ -1,6 +1,7 @@
 //! The views kept in fjall: sessions, days, file touches (with what each wrote, and the
-//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps, and
-//! each event's current envelope (so that reads of whole events answer beside a writer).
+//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps,
+//! each event's current envelope (so that reads of whole events answer beside a writer), and
+//! every version a revision replaced with the blobs it names (so that `asof` does too).
 //!
 //! Every table is a pure function of the ledger. Changes are folded into a [`Pending`]
 //! overlay (typed aggregates, raw key writes) and written in one batch together with the
