@@ -622,24 +622,20 @@ impl Views {
 
     /// Put the past table (and the blobs its versions name) back as `ledger`'s revisions
     /// say, dropping every row they do not: after `peat redact` scrubbed the ledger, the
-    /// past versions it redacted must not survive here.
+    /// past versions it redacted must not survive here. One ingestion: a crash leaves the
+    /// table as it was or as the ledger says, never half of each.
     pub fn refill_past(&mut self, ledger: &Ledger) -> Result<(), ViewError> {
-        let mut gone = Writes::new();
+        let mut writes = Writes::new();
         for table in [tables::Table::Past, tables::Table::PastBlobs] {
             for r in self.tables.scan(table, b"") {
-                gone.insert(tables::tkey(table, &r?.0), None);
+                writes.insert(tables::tkey(table, &r?.0), None);
             }
         }
-        tables::ingest(&self.tables.ks, gone)?;
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
-        let mut writes = Writes::new();
         for entry in ledger.revisions() {
             let c = entry?;
             if let Some(old) = &c.old {
                 tables::keep_past(&mut writes, &blobs, (c.lsn, &c.id, old))?;
-            }
-            if writes.len() >= CHUNK {
-                tables::ingest(&self.tables.ks, std::mem::take(&mut writes))?;
             }
         }
         tables::ingest(&self.tables.ks, writes)

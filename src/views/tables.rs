@@ -175,7 +175,8 @@ pub fn keep_past(
     writes.insert(tkey(Table::Past, &k), Some(encode_json(old)));
     for blob in old.kind.change_blobs() {
         let k = tkey(Table::PastBlobs, &blob.0);
-        if !writes.contains_key(&k)
+        // Each blob is read once (a deletion pending for it does not count).
+        if !matches!(writes.get(&k), Some(Some(_)))
             && let Some(bytes) = blobs(&blob)?
         {
             writes.insert(k, Some(bytes));
