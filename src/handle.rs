@@ -84,6 +84,15 @@ pub fn learn<'a>(ids: impl IntoIterator<Item = &'a SessionId>) {
     }
 }
 
+/// Take `handle` as the handle of the session `id` (a top-level session, not a subagent):
+/// one worked out by a process that had the views open, read back without them (the
+/// closings file SessionStart reads).
+pub fn remember(id: &SessionId, handle: &str) {
+    if id.as_str().starts_with(handle) && handle.len() >= MIN_LEN {
+        LENS.with(|l| l.borrow_mut().insert(top_of(id).to_string(), handle.len()));
+    }
+}
+
 /// [`learn`] for a command that holds every recorded session (`peat sessions`): their
 /// handles come from the list itself, without a seek per session.
 pub fn learn_all<'a>(all: impl IntoIterator<Item = &'a SessionId>) {

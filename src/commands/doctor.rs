@@ -455,6 +455,16 @@ fn check_views(
     for s in in_views.difference(&in_ledger) {
         part.problem(format!("session {s} is in the views but not recorded"));
     }
+    if let Some(file) = crate::views::closings::read(ledger) {
+        match crate::views::closings::agrees(&file, &views) {
+            Ok(true) => {}
+            Ok(false) => part.problem(format!(
+                "{} (the closing messages SessionStart announces) does not list what the views hold",
+                crate::views::closings::FILE
+            )),
+            Err(e) => part.problem(format!("the closing messages do not read: {e}")),
+        }
+    }
     if let Some(digests) = digests {
         let copies = check_copies(&views, &digests.events, part);
         part.checked.push(Checked {

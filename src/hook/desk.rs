@@ -10,7 +10,8 @@ use super::spool;
 use crate::ctx::Ctx;
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{Access, Ledger, LedgerError, LockError, Mode};
-use crate::views::rows::TextKind;
+use crate::session::SessionRollup;
+use crate::views::closings;
 use crate::views::{ViewError, Views};
 
 /// How recent a session must be for SessionStart to mention it.
@@ -86,11 +87,38 @@ impl Closing {
 
 /// The previous closing message of this desk: the newest session other than `current`,
 /// not a subagent, whose cwd was in this workspace, that ended within three days and has a
-/// closing message. Reads the views as they stand (no catch-up, no model) and gives up
-/// quietly (`Ok(None)`) when the ledger is busy for longer than a moment.
+/// closing message. Read from the closings file the views leave beside them when it fits
+/// the ledger (no lock, no database); else from the views as they stand (no catch-up, no
+/// model), giving up quietly (`Ok(None)`) when the ledger is busy for longer than a moment.
 pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closing>, String> {
     const WHO: &str = "peat hook (SessionStart)";
     let store = &ctx.location.store;
+    let root = desk_root(ctx);
+    let wanted = |session: &SessionId, end_ms: i64, cwd: Option<&str>| {
+        ctx.now_ms - end_ms <= RECENT_MS
+            && current != Some(session.as_str())
+            && cwd.is_some_and(|cwd| in_desk(Path::new(cwd), &root))
+    };
+    // A closing message still in the spool is the very one this start should announce: it
+    // is in no file yet, so the views are waited for (bounded) while a capture applies it.
+    let pending = !spool::pending(store).is_empty();
+    if !pending
+        && let Ok(ledger) = Ledger::open_beside_writer(store, WHO)
+        && let Some(file) = closings::read(&ledger)
+    {
+        let found = file
+            .sessions
+            .iter()
+            .find(|c| wanted(&c.session, c.end_ms, c.cwd.as_deref()));
+        // Past the file's oldest, only a session older still could be this desk's.
+        let oldest_recent = file
+            .sessions
+            .last()
+            .is_some_and(|c| ctx.now_ms - c.end_ms <= RECENT_MS);
+        if found.is_some() || !(file.truncated && oldest_recent) {
+            return Ok(found.cloned().map(Closing::from));
+        }
+    }
     let open = |wait| {
         Ledger::open(
             store,
@@ -105,10 +133,9 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
     let ledger = match open(std::time::Duration::ZERO) {
         Ok(l) => l,
         Err(LedgerError::Missing(_)) => return Ok(None),
-        // A closing message still in the spool is the very one this start should announce:
-        // wait (bounded) for the capture applying it. Any other writer leaves the views as
-        // current as they need to be, and they are read beside it at once.
-        Err(LedgerError::Lock(LockError::Busy { .. })) if spool::pending(store).is_empty() => {
+        // Any writer but one applying a spooled closing message leaves the views as current
+        // as they need to be, and they are read beside it at once.
+        Err(LedgerError::Lock(LockError::Busy { .. })) if !pending => {
             match Ledger::open_beside_writer(store, WHO) {
                 Ok(l) => l,
                 Err(_) => return Ok(None),
@@ -132,59 +159,38 @@ pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closi
         }
         Err(e) => return Err(e.to_string()),
     };
-    let root = desk_root(ctx);
-    let mut candidates: Vec<_> = views
-        .tables
-        .all_sessions()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter_map(|(session, r)| {
-            let end = r.end_ms?;
-            let seq = r.closing_seq()?;
-            let recent = ctx.now_ms - end <= RECENT_MS;
-            let other = current != Some(session.as_str());
-            (recent && other && r.parent.is_none()).then_some((end, session, seq, r))
-        })
-        .collect();
-    candidates.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    for (end, session, seq, r) in candidates {
-        let Some(cwd) = r.cwd.as_deref() else {
-            continue;
-        };
-        if !in_desk(Path::new(cwd), &root) {
-            continue;
+    let skip = |s: &SessionId, r: &SessionRollup| {
+        r.end_ms.is_none_or(|end| !wanted(s, end, r.cwd.as_deref()))
+    };
+    // The texts view holds it; the ledger itself is opened only if the view does not, and
+    // beside a writer (where the ledger cannot be read) that session is passed over.
+    let mut text_of = |id: &EventId, row: Option<String>| match row {
+        Some(text) => Ok(Some(text)),
+        None if !ledger.is_locked() => Ok(None),
+        None => Ok(match ledger.get(id)? {
+            Some(Envelope {
+                kind: Event::FinalMsg { text },
+                ..
+            }) => Some(text),
+            _ => None,
+        }),
+    };
+    let (found, _) = closings::newest(&views, &skip, 1, &mut text_of).map_err(|e| e.to_string())?;
+    // Its handle was worked out with the views open: it is rendered after they close.
+    Ok(found.into_iter().next().map(Closing::from))
+}
+
+impl From<closings::Closing> for Closing {
+    fn from(c: closings::Closing) -> Closing {
+        crate::handle::remember(&c.session, &c.handle);
+        Closing {
+            session: c.session,
+            seq: c.seq,
+            end_ms: c.end_ms,
+            branch: c.branch,
+            text: c.text,
         }
-        let id = EventId {
-            session: session.clone(),
-            seq,
-        };
-        // The texts view holds it; the ledger itself is opened only if the view does not.
-        let text = match views.tables.text(&id).map_err(|e| e.to_string())? {
-            Some(row) if row.kind == TextKind::Final => row.text,
-            // Beside a writer the ledger cannot be read: that session is passed over.
-            _ if !ledger.is_locked() => continue,
-            _ => match ledger.get(&id).map_err(|e| e.to_string())? {
-                Some(Envelope {
-                    kind: Event::FinalMsg { text },
-                    ..
-                }) => text,
-                _ => continue,
-            },
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        // Rendered after the views close.
-        crate::handle::learn([&session]);
-        return Ok(Some(Closing {
-            session,
-            seq,
-            end_ms: end,
-            branch: r.branch.clone(),
-            text,
-        }));
     }
-    Ok(None)
 }
 
 /// The workspace this desk is: its repository root, else the cwd it was resolved from.

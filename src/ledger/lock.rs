@@ -94,33 +94,27 @@ pub fn acquire(
     };
     let mut file = holder_file(path).map_err(io)?;
     let dir = File::open(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
-    let started = Instant::now();
     let mut pause = Duration::from_millis(10);
     let mut told = false;
-    loop {
-        match dir.try_lock() {
-            Ok(()) => break,
-            Err(TryLockError::WouldBlock) => {
-                let waited = started.elapsed();
-                if waited >= wait {
-                    return Err(LockError::Busy {
-                        held: Held::Ledger,
-                        path: path.parent().unwrap_or(path).to_path_buf(),
-                        holder: holder_of(&mut file),
-                        waited,
-                    });
-                }
-                if !told {
-                    told = true;
-                    on_wait();
-                }
-                std::thread::sleep(pause.min(wait.saturating_sub(waited)));
-                // At most a tenth of a second late: a read waiting out a writer answers
-                // soon after it ends (with 500 ms, one waited half a second past a capture).
-                pause = (pause * 2).min(Duration::from_millis(100));
-            }
-            Err(TryLockError::Error(e)) => return Err(io(e)),
+    let taken = retry(&dir, wait, |left| {
+        if !told {
+            told = true;
+            on_wait();
         }
+        let sleep = pause.min(left);
+        // At most a tenth of a second late: a read waiting out a writer answers soon
+        // after it ends (with 500 ms, one waited half a second past a capture).
+        pause = (pause * 2).min(Duration::from_millis(100));
+        sleep
+    })
+    .map_err(io)?;
+    if let Err(waited) = taken {
+        return Err(LockError::Busy {
+            held: Held::Ledger,
+            path: path.parent().unwrap_or(path).to_path_buf(),
+            holder: holder_of(&mut file),
+            waited,
+        });
     }
     write_holder(&mut file, who).map_err(io)?;
     Ok(StoreLock { file, _dir: dir })
@@ -145,46 +139,7 @@ impl ViewsLock {
     /// Take the views lock of the store at `store`, waiting up to `wait`. While waiting, ask
     /// the holder to pause (see [`ViewsLock::wanted`]).
     pub fn acquire(store: &Path, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
-        let path = store.join("views.lock");
-        let io = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = holder_file(&path).map_err(io)?;
-        let started = Instant::now();
-        let mut asked = false;
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(TryLockError::WouldBlock) => {
-                    let waited = started.elapsed();
-                    if waited >= wait {
-                        return Err(LockError::Busy {
-                            held: Held::Views,
-                            path: store.to_path_buf(),
-                            holder: holder_of(&mut file),
-                            waited,
-                        });
-                    }
-                    // Asked again on every try: the holder clears the request once served.
-                    if !asked || !store.join(WANTED).exists() {
-                        asked = true;
-                        let _ = File::create(store.join(WANTED));
-                    }
-                    std::thread::sleep(VIEWS_POLL.min(wait.saturating_sub(waited)));
-                }
-                Err(TryLockError::Error(e)) => return Err(io(e)),
-            }
-        }
-        if asked {
-            let _ = std::fs::remove_file(store.join(WANTED));
-        }
-        // Best effort: the line only tells a waiter what it waits for.
-        let _ = write_holder(&mut file, who);
-        Ok(ViewsLock {
-            file,
-            store: store.to_path_buf(),
-        })
+        ViewsLock::take(store, wait, who, true)
     }
 
     /// Whether another process waits for this lock.
@@ -203,25 +158,72 @@ impl ViewsLock {
         while store.join(WANTED).exists() && started.elapsed() < Duration::from_millis(200) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        let lock = ViewsLock::acquire_quietly(&store, wait, who)?;
+        // Not asking: a writer resuming waits for the reader it let in.
+        let lock = ViewsLock::take(&store, wait, who, false)?;
         // Still asked, yet nobody came: a waiter that was killed. Anyone really waiting
         // asks again within a poll.
         let _ = std::fs::remove_file(store.join(WANTED));
         Ok(lock)
     }
 
-    /// [`ViewsLock::acquire`] without asking the holder to pause: a writer resuming waits
-    /// for the reader it let in.
-    fn acquire_quietly(store: &Path, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
-        let started = Instant::now();
-        loop {
-            let left = wait.saturating_sub(started.elapsed());
-            match ViewsLock::acquire(store, Duration::ZERO, who) {
-                Err(LockError::Busy { .. }) if !left.is_zero() => {
-                    std::thread::sleep(VIEWS_POLL.min(left))
-                }
-                other => return other,
+    /// Take the lock, waiting up to `wait`; with `ask`, asking its holder to pause.
+    fn take(store: &Path, wait: Duration, who: &str, ask: bool) -> Result<ViewsLock, LockError> {
+        let path = store.join("views.lock");
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = holder_file(&path).map_err(io)?;
+        let mut asked = false;
+        let taken = retry(&file, wait, |left| {
+            // Asked again on every try: the holder clears the request once served.
+            if ask && (!asked || !store.join(WANTED).exists()) {
+                asked = true;
+                let _ = File::create(store.join(WANTED));
             }
+            VIEWS_POLL.min(left)
+        })
+        .map_err(io)?;
+        if let Err(waited) = taken {
+            return Err(LockError::Busy {
+                held: Held::Views,
+                path: store.to_path_buf(),
+                holder: holder_of(&mut file),
+                waited,
+            });
+        }
+        if asked {
+            let _ = std::fs::remove_file(store.join(WANTED));
+        }
+        // Best effort: the line only tells a waiter what it waits for.
+        let _ = write_holder(&mut file, who);
+        Ok(ViewsLock {
+            file,
+            store: store.to_path_buf(),
+        })
+    }
+}
+
+/// Try to lock `file` until it is locked (`Ok(Ok(()))`) or `wait` runs out (`Ok(Err(how
+/// long was waited))`). After each busy try, `busy` hears how long is left and says how
+/// long to sleep before the next.
+fn retry(
+    file: &File,
+    wait: Duration,
+    mut busy: impl FnMut(Duration) -> Duration,
+) -> std::io::Result<Result<(), Duration>> {
+    let started = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Ok(())),
+            Err(TryLockError::WouldBlock) => {
+                let waited = started.elapsed();
+                if waited >= wait {
+                    return Ok(Err(waited));
+                }
+                std::thread::sleep(busy(wait - waited));
+            }
+            Err(TryLockError::Error(e)) => return Err(e),
         }
     }
 }

@@ -361,7 +361,7 @@ impl Ledger {
         // ledger, which sets it right.
         let ahead = next_lsn != d.next_lsn;
         if ahead {
-            write_hint(&path, next_lsn - 1);
+            write_hint(&path, next_lsn - 1, false);
         }
         after_hint(&path);
         let committed = if fail_commit() {
@@ -371,7 +371,7 @@ impl Ledger {
         };
         if let Err(e) = committed {
             if ahead {
-                write_hint(&path, d.next_lsn - 1);
+                write_hint(&path, d.next_lsn - 1, false);
             }
             return Err(store_err(e));
         }
@@ -380,10 +380,16 @@ impl Ledger {
     }
 
     /// Make everything written so far durable (the journal, not a flush of the tables).
+    ///
+    /// The hint is made durable first: after a power loss, a hint that reached the disk
+    /// behind the journal would make readers take the views for caught up and answer
+    /// without the batches between (until a writer next opens the ledger); one ahead only
+    /// makes a reader open the ledger.
     pub fn sync(&self) -> Result<(), LedgerError> {
         let Some(d) = self.db.get() else {
             return Ok(());
         };
+        write_hint(&self.path, d.next_lsn - 1, true);
         d.db.persist(PersistMode::SyncAll)
             .map_err(|e| self.store_err(e))
     }
@@ -712,7 +718,7 @@ fn open_db(path: &Path) -> Result<Db, LedgerError> {
         }
         None => 1,
     };
-    write_hint(path, next_lsn - 1);
+    write_hint(path, next_lsn - 1, false);
     Ok(Db {
         db,
         events,
@@ -753,11 +759,17 @@ pub fn clear_unfinished_creation(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Record the ledger's last LSN for readers. Best effort: a missing or stale hint only
-/// makes a reader open the ledger (missing) or catch up at the next write (stale).
-fn write_hint(path: &Path, lsn: u64) {
+/// makes a reader open the ledger (missing) or catch up at the next write (stale). With
+/// `durable`, it is on disk when this returns (the file's bytes, then the rename), for
+/// [`Ledger::sync`].
+fn write_hint(path: &Path, lsn: u64, durable: bool) {
     let tmp = path.join(format!("{LSN_HINT}.tmp"));
-    if std::fs::write(&tmp, lsn.to_string()).is_ok() {
-        let _ = std::fs::rename(&tmp, path.join(LSN_HINT));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, lsn.to_string().as_bytes())?;
+        if durable { f.sync_all() } else { Ok(()) }
+    });
+    if written.is_ok() && std::fs::rename(&tmp, path.join(LSN_HINT)).is_ok() && durable {
+        let _ = std::fs::File::open(path).and_then(|dir| dir.sync_all());
     }
 }
 
@@ -1102,6 +1114,17 @@ mod tests {
         assert_eq!(HINT_AT_COMMIT.with(|h| h.get()), Some(2));
         write(&mut l, &[(2, said("s", 2, "c"))]);
         assert_eq!(HINT_AT_COMMIT.with(|h| h.get()), Some(3));
+    }
+
+    #[test]
+    fn a_sync_sets_a_stale_hint_right_before_the_journal_is_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = open(dir.path());
+        write(&mut l, &[(0, said("s", 1, "a")), (1, said("s", 1, "b"))]);
+        // A hint left behind (as a power loss could leave one that never reached the disk).
+        std::fs::write(dir.path().join(LSN_HINT), "0").unwrap();
+        l.sync().unwrap();
+        assert_eq!(read_hint(dir.path()), Some(2));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! embedding model or time zone rebuilds them from the ledger into a new generation, and the
 //! old generation is dropped only once the new one is complete.
 
+pub mod closings;
 pub(crate) mod fault;
 pub mod keyword;
 pub mod rows;
@@ -37,9 +38,12 @@ pub const VIEW_SCHEMA: u32 = 8;
 const CHUNK: usize = 50_000;
 
 /// Changes folded per ingestion once a reader has asked for the views: a reader arriving
-/// while a chunk is written waits for that write, which takes time in proportion to the
-/// chunk (at 50,000 changes, hundreds of ms).
-const CHUNK_BESIDE_READERS: usize = 4_096;
+/// while a chunk is written waits for that write (at 50,000 changes, hundreds of ms). Not
+/// much smaller: each write also costs tens of ms whatever its size (new tables, a keyword
+/// commit), and more writes pile up tables whose merge holds the views longer still. Over a
+/// 25,000-change catch-up read by `peat sessions` in a loop, 4,096 and 8,192 made reads
+/// slower at the median and at the worst than 16,384, and the catch-up 1.5x as long.
+const CHUNK_BESIDE_READERS: usize = 16_384;
 
 /// How long opening the views waits for their lock. Its holders keep it for one read or
 /// one chunk of a fold, so only something stuck runs this out.
@@ -291,11 +295,15 @@ impl Views {
         let lock = lock(ledger.path(), "writing the views")?;
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let want = |generation| Current::of(generation, model.id.as_deref(), &tz);
+        let mut applied = None;
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
                 let v = Views::at(ledger.path(), (db, meta, lock), cur.clone(), tz.clone())?;
                 match stamp::misfit(&v, ledger)? {
-                    None => v.caught_up(ledger, model)?,
+                    None => {
+                        applied = Some(v.tables.applied()?);
+                        v.caught_up(ledger, model)?
+                    }
                     Some(why) => {
                         note(&why);
                         let Views { db, meta, lock, .. } = v;
@@ -323,7 +331,23 @@ impl Views {
                 Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
         };
+        views.closings_after(applied, ledger);
         Ok(views)
+    }
+
+    /// Write the closings file (see [`closings`]) if these views moved on from `applied`
+    /// (`None`: rebuilt) or it is missing. Best effort: one that cannot be written is
+    /// removed, so SessionStart reads the views instead of an older file.
+    fn closings_after(&self, applied: Option<u64>, ledger: &Ledger) {
+        let moved = match applied {
+            Some(before) => self.tables.applied().map_or(true, |now| now != before),
+            None => true,
+        };
+        if (moved || !ledger.path().join(closings::FILE).exists())
+            && closings::write(self, ledger).is_err()
+        {
+            closings::discard(ledger.path());
+        }
     }
 
     /// The views as they stand, for a reader while a writer holds the store: no catch-up,
@@ -460,7 +484,9 @@ impl Views {
         let generation = stored.as_ref().map_or(1, |c| c.generation + 1);
         let want = Current::of(generation, model.id.as_deref(), &tz);
         let fresh = Fresh { want, old: stored };
-        Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)
+        let views = Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?;
+        views.closings_after(None, ledger);
+        Ok(views)
     }
 
     fn at(
@@ -643,7 +669,10 @@ impl Views {
 
     /// Apply the ledger changes these views have not seen.
     pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
-        self.catch_up_until(ledger, model, false, None).map(|_| ())
+        let applied = self.tables.applied()?;
+        self.catch_up_until(ledger, model, false, None)?;
+        self.closings_after(Some(applied), ledger);
+        Ok(())
     }
 
     /// [`Views::catch_up`], pausing for any reader that asks for the views meanwhile: the

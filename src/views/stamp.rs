@@ -87,6 +87,7 @@ pub fn is_damage(e: &ViewError, store: &Path) -> bool {
 pub fn discard(store: &Path) -> Result<(), ViewError> {
     // Not from under a reader that has them open.
     let _lock = super::lock(store, "discarding the views")?;
+    super::closings::discard(store);
     let entries = std::fs::read_dir(store).map_err(|source| ViewError::Io {
         path: store.to_path_buf(),
         source,

@@ -400,6 +400,26 @@ fn doctor_passes_a_sound_store_and_names_damaged_views() {
     peat(&env, &["doctor"]).ok();
 }
 
+#[test]
+fn doctor_names_a_closings_file_that_does_not_list_what_the_views_hold() {
+    let env = Env::new();
+    let t = transcript(&env, "t.jsonl", 3);
+    peat(&env, &["capture", t.to_str().unwrap()]).ok();
+    let file = env.store().join("closings.json");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert!(!v["sessions"].as_array().unwrap().is_empty(), "{written}");
+    v["sessions"][0]["text"] = "not what the views hold".into();
+    std::fs::write(&file, v.to_string()).unwrap();
+    let r = peat(&env, &["doctor"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stdout.contains("closings.json"), "{}", r.stdout);
+    assert!(r.stdout.contains("peat rebuild"), "{}", r.stdout);
+    peat(&env, &["rebuild"]).ok();
+    peat(&env, &["doctor"]).ok();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), written);
+}
+
 /// Flip 64 bytes in the middle of the ledger's events table. fjall numbers keyspaces in
 /// the order they are first opened, and the ledger opens `events` first: keyspace 1.
 fn flip_ledger_table(store: &Path) {

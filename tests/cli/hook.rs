@@ -664,12 +664,53 @@ fn a_busy_ledger_costs_session_start_a_moment_not_the_session() {
     .unwrap();
     assert_eq!(start("11111111-0000-4000-8000-000000000002"), LOOKUP);
     std::fs::remove_dir_all(&spool).unwrap();
-    // A writer in the middle of writing the views' chunk: the start waits a moment for it,
-    // then goes on without the announcement.
+    // A writer in the middle of writing the views' chunk: the start reads the closings the
+    // views left beside them, and never waits for the views.
     let _writing =
         peat::ledger::lock::ViewsLock::acquire(&env.store(), Duration::ZERO, "writing the views")
             .unwrap();
-    assert_eq!(start("11111111-0000-4000-8000-000000000003"), LOOKUP);
+    assert_eq!(start("11111111-0000-4000-8000-000000000003"), beside);
+    // Without that file, it waits a moment for the views, then goes on without the
+    // announcement.
+    std::fs::remove_file(env.store().join("closings.json")).unwrap();
+    assert_eq!(start("11111111-0000-4000-8000-000000000004"), LOOKUP);
+}
+
+#[test]
+fn session_start_reads_no_closings_file_of_another_ledger_or_ahead_of_this_one() {
+    let env = Env::new();
+    let (a, _) = two_desks(&env);
+    let file = env.store().join("closings.json");
+    let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let new = "11111111-0000-4000-8000-000000000001";
+    let announced = start_in(&env, &a, new, "2026-07-14T14:00:00Z").stdout;
+    assert!(announced.contains("Turn 1 done"), "{announced}");
+    // Each file names another closing message than the views hold; the views answer.
+    for (field, value) in [
+        ("ledger", json!("another-ledger")),
+        ("lsn", json!(1_u64 << 40)),
+    ] {
+        let mut changed = written.clone();
+        changed[field] = value;
+        changed["sessions"][0]["text"] = json!("not what the views hold");
+        std::fs::write(&file, changed.to_string()).unwrap();
+        assert_eq!(
+            start_in(&env, &a, new, "2026-07-14T14:00:00Z").stdout,
+            announced,
+            "{field}"
+        );
+    }
+    // One that fits is read as it is.
+    let mut fits = written.clone();
+    for s in fits["sessions"].as_array_mut().unwrap() {
+        s["text"] = json!("read from the file");
+    }
+    std::fs::write(&file, fits.to_string()).unwrap();
+    assert!(
+        start_in(&env, &a, new, "2026-07-14T14:00:00Z")
+            .stdout
+            .contains("read from the file")
+    );
 }
 
 fn last_final_seq(env: &Env, session: &str) -> u64 {
