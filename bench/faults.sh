@@ -41,14 +41,14 @@ for c in "${READ_CMDS[@]}"; do
     time_runs "$(read_name "$c")_idle" "$READS" "$PEAT" $c
 done
 
-# Start a capture of the big transcript into a fresh copy of the ledger ($1), and return
-# once it has written part of it: the reads then land in its long phase. Sets $pid.
+# Start a capture of the big transcript (or $2) into a fresh copy of the ledger ($1), and
+# return once it has written part of it: the reads then land in its long phase. Sets $pid.
 start_capture() {
-    local db=$1 before
+    local db=$1 big=${2:-$TMP/big.jsonl} before
     rm -rf "$db"
     cp -a "$TMP/db" "$db"
     before=$(cat "$db/ledger.lsn")
-    PEAT_DB=$db "$PEAT" capture "$TMP/big.jsonl" >/dev/null 2>&1 &
+    PEAT_DB=$db "$PEAT" capture "$big" >/dev/null 2>&1 &
     pid=$!
     while [[ $(cat "$db/ledger.lsn" 2>/dev/null) == "$before" ]] && alive "$pid"; do sleep 0.005; done
 }
@@ -67,6 +67,22 @@ for c in "${READ_CMDS[@]}"; do
     wait "$pid" || true
     out "$(read_name "$c")_capture_left_ms" "$((($(date +%s%N) - t) / 1000000))"
 done
+
+# `asof` replays the whole record as of a day (every event's version then, from the views'
+# copy and the earlier versions they keep). Its capture is of a transcript dated after
+# that day, so beside the writer it replays the same past as idle.
+log "asof idle and while a capture of a later ${BIG_MB} MB transcript runs"
+"$SYNTH" --single "$TMP/later.jsonl" --bytes "${BIG_MB}MB" --seed 7 --start 2026-09-01 >&2
+time_runs read_asof_idle "$READS" "$PEAT" asof 2026-08-31
+start_capture "$TMP/db.read" "$TMP/later.jsonl"
+PEAT_DB=$TMP/db.read time_runs read_asof_during_capture "$READS" "$PEAT" asof 2026-08-31
+if alive "$pid"; then
+    out read_asof_during_capture_valid "yes (the capture was still running after the last read)"
+else
+    out read_asof_during_capture_valid "NO: the capture finished first; raise BENCH_BIG_MB"
+fi
+wait "$pid" || true
+rm -f "$TMP/later.jsonl"
 
 # While the capture folds its views (its last phase), a read asks it to pause between
 # chunks: measured from the moment the views lock names the writer.

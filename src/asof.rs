@@ -2,16 +2,16 @@
 //!
 //! The past is, for every event, its newest version at or before the cutoff: the version
 //! the ledger holds today when that version's time is at or before the cutoff and nothing
-//! replaced it, otherwise the newest of its earlier versions (kept as the old halves of the
-//! feed's revisions) whose time is. A revision made later never leaks into the past, and an
+//! replaced it, otherwise the newest of its earlier versions (the old halves of the feed's
+//! revisions, which the views keep in their past table) whose time is. A revision made later never leaks into the past, and an
 //! event revised after the cutoff still shows the version it had then. Those versions are
 //! folded through the same pipeline into a scratch store; the fold reads no clock. Vectors
 //! come from a copy of the real store's cache: nothing is embedded again.
 //!
-//! The past is copied out of the store first ([`copy_past`]: one scan of the ledger, with
-//! the store held), then replayed ([`replay`]) holding nothing of the store, so writers go
-//! on meanwhile. Only the earlier versions the feed keeps make the past, and the views keep
-//! only current versions: the copy needs the ledger itself, and waits for a writer.
+//! The past is copied out of the views first ([`copy_past`]: one scan of their copy of
+//! the events and of the versions revisions replaced, which the views keep too), then
+//! replayed ([`replay`]) holding nothing of the store. Neither reads the ledger: beside a
+//! writer the copy is taken from the views as they stand, like every other read's answer.
 //!
 //! A version's time is its envelope's (the transcript's) time: the ledger keeps no capture
 //! clock. Versions of equal time are told apart by the order they were written in.
@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 
 use crate::change::BlobId;
 use crate::event::{Envelope, EventId};
-use crate::ledger::{Ledger, LedgerError};
+use crate::ledger::LedgerError;
 use crate::views::fault::{self, Fault};
+use crate::views::source::EventSource;
 use crate::views::{ModelSlot, Scratch, ViewError, Views};
 
 /// The record as of a cutoff: views folded from the ledger's past versions.
@@ -44,20 +45,16 @@ pub struct Copied {
 }
 
 /// Copy into `scratch` each event's newest version at or before `cutoff_ms`, the change
-/// blobs they name, and `real_views`' vector cache. Reads the ledger (its feed's earlier
-/// versions too): the store must be held.
-pub fn copy_past(
-    real: &Ledger,
-    real_views: &Views,
-    cutoff_ms: i64,
-    scratch: &Path,
-) -> Result<Copied, ViewError> {
+/// blobs they name, and the vector cache, all from `real` (the store's views, which keep the
+/// versions revisions replaced: see [`EventSource::past`]).
+pub fn copy_past(real: &Views, cutoff_ms: i64, scratch: &Path) -> Result<Copied, ViewError> {
+    let source = EventSource::of(real);
     let mut revised = if fault::active(Fault::AsofReadsToday) {
         HashMap::new()
     } else {
-        revised_as_of(real, cutoff_ms)?
+        revised_as_of(source, cutoff_ms)?
     };
-    let seeded = Views::seed_scratch(scratch, real_views)?;
+    let seeded = Views::seed_scratch(scratch, real)?;
     let path = scratch.join("past.ndjson");
     let io = |source| ViewError::Io {
         path: path.clone(),
@@ -66,17 +63,27 @@ pub fn copy_past(
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
     let mut blobs = HashMap::new();
     let mut events = 0;
-    for item in real.events() {
+    for item in source.events(None) {
         let (id, today) = item?;
-        let then = match revised.remove(&id) {
-            Some(then) => then,
-            None => (today.ts_ms <= cutoff_ms).then_some(today),
+        // The current version is the newest written: it wins when it is old enough.
+        let (env, current) = if today.ts_ms <= cutoff_ms {
+            (today, true)
+        } else {
+            match revised.remove(&id) {
+                Some(Some(then)) => (then, false),
+                _ => continue,
+            }
         };
-        let Some(env) = then else { continue };
-        for blob in env.kind.change_blobs() {
-            if !blobs.contains_key(&blob)
-                && let Some(bytes) = real.blob(&blob)?
-            {
+        for (touched, blob) in env.kind.changes() {
+            if blobs.contains_key(&blob) {
+                continue;
+            }
+            let bytes = if current {
+                source.change(&id, touched)?
+            } else {
+                source.past_blob(&blob)?
+            };
+            if let Some(bytes) = bytes {
                 blobs.insert(blob, bytes);
             }
         }
@@ -121,20 +128,18 @@ pub fn replay(
     })
 }
 
-/// For every event that was ever revised, its newest version at or before `cutoff_ms`
-/// (`None`: it had no version by then). Only revised events are held in memory.
+/// For every event that was ever revised, its newest earlier version (in write order) at
+/// or before `cutoff_ms` (`None`: none was). Only revised events are held in memory.
 fn revised_as_of(
-    real: &Ledger,
+    source: EventSource<'_>,
     cutoff_ms: i64,
-) -> Result<HashMap<EventId, Option<Envelope>>, LedgerError> {
+) -> Result<HashMap<EventId, Option<Envelope>>, ViewError> {
     let mut then: HashMap<EventId, Option<Envelope>> = HashMap::new();
-    for change in real.revisions() {
-        let c = change?;
-        let at = |env: Envelope| (env.ts_ms <= cutoff_ms).then_some(env);
-        // The first revision of an event carries its first version as `old`.
-        let slot = then.entry(c.id).or_insert_with(|| c.old.and_then(at));
-        if let Some(new) = at(c.new) {
-            *slot = Some(new);
+    for version in source.past() {
+        let (id, env) = version?;
+        let slot = then.entry(id).or_default();
+        if env.ts_ms <= cutoff_ms {
+            *slot = Some(env);
         }
     }
     Ok(then)
@@ -144,7 +149,7 @@ fn revised_as_of(
 mod tests {
     use super::*;
     use crate::event::{Event, Seq, SessionId};
-    use crate::ledger::{Access, Mode, WriteSet};
+    use crate::ledger::{Access, Ledger, Mode, WriteSet};
 
     fn open(dir: &Path, mode: Mode) -> Ledger {
         Ledger::open(
@@ -186,7 +191,7 @@ mod tests {
         write(&mut ledger, 2, said(300, "revised later"));
         write(&mut ledger, 3, said(300, "after the cutoff"));
         let real = views(&ledger);
-        let copied = copy_past(&ledger, &real, 200, &dir.path().join("scratch")).unwrap();
+        let copied = copy_past(&real, 200, &dir.path().join("scratch")).unwrap();
         drop(real);
         drop(ledger);
 

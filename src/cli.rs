@@ -31,8 +31,8 @@ EXIT STATUS (like grep and ripgrep):
   0   success
   1   nothing found (no hits, no such session or subject, nothing recorded yet)
   2   an error: bad usage, invalid input (a file that is not a transcript), a store failure
-  75  the ledger stayed busy for the whole wait (PEAT_LOCK_WAIT_SECS, default 120): writers
-      and `asof` wait; every other read answers beside a writer, saying how far behind
+  75  the ledger stayed busy for the whole wait (PEAT_LOCK_WAIT_SECS, default 120): only
+      writers wait; every read (`asof` too) answers beside a writer, saying how far behind
 `peat hook` runs always exit 0: a hook never breaks an agent session.
 
 Start with `peat setup` in a project, or `peat import` for every transcript on this

@@ -272,11 +272,21 @@ impl Event {
     /// The change blobs this event names: an edit's, one per file it touched that recorded
     /// what it wrote; none for any other kind.
     pub fn change_blobs(&self) -> Vec<BlobId> {
+        self.changes().into_iter().map(|(_, blob)| blob).collect()
+    }
+
+    /// [`Event::change_blobs`], each with the path it was written to.
+    pub fn changes(&self) -> Vec<(&str, BlobId)> {
         match self {
-            Event::FileTouch { change, more, .. } => change
-                .iter()
-                .copied()
-                .chain(more.iter().filter_map(|t| t.change))
+            Event::FileTouch {
+                path, change, more, ..
+            } => change
+                .map(|c| (path.as_str(), c))
+                .into_iter()
+                .chain(
+                    more.iter()
+                        .filter_map(|t| Some((t.path.as_str(), t.change?))),
+                )
                 .collect(),
             _ => Vec::new(),
         }

@@ -10,8 +10,10 @@ use crate::recall::{Query, recall};
 ///
 /// Folds every ledger event up to the end of that local day through the same pipeline into
 /// a scratch store, with "now" pinned to that moment: the record as it stood then. With
-/// words, searches it; without, says what it held. The past is copied out of the ledger
-/// first (waiting for a writer, like a writer does), then replayed with the store free.
+/// words, searches it; without, says what it held. The past is copied out of the views
+/// (which keep every earlier version too), then replayed with the store free: like every
+/// read, it never waits for a capture, answering from the views as they stand and saying
+/// how far behind they are.
 #[derive(Args, Debug)]
 pub struct AsofArgs {
     /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",
@@ -34,6 +36,8 @@ struct Summary {
     sessions: usize,
     days: usize,
     last_session: Option<crate::session::SessionSummary>,
+    /// Recorded changes the views did not show yet (0 unless a capture was running).
+    behind: u64,
 }
 
 pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
@@ -51,19 +55,20 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let date = day.to_string();
     let cutoff = crate::time::end_of_local_day(&date, &ctx.tz)
         .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
-    // The past is copied out with the store held (it needs the ledger's earlier versions,
-    // which only the ledger keeps), then replayed holding nothing: writers go on meanwhile.
-    let (ledger, views, mut model) = ctx.open_views()?;
+    // The past is copied out of the views (they keep the versions revisions replaced),
+    // beside a writer as they stand, then replayed holding nothing of the store.
+    let (ledger, views, mut model) = ctx.read_views()?;
+    drop(ledger);
+    let behind = views.behind();
     let scratch = tempfile::Builder::new()
         .prefix("peat-asof-")
         .tempdir()
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
-    let copied = crate::asof::copy_past(&ledger, &views, cutoff, scratch.path())?;
+    let copied = crate::asof::copy_past(&views, cutoff, scratch.path())?;
     let queued = views.vectors.queued()?;
     // Printed after the store's views close, against the store's sessions, not the past's.
     crate::handle::learn_all(&views.tables.session_ids()?);
     drop(views);
-    drop(ledger);
     let past = crate::asof::replay(copied, &mut model, ctx.tz.clone())?;
     let words = args.words.join(" ");
     // The fold took every vector it could from the copy of the store's cache. What it
@@ -91,7 +96,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         if !ctx.json {
             println!("{}", ctx.ui.bold(&head));
         }
-        return super::recall::print(ctx, &result, cutoff, 0);
+        return super::recall::print(ctx, &result, cutoff, behind);
     }
     let sessions = past.views.tables.all_sessions()?;
     let count = sessions.len();
@@ -105,6 +110,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         sessions: count,
         days: days.len(),
         last_session: last,
+        behind,
     };
     let mut out = std::io::stdout().lock();
     if ctx.json {

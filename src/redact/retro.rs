@@ -7,9 +7,10 @@
 //! 2. The views catch up; the embedding cache forgets the vectors of the old texts; the
 //!    keyword index merges all its segments and deletes the files no commit needs.
 //! 3. The old bytes leave the disk: the ledger database is rewritten whole (events, both
-//!    versions of every feed entry — what `asof` folds from — and the capture cursors
-//!    redacted, the old blobs dropped), and so is the views database. Both rewrites go
-//!    straight into tables, so no journal keeps the old text.
+//!    versions of every feed entry, and the capture cursors redacted, the old blobs
+//!    dropped); the views' past table (the versions `asof` folds, and their blobs) is
+//!    refilled from the scrubbed feed; then the views database is rewritten too. Both
+//!    rewrites go straight into tables, so no journal keeps the old text.
 //! 4. The rule-set version is recorded in the store (`redact.version`): a newer binary
 //!    with improved rules re-applies them when a writer opens the store.
 
@@ -126,18 +127,7 @@ pub fn run(
         let mut new = env.clone();
         let mut changed = apply::envelope(r, &mut new);
         for blob in env.kind.change_blobs() {
-            if blobs.contains_key(&blob) {
-                continue;
-            }
-            let moved = match ledger.blob(&blob)? {
-                Some(bytes) => apply::blob(r, &bytes).map(|(nid, nbytes)| {
-                    set.blobs.push((nid, nbytes));
-                    nid
-                }),
-                None => None,
-            };
-            report.blobs += usize::from(moved.is_some());
-            blobs.insert(blob, moved);
+            redact_blob(ledger, r, blob, (&mut blobs, &mut set), &mut report)?;
         }
         changed |= apply::repoint(&mut new, &|b| blobs.get(b).copied().flatten());
         if changed {
@@ -152,12 +142,23 @@ pub fn run(
             ledger.write(std::mem::take(&mut set))?;
         }
     }
+    // Earlier versions (the old halves of the feed's revisions, what `asof` folds) name
+    // blobs too: their redacted copies are kept, and the scrub points the versions at them.
+    let mut earlier = Vec::new();
+    for entry in ledger.revisions() {
+        if let Some(old) = entry?.old {
+            earlier.extend(old.kind.change_blobs());
+        }
+    }
+    for blob in earlier {
+        redact_blob(ledger, r, blob, (&mut blobs, &mut set), &mut report)?;
+    }
     if !set.events.is_empty() || !set.blobs.is_empty() {
         ledger.write(set)?;
     }
 
     // The views retract the old texts and apply the new ones.
-    let mut views = Views::open(ledger, model, tz, note)?;
+    let mut views = Views::open(ledger, model, tz.clone(), note)?;
     if let Some(m) = views.model().map(str::to_string) {
         report.vectors_forgotten = views
             .vectors
@@ -180,6 +181,11 @@ pub fn run(
     ledger.scrub(&redo, &cursor, &drop_blob)?;
     let views_dir = ledger.path().join("views");
     if views_dir.exists() {
+        // The views keep the versions revisions replaced (for `asof`), the unredacted ones
+        // among them: they are put back from the scrubbed feed before the rewrite.
+        let mut views = Views::open(ledger, model, tz, note)?;
+        views.refill_past(ledger)?;
+        drop(views);
         // Not under a reader that has them open (readers do not wait for this command).
         let _lock = crate::views::lock(ledger.path(), "rewriting the views")?;
         crate::ledger::scrub::rewrite(&views_dir, &mut |_, _, v| Some(v.to_vec()))
@@ -192,10 +198,136 @@ pub fn run(
     Ok(report)
 }
 
+/// Note in `blobs` where the change blob `blob` moves to: its redacted copy (put in `set`)
+/// when the rules change it, else nowhere. Each blob is looked at once.
+fn redact_blob(
+    ledger: &Ledger,
+    r: &Redactor,
+    blob: BlobId,
+    (blobs, set): (&mut HashMap<BlobId, Option<BlobId>>, &mut WriteSet),
+    report: &mut Report,
+) -> Result<(), LedgerError> {
+    if blobs.contains_key(&blob) {
+        return Ok(());
+    }
+    let moved = match ledger.blob(&blob)? {
+        Some(bytes) => apply::blob(r, &bytes).map(|(nid, nbytes)| {
+            set.blobs.push((nid, nbytes));
+            nid
+        }),
+        None => None,
+    };
+    report.blobs += usize::from(moved.is_some());
+    blobs.insert(blob, moved);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::change::Change;
+    use crate::event::{Event, EventId, Seq, SessionId, TouchOp};
     use crate::ledger::open_for_test as open;
+
+    const AWS: &str = "AKIAZ7Q2XWJ4VHMK3PLN";
+
+    /// Every file under `dir` holding `needle`.
+    fn holding(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let p = entry.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(bytes) = std::fs::read(&p)
+                    && memchr::memmem::find(&bytes, needle.as_bytes()).is_some()
+                {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    fn session() -> SessionId {
+        SessionId("s".into())
+    }
+
+    /// An edit of `.env` at `ts_ms` that wrote `content`, with the blob it names.
+    fn edit(ts_ms: i64, content: &str) -> (Envelope, (BlobId, Vec<u8>)) {
+        let (blob, bytes) = Change::Write {
+            content: content.into(),
+        }
+        .to_blob();
+        let kind = Event::FileTouch {
+            path: "/r/.env".into(),
+            op: TouchOp::Write,
+            change: Some(blob),
+            failed: false,
+            more: Vec::new(),
+        };
+        (Envelope::new(session(), ts_ms, kind), (blob, bytes))
+    }
+
+    /// Write a said text and an edit, both holding the secret, at `ts_ms`, revising them.
+    fn write(ledger: &mut Ledger, ts_ms: i64, words: &str) {
+        let mut set = WriteSet::default();
+        let text = format!("{words}: the deploy key is {AWS}");
+        set.event(
+            Seq(1),
+            Envelope::new(session(), ts_ms, Event::Said { text }),
+        );
+        let (env, blob) = edit(ts_ms, &format!("AWS_ACCESS_KEY_ID={AWS}\n# {words}\n"));
+        set.event(Seq(2), env);
+        set.blobs.push(blob);
+        ledger.write(set).unwrap();
+    }
+
+    #[test]
+    fn a_secret_in_a_revised_version_leaves_the_views_and_asof_shows_it_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        let mut ledger = open(&store);
+        let tz = jiff::tz::TimeZone::UTC;
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        // Recorded without redaction (as an older peat did), then revised later in time:
+        // the views keep the first versions for `asof`, secret and all.
+        write(&mut ledger, 100, "first");
+        drop(Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap());
+        write(&mut ledger, 300, "second");
+        let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
+        assert_eq!(views.tables.past_versions().count(), 2);
+        drop(views);
+        assert!(!holding(&store.join("views"), AWS).is_empty());
+
+        let r = Redactor::for_store(&store).unwrap();
+        run(&mut ledger, &r, &mut model, tz.clone(), &mut |_| {}).unwrap();
+        for needle in [AWS.to_string(), AWS.to_ascii_lowercase()] {
+            let left = holding(&store, &needle);
+            assert!(left.is_empty(), "{needle} left in {left:?}");
+        }
+
+        // The record as it stood before the revision: the first versions, redacted.
+        let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
+        let copied = crate::asof::copy_past(&views, 200, &dir.path().join("scratch")).unwrap();
+        drop(views);
+        let past = crate::asof::replay(copied, &mut model, tz).unwrap();
+        let id = |seq| EventId {
+            session: session(),
+            seq: Seq(seq),
+        };
+        let said = past.views.tables.envelope(&id(1)).unwrap().unwrap();
+        let Event::Said { text } = &said.kind else {
+            panic!("{said:?}")
+        };
+        assert_eq!(said.ts_ms, 100);
+        assert!(text.starts_with("first: the deploy key is [REDACTED:aws-access-key:"));
+        let wrote = past.views.tables.change_bytes("/r/.env", &id(2)).unwrap();
+        let wrote = String::from_utf8(wrote.expect("the edit's blob")).unwrap();
+        assert!(wrote.contains("[REDACTED:aws-access-key:"), "{wrote}");
+        assert!(wrote.contains("# first"), "{wrote}");
+    }
 
     #[test]
     fn a_new_store_records_its_rules_version_or_says_why_not() {

@@ -28,6 +28,8 @@ pub enum Fault {
     KeepStaleChanges,
     /// A revised event keeps its old envelope in the envelopes table.
     KeepOldEnvelopes,
+    /// A revision's old version is not kept in the past table (nor the blobs it names).
+    DropPastVersions,
 }
 
 pub use switch::{active, chunk, flush_fails, paused};

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::embed::{EmbedError, Embedder};
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::lock::ViewsLock;
-use crate::ledger::{Ledger, LedgerError, event_key};
+use crate::ledger::{FeedEntry, Ledger, LedgerError, event_key};
 use crate::session::{Cited, SessionRollup, SessionSummary};
 use fault::Fault;
 use keyword::{KeywordIndex, TextDoc};
@@ -31,7 +31,7 @@ use tables::{Blobs, Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub const VIEW_SCHEMA: u32 = 7;
+pub const VIEW_SCHEMA: u32 = 8;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
@@ -440,7 +440,11 @@ impl Views {
             want: Current::of(1, model.id.as_deref(), &tz),
             old: None,
         };
-        Views::fold_into(&dir, blobs, events, 0, base, fresh, model, tz)
+        let folded = Folded {
+            events,
+            past: std::iter::empty(),
+        };
+        Views::fold_into(&dir, blobs, folded, 0, base, fresh, model, tz)
     }
 
     /// Open a scratch views folder at `dir` whose vector cache is a copy of `from`'s
@@ -567,19 +571,27 @@ impl Views {
         // The position this fold records: from the database, as the events it folds are.
         let upto = ledger.last_lsn_stored()?;
         let blobs = |id: &crate::change::BlobId| ledger.blob(id);
-        let events = ledger.events();
-        let views = Views::fold_into(ledger.path(), &blobs, events, upto, base, fresh, model, tz)?;
+        // The events table holds current versions only: the versions revisions replaced
+        // are the old halves of the feed's revisions.
+        let folded = Folded {
+            events: ledger.events(),
+            past: ledger.revisions(),
+        };
+        let views = Views::fold_into(ledger.path(), &blobs, folded, upto, base, fresh, model, tz)?;
         stamp::record(&views, ledger)?;
         Ok(views)
     }
 
-    /// Fold `events` into the new generation `fresh.want` of the views database `base`
+    /// Fold `folded` into the new generation `fresh.want` of the views database `base`
     /// (under `dir`), record it as current, and drop `fresh.old`.
     #[allow(clippy::too_many_arguments)]
     fn fold_into(
         dir: &Path,
         blobs: Blobs<'_>,
-        events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
+        folded: Folded<
+            impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
+            impl Iterator<Item = Result<FeedEntry, LedgerError>>,
+        >,
         upto: u64,
         (db, meta, lock): (Database, Keyspace, ViewsLock),
         fresh: Fresh,
@@ -591,15 +603,17 @@ impl Views {
         let mut views = Views::at(dir, (db, meta, lock), fresh.want, tz)?;
         let mut fold = Fold::default();
         let mut chunk = fault::chunk(CHUNK);
-        for item in events {
+        for item in folded.events {
             let (id, env) = item?;
             views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
-            if fold.len >= chunk {
-                views.flush(std::mem::take(&mut fold), model, upto)?;
-            } else if fold.len % PAUSE_CHECK == 0 && views.lock.wanted() {
-                // The old generation is still the current one: the reader sees it whole.
-                views = views.pause()?;
-                chunk = chunk.min(CHUNK_BESIDE_READERS);
+            views = views.folded_one(&mut fold, model, upto, &mut chunk)?;
+        }
+        for entry in folded.past {
+            let c = entry?;
+            if let Some(old) = &c.old {
+                fold.len += 1;
+                fold.pending.past(blobs, (c.lsn, &c.id, old))?;
+                views = views.folded_one(&mut fold, model, upto, &mut chunk)?;
             }
         }
         views.flush(fold, model, upto)?;
@@ -611,6 +625,46 @@ impl Views {
             drop_generation(&views.db, &views.dir, old.generation)?;
         }
         Ok(views)
+    }
+
+    /// After one change folded into a new generation: flush a full chunk, or let a
+    /// reader that asked for the views in (the old generation is still the current one:
+    /// the reader sees it whole), folding smaller chunks from then on.
+    fn folded_one(
+        mut self,
+        fold: &mut Fold,
+        model: &mut ModelSlot,
+        upto: u64,
+        chunk: &mut usize,
+    ) -> Result<Views, ViewError> {
+        if fold.len >= *chunk {
+            self.flush(std::mem::take(fold), model, upto)?;
+        } else if fold.len.is_multiple_of(PAUSE_CHECK) && self.lock.wanted() {
+            self = self.pause()?;
+            *chunk = (*chunk).min(CHUNK_BESIDE_READERS);
+        }
+        Ok(self)
+    }
+
+    /// Put the past table (and the blobs its versions name) back as `ledger`'s revisions
+    /// say, dropping every row they do not: after `peat redact` scrubbed the ledger, the
+    /// past versions it redacted must not survive here. One ingestion: a crash leaves the
+    /// table as it was or as the ledger says, never half of each.
+    pub fn refill_past(&mut self, ledger: &Ledger) -> Result<(), ViewError> {
+        let mut writes = Writes::new();
+        for table in [tables::Table::Past, tables::Table::PastBlobs] {
+            for r in self.tables.scan(table, b"") {
+                writes.insert(tables::tkey(table, &r?.0), None);
+            }
+        }
+        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        for entry in ledger.revisions() {
+            let c = entry?;
+            if let Some(old) = &c.old {
+                tables::keep_past(&mut writes, &blobs, (c.lsn, &c.id, old))?;
+            }
+        }
+        tables::ingest(&self.tables.ks, writes)
     }
 
     /// Apply the ledger changes these views have not seen.
@@ -677,6 +731,11 @@ impl Views {
                 c.lsn > tables_at,
                 c.lsn > keyword_at,
             )?;
+            if c.lsn > tables_at
+                && let Some(old) = &c.old
+            {
+                fold.pending.past(&blobs, (c.lsn, &c.id, old))?;
+            }
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
             }
@@ -864,6 +923,13 @@ fn onward(applied: u64, lsn: u64) -> u64 {
 pub struct Scratch {
     dir: PathBuf,
     base: (Database, Keyspace, ViewsLock),
+}
+
+/// What a new generation is folded from: every event's current version, then the versions
+/// revisions replaced (the feed's revisions; none for a scratch fold).
+struct Folded<E, P> {
+    events: E,
+    past: P,
 }
 
 /// A generation about to be built: what it is for, and what it replaces.

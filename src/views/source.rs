@@ -1,11 +1,13 @@
 //! Where a read of whole events (`show SESSION SEQ`, `events`, `blame --at SESSION:SEQ`, a
-//! session's handle with a seq) reads them: the views' copy of the ledger (the envelopes
-//! table, and what each edit wrote from the changes table). Caught up, it holds what the
+//! session's handle with a seq, `asof`) reads them: the views' copy of the ledger (the
+//! envelopes table, and what each edit wrote from the changes table; for `asof`, the
+//! versions revisions replaced and the blobs they name, from the past tables). Caught up, it holds what the
 //! ledger holds (the replay oracle compares it with an independent model), and opening it
 //! costs a read far less than opening the ledger's database; beside a writer it answers as
 //! it stands (see [`Views::behind`]), where the ledger could not be opened at all.
 
 use super::{ViewError, Views};
+use crate::change::BlobId;
 use crate::event::{Envelope, EventId, SessionId};
 
 /// The events a read sees: the views' copy of the ledger's.
@@ -34,6 +36,22 @@ impl<'a> EventSource<'a> {
     /// recorded. The views keep it by edit and path (the changes table).
     pub fn change(&self, id: &EventId, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
         self.0.tables.change_bytes(path, id)
+    }
+
+    /// Every version a revision replaced, each event's in the order they were written
+    /// (events in key order): the versions before each event's current one.
+    pub fn past(&self) -> EventIter<'a> {
+        Box::new(
+            self.0
+                .tables
+                .past_versions()
+                .map(|r| r.map(|(id, _, env)| (id, env))),
+        )
+    }
+
+    /// What a past version's edit wrote: the bytes of the change blob `id`, if recorded.
+    pub fn past_blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, ViewError> {
+        self.0.tables.past_blob(id)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The views kept in fjall: sessions, days, file touches (with what each wrote, and the
-//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps, and
-//! each event's current envelope (so that reads of whole events answer beside a writer).
+//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps,
+//! each event's current envelope (so that reads of whole events answer beside a writer), and
+//! every version a revision replaced with the blobs it names (so that `asof` does too).
 //!
 //! Every table is a pure function of the ledger. Changes are folded into a [`Pending`]
 //! overlay (typed aggregates, raw key writes) and written in one batch together with the
@@ -112,6 +113,13 @@ pub enum Table {
     /// Each event's current envelope, as the ledger stores it (redacted at capture), by
     /// event key: what `show` and `events` read while a writer holds the ledger.
     Envelopes = 11,
+    /// Every version a revision replaced (the `old` half of each feed entry that has one),
+    /// by event key then the replacing change's LSN: one event's past versions in the
+    /// order they were written. What `asof` folds besides the current versions.
+    Past = 12,
+    /// The change blobs past versions name, by blob id (content-addressed): what those
+    /// versions' edits wrote, which the changes table (current versions only) may not hold.
+    PastBlobs = 13,
 }
 
 /// Where the fold reads the change blobs that recorded edits name (the ledger's blob store).
@@ -136,6 +144,45 @@ pub fn step_key(key: &[u8], index: u16) -> Vec<u8> {
     let mut k = key.to_vec();
     k.extend_from_slice(&index.to_be_bytes());
     k
+}
+
+/// The key (within [`Table::Past`]) of the version of the event `key` that the change
+/// `lsn` replaced.
+pub fn past_key(key: &[u8], lsn: u64) -> Vec<u8> {
+    let mut k = key.to_vec();
+    k.extend_from_slice(&lsn.to_be_bytes());
+    k
+}
+
+/// The event and LSN a [`past_key`] encodes.
+pub fn decode_past_key(k: &[u8]) -> Option<(EventId, u64)> {
+    let at = k.len().checked_sub(8)?;
+    let lsn = u64::from_be_bytes(k[at..].try_into().ok()?);
+    Some((crate::ledger::decode_event_key(&k[..at])?, lsn))
+}
+
+/// Put into `writes` the past-table rows for `old`, the version of `id` that the change
+/// `lsn` replaced, and the change blobs it names that `blobs` holds.
+pub fn keep_past(
+    writes: &mut Writes,
+    blobs: Blobs<'_>,
+    (lsn, id, old): (u64, &EventId, &Envelope),
+) -> Result<(), ViewError> {
+    if super::fault::active(super::fault::Fault::DropPastVersions) {
+        return Ok(());
+    }
+    let k = past_key(&event_key(&id.session, id.seq), lsn);
+    writes.insert(tkey(Table::Past, &k), Some(encode_json(old)));
+    for blob in old.kind.change_blobs() {
+        let k = tkey(Table::PastBlobs, &blob.0);
+        // Each blob is read once (a deletion pending for it does not count).
+        if !matches!(writes.get(&k), Some(Some(_)))
+            && let Some(bytes) = blobs(&blob)?
+        {
+            writes.insert(k, Some(bytes));
+        }
+    }
+    Ok(())
 }
 
 /// The LSN the generation reflects. 0xFF never starts UTF-8, so this key sorts after
@@ -244,6 +291,34 @@ impl Tables {
             let id = crate::ledger::decode_event_key(&k[1..])
                 .ok_or_else(|| ViewError::Corrupt("an envelope row's key is no event".into()))?;
             Ok((id, decode_json(&v)?))
+        })
+    }
+
+    /// Every past version (see [`Table::Past`]), each event's in the order they were
+    /// written: (the event, the LSN of the change that replaced it, the version).
+    pub fn past_versions(
+        &self,
+    ) -> impl Iterator<Item = Result<(EventId, u64, Envelope), ViewError>> + use<'_> {
+        self.scan(Table::Past, b"").map(|r| {
+            let (k, v) = r?;
+            let (id, lsn) = decode_past_key(&k)
+                .ok_or_else(|| ViewError::Corrupt("a past version's key is no event".into()))?;
+            Ok((id, lsn, decode_json(&v)?))
+        })
+    }
+
+    /// What a past version's edit wrote: the change blob `id`'s bytes, if kept.
+    pub fn past_blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, ViewError> {
+        Ok(self.get_raw(Table::PastBlobs, &id.0)?.map(|v| v.to_vec()))
+    }
+
+    /// Every change blob the past versions name, kept: (its id, its bytes), by id.
+    pub fn past_blobs(&self) -> impl Iterator<Item = Result<(BlobId, Vec<u8>), ViewError>> + '_ {
+        self.scan(Table::PastBlobs, b"").map(|r| {
+            let (k, v) = r?;
+            let id = <[u8; 32]>::try_from(k.as_slice())
+                .map_err(|_| ViewError::Corrupt("a past blob's key is no blob id".into()))?;
+            Ok((BlobId(id), v.to_vec()))
         })
     }
 
@@ -433,6 +508,9 @@ pub struct Pending {
     evidence: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Raw writes to the envelopes table, kept apart so a chunk's memory is easy to see.
     envelopes: Writes,
+    /// Raw writes to the past and past-blobs tables (only ever added: the feed's past is
+    /// append-only).
+    past: Writes,
     subjects: BTreeSet<String>,
 }
 
@@ -567,6 +645,15 @@ impl Pending {
             .insert(k, (sign > 0).then(|| encode_json(env)));
     }
 
+    /// Keep `old`, the version of `id` that the change `lsn` replaced (see [`keep_past`]).
+    pub fn past(
+        &mut self,
+        blobs: Blobs<'_>,
+        (lsn, id, old): (u64, &EventId, &Envelope),
+    ) -> Result<(), ViewError> {
+        keep_past(&mut self.past, blobs, (lsn, id, old))
+    }
+
     /// Put everything folded so far, and the LSN it reaches, into `writes`.
     pub fn write(self, tables: &Tables, writes: &mut Writes, lsn: u64) -> Result<(), ViewError> {
         for (session, rollup) in self.sessions {
@@ -588,6 +675,7 @@ impl Pending {
         writes.extend(self.files);
         writes.extend(self.evidence);
         writes.extend(self.envelopes);
+        writes.extend(self.past);
         writes.insert(APPLIED.to_vec(), Some(lsn.to_be_bytes().to_vec()));
         Ok(())
     }

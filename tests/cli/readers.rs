@@ -1,8 +1,7 @@
 //! Readers never wait behind a writer: while a real `peat capture` holds the store, a read
-//! answers from the views as they stand (whole events from their copy of the ledger) and
-//! says how far behind they are; only `asof`, which replays the ledger's earlier versions,
-//! waits for the writer, bounded; and readers killed beside a writer leave the store as
-//! sound as a rebuild.
+//! answers from the views as they stand (whole events from their copy of the ledger, and
+//! for `asof` the earlier versions the views keep too) and says how far behind they are;
+//! and readers killed beside a writer leave the store as sound as a rebuild.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -208,11 +207,12 @@ fn reads_of_whole_events_during_a_capture_answer_from_the_views_copy_without_wai
 }
 
 #[test]
-fn reads_beside_a_held_store_answer_at_once_and_only_asof_waits_bounded_with_75() {
+fn reads_beside_a_held_store_answer_at_once_asof_too() {
     let env = Env::new();
     small_store(&env);
     let short = &SESSION_A[..8];
     let seq = first_edit(&env).to_string();
+    let idle = peat(&env, &["asof", "today", "--json"]).ok().stdout;
     let held = peat::ledger::lock::acquire(
         &env.store().join("lock"),
         Duration::ZERO,
@@ -221,31 +221,86 @@ fn reads_beside_a_held_store_answer_at_once_and_only_asof_waits_bounded_with_75(
     )
     .unwrap();
 
-    // The views are caught up: they answer at once, with no note.
+    // The views are caught up: they answer at once, with no note. A writer that never
+    // lets go (the lock wait is 1 s here) would turn any read that waits into a 75.
     for args in [
         &["sessions"][..],
         &["events", "--json"],
         &["show", short],
         &["show", short, &seq],
         &["recall", "--session", short, "--keyword-only", "limiter"],
+        &["asof", "today"],
     ] {
-        let r = peat(&env, args).ok();
+        let r = bounded(
+            env.cmd().args(args).env("PEAT_LOCK_WAIT_SECS", "1"),
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         assert!(!r.stdout.is_empty(), "{args:?}");
         assert!(!r.stderr.contains("behind"), "{args:?}: {}", r.stderr);
     }
-
-    // The replay of the past reads the ledger's earlier versions: its wait is bounded.
-    let r = bounded(
-        env.cmd()
-            .args(["asof", "today"])
-            .env("PEAT_LOCK_WAIT_SECS", "1"),
-        Duration::from_secs(30),
-    );
-    assert_eq!(r.code, 75, "{}", r.stderr);
-    assert!(r.stderr.contains("peat import (test)"), "{}", r.stderr);
-    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let beside = peat(&env, &["asof", "today", "--json"]).ok().stdout;
+    assert_eq!(beside, idle);
     drop(held);
-    peat(&env, &["asof", "today"]).ok();
+}
+
+/// The store of [`scenario`], its long transcript recorded days after the small session's
+/// day (2026-07-14): `asof` that day must not change while it is captured.
+fn later_scenario(env: &Env) -> PathBuf {
+    small_store(env);
+    let big = env.path("big.jsonl");
+    let text = Claude::session_of(BIG, 3000)
+        .text()
+        .replace("2026-07-14T", "2026-07-20T");
+    std::fs::write(&big, text).unwrap();
+    big
+}
+
+/// `asof --json` without its `behind` field, and that field.
+fn without_behind(doc: &str) -> (serde_json::Value, u64) {
+    let mut v: serde_json::Value = serde_json::from_str(doc).unwrap();
+    let behind = v["behind"].as_u64().unwrap();
+    v["behind"] = serde_json::Value::Null;
+    (v, behind)
+}
+
+#[test]
+fn asof_during_a_capture_answers_from_the_views_as_they_stand_without_waiting() {
+    let env = Env::new();
+    let big = later_scenario(&env);
+    let reads: [&[&str]; 3] = [
+        &["asof", "2026-07-14"],
+        &["asof", "2026-07-14", "limiter"],
+        &["asof", "2026-07-14", "--json"],
+    ];
+    let before: Vec<String> = reads.iter().map(|a| peat(&env, a).ok().stdout).collect();
+    let (idle_json, idle_behind) = without_behind(&before[2]);
+    assert_eq!(idle_behind, 0, "{}", before[2]);
+
+    let mut writer = capture_running(&env, &big);
+    let during: Vec<_> = reads.iter().map(|a| peat(&env, a)).collect();
+    still_writing(&mut writer);
+
+    for ((args, was), now) in reads.iter().zip(&before).zip(&during) {
+        assert_eq!(now.code, 0, "{args:?}: {}", now.stderr);
+        assert!(
+            now.stderr.contains("recorded changes behind") && now.stderr.contains("peat capture"),
+            "{args:?} did not say it is behind the capture: {}",
+            now.stderr
+        );
+        if args.contains(&"--json") {
+            let (json, behind) = without_behind(&now.stdout);
+            assert_eq!(json, idle_json);
+            assert!(behind > 0, "{}", now.stdout);
+        } else {
+            assert_eq!(
+                &now.stdout, was,
+                "{args:?} answered otherwise beside the writer"
+            );
+        }
+    }
+    assert!(before[1].contains("limiter"), "{}", before[1]);
+    assert!(writer.wait().unwrap().success());
 }
 
 #[test]

@@ -118,12 +118,9 @@ fn replay_findings_in(dir: &Path, steps: &[Step]) -> Vec<String> {
     let mut found = play(dir, steps);
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
-    let want = model(
-        &ledgers::as_of(&ledgers::versions(steps), i64::MAX),
-        &blobs,
-        &probes,
-    );
     let versions = ledgers::versions(steps);
+    let mut want = model(&ledgers::as_of(&versions, i64::MAX), &blobs, &probes);
+    (want.past, want.past_blobs) = model::past(&versions, &blobs);
     // Before the embedding pass no vector may be stale; after it, every lane equals the
     // model.
     let mut check = |what: &str, views: Result<Views, super::ViewError>| match views {
@@ -161,7 +158,9 @@ fn replay_findings_in(dir: &Path, steps: &[Step]) -> Vec<String> {
     found
 }
 
-/// `asof` at each cutoff equals the model of each event's newest version at or before it.
+/// `asof` at each cutoff equals the model of each event's newest version at or before it,
+/// from the views caught up and from the views rebuilt (whose past versions a rebuild
+/// fills from the feed's revisions, not from the changes as they come).
 fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let mut found = play(&dir.path().join("store"), steps);
@@ -170,33 +169,39 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
     let blobs = ledgers::all_blobs(steps);
     let ledger = open(&dir.path().join("store"));
     let mut slot = slot();
-    let real = match open_views(&ledger, &mut slot) {
-        Ok(v) => v,
-        Err(e) => return vec![format!("the views did not open: {e}")],
-    };
-    for (i, cutoff) in cutoffs.iter().enumerate() {
-        let then = ledgers::as_of(&versions, *cutoff);
-        // As `peat asof` does: copy the past out of the store, then replay it.
-        let scratch = dir.path().join(format!("asof{i}"));
-        let past = crate::asof::copy_past(&ledger, &real, *cutoff, &scratch)
-            .and_then(|copied| crate::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC));
-        match past {
-            Ok(p) => {
-                let what = format!("asof {cutoff}");
-                if p.events != then.len() {
-                    found.push(format!(
-                        "{what}: {} events folded, the model has {}",
-                        p.events,
-                        then.len()
+    for how in ["caught up", "rebuilt"] {
+        let opened = match how {
+            "caught up" => open_views(&ledger, &mut slot),
+            _ => Views::rebuild_now(&ledger, &mut slot, jiff::tz::TimeZone::UTC),
+        };
+        let real = match opened {
+            Ok(v) => v,
+            Err(e) => return vec![format!("the views did not open ({how}): {e}")],
+        };
+        for (i, cutoff) in cutoffs.iter().enumerate() {
+            let then = ledgers::as_of(&versions, *cutoff);
+            // As `peat asof` does: copy the past out of the views, then replay it.
+            let scratch = dir.path().join(format!("asof-{how}-{i}"));
+            let past = crate::asof::copy_past(&real, *cutoff, &scratch)
+                .and_then(|copied| crate::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC));
+            let what = format!("asof {cutoff} from the views {how}");
+            match past {
+                Ok(p) => {
+                    if p.events != then.len() {
+                        found.push(format!(
+                            "{what}: {} events folded, the model has {}",
+                            p.events,
+                            then.len()
+                        ));
+                    }
+                    found.extend(diff(
+                        &what,
+                        &observe(&p.views, &probes, &texts),
+                        &model(&then, &blobs, &probes),
                     ));
                 }
-                found.extend(diff(
-                    &what,
-                    &observe(&p.views, &probes, &texts),
-                    &model(&then, &blobs, &probes),
-                ));
+                Err(e) => found.push(format!("{what} failed: {e}")),
             }
-            Err(e) => found.push(format!("asof {cutoff} failed: {e}")),
         }
     }
     found
@@ -730,6 +735,16 @@ fn retraction_oracle_goes_red_when_replaced_edits_keep_their_changes_and_steps()
 #[test]
 fn replay_oracle_goes_red_when_a_revised_event_keeps_its_old_envelope() {
     goes_red(Oracle::Replay, Fault::KeepOldEnvelopes);
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
+    goes_red(Oracle::Replay, Fault::DropPastVersions);
+}
+
+#[test]
+fn asof_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
+    goes_red(Oracle::Asof, Fault::DropPastVersions);
 }
 
 #[test]

@@ -34,6 +34,10 @@ pub struct Snapshot {
     pub evidence: BTreeMap<(String, EventId), ObsRow>,
     /// Each event's current version, whole.
     pub envelopes: BTreeMap<EventId, Envelope>,
+    /// Each revised event's earlier versions, in the order they were written.
+    pub past: BTreeMap<EventId, Vec<Envelope>>,
+    /// The change blobs those earlier versions name, when the store holds them.
+    pub past_blobs: BTreeMap<BlobId, Vec<u8>>,
     /// The keyword lane: each document's kind and time, and which of the probe words find it.
     pub keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
     /// The vector lane: each vector, as the text it was made from.
@@ -55,6 +59,14 @@ pub fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
     differ(&mut out, what, "subjects", &got.subjects, &want.subjects);
     differ(&mut out, what, "evidence", &got.evidence, &want.evidence);
     differ(&mut out, what, "envelopes", &got.envelopes, &want.envelopes);
+    differ(&mut out, what, "past versions", &got.past, &want.past);
+    differ(
+        &mut out,
+        what,
+        "past blobs",
+        &got.past_blobs,
+        &want.past_blobs,
+    );
     differ(&mut out, what, "keyword lane", &got.keyword, &want.keyword);
     differ(&mut out, what, "vector lane", &got.vectors, &want.vectors);
     out
@@ -364,6 +376,44 @@ pub fn model(
     s
 }
 
+/// The past tables of views over `versions` (every version of every event, in the order
+/// written; the change blobs the store holds in `blobs`): each event's versions before its
+/// current one. Writing a version equal to the event's current one changes nothing, so it
+/// replaces nothing either.
+pub fn past(
+    versions: &[(EventId, Envelope)],
+    blobs: &BTreeMap<BlobId, Vec<u8>>,
+) -> (BTreeMap<EventId, Vec<Envelope>>, BTreeMap<BlobId, Vec<u8>>) {
+    let mut written: BTreeMap<&EventId, Vec<&Envelope>> = BTreeMap::new();
+    for (id, env) in versions {
+        let all = written.entry(id).or_default();
+        if all.last() != Some(&env) {
+            all.push(env);
+        }
+    }
+    let (mut past, mut kept) = (BTreeMap::new(), BTreeMap::new());
+    for (id, mut all) in written {
+        all.pop();
+        if all.is_empty() {
+            continue;
+        }
+        for env in &all {
+            if let Event::FileTouch { change, more, .. } = &env.kind {
+                for blob in change
+                    .iter()
+                    .chain(more.iter().filter_map(|t| t.change.as_ref()))
+                {
+                    if let Some(bytes) = blobs.get(blob) {
+                        kept.insert(*blob, bytes.clone());
+                    }
+                }
+            }
+        }
+        past.insert(id.clone(), all.into_iter().cloned().collect());
+    }
+    (past, kept)
+}
+
 /// Everything `views` hold, in the model's shape. The keyword lane is asked for every probe
 /// word; each vector is named by the text among `texts` it was made from.
 pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String>) -> Snapshot {
@@ -417,6 +467,14 @@ pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String
             decode_event_key(&k).unwrap(),
             serde_json::from_slice(&v).unwrap(),
         );
+    }
+    for r in t.past_versions() {
+        let (id, _, env) = r.unwrap();
+        s.past.entry(id).or_default().push(env);
+    }
+    for r in t.past_blobs() {
+        let (id, bytes) = r.unwrap();
+        s.past_blobs.insert(id, bytes);
     }
     for r in t.scan(Table::Texts, b"") {
         let (k, v) = r.unwrap();
