@@ -245,10 +245,13 @@ impl Ctx {
         self.read_views_with(self.model_slot()?)
     }
 
-    /// [`Ctx::read_views`] for a search that will embed its query: the model loads
-    /// meanwhile, on a thread of its own.
-    pub fn read_views_to_search(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        self.read_views_with(self.prefetched_model()?)
+    /// [`Ctx::read_views`] for a search that will embed `query`: the model loads (or the
+    /// resident embedder embeds it) meanwhile, on a thread of its own.
+    pub fn read_views_to_search(
+        &self,
+        query: &str,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.read_views_with(self.prefetched_model(query)?)
     }
 
     fn read_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
@@ -288,9 +291,9 @@ impl Ctx {
     }
 
     /// The one-shot model, already loading on a thread of its own.
-    fn prefetched_model(&self) -> Result<ModelSlot, CliError> {
+    fn prefetched_model(&self, query: &str) -> Result<ModelSlot, CliError> {
         let mut model = self.model_slot()?;
-        model.prefetch();
+        model.prefetch(query);
         Ok(model)
     }
 

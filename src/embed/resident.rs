@@ -2,8 +2,8 @@
 //! one-shot model loaded, so a search embeds its query without loading ONNX Runtime, the
 //! session and the tokenizer, which are most of a one-shot search's time.
 //!
-//! A search asks it first ([`Search`]): one hello on its socket, bounded to a few hundred
-//! milliseconds, while the store opens. On any failure (no server, a stale socket, a
+//! A search asks it first ([`Search`]): its query's vector, on a thread of its own while
+//! the store opens, bounded to half a second. On any failure (no server, a stale socket, a
 //! server of another build, a timeout) the search loads the model in process exactly as
 //! before, and starts a server, detached, for the next one. A server answers with the
 //! code path an in-process load uses ([`crate::embed::load`], [`Profile::OneShot`]), so
@@ -42,13 +42,12 @@ pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
 /// Bump when a request or a reply changes shape.
 const PROTOCOL: u32 = 1;
 
-/// How long a search waits for the server's hello: past this it loads in process, which
-/// costs ~50 ms, so a server slower than that is no help.
+/// How long a hello, a status or a stop waits for the server's answer.
 const HELLO_BOUND: Duration = Duration::from_millis(200);
 
-/// How long a search waits for its query's vectors from a server that said hello (the
-/// embedding itself takes ~10 ms; a busy server queues requests).
-const EMBED_BOUND: Duration = Duration::from_secs(1);
+/// How long a search waits for its query's vectors (the embedding itself takes ~10 ms; a
+/// busy server queues requests). Past this it loads in process.
+const EMBED_BOUND: Duration = Duration::from_millis(500);
 
 /// How long a server waits for a connected client's request or for it to take the reply.
 const CLIENT_BOUND: Duration = Duration::from_secs(1);
@@ -490,14 +489,27 @@ impl Search {
         })
     }
 
-    /// The resident embedder when one of this build answers; else `load()`, and a server
-    /// started for the next search.
-    pub fn embedder_or(self, mut load: Loader) -> Result<Box<dyn Embedder>, EmbedError> {
-        match self.client.hello() {
-            Ok(()) => Ok(Box::new(Resident {
+    /// The resident embedder when one of this build answers, `query`'s vector already in
+    /// hand (asked for now, it is computed while the search opens the store); else
+    /// `load()`, and a server started for the next search.
+    pub fn embedder_or(
+        self,
+        mut load: Loader,
+        query: &str,
+    ) -> Result<Box<dyn Embedder>, EmbedError> {
+        let asked = match query.is_empty() {
+            true => self.client.hello().map(|()| None),
+            false => self
+                .client
+                .embed(&[query])
+                .map(|mut v| v.pop().map(|v| (query.to_string(), v))),
+        };
+        match asked {
+            Ok(ahead) => Ok(Box::new(Resident {
                 search: self,
                 fallback: Some(load),
                 local: None,
+                ahead,
             })),
             Err(e) => {
                 if matches!(e, AskError::Mismatch(_)) {
@@ -534,12 +546,29 @@ impl Search {
     }
 }
 
+/// Start a resident embedder for the installed model when none holds its lock, waiting
+/// for nothing (an open, a lock look, a spawn): SessionStart calls it, so that an agent's
+/// first search finds the model loaded. Best effort, silent.
+pub fn warm_up(lookup: &Lookup, residency: Residency) {
+    let Ok(lock) = super::pinned() else { return };
+    let Ok(Resolution::Found(resolved)) = super::artifacts::resolve(lock, lookup) else {
+        return;
+    };
+    if let Some(search) = Search::new(lookup, lock, &resolved, residency)
+        && !search.client.place.held()
+    {
+        search.start_server();
+    }
+}
+
 /// The query's vectors from the resident embedder, falling back to an in-process load if
 /// it stops answering between the hello and the query.
 struct Resident {
     search: Search,
     fallback: Option<Loader>,
     local: Option<Box<dyn Embedder>>,
+    /// The query's vector, asked for ahead (see [`Search::embedder_or`]).
+    ahead: Option<(String, Vec<f32>)>,
 }
 
 impl Embedder for Resident {
@@ -552,6 +581,12 @@ impl Embedder for Resident {
     }
 
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let ([text], Some((query, _))) = (texts, &self.ahead)
+            && text == query
+            && let Some((_, v)) = self.ahead.take()
+        {
+            return Ok(vec![v]);
+        }
         if self.local.is_none() {
             match self.search.client.embed(texts) {
                 Ok(v) if v.iter().all(|x| x.len() == self.search.dim) => return Ok(v),
@@ -938,6 +973,11 @@ mod tests {
         );
     }
 
+    /// The hash embedder, as a search's in-process load.
+    fn load_hash() -> Loader {
+        Box::new(|| Ok(Box::new(HashEmbedder::new()) as Box<dyn Embedder>))
+    }
+
     #[test]
     fn a_server_of_another_model_is_ignored_told_to_stop_and_the_search_embeds_in_process() {
         let dir = tempfile::tempdir().unwrap();
@@ -947,15 +987,11 @@ mod tests {
             matches!(s.client.hello(), Err(AskError::Mismatch(m)) if m.contains("other-model"))
         );
         let s = search(dir.path());
-        let mut e = s
-            .embedder_or(Box::new(|| {
-                Ok(Box::new(HashEmbedder::new()) as Box<dyn Embedder>)
-            }))
-            .unwrap();
+        let mut e = s.embedder_or(load_hash(), "the query").unwrap();
         assert_eq!(e.served_by(), Served::InProcess);
         let v = e.embed(&["the query"]).unwrap();
         assert_eq!(v, HashEmbedder::new().embed(&["the query"]).unwrap());
-        assert_eq!(server.join().unwrap(), ["hello", "hello", "stop"]);
+        assert_eq!(server.join().unwrap(), ["hello", "embed", "stop"]);
     }
 
     #[test]
@@ -963,15 +999,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = search(dir.path());
         let server = fake(&s.client.place.socket, identity("hash"), 2);
-        let mut e = s
-            .embedder_or(Box::new(|| {
-                panic!("no in-process load while the server answers")
-            }))
-            .unwrap();
+        let never: Loader = Box::new(|| panic!("no in-process load while the server answers"));
+        let mut e = s.embedder_or(never, "one").unwrap();
+        // The query's vector was asked for ahead: embedding it asks nothing more.
+        let mut hash = HashEmbedder::new();
+        assert_eq!(e.embed(&["one"]).unwrap(), hash.embed(&["one"]).unwrap());
         let v = e.embed(&["one", "two"]).unwrap();
         assert_eq!(e.served_by(), Served::Resident);
-        assert_eq!(v, HashEmbedder::new().embed(&["one", "two"]).unwrap());
-        assert_eq!(server.join().unwrap(), ["hello", "embed"]);
+        assert_eq!(v, hash.embed(&["one", "two"]).unwrap());
+        assert_eq!(server.join().unwrap(), ["embed", "embed"]);
     }
 
     #[test]
@@ -979,12 +1015,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = search(dir.path());
         let server = fake(&s.client.place.socket, identity("hash"), 1);
-        let mut e = s
-            .embedder_or(Box::new(|| {
-                Ok(Box::new(HashEmbedder::new()) as Box<dyn Embedder>)
-            }))
-            .unwrap();
-        server.join().unwrap();
+        let mut e = s.embedder_or(load_hash(), "").unwrap();
+        assert_eq!(server.join().unwrap(), ["hello"]);
         let _ = fs::remove_file(dir.path().join("embed.sock"));
         let v = e.embed(&["the query"]).unwrap();
         assert_eq!(e.served_by(), Served::InProcess);

@@ -180,16 +180,18 @@ impl ModelSlot {
 
     /// Start loading the model on a thread of its own, for a search that will embed its
     /// query: the load (most of a one-shot search's cost) then overlaps opening the store,
-    /// catching the views up and the keyword lane. A resident embedder that answers makes
-    /// the load unnecessary; without one, this load starts one for the next search.
-    pub fn prefetch(&mut self) {
+    /// catching the views up and the keyword lane. A resident embedder that answers embeds
+    /// `query` (the text the search will embed) meanwhile instead, and the load is not
+    /// needed; without one, this load starts one for the next search.
+    pub fn prefetch(&mut self, query: &str) {
         if self.id.is_none() || self.loaded.is_some() || self.loading.is_some() {
             return;
         }
         let mut loader = std::mem::replace(&mut self.loader, Box::new(not_installed));
         let resident = self.resident.take();
+        let query = query.to_string();
         self.loading = Some(std::thread::spawn(move || match resident {
-            Some(search) => search.embedder_or(loader),
+            Some(search) => search.embedder_or(loader, &query),
             None => loader(),
         }));
     }

@@ -224,3 +224,16 @@ fn an_idle_time_that_is_not_a_number_is_refused_naming_the_variable() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("PEAT_EMBED_IDLE_SECS"), "{}", r.stderr);
 }
+
+#[test]
+fn session_start_starts_a_resident_embedder_for_the_first_search() {
+    let Some(data) = model_data_dir() else { return };
+    let r = Resident::new(data);
+    let payload = br#"{"hook_event_name":"SessionStart","session_id":"s1","source":"startup"}"#;
+    let hook = Run::with_stdin(&mut r.cmd("60", &["hook"]), payload.to_vec());
+    assert_eq!(hook.code, 0, "{}", hook.stderr);
+    assert!(hook.stdout.contains("peat"), "{}", hook.stdout);
+    r.running_pid();
+    let first = r.search("60");
+    assert_eq!(embedder(&first), "resident", "{first}");
+}
