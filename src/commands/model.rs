@@ -23,8 +23,8 @@ use crate::ladder::noun;
 /// directory built into peat, then in $PEAT_DATA_DIR (default ~/.local/share/peat).
 ///
 /// A search starts a resident embedder (`peat model serve`) in the background, so the next
-/// search finds the model loaded instead of loading it (~60 ms saved a search). It keeps
-/// about 60 MB resident and exits after $PEAT_EMBED_IDLE_SECS without a search (default
+/// search finds the model loaded instead of spending most of its time loading it. It keeps
+/// about 90 MB resident and exits after $PEAT_EMBED_IDLE_SECS without a search (default
 /// 900); PEAT_EMBED_IDLE_SECS=0 turns it off, and `peat model stop` stops it now.
 #[derive(Args, Debug)]
 pub struct ModelArgs {
@@ -44,7 +44,8 @@ pub enum ModelCommand {
     /// Say what is installed, whether it matches models.lock, and where it came from
     ///
     /// Every file is hashed in full, and the embedding backlog of this project's ledger is
-    /// counted. Exits 1 when something is missing or does not match.
+    /// counted. Says whether a resident embedder (`peat model serve`) runs: its pid, memory,
+    /// idle time left and socket. Exits 1 when something is missing or does not match.
     Status,
     /// Embed the texts that wait for the semantic lane, with progress on a terminal
     ///
