@@ -538,8 +538,37 @@ fn minutes_seconds(secs: u64) -> String {
 }
 
 fn run_serve(ctx: &Ctx) -> Result<u8, CliError> {
-    match resident::serve(&ctx.model_lookup, ctx.residency) {
-        Ok(_) => Ok(0),
+    // Started by a search it has no terminal and says nothing; by hand, it says what it does.
+    let by_hand = ctx.ui.stderr_tty;
+    let idle = match ctx.residency {
+        Residency::Idle(d) => minutes_seconds(d.as_secs()),
+        Residency::Off => String::new(),
+    };
+    let mut ready = |socket: &std::path::Path| {
+        if by_hand {
+            ctx.ui.note(&format!(
+                "peat: the resident embedder listens on {} (pid {}); it exits after {idle} without a search, or on `peat model stop`",
+                socket.display(),
+                std::process::id()
+            ));
+        }
+    };
+    match resident::serve(&ctx.model_lookup, ctx.residency, &mut ready) {
+        Ok(ended) => {
+            if by_hand {
+                ctx.ui.note(match ended {
+                    resident::Ended::AlreadyRunning => {
+                        "peat: a resident embedder already runs (`peat model status` shows it)"
+                    }
+                    resident::Ended::Idle => "peat: no search came: the resident embedder exits",
+                    resident::Ended::Stopped => "peat: the resident embedder was stopped",
+                    resident::Ended::Displaced => {
+                        "peat: the resident embedder's socket was removed: it exits"
+                    }
+                });
+            }
+            Ok(0)
+        }
         Err(resident::ServeError::Embed(e)) => Err(embed_error(e)),
         Err(e @ resident::ServeError::Off) => Err(CliError::user(e.to_string()).hint(
             "Unset it, or set it to the seconds a resident embedder should wait for a search.",

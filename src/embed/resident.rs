@@ -118,6 +118,11 @@ impl Place {
         })
     }
 
+    /// Where a server binds before its model is loaded (shorter than the socket's path).
+    fn fresh(&self) -> PathBuf {
+        self.socket.with_extension("new")
+    }
+
     /// Whether a socket can be bound at this path at all.
     pub fn fits(&self) -> bool {
         self.socket.as_os_str().len() <= SOCKET_PATH_MAX
@@ -655,8 +660,13 @@ pub enum ServeError {
 }
 
 /// `peat model serve`: load the one-shot model once and answer searches on the socket
-/// until idle for `residency`'s time, stopped, or displaced.
-pub fn serve(lookup: &Lookup, residency: Residency) -> Result<Ended, ServeError> {
+/// until idle for `residency`'s time, stopped, or displaced. `ready` hears where it
+/// listens, once it does.
+pub fn serve(
+    lookup: &Lookup,
+    residency: Residency,
+    ready: &mut dyn FnMut(&Path),
+) -> Result<Ended, ServeError> {
     let Residency::Idle(idle) = residency else {
         return Err(ServeError::Off);
     };
@@ -705,24 +715,35 @@ pub fn serve(lookup: &Lookup, residency: Residency) -> Result<Ended, ServeError>
         }
         Err(fs::TryLockError::Error(e)) => return Err(io_err(&place.lock)(e)),
     }
-    // Loaded before the socket exists: a search meanwhile finds none and loads itself,
-    // rather than waiting on a server that cannot answer yet.
-    let mut embedder = super::load(lookup, Profile::OneShot)?.ok_or(ServeError::NotInstalled)?;
     held.set_len(0).map_err(io_err(&place.lock))?;
     write!(held, "{}", std::process::id()).map_err(io_err(&place.lock))?;
-    // Holding the lock, any socket left here is a dead server's.
-    match fs::remove_file(&place.socket) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_err(&place.socket)(e)),
-    }
-    let listener = UnixListener::bind(&place.socket).map_err(io_err(&place.socket))?;
-    fs::set_permissions(&place.socket, fs::Permissions::from_mode(0o600))
-        .map_err(io_err(&place.socket))?;
+    // Bound first under a name of its own, so that a directory where no socket can be made
+    // fails before the model is loaded for nothing; renamed into place once loaded, so a
+    // search meanwhile finds no server and loads itself rather than wait on one that cannot
+    // answer yet. Holding the lock, whatever was at either name is a dead server's.
+    let fresh = place.fresh();
+    let _ = fs::remove_file(&fresh);
+    let listener = UnixListener::bind(&fresh).map_err(io_err(&fresh))?;
+    let loaded = fs::set_permissions(&fresh, fs::Permissions::from_mode(0o600))
+        .map_err(io_err(&fresh))
+        .and_then(|()| Ok(super::load(lookup, Profile::OneShot)?))
+        .and_then(|e| e.ok_or(ServeError::NotInstalled))
+        .and_then(|e| {
+            fs::rename(&fresh, &place.socket).map_err(io_err(&place.socket))?;
+            Ok(e)
+        });
+    let mut embedder = match loaded {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = fs::remove_file(&fresh);
+            return Err(e);
+        }
+    };
     let ino = fs::metadata(&place.socket)
         .map_err(io_err(&place.socket))?
         .ino();
     let ours = || fs::metadata(&place.socket).is_ok_and(|m| m.ino() == ino);
+    ready(&place.socket);
 
     let mut server = Server {
         identity,
