@@ -528,26 +528,24 @@ impl Search {
         }
     }
 
-    /// `peat model serve`, detached (a session of its own, no terminal, nothing inherited),
-    /// never waited for. A server already at work makes it exit at once.
+    /// `peat model serve`, detached (a process group of its own, so a terminal's signals
+    /// to the search's group miss it; no stdio), never waited for. A server already at
+    /// work makes it exit at once.
     fn start_server(&self) {
         let Some(exe) = &self.exe else { return };
-        let mut cmd = std::process::Command::new(exe);
-        cmd.args(["model", "serve"])
+        use std::os::unix::process::CommandExt;
+        // Without a `pre_exec` hook the standard library spawns with posix_spawn, no fork of
+        // this process's memory: about a millisecond, which SessionStart pays.
+        let started = std::process::Command::new(exe)
+            .args(["model", "serve"])
             .current_dir("/")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn();
         // Best effort: without a server the next search loads in process again.
-        let _ = cmd.spawn();
+        let _ = started;
     }
 }
 
@@ -670,6 +668,10 @@ pub fn serve(
     let Residency::Idle(idle) = residency else {
         return Err(ServeError::Off);
     };
+    // Started from a search in a terminal, it outlives the terminal: its hangup is not an
+    // order to stop (`peat model stop` is).
+    // SAFETY: setting a signal's disposition to "ignore" runs no code of ours.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
     let lock = super::pinned()?;
     let resolved = match super::artifacts::resolve(lock, lookup)? {
         Resolution::Found(r) => r,
