@@ -470,8 +470,34 @@ pub struct Search {
     client: Client,
     id: String,
     dim: usize,
+    /// The server start this search may ask for, made once the search is done.
+    later: Later,
+}
+
+/// A server start asked for during a search, made when the search is done (the caller's
+/// [`Later::start_if_asked`], from `ModelSlot`'s drop, after the answer is printed): started
+/// at once, the server's load would take the CPU the search still needs (a cold search
+/// that started one at once took 161 ms against 128 ms, load ~3 on 2 cores).
+#[derive(Debug, Clone, Default)]
+pub struct Later {
+    asked: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The binary a server is started from (`None`: start none).
     exe: Option<PathBuf>,
+}
+
+impl Later {
+    fn ask(&self) {
+        self.asked.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Start the server if the search asked for one.
+    pub fn start_if_asked(&self) {
+        if self.asked.swap(false, std::sync::atomic::Ordering::Relaxed)
+            && let Some(exe) = &self.exe
+        {
+            start_server(exe);
+        }
+    }
 }
 
 impl Search {
@@ -490,8 +516,16 @@ impl Search {
             client: Client::new(lookup, lock, resolved)?,
             id: lock.model.id.clone(),
             dim: lock.model.dim,
-            exe: std::env::current_exe().ok(),
+            later: Later {
+                asked: Default::default(),
+                exe: std::env::current_exe().ok(),
+            },
         })
+    }
+
+    /// Where a server start this search asks for waits for the search to be done.
+    pub fn later(&self) -> Later {
+        self.later.clone()
     }
 
     /// The resident embedder when one of this build answers, `query`'s vector already in
@@ -521,32 +555,30 @@ impl Search {
                     // Another build's: it would hold the lock the new one needs.
                     let _ = ask(&self.client.place.socket, &Request::Stop, HELLO_BOUND);
                 }
-                let loaded = load();
-                self.start_server();
-                loaded
+                self.later.ask();
+                load()
             }
         }
     }
+}
 
-    /// `peat model serve`, detached (a process group of its own, so a terminal's signals
-    /// to the search's group miss it; no stdio), never waited for. A server already at
-    /// work makes it exit at once.
-    fn start_server(&self) {
-        let Some(exe) = &self.exe else { return };
-        use std::os::unix::process::CommandExt;
-        // Without a `pre_exec` hook the standard library spawns with posix_spawn, no fork of
-        // this process's memory: about a millisecond, which SessionStart pays.
-        let started = std::process::Command::new(exe)
-            .args(["model", "serve"])
-            .current_dir("/")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn();
-        // Best effort: without a server the next search loads in process again.
-        let _ = started;
-    }
+/// `peat model serve` from `exe`, detached (a process group of its own, so a terminal's
+/// signals to the caller's group miss it; no stdio), never waited for. A server already at
+/// work makes it exit at once.
+fn start_server(exe: &Path) {
+    use std::os::unix::process::CommandExt;
+    // Without a `pre_exec` hook the standard library spawns with posix_spawn, no fork of
+    // this process's memory: about a millisecond, which SessionStart pays.
+    let started = std::process::Command::new(exe)
+        .args(["model", "serve"])
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn();
+    // Best effort: without a server the next search loads in process again.
+    let _ = started;
 }
 
 /// Start a resident embedder for the installed model when none holds its lock, waiting
@@ -560,7 +592,8 @@ pub fn warm_up(lookup: &Lookup, residency: Residency) {
     if let Some(search) = Search::new(lookup, lock, &resolved, residency)
         && !search.client.place.held()
     {
-        search.start_server();
+        search.later.ask();
+        search.later.start_if_asked();
     }
 }
 
@@ -599,7 +632,7 @@ impl Embedder for Resident {
                 EmbedError::Inference("the resident embedder failed and no load is left".into())
             })?;
             let loaded = load()?;
-            self.search.start_server();
+            self.search.later.ask();
             self.local = Some(loaded);
         }
         match &mut self.local {
@@ -933,7 +966,7 @@ mod tests {
             },
             id: "hash".into(),
             dim: HashEmbedder::new().dim(),
-            exe: None,
+            later: Later::default(),
         }
     }
 

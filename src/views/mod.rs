@@ -91,6 +91,9 @@ pub struct ModelSlot {
     loaded: Option<Box<dyn Embedder>>,
     /// A one-shot search asks the resident embedder first (see [`ModelSlot::prefetch`]).
     resident: Option<crate::embed::resident::Search>,
+    /// The resident embedder a search found missing, started when the slot drops (after
+    /// the answer).
+    later: Option<crate::embed::resident::Later>,
     /// A load started ahead on a thread of its own (see [`ModelSlot::prefetch`]).
     loading: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>, EmbedError>>>,
     /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
@@ -101,10 +104,14 @@ pub struct ModelSlot {
 }
 
 impl Drop for ModelSlot {
-    /// An ONNX session and its tokenizer take milliseconds to free piece by piece (a sixth
-    /// of a one-shot search's CPU), and a slot lives until the command ends: the process's
-    /// exit frees them at once.
+    /// A resident embedder the search found missing starts now, its load no longer taking
+    /// the search's CPU. An ONNX session and its tokenizer take milliseconds to free piece
+    /// by piece (a sixth of a one-shot search's CPU), and a slot lives until the command
+    /// ends: the process's exit frees them at once.
     fn drop(&mut self) {
+        if let Some(later) = &self.later {
+            later.start_if_asked();
+        }
         if self.installed
             && let Some(model) = self.loaded.take()
         {
@@ -123,6 +130,7 @@ impl ModelSlot {
             loader: Box::new(loader),
             loaded: None,
             resident: None,
+            later: None,
             loading: None,
             inline: false,
             installed: false,
@@ -153,6 +161,7 @@ impl ModelSlot {
         let mut slot = ModelSlot::new(id, move || {
             crate::embed::load(&lookup, profile)?.map_or_else(not_installed, Ok)
         });
+        slot.later = resident.as_ref().map(|r| r.later());
         slot.resident = resident;
         slot.installed = true;
         Ok(slot)
@@ -166,6 +175,7 @@ impl ModelSlot {
             loader: Box::new(not_installed),
             loaded: Some(embedder),
             resident: None,
+            later: None,
             loading: None,
             inline: true,
             installed: false,
