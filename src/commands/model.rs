@@ -489,10 +489,15 @@ fn resident_status(ctx: &Ctx) -> Result<resident::Status, CliError> {
     if ctx.residency == Residency::Off {
         return Ok(resident::Status::Off);
     }
+    let lock = pinned().map_err(embed_error)?;
+    if resident::Place::of(&ctx.model_lookup, &lock.model.id).is_none_or(|p| !p.fits()) {
+        return Ok(resident::Status::Nowhere);
+    }
     Ok(
         match resident::Client::installed(&ctx.model_lookup).map_err(embed_error)? {
             Some(client) => client.status(),
-            None => resident::Status::Nowhere,
+            // No model, no server.
+            None => resident::Status::Stopped,
         },
     )
 }
@@ -504,7 +509,7 @@ fn resident_line(status: &resident::Status) -> String {
             resident::IDLE_VAR
         ),
         resident::Status::Nowhere => {
-            "resident embedder: none (no directory for its socket: set XDG_RUNTIME_DIR, PEAT_DATA_DIR or HOME)".into()
+            "resident embedder: none (no usable directory for its socket: set XDG_RUNTIME_DIR, or PEAT_DATA_DIR or HOME, to a short path)".into()
         }
         resident::Status::Stopped => {
             "resident embedder: not running (the next search starts it)".into()

@@ -437,7 +437,7 @@ impl Client {
 pub enum Status {
     /// `PEAT_EMBED_IDLE_SECS=0`.
     Off,
-    /// No directory of peat's own to put a socket in.
+    /// No directory of peat's own to put a socket in (or its path is too long for one).
     Nowhere,
     Stopped,
     /// Holding its lock, not answering yet (loading the model).
@@ -1011,6 +1011,37 @@ mod tests {
             let e = Residency::parse(Some(bad)).unwrap_err();
             assert!(e.contains(IDLE_VAR) && e.contains(bad), "{e}");
         }
+    }
+
+    #[test]
+    fn the_socket_goes_in_the_runtime_dir_else_the_data_dir_and_only_where_it_fits() {
+        let lookup = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Lookup::from_vars(
+                move |k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.into()),
+                None,
+                None,
+            )
+        };
+        let both = lookup(&[("XDG_RUNTIME_DIR", "/run/user/7"), ("HOME", "/home/a")]);
+        let place = Place::of(&both, "m").unwrap();
+        assert_eq!(place.socket, Path::new("/run/user/7/peat/embed-m.sock"));
+        assert_eq!(place.lock, Path::new("/run/user/7/peat/embed-m.lock"));
+        assert!(place.fits());
+        // A relative XDG_RUNTIME_DIR is not one.
+        let home = lookup(&[("XDG_RUNTIME_DIR", "run"), ("HOME", "/home/a")]);
+        let place = Place::of(&home, "m").unwrap();
+        assert_eq!(
+            place.socket,
+            Path::new("/home/a/.local/share/peat/run/embed-m.sock")
+        );
+        assert!(Place::of(&lookup(&[]), "m").is_none());
+        let deep = "/d".repeat(60);
+        let long = lookup(&[("PEAT_DATA_DIR", deep.as_str())]);
+        assert!(!Place::of(&long, "m").unwrap().fits());
     }
 
     #[test]
