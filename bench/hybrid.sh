@@ -10,8 +10,11 @@
 # Prints `name: value` lines: the machine's load beside the figures (the machine is shared),
 # wall medians of fresh processes (hybrid, keyword-only, the brief as the process floor),
 # then per build (`base_` for PEAT_BASE) the wall and CPU time (user + system, which load
-# inflates less) of a hybrid recall --json, and the medians of the phases it reports. Needs the pinned model (`peat model
-# fetch`; PEAT_DATA_DIR or ~/.local/share/peat).
+# inflates less) of a hybrid recall --json, and the medians of the phases it reports. Every
+# search loads the model itself (PEAT_EMBED_IDLE_SECS=0) except the `warm_` runs, answered
+# by a resident embedder (`peat model serve`, socket under HYBRID_DIR/run) started before
+# them and stopped after, whose resident memory is printed too. Needs the pinned model
+# (`peat model fetch`; PEAT_DATA_DIR or ~/.local/share/peat).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +29,7 @@ fi
 root="${HYBRID_DIR:-$PWD/target/bench-hybrid}"
 export HOME="$root/home" PEAT_DB="$root/db" PEAT_DATA_DIR="$model_dir"
 export CLAUDE_CONFIG_DIR="$HOME/.claude" CODEX_HOME="$HOME/.codex"
+export XDG_RUNTIME_DIR="$root/run"
 if [ ! -f "$root/ready" ]; then
   log "generating and embedding the 44k-event ledger under $root (once)"
   rm -rf "$root" && mkdir -p "$root"
@@ -40,21 +44,35 @@ q=(why did the rate limiter reject requests)
 time_runs hybrid_recall_44k "$runs" "$PEAT" recall "${q[@]}"
 time_runs keyword_recall_44k "$runs" "$PEAT" recall --keyword-only "${q[@]}"
 time_runs brief_44k "$runs" "$PEAT"
-# Interleaved with PEAT_BASE's runs when given, so both see the same load.
+# The warm runs' resident embedder: started now (a search starts it), stopped on exit.
+trap '"$PEAT" model stop 2>/dev/null || true' EXIT
+PEAT_EMBED_IDLE_SECS=900 "$PEAT" recall "${q[@]}" >/dev/null
+for _ in $(seq 100); do
+  PEAT_EMBED_IDLE_SECS=900 "$PEAT" model status --json 2>/dev/null | grep -q '"state":"running"' && break
+  sleep 0.1
+done
+# Interleaved with PEAT_BASE's runs when given, so all see the same load.
 python3 - "$runs" "$PEAT" "${PEAT_BASE:-}" "${q[@]}" <<'PY'
-import json, resource, statistics, subprocess, sys, time
+import json, os, resource, statistics, subprocess, sys, time
 runs, peat, base, words = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
-builds = {"": peat, "base_": base} if base else {"": peat}
+cold = dict(os.environ, PEAT_EMBED_IDLE_SECS="0")
+warm = dict(os.environ, PEAT_EMBED_IDLE_SECS="900")
+builds = {"": (peat, cold), "warm_": (peat, warm)}
+if base:
+    builds["base_"] = (base, cold)
 wall, cpu, phases = {}, {}, {}
 for _ in range(runs):
-    for name, exe in builds.items():
+    for name, (exe, env) in builds.items():
         before, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        r = subprocess.run([exe, "recall", "--json", *words], capture_output=True)
+        r = subprocess.run([exe, "recall", "--json", *words], capture_output=True, env=env)
         wall.setdefault(name, []).append((time.perf_counter() - t) * 1000)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.setdefault(name, []).append(
             (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
-        for k, v in json.loads(r.stdout)["timings"].items():
+        answer = json.loads(r.stdout)
+        if name == "warm_" and answer["semantic"].get("embedder") != "resident":
+            sys.exit(f"a warm run was not answered by the resident embedder: {answer['semantic']}")
+        for k, v in answer["timings"].items():
             phases.setdefault(name, {}).setdefault(k, []).append(v)
 for name in builds:
     print(f"{name}hybrid_recall_44k_json_wall_median_ms: {statistics.median(wall[name]):.1f}")
@@ -62,6 +80,9 @@ for name in builds:
     for k, v in phases[name].items():
         print(f"{name}phase_{k}_median: {statistics.median(v):.1f}")
 PY
+rss=$(PEAT_EMBED_IDLE_SECS=900 "$PEAT" model status --json 2>/dev/null |
+  python3 -c 'import json, sys; print(round(json.load(sys.stdin)["resident"]["rss_bytes"] / 1e6, 1))')
+out resident_embedder_rss_mb "$rss"
 out load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== one-shot model load, piece by piece (peat model bench)"
 "$PEAT" model bench 2>&1 | sed 's/^/  /' || true

@@ -1,5 +1,9 @@
 # Shared by the bench scripts: `. bench/lib.sh` after `cd` to the repository root.
 
+# Searches load the model themselves (the cold path): a resident embedder started by one
+# would answer the runs after it, and outlive the bench. bench/hybrid.sh times it apart.
+export PEAT_EMBED_IDLE_SECS=0
+
 # time_runs NAME RUNS CMD... : median and p90 wall time of RUNS fresh processes, in ms, as
 # `NAME_median_ms:` and `NAME_p90_ms:` lines. One untimed run first warms the page cache
 # and must answer (exit 0, or 1 for "nothing found"): a failing command has no figure.

@@ -55,6 +55,9 @@ pub struct Ctx {
     /// This process is a hook's detached work, its stderr going to the hook log (see
     /// `hook::LOG_TAG_VAR`): what it starts in turn writes there too.
     pub in_hook_log: bool,
+    /// `PEAT_EMBED_IDLE_SECS`: whether searches use a resident embedder, and how long one
+    /// waits for a search.
+    pub residency: crate::embed::resident::Residency,
 }
 
 impl Ctx {
@@ -104,6 +107,12 @@ impl Ctx {
             .take(3)
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
+        let residency = crate::embed::resident::Residency::from_process().unwrap_or_else(|e| {
+            problems.push(CliError::user(e).hint(
+                "Set it to a whole number of seconds (0 turns the resident embedder off), or unset it for the default (900).",
+            ));
+            crate::embed::resident::Residency::default()
+        });
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let dir = |k: &str, default: &str| {
             std::env::var_os(k)
@@ -142,6 +151,7 @@ impl Ctx {
             user: std::env::var("USER").ok().filter(|u| !u.is_empty()),
             claude_hook_env: std::env::var_os("CLAUDE_PROJECT_DIR").is_some(),
             in_hook_log: std::env::var_os(crate::hook::LOG_TAG_VAR).is_some(),
+            residency,
         };
         Ok((ctx, problems))
     }
@@ -209,6 +219,7 @@ impl Ctx {
         Ok(ModelSlot::installed(
             crate::embed::Profile::OneShot,
             self.model_lookup.clone(),
+            self.residency,
         )?)
     }
 
@@ -217,6 +228,7 @@ impl Ctx {
         Ok(ModelSlot::installed(
             crate::embed::Profile::Bulk,
             self.model_lookup.clone(),
+            self.residency,
         )?)
     }
 
@@ -233,10 +245,13 @@ impl Ctx {
         self.read_views_with(self.model_slot()?)
     }
 
-    /// [`Ctx::read_views`] for a search that will embed its query: the model loads
-    /// meanwhile, on a thread of its own.
-    pub fn read_views_to_search(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        self.read_views_with(self.prefetched_model()?)
+    /// [`Ctx::read_views`] for a search that will embed `query`: the model loads (or the
+    /// resident embedder embeds it) meanwhile, on a thread of its own.
+    pub fn read_views_to_search(
+        &self,
+        query: &str,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.read_views_with(self.prefetched_model(query)?)
     }
 
     fn read_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
@@ -276,9 +291,9 @@ impl Ctx {
     }
 
     /// The one-shot model, already loading on a thread of its own.
-    fn prefetched_model(&self) -> Result<ModelSlot, CliError> {
+    fn prefetched_model(&self, query: &str) -> Result<ModelSlot, CliError> {
         let mut model = self.model_slot()?;
-        model.prefetch();
+        model.prefetch(query);
         Ok(model)
     }
 

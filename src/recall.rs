@@ -140,6 +140,8 @@ pub enum Semantic {
     On {
         model: String,
         queued: usize,
+        /// Which path embedded the query: the resident embedder or this process.
+        embedder: crate::embed::resident::Served,
     },
     Off,
 }
@@ -244,10 +246,6 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
         let embedder = model.get()?;
         timings.model_wait_ms = ms_since(t);
         if let Some(embedder) = embedder {
-            semantic = Semantic::On {
-                model: id.to_string(),
-                queued,
-            };
             let t = std::time::Instant::now();
             let qv = embedder
                 .embed(&[words])
@@ -255,6 +253,11 @@ pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall,
                 .pop()
                 .unwrap_or_default();
             timings.embed_ms = ms_since(t);
+            semantic = Semantic::On {
+                model: id.to_string(),
+                queued,
+                embedder: embedder.served_by(),
+            };
             let t = std::time::Instant::now();
             // The filter runs inside the scan: a row is read only for a vector that would
             // enter the pool, and kept for the answer.

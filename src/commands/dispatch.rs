@@ -210,11 +210,11 @@ impl<'a> Live<'a> {
 
     /// Open the store for a search: the model starts loading on a thread of its own
     /// (see [`ModelSlot::prefetch`]) while the views open.
-    fn open_to_search(&mut self) -> Result<(), CliError> {
+    fn open_to_search(&mut self, query: &str) -> Result<(), CliError> {
         if matches!(self.store, Store::Unopened)
             && crate::ledger::recorded(&self.ctx.location.store)
         {
-            let (ledger, views, model) = self.ctx.read_views_to_search()?;
+            let (ledger, views, model) = self.ctx.read_views_to_search(query)?;
             self.store = Store::Open(Box::new(Opened {
                 ledger,
                 views,
@@ -673,7 +673,7 @@ fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8,
 }
 
 fn search(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, words: &str) -> Result<u8, CliError> {
-    live.open_to_search()?;
+    live.open_to_search(words.trim())?;
     let (_, views, model) = live.need_views()?;
     let query = Query {
         words: words.to_string(),

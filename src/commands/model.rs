@@ -10,6 +10,7 @@ use crate::embed::fetch::{self, Action, FetchError};
 use crate::embed::lock::{ModelsLock, Role};
 use crate::embed::onnx::{OnnxEmbedder, Optimization, Tuning};
 use crate::embed::prepared::{self, Prepared};
+use crate::embed::resident::{self, Residency};
 use crate::embed::{EmbedError, Embedder, LoadTimings, Profile, pinned};
 use crate::error::CliError;
 use crate::ladder::noun;
@@ -20,6 +21,11 @@ use crate::ladder::noun;
 /// (all-MiniLM-L6-v2, int8, ONNX) through ONNX Runtime. Without it, search is keyword-only.
 /// Files are looked for in $PEAT_MODEL / $PEAT_TOKENIZER / $PEAT_ORT_LIB, then in the
 /// directory built into peat, then in $PEAT_DATA_DIR (default ~/.local/share/peat).
+///
+/// A search starts a resident embedder (`peat model serve`) in the background, so the next
+/// search finds the model loaded instead of spending most of its time loading it. It keeps
+/// about 90 MB resident and exits after $PEAT_EMBED_IDLE_SECS without a search (default
+/// 900); PEAT_EMBED_IDLE_SECS=0 turns it off, and `peat model stop` stops it now.
 #[derive(Args, Debug)]
 pub struct ModelArgs {
     #[command(subcommand)]
@@ -38,7 +44,8 @@ pub enum ModelCommand {
     /// Say what is installed, whether it matches models.lock, and where it came from
     ///
     /// Every file is hashed in full, and the embedding backlog of this project's ledger is
-    /// counted. Exits 1 when something is missing or does not match.
+    /// counted. Says whether a resident embedder (`peat model serve`) runs: its pid, memory,
+    /// idle time left and socket. Exits 1 when something is missing or does not match.
     Status,
     /// Embed the texts that wait for the semantic lane, with progress on a terminal
     ///
@@ -49,6 +56,23 @@ pub enum ModelCommand {
     /// it loses nothing and the next pass goes on where it stopped. One pass at a time: a
     /// second waits for the first.
     Embed(EmbedArgs),
+    /// Keep the model loaded and answer searches' queries until idle (searches start it)
+    ///
+    /// Loads the model as a search does and answers on a Unix socket in
+    /// $XDG_RUNTIME_DIR/peat (else run/ in the data directory; the directory 0700, the
+    /// socket 0600), one per model. Searches ask it first and use its answer only when it
+    /// is this build's, with the same model and files: its vectors are bit for bit those
+    /// of an in-process load. It exits after $PEAT_EMBED_IDLE_SECS without a search
+    /// (default 900), when `peat model stop` asks, or when its socket is removed. A second
+    /// `serve` finding one at work exits 0 at once. A search that finds none loads the
+    /// model itself and starts one in the background, so there is rarely a reason to run
+    /// this by hand. PEAT_EMBED_IDLE_SECS=0 turns it off: no search starts or asks one.
+    Serve,
+    /// Stop the resident embedder (`peat model serve`), if one runs
+    ///
+    /// Waits until it has exited. The next search starts another unless
+    /// PEAT_EMBED_IDLE_SECS=0.
+    Stop,
     /// Time a one-shot load and one query, piece by piece (for benchmarks)
     #[command(hide = true)]
     Bench(BenchArgs),
@@ -102,6 +126,8 @@ pub fn run(ctx: &Ctx, args: &ModelArgs) -> Result<u8, CliError> {
         ModelCommand::Fetch => run_fetch(ctx),
         ModelCommand::Status => run_status(ctx),
         ModelCommand::Embed(a) => run_embed(ctx, a),
+        ModelCommand::Serve => run_serve(ctx),
+        ModelCommand::Stop => run_stop(ctx),
         ModelCommand::Bench(b) => run_bench(b),
     }
 }
@@ -341,12 +367,17 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
         None
     };
 
+    let resident = resident_status(ctx)?;
+
     if ctx.json {
         #[derive(Serialize)]
         struct Out<'a> {
             model: &'a str,
             dim: usize,
             semantic_lane: bool,
+            /// The resident embedder (`peat model serve`): off, stopped, starting or
+            /// running (with its pid, socket, idle time left and memory).
+            resident: &'a resident::Status,
             install_dir: Option<PathBuf>,
             artifacts: &'a [ArtifactStatus],
             /// The optimised copy of the model that searches load, once made.
@@ -362,6 +393,7 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
                 model: &lock.model.id,
                 dim: lock.model.dim,
                 semantic_lane: ok,
+                resident: &resident,
                 install_dir: lookup.install_dir(lock),
                 artifacts: &all,
                 prepared,
@@ -432,6 +464,7 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
                 )?,
                 None => writeln!(out, "semantic lane: on")?,
             }
+            writeln!(out, "{}", resident_line(&resident))?;
         } else {
             writeln!(out, "semantic lane: off")?;
         }
@@ -449,6 +482,118 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
         CliError::user(crate::embed::off_notice())
     };
     Err(err)
+}
+
+/// The resident embedder of the installed model, as `peat model status` shows it.
+fn resident_status(ctx: &Ctx) -> Result<resident::Status, CliError> {
+    if ctx.residency == Residency::Off {
+        return Ok(resident::Status::Off);
+    }
+    let lock = pinned().map_err(embed_error)?;
+    if resident::Place::of(&ctx.model_lookup, &lock.model.id).is_none_or(|p| !p.fits()) {
+        return Ok(resident::Status::Nowhere);
+    }
+    Ok(
+        match resident::Client::installed(&ctx.model_lookup).map_err(embed_error)? {
+            Some(client) => client.status(),
+            // No model, no server.
+            None => resident::Status::Stopped,
+        },
+    )
+}
+
+fn resident_line(status: &resident::Status) -> String {
+    match status {
+        resident::Status::Off => format!(
+            "resident embedder: off ({}=0): every search loads the model",
+            resident::IDLE_VAR
+        ),
+        resident::Status::Nowhere => {
+            "resident embedder: none (no usable directory for its socket: set XDG_RUNTIME_DIR, or PEAT_DATA_DIR or HOME, to a short path)".into()
+        }
+        resident::Status::Stopped => {
+            "resident embedder: not running (the next search starts it)".into()
+        }
+        resident::Status::Starting { pid } => format!(
+            "resident embedder: starting{}",
+            pid.map(|p| format!(", pid {p}")).unwrap_or_default()
+        ),
+        resident::Status::Running(r) => format!(
+            "resident embedder: running, pid {}, {} resident, exits after {} more without a search{}\n  socket {}",
+            r.pid,
+            r.rss_bytes.map(human_size).unwrap_or_else(|| "? MB".into()),
+            minutes_seconds(r.idle_left_secs),
+            if r.same_build {
+                String::new()
+            } else {
+                " (another build's: searches of this one do not use it)".into()
+            },
+            r.socket.display()
+        ),
+    }
+}
+
+/// `14m 3s`, `42s`.
+fn minutes_seconds(secs: u64) -> String {
+    match (secs / 60, secs % 60) {
+        (0, s) => format!("{s}s"),
+        (m, 0) => format!("{m}m"),
+        (m, s) => format!("{m}m {s}s"),
+    }
+}
+
+fn run_serve(ctx: &Ctx) -> Result<u8, CliError> {
+    // Started by a search it has no terminal and says nothing; by hand, it says what it does.
+    let by_hand = ctx.ui.stderr_tty;
+    let idle = match ctx.residency {
+        Residency::Idle(d) => minutes_seconds(d.as_secs()),
+        Residency::Off => String::new(),
+    };
+    let mut ready = |socket: &std::path::Path| {
+        if by_hand {
+            ctx.ui.note(&format!(
+                "peat: the resident embedder listens on {} (pid {}); it exits after {idle} without a search, or on `peat model stop`",
+                socket.display(),
+                std::process::id()
+            ));
+        }
+    };
+    match resident::serve(&ctx.model_lookup, ctx.residency, &mut ready) {
+        Ok(ended) => {
+            if by_hand {
+                ctx.ui.note(match ended {
+                    resident::Ended::AlreadyRunning => {
+                        "peat: a resident embedder already runs (`peat model status` shows it)"
+                    }
+                    resident::Ended::Idle => "peat: no search came: the resident embedder exits",
+                    resident::Ended::Stopped => "peat: the resident embedder was stopped",
+                    resident::Ended::Displaced => {
+                        "peat: the resident embedder's socket was removed: it exits"
+                    }
+                });
+            }
+            Ok(0)
+        }
+        Err(resident::ServeError::Embed(e)) => Err(embed_error(e)),
+        Err(e @ resident::ServeError::Off) => Err(CliError::user(e.to_string()).hint(
+            "Unset it, or set it to the seconds a resident embedder should wait for a search.",
+        )),
+        Err(e @ resident::ServeError::NotInstalled) => Err(CliError::user(e.to_string())),
+        Err(e) => Err(CliError::user(e.to_string())),
+    }
+}
+
+fn run_stop(ctx: &Ctx) -> Result<u8, CliError> {
+    let stopped = resident::Client::installed(&ctx.model_lookup)
+        .map_err(embed_error)?
+        .and_then(|c| c.stop());
+    match stopped {
+        Some(pid) => ctx
+            .ui
+            .note(&format!("peat: stopped the resident embedder (pid {pid})")),
+        None => ctx.ui.note("peat: no resident embedder runs"),
+    }
+    Ok(0)
 }
 
 fn run_bench(b: &BenchArgs) -> Result<u8, CliError> {

@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
     // The views answer (a session's prefix too), beside a writer as well. A search by
     // words alone needs no model loading beside it.
     let (ledger, views, mut model) = match args.keyword_only {
-        false => ctx.read_views_to_search()?,
+        false => ctx.read_views_to_search(words.trim())?,
         true => ctx.read_views()?,
     };
     let session = match &args.session {

@@ -61,6 +61,9 @@ pub struct Lookup {
     pub data_dir: Option<PathBuf>,
     /// `ARCH-OS`, to choose the runtime pinned for it.
     pub platform: String,
+    /// `$XDG_RUNTIME_DIR` (absolute only): where the resident embedder's socket goes,
+    /// under `peat/` (see [`super::resident::Place`]).
+    pub runtime_dir: Option<PathBuf>,
 }
 
 impl Lookup {
@@ -96,6 +99,7 @@ impl Lookup {
             builtin_runtime: builtin_runtime.filter(|p| !p.as_os_str().is_empty()),
             data_dir,
             platform: this_platform(),
+            runtime_dir: var("XDG_RUNTIME_DIR").filter(|p| p.is_absolute()),
         }
     }
 

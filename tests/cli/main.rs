@@ -17,6 +17,7 @@ mod readers;
 mod reading;
 mod recall;
 mod redact;
+mod resident;
 mod support;
 
 #[test]

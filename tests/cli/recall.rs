@@ -24,7 +24,7 @@ fn write_pair<S: AsRef<str>>(env: &Env, a: &[S], b: &[S]) -> [String; 2] {
 }
 
 /// Two sessions on unrelated work, written into `env`; returns their transcript paths.
-fn write_two_sessions(env: &Env) -> [String; 2] {
+pub(crate) fn write_two_sessions(env: &Env) -> [String; 2] {
     write_pair(
         env,
         &[

@@ -33,6 +33,9 @@ impl Env {
             .env("PEAT_DB", self.store())
             .env("TZ", "UTC")
             .env("NO_COLOR", "1")
+            // No search starts a resident embedder that would outlive the test (the tests
+            // of the resident embedder turn it on, and stop it).
+            .env("PEAT_EMBED_IDLE_SECS", "0")
             .current_dir(self.path("work"));
         c
     }
