@@ -45,16 +45,22 @@ pub struct Copied {
 }
 
 /// Copy into `scratch` each event's newest version at or before `cutoff_ms`, the change
-/// blobs they name, and the vector cache, all from `real` (the store's views, which keep the
-/// versions revisions replaced: see [`EventSource::past`]).
-pub fn copy_past(real: &Views, cutoff_ms: i64, scratch: &Path) -> Result<Copied, ViewError> {
+/// blobs they name, and (to `search` it) the vector cache, all from `real` (the store's
+/// views, which keep the versions revisions replaced: see [`EventSource::past`]). Without
+/// `search`, the replay folds the tables alone (see [`Views::seed_scratch`]).
+pub fn copy_past(
+    real: &Views,
+    cutoff_ms: i64,
+    scratch: &Path,
+    search: bool,
+) -> Result<Copied, ViewError> {
     let source = EventSource::of(real);
     let mut revised = if fault::active(Fault::AsofReadsToday) {
         HashMap::new()
     } else {
         revised_as_of(source, cutoff_ms)?
     };
-    let seeded = Views::seed_scratch(scratch, real)?;
+    let seeded = Views::seed_scratch(scratch, real, search)?;
     let path = scratch.join("past.ndjson");
     let io = |source| ViewError::Io {
         path: path.clone(),
@@ -191,7 +197,7 @@ mod tests {
         write(&mut ledger, 2, said(300, "revised later"));
         write(&mut ledger, 3, said(300, "after the cutoff"));
         let real = views(&ledger);
-        let copied = copy_past(&real, 200, &dir.path().join("scratch")).unwrap();
+        let copied = copy_past(&real, 200, &dir.path().join("scratch"), true).unwrap();
         drop(real);
         drop(ledger);
 

@@ -64,18 +64,20 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         .prefix("peat-asof-")
         .tempdir()
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
-    let copied = crate::asof::copy_past(&views, cutoff, scratch.path())?;
+    let words = args.words.join(" ");
+    // Without words only the tables are read: no vectors are copied, no keyword lane folded.
+    let search = !words.trim().is_empty();
+    let copied = crate::asof::copy_past(&views, cutoff, scratch.path(), search)?;
     let queued = views.vectors.queued()?;
     // Printed after the store's views close, against the store's sessions, not the past's.
     crate::handle::learn_all(&views.tables.session_ids()?);
     drop(views);
     let past = crate::asof::replay(copied, &mut model, ctx.tz.clone())?;
-    let words = args.words.join(" ");
     // The fold took every vector it could from the copy of the store's cache. What it
     // queued is either still queued in the store too (its embedding pass will cache it: the
     // search says so meanwhile), or a version since revised, which no pass will ever embed:
     // embed those now, for this search.
-    if !words.trim().is_empty() && queued == 0 {
+    if search && queued == 0 {
         past.views.embed_queued(&mut model, 256)?;
     }
     let head = format!("== peat · as of {date} · {} events ==", past.events);
@@ -86,7 +88,7 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         ));
         return Ok(1);
     }
-    if !words.trim().is_empty() {
+    if search {
         let q = Query {
             words,
             limit: args.limit,

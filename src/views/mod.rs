@@ -467,7 +467,7 @@ impl Views {
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
     ) -> Result<Views, ViewError> {
-        let Scratch { dir, base } = scratch;
+        let Scratch { dir, base, search } = scratch;
         let fresh = Fresh {
             want: Current::of(1, model.id.as_deref(), &tz),
             old: None,
@@ -475,13 +475,16 @@ impl Views {
         let folded = Folded {
             events,
             past: std::iter::empty(),
+            keyword: search,
         };
         Views::fold_into(&dir, blobs, folded, 0, base, fresh, model, tz)
     }
 
-    /// Open a scratch views folder at `dir` whose vector cache is a copy of `from`'s
-    /// (vectors are a pure function of model and text: the copy is as good as the original).
-    pub fn seed_scratch(dir: &Path, from: &Views) -> Result<Scratch, ViewError> {
+    /// Open a scratch views folder at `dir`. For a `search`, its vector cache is a copy of
+    /// `from`'s (vectors are a pure function of model and text: the copy is as good as the
+    /// original); otherwise it will be read for its tables alone: nothing is copied, and
+    /// its fold leaves the keyword lane empty (at a fifth of a small fold's time or more).
+    pub fn seed_scratch(dir: &Path, from: &Views, search: bool) -> Result<Scratch, ViewError> {
         std::fs::create_dir_all(dir).map_err(|source| ViewError::Io {
             path: dir.to_path_buf(),
             source,
@@ -491,17 +494,20 @@ impl Views {
         let meta = db
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
-        let lane = VectorLane::open(&db, &Tables::open(&db, 1)?.ks)?;
-        let mut ing = lane.cache().start_ingestion().map_err(ViewError::store)?;
-        // The cache iterates in key order, as an ingestion wants.
-        for kv in from.vectors.cache().iter() {
-            let (k, v) = kv.into_inner().map_err(ViewError::store)?;
-            ing.write(k, v).map_err(ViewError::store)?;
+        if search {
+            let lane = VectorLane::open(&db, &Tables::open(&db, 1)?.ks)?;
+            let mut ing = lane.cache().start_ingestion().map_err(ViewError::store)?;
+            // The cache iterates in key order, as an ingestion wants.
+            for kv in from.vectors.cache().iter() {
+                let (k, v) = kv.into_inner().map_err(ViewError::store)?;
+                ing.write(k, v).map_err(ViewError::store)?;
+            }
+            ing.finish().map_err(ViewError::store)?;
         }
-        ing.finish().map_err(ViewError::store)?;
         Ok(Scratch {
             dir: dir.to_path_buf(),
             base: (db, meta, lock),
+            search,
         })
     }
 
@@ -608,6 +614,7 @@ impl Views {
         let folded = Folded {
             events: ledger.events(),
             past: ledger.revisions(),
+            keyword: true,
         };
         let views = Views::fold_into(ledger.path(), &blobs, folded, upto, base, fresh, model, tz)?;
         stamp::record(&views, ledger)?;
@@ -637,7 +644,7 @@ impl Views {
         let mut chunk = fault::chunk(CHUNK);
         for item in folded.events {
             let (id, env) = item?;
-            views.fold(&mut fold, blobs, &id, None, Some(&env), true, true)?;
+            views.fold(&mut fold, blobs, &id, None, Some(&env), true, folded.keyword)?;
             views = views.folded_one(&mut fold, model, upto, &mut chunk)?;
         }
         for entry in folded.past {
@@ -955,6 +962,8 @@ fn onward(applied: u64, lsn: u64) -> u64 {
 pub struct Scratch {
     dir: PathBuf,
     base: (Database, Keyspace, ViewsLock),
+    /// Folded for a search: with the keyword lane (see [`Views::seed_scratch`]).
+    search: bool,
 }
 
 /// What a new generation is folded from: every event's current version, then the versions
@@ -962,6 +971,8 @@ pub struct Scratch {
 struct Folded<E, P> {
     events: E,
     past: P,
+    /// Whether the keyword lane is folded too (not for a scratch read for its tables).
+    keyword: bool,
 }
 
 /// A generation about to be built: what it is for, and what it replaces.

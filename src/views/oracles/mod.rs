@@ -182,7 +182,7 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
             let then = ledgers::as_of(&versions, *cutoff);
             // As `peat asof` does: copy the past out of the views, then replay it.
             let scratch = dir.path().join(format!("asof-{how}-{i}"));
-            let past = crate::asof::copy_past(&real, *cutoff, &scratch)
+            let past = crate::asof::copy_past(&real, *cutoff, &scratch, true)
                 .and_then(|copied| crate::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC));
             let what = format!("asof {cutoff} from the views {how}");
             match past {
