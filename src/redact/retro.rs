@@ -310,7 +310,8 @@ mod tests {
 
         // The record as it stood before the revision: the first versions, redacted.
         let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
-        let copied = crate::asof::copy_past(&views, 200, &dir.path().join("scratch"), true).unwrap();
+        let copied =
+            crate::asof::copy_past(&views, 200, &dir.path().join("scratch"), true).unwrap();
         drop(views);
         let past = crate::asof::replay(copied, &mut model, tz).unwrap();
         let id = |seq| EventId {

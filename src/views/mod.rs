@@ -644,7 +644,15 @@ impl Views {
         let mut chunk = fault::chunk(CHUNK);
         for item in folded.events {
             let (id, env) = item?;
-            views.fold(&mut fold, blobs, &id, None, Some(&env), true, folded.keyword)?;
+            views.fold(
+                &mut fold,
+                blobs,
+                &id,
+                None,
+                Some(&env),
+                true,
+                folded.keyword,
+            )?;
             views = views.folded_one(&mut fold, model, upto, &mut chunk)?;
         }
         for entry in folded.past {
