@@ -4,9 +4,9 @@ use std::io::Write;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
-use crate::event::{Envelope, Event, Seq, SessionId};
+use crate::event::{Event, EventId, Seq, SessionId};
 use crate::ui::clip;
-use crate::views::source::EventSource;
+use crate::views::source::{EventSource, StoredEnvelope};
 
 /// List raw ledger events, oldest first
 ///
@@ -27,25 +27,33 @@ pub struct EventsArgs {
 }
 
 /// One event as `--json` prints it (`events`, one per line; `show SESSION SEQ`).
+/// One event as `--json` prints it. Its kind is the decoded [`Event`], or (for `events`,
+/// which prints many) the bytes the views hold for it, copied as they are.
 #[derive(Serialize)]
-pub struct Row<'a> {
+pub struct Row<'a, E: Serialize + ?Sized = Event> {
     pub session: &'a SessionId,
     pub seq: Seq,
     pub ts_ms: i64,
     pub ts: String,
     pub v: u16,
-    pub event: &'a Event,
+    pub event: &'a E,
 }
 
 impl<'a> Row<'a> {
     pub fn of(seq: Seq, env: &'a crate::event::Envelope) -> Row<'a> {
+        Row::with(&env.session, seq, env.ts_ms, env.v, &env.kind)
+    }
+}
+
+impl<'a, E: Serialize + ?Sized> Row<'a, E> {
+    fn with(session: &'a SessionId, seq: Seq, ts_ms: i64, v: u16, event: &'a E) -> Row<'a, E> {
         Row {
-            session: &env.session,
+            session,
             seq,
-            ts_ms: env.ts_ms,
-            ts: crate::time::format_iso_ms(env.ts_ms),
-            v: env.v,
-            event: &env.kind,
+            ts_ms,
+            ts: crate::time::format_iso_ms(ts_ms),
+            v,
+            event,
         }
     }
 }
@@ -57,46 +65,55 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     };
     // The views' copy of the events answers, beside a writer too (see `EventSource`).
     let (ledger, views, _model) = ctx.read_views()?;
-    let keep = |env: &Envelope| {
-        args.kind.as_deref().is_none_or(|k| env.kind.tag() == k)
-            && since.is_none_or(|t| env.ts_ms >= t)
-    };
     let session = match &args.session {
         Some(prefix) => Some(super::show::resolve_in_views(&views, prefix)?),
         None => None,
     };
-    let mut rows: Vec<(Seq, Envelope)> = Vec::new();
-    for item in EventSource::of(&views).events(session.as_ref()) {
-        let (id, env) = item?;
-        if keep(&env) {
-            rows.push((id.seq, env));
+    // Read as the views hold them: a kind is decoded only to be filtered or summarised,
+    // and `--json` copies its bytes.
+    let held = EventSource::of(&views)
+        .event_bytes(session.as_ref())
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut rows: Vec<(&EventId, StoredEnvelope<'_>)> = Vec::new();
+    for (id, bytes) in &held {
+        let stored = StoredEnvelope::parse(bytes)?;
+        let kind_fits = match &args.kind {
+            Some(k) => stored.event()?.tag() == k,
+            None => true,
+        };
+        if kind_fits && since.is_none_or(|t| stored.ts_ms >= t) {
+            rows.push((id, stored));
         }
     }
     if !ctx.json {
-        crate::handle::learn(rows.iter().map(|(_, env)| &env.session));
+        crate::handle::learn(rows.iter().map(|(id, _)| &id.session));
     }
     drop(views);
     drop(ledger);
-    rows.sort_by(|a, b| (a.1.ts_ms, &a.1.session, a.0).cmp(&(b.1.ts_ms, &b.1.session, b.0)));
+    rows.sort_by(|a, b| {
+        (a.1.ts_ms, &a.0.session, a.0.seq).cmp(&(b.1.ts_ms, &b.0.session, b.0.seq))
+    });
     let mut out = if ctx.json {
         crate::ui::Out::stdout()
     } else {
         ctx.ui.pager()
     };
-    for (seq, env) in &rows {
+    for (id, stored) in &rows {
         if ctx.json {
-            let row = Row::of(*seq, env);
+            let row = Row::with(&id.session, id.seq, stored.ts_ms, stored.v, stored.kind);
             serde_json::to_writer(&mut out, &row).map_err(std::io::Error::from)?;
             writeln!(out)?;
         } else {
-            let summary = clip(&env.kind.summary(), 150);
+            let event = stored.event()?;
+            let summary = clip(&event.summary(), 150);
             writeln!(
                 out,
                 "{} {} {:>10}  {:<9} {}",
-                ctx.ui.dim(&crate::time::local_minute(env.ts_ms, &ctx.tz)),
-                env.session.short(),
-                seq.0,
-                env.kind.tag(),
+                ctx.ui
+                    .dim(&crate::time::local_minute(stored.ts_ms, &ctx.tz)),
+                id.session.short(),
+                id.seq.0,
+                event.tag(),
                 ctx.ui.safe(&summary)
             )?;
         }

@@ -8,11 +8,36 @@
 
 use super::{ViewError, Views};
 use crate::change::BlobId;
-use crate::event::{Envelope, EventId, SessionId};
+use crate::event::{Envelope, Event, EventId, SessionId};
 
 /// The events a read sees: the views' copy of the ledger's.
 #[derive(Clone, Copy)]
 pub struct EventSource<'a>(&'a Views);
+
+/// An envelope read from its JSON without decoding its kind: the kind's bytes as the views
+/// hold them. The views wrote them with this binary, by encoding the decoded kind, so they
+/// are what encoding it again would give; a change to how a kind encodes bumps
+/// `VIEW_SCHEMA`, which rebuilds them.
+#[derive(serde::Deserialize)]
+pub struct StoredEnvelope<'a> {
+    pub v: u16,
+    pub ts_ms: i64,
+    #[serde(borrow)]
+    pub kind: &'a serde_json::value::RawValue,
+}
+
+impl<'a> StoredEnvelope<'a> {
+    pub fn parse(bytes: &'a [u8]) -> Result<StoredEnvelope<'a>, ViewError> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| ViewError::Corrupt(format!("an envelope row: {e}")))
+    }
+
+    /// The kind, decoded (its tag, its summary).
+    pub fn event(&self) -> Result<Event, ViewError> {
+        serde_json::from_str(self.kind.get())
+            .map_err(|e| ViewError::Corrupt(format!("an envelope row's kind: {e}")))
+    }
+}
 
 /// A boxed iterator of events.
 pub type EventIter<'a> = Box<dyn Iterator<Item = Result<(EventId, Envelope), ViewError>> + 'a>;
@@ -30,6 +55,14 @@ impl<'a> EventSource<'a> {
     /// Every event in key order (by session, then seq); with a `session`, only its events.
     pub fn events(&self, session: Option<&SessionId>) -> EventIter<'a> {
         Box::new(self.0.tables.envelopes(session))
+    }
+
+    /// [`EventSource::events`], each envelope as its JSON (see [`StoredEnvelope`]).
+    pub fn event_bytes(
+        &self,
+        session: Option<&SessionId>,
+    ) -> impl Iterator<Item = Result<(EventId, fjall::Slice), ViewError>> + 'a {
+        self.0.tables.envelope_bytes(session)
     }
 
     /// What the edit `id` wrote to `path` (the bytes of its change blob), if it was

@@ -281,6 +281,16 @@ impl Tables {
         &self,
         session: Option<&SessionId>,
     ) -> impl Iterator<Item = Result<(EventId, Envelope), ViewError>> + use<'_> {
+        self.envelope_bytes(session)
+            .map(|row| row.and_then(|(id, v)| Ok((id, decode_json(&v)?))))
+    }
+
+    /// [`Tables::envelopes`], each envelope as the JSON this binary encoded it to, not
+    /// decoded (`events --json` copies its kind's bytes).
+    pub fn envelope_bytes(
+        &self,
+        session: Option<&SessionId>,
+    ) -> impl Iterator<Item = Result<(EventId, fjall::Slice), ViewError>> + use<'_> {
         let prefix = session.map_or_else(Vec::new, |s| {
             let mut p = s.as_str().as_bytes().to_vec();
             p.push(0);
@@ -290,7 +300,7 @@ impl Tables {
             let (k, v) = kv.into_inner().map_err(ViewError::store)?;
             let id = crate::ledger::decode_event_key(&k[1..])
                 .ok_or_else(|| ViewError::Corrupt("an envelope row's key is no event".into()))?;
-            Ok((id, decode_json(&v)?))
+            Ok((id, v))
         })
     }
 

@@ -277,3 +277,37 @@ fn show_names_files_as_the_brief_does() {
         brief.stdout
     );
 }
+
+#[test]
+fn events_json_prints_each_kind_as_decoding_and_encoding_it_would() {
+    let env = Env::new();
+    two_sessions(&env);
+    let c = env.path("c.jsonl");
+    Claude::session_of("5e6f7a8b-0000-4000-8000-00000000000c", 3).write(&c);
+    peat(&env, &["capture", c.to_str().unwrap()]).ok();
+    claim(&env, SESSION_B, "1").ok();
+    let r = peat(&env, &["events", "--json"]).ok();
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        event: &'a serde_json::value::RawValue,
+    }
+    let mut kinds = std::collections::BTreeSet::new();
+    for line in r.stdout.lines() {
+        let raw = serde_json::from_str::<Line>(line).unwrap().event.get();
+        let event: peat::event::Event = serde_json::from_str(raw).unwrap();
+        assert_eq!(raw, serde_json::to_string(&event).unwrap(), "{line}");
+        kinds.insert(event.tag());
+    }
+    for kind in ["meta", "user", "tool", "file", "final", "obs"] {
+        assert!(kinds.contains(kind), "no {kind} event in {kinds:?}");
+    }
+    // Filters decode the kind: the same lines, fewer of them.
+    let finals = peat(&env, &["events", "--json", "--kind", "final"]).ok();
+    let want: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("\"FinalMsg\""))
+        .collect();
+    assert_eq!(finals.stdout.lines().collect::<Vec<_>>(), want);
+}
