@@ -57,16 +57,21 @@ pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
     // The past is copied out of the views (they keep the versions revisions replaced),
     // beside a writer as they stand, then replayed holding nothing of the store.
-    let (ledger, views, mut model) = ctx.read_views()?;
+    let words = args.words.join(" ");
+    // Without words only the tables are read: no vectors are copied, no keyword lane folded.
+    let search = !words.trim().is_empty();
+    // A search's query is embedded (by the resident embedder, or a model loading on a
+    // thread of its own) while the past is copied and replayed.
+    let (ledger, views, mut model) = match search {
+        true => ctx.read_views_to_search(words.trim())?,
+        false => ctx.read_views()?,
+    };
     drop(ledger);
     let behind = views.behind();
     let scratch = tempfile::Builder::new()
         .prefix("peat-asof-")
         .tempdir()
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
-    let words = args.words.join(" ");
-    // Without words only the tables are read: no vectors are copied, no keyword lane folded.
-    let search = !words.trim().is_empty();
     let copied = crate::asof::copy_past(&views, cutoff, scratch.path(), search)?;
     let queued = views.vectors.queued()?;
     // Printed after the store's views close, against the store's sessions, not the past's.
