@@ -49,6 +49,11 @@ const HELLO_BOUND: Duration = Duration::from_millis(200);
 /// busy server queues requests). Past this it loads in process.
 const EMBED_BOUND: Duration = Duration::from_millis(500);
 
+/// What each text of a request adds to [`EMBED_BOUND`]: a batch (`asof` embedding the
+/// texts of versions since revised) takes ~10 ms a text, and must not run out the bound
+/// meant for one query.
+const EMBED_BOUND_PER_TEXT: Duration = Duration::from_millis(30);
+
 /// How long a server waits for a connected client's request or for it to take the reply.
 const CLIENT_BOUND: Duration = Duration::from_secs(1);
 
@@ -374,7 +379,9 @@ impl Client {
             identity: self.identity.clone(),
             texts: texts.iter().map(|t| t.to_string()).collect(),
         };
-        let (reply, bytes) = ask(&self.place.socket, &request, EMBED_BOUND)?;
+        let n = u32::try_from(texts.len()).unwrap_or(u32::MAX);
+        let bound = EMBED_BOUND + EMBED_BOUND_PER_TEXT.saturating_mul(n);
+        let (reply, bytes) = ask(&self.place.socket, &request, bound)?;
         self.mine(&reply)?;
         if let Some(e) = reply.error {
             return Err(AskError::Protocol(format!("an error: {e}")));
@@ -977,6 +984,16 @@ mod tests {
         who: Identity,
         connections: usize,
     ) -> std::thread::JoinHandle<Vec<String>> {
+        fake_taking(socket, who, connections, Duration::ZERO)
+    }
+
+    /// [`fake`], taking `delay` over each request, as a busy server does.
+    fn fake_taking(
+        socket: &Path,
+        who: Identity,
+        connections: usize,
+        delay: Duration,
+    ) -> std::thread::JoinHandle<Vec<String>> {
         let listener = UnixListener::bind(socket).unwrap();
         std::thread::spawn(move || {
             let mut server = Server {
@@ -993,6 +1010,7 @@ mod tests {
                 seen.push(op["op"].as_str().unwrap().to_string());
                 let request = serde_json::from_slice(&frame).unwrap();
                 let (reply, vectors, _) = server.respond(request, &mut HashEmbedder::new());
+                std::thread::sleep(delay);
                 send(&mut stream, &reply, &vectors).unwrap();
             }
             seen
@@ -1095,6 +1113,20 @@ mod tests {
         assert_eq!(e.served_by(), Served::Resident);
         assert_eq!(v, hash.embed(&["one", "two"]).unwrap());
         assert_eq!(server.join().unwrap(), ["embed", "embed"]);
+    }
+
+    #[test]
+    fn a_batch_may_take_longer_than_one_query_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = search(dir.path());
+        // 20 texts at the server's pace (~10 ms each) and more: past one query's bound.
+        let slow = EMBED_BOUND + Duration::from_millis(200);
+        let server = fake_taking(&s.client.place.socket, identity("hash"), 1, slow);
+        let texts: Vec<String> = (0..20).map(|i| format!("text {i}")).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let v = s.client.embed(&texts).unwrap();
+        assert_eq!(v, HashEmbedder::new().embed(&texts).unwrap());
+        server.join().unwrap();
     }
 
     #[test]
