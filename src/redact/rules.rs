@@ -9,9 +9,15 @@
 //!
 //! Bump [`RULES_VERSION`] whenever a rule is added or widened: a store redacted under an
 //! older version is redacted again when a writer opens it.
+//!
+//! Word boundaries are ASCII ones (`(?-u:\b)`): a secret written right beside a letter of
+//! another script (Chinese, Japanese and Korean put no space between words) still starts
+//! and ends a word. With Unicode boundaries such a secret was left in (v1), and the
+//! matcher fell back to its slowest engine on any text that was not pure ASCII.
 
 /// The version of this rule set, stored in each store once it was applied there.
-pub const RULES_VERSION: u32 = 1;
+/// 2: ASCII word boundaries.
+pub const RULES_VERSION: u32 = 2;
 
 /// What else a candidate must satisfy beyond its pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,21 +72,21 @@ pub fn builtins() -> Vec<Builtin> {
         },
         Builtin {
             kind: "gcp-api-key",
-            pattern: r"\bAIza[0-9A-Za-z_-]{35}\b",
+            pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)",
             group: 0,
             check: Check::None,
             source: "Google API keys: AIza + 35 characters",
         },
         Builtin {
             kind: "aws-access-key",
-            pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b",
+            pattern: r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?-u:\b)",
             group: 0,
             check: Check::None,
             source: "AWS access key ids: AKIA/ASIA/ABIA/ACCA + 16 upper-case characters",
         },
         Builtin {
             kind: "aws-secret-key",
-            pattern: r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b"#,
+            pattern: r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?-u:\b)"#,
             group: 1,
             check: Check::None,
             source: "AWS secret access keys: 40 base64 characters after their variable name",
@@ -101,77 +107,77 @@ pub fn builtins() -> Vec<Builtin> {
         },
         Builtin {
             kind: "azure-client-secret",
-            pattern: r"\b[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}\b",
+            pattern: r"(?-u:\b)[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?-u:\b)",
             group: 0,
             check: Check::None,
             source: "Microsoft Entra (Azure AD) client secrets: the Q~ marker at position 5",
         },
         Builtin {
             kind: "github-token",
-            pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\b",
+            pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})(?-u:\b)",
             group: 0,
             check: Check::None,
             source: "GitHub token formats: ghp_/gho_/ghu_/ghs_/ghr_ + 36, github_pat_ + 82",
         },
         Builtin {
             kind: "gitlab-token",
-            pattern: r"\bgl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat|agent)-[0-9A-Za-z_.-]{20,}",
+            pattern: r"(?-u:\b)gl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat|agent)-[0-9A-Za-z_.-]{20,}",
             group: 0,
             check: Check::None,
             source: "GitLab token prefixes (glpat-, gldt-, glrt-, …) + at least 20 characters",
         },
         Builtin {
             kind: "anthropic-key",
-            pattern: r"\bsk-ant-[A-Za-z0-9]{2,8}-[A-Za-z0-9_-]{20,}",
+            pattern: r"(?-u:\b)sk-ant-[A-Za-z0-9]{2,8}-[A-Za-z0-9_-]{20,}",
             group: 0,
             check: Check::None,
             source: "Anthropic API and admin keys: sk-ant-api03-…, sk-ant-admin01-…",
         },
         Builtin {
             kind: "openai-key",
-            pattern: r"\bsk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48})\b",
+            pattern: r"(?-u:\b)sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48})(?-u:\b)",
             group: 0,
             check: Check::None,
             source: "OpenAI keys: sk-proj-/sk-svcacct-/sk-admin-, and the legacy sk- + 48 (T3BlbkFJ)",
         },
         Builtin {
             kind: "slack-token",
-            pattern: r"\bxox[abposr]-[0-9A-Za-z-]{10,}|\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}",
+            pattern: r"(?-u:\b)xox[abposr]-[0-9A-Za-z-]{10,}|(?-u:\b)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}",
             group: 0,
             check: Check::None,
             source: "Slack tokens (xoxb-, xoxp-, xoxa-, xoxs-, xapp-) and incoming webhook URLs",
         },
         Builtin {
             kind: "stripe-key",
-            pattern: r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[0-9A-Za-z]{32,}",
+            pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|(?-u:\b)whsec_[0-9A-Za-z]{32,}",
             group: 0,
             check: Check::None,
             source: "Stripe secret and restricted keys (sk_/rk_ live/test) and webhook secrets",
         },
         Builtin {
             kind: "npm-token",
-            pattern: r"\bnpm_[A-Za-z0-9]{36}\b",
+            pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
             group: 0,
             check: Check::None,
             source: "npm access tokens: npm_ + 36",
         },
         Builtin {
             kind: "pypi-token",
-            pattern: r"\bpypi-AgE[A-Za-z0-9_-]{50,}",
+            pattern: r"(?-u:\b)pypi-AgE[A-Za-z0-9_-]{50,}",
             group: 0,
             check: Check::None,
             source: "PyPI API tokens: pypi- + a macaroon starting AgE",
         },
         Builtin {
             kind: "jwt",
-            pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+            pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
             group: 0,
             check: Check::None,
             source: "JSON Web Tokens (RFC 7519): base64url header and payload, both JSON objects",
         },
         Builtin {
             kind: "connection-password",
-            pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"\[\]]+:([^\s@/'"\[\]]+)@"#,
+            pattern: r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"\[\]]+:([^\s@/'"\[\]]+)@"#,
             group: 1,
             check: Check::None,
             source: "Passwords in URLs and connection strings (RFC 3986 userinfo)",
@@ -179,7 +185,7 @@ pub fn builtins() -> Vec<Builtin> {
         Builtin {
             kind: "secret-assignment",
             // `DB_PASSWORD=…` (an env file, `export`, a command line).
-            pattern: r#"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH_?KEY|SIGNING_?KEY)[A-Z0-9_]*=["']?([^\s"'`$]{4,})"#,
+            pattern: r#"(?-u:\b)[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH_?KEY|SIGNING_?KEY)[A-Z0-9_]*=["']?([^\s"'`$]{4,})"#,
             group: 1,
             check: Check::Value,
             source: "KEY=value assignments whose upper-case name says secret",

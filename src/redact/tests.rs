@@ -15,6 +15,10 @@ const POSITIVES: &[(&str, &str)] = &[
         "aws-access-key",
         "creds: |ASIAY2B3C4D5E6F7G8H9 expires soon",
     ),
+    // Word boundaries are ASCII ones: a letter of another script right beside a secret
+    // (no space in Chinese or Japanese text) is no part of its word.
+    ("aws-access-key", "密钥|AKIAZ7Q2XWJ4VHMK3PLN。"),
+    ("npm-token", "토큰|npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
     (
         "aws-secret-key",
         "aws_secret_access_key = |wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKY",
