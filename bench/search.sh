@@ -36,6 +36,10 @@ ledger kw44k 30 1220 "$TMP/empty-data"
 export HOME="$TMP/kw44k" PEAT_DB="$TMP/kw44k/db" PEAT_DATA_DIR="$TMP/empty-data"
 time_runs keyword_recall_44k 30 "$PEAT" recall rate limiter middleware
 time_runs brief_44k 30 "$PEAT"
+# Every event as NDJSON (the DESIGN budget is in events a second: the events over the median).
+n=$("$PEAT" events --json | wc -l)
+time_runs events_json_44k 10 "$PEAT" events --json | tee "$TMP/events_json"
+awk -v n="$n" '/_median_ms/ { printf "events_json_44k_events_per_s: %d\n", n / ($2 / 1000) }' "$TMP/events_json"
 
 # asof at the day by which about 14,000 events had happened.
 day=$("$PEAT" events --json | python3 -c '
