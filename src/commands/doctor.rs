@@ -287,17 +287,35 @@ fn past_key(id: &EventId, lsn: u64) -> Vec<u8> {
     crate::views::tables::past_key(&key(id), lsn)
 }
 
-/// Compare the views' past versions (what `asof` reads) with the feed's: every one there,
-/// none more, each the version the feed says it replaced, and every change blob they name
-/// that the ledger holds kept beside them.
-fn check_past(views: &Views, ledger: &Ledger, past: &Digests, part: &mut Part) -> u64 {
+/// What a comparison of some of the views' rows with the ledger's digests says of them.
+struct Compared {
+    /// The rows, when one does not read.
+    rows: &'static str,
+    /// A row the ledger has no digest for, named.
+    extra: fn(&str) -> String,
+    /// A row whose digest is not the ledger's, named.
+    differs: fn(&str) -> String,
+    /// How many of the ledger's have no row.
+    missing: fn(usize) -> String,
+}
+
+/// Compare `rows` (each with its key in `want` and its name in a problem) with `want`: every
+/// one there, none more, each of the digest `want` holds; `each` checks a row further.
+/// Returns how many rows were read.
+fn compare(
+    rows: impl Iterator<Item = Result<(Vec<u8>, String, Envelope), crate::views::ViewError>>,
+    want: &Digests,
+    said: &Compared,
+    part: &mut Part,
+    mut each: impl FnMut(&Envelope, &str, &mut Part),
+) -> u64 {
     let (mut seen, mut matched) = (0, 0);
     let mut failing = 0;
-    for item in views.tables.past_versions() {
-        let (id, lsn, env) = match item {
+    for item in rows {
+        let (key, name, env) = match item {
             Ok(row) => row,
             Err(e) => {
-                part.problem(format!("the views' past versions: {e}"));
+                part.problem(format!("{}: {e}", said.rows));
                 failing += 1;
                 if failing >= STUCK {
                     break;
@@ -307,82 +325,65 @@ fn check_past(views: &Views, ledger: &Ledger, past: &Digests, part: &mut Part) -
         };
         failing = 0;
         seen += 1;
-        match past.get(&past_key(&id, lsn)) {
-            None => part.problem(format!(
-                "the views keep a past version of {} (change {lsn}) the feed does not",
-                named(&id)
-            )),
+        match want.get(&key) {
+            None => part.problem((said.extra)(&name)),
             Some(d) => {
                 matched += 1;
                 if *d != digest(&env) {
-                    part.problem(format!(
-                        "the views' past version of {} (change {lsn}) is not the feed's",
-                        named(&id)
-                    ));
+                    part.problem((said.differs)(&name));
                 }
             }
         }
+        each(&env, &name, part);
+    }
+    if matched < want.len() {
+        part.problem((said.missing)(want.len() - matched));
+    }
+    seen
+}
+
+/// Compare the views' past versions (what `asof` reads) with the feed's: every one there,
+/// none more, each the version the feed says it replaced, and every change blob they name
+/// that the ledger holds kept beside them.
+fn check_past(views: &Views, ledger: &Ledger, past: &Digests, part: &mut Part) -> u64 {
+    let rows = views.tables.past_versions().map(|row| {
+        row.map(|(id, lsn, env)| {
+            let name = format!("{} (change {lsn})", named(&id));
+            (past_key(&id, lsn), name, env)
+        })
+    });
+    let said = Compared {
+        rows: "the views' past versions",
+        extra: |n| format!("the views keep a past version of {n} the feed does not"),
+        differs: |n| format!("the views' past version of {n} is not the feed's"),
+        missing: |n| format!("{n} of the versions revisions replaced are missing from the views"),
+    };
+    compare(rows, past, &said, part, |env, name, part| {
         for blob in env.kind.change_blobs() {
             let kept = views.tables.past_blob(&blob).ok().flatten().is_some();
             if !kept && matches!(ledger.blob(&blob), Ok(Some(_))) {
                 part.problem(format!(
-                    "the views lack blob {blob}, which a past version of {} names",
-                    named(&id)
+                    "the views lack blob {blob}, which a past version of {name} names"
                 ));
             }
         }
-    }
-    if matched < past.len() {
-        part.problem(format!(
-            "{} of the versions revisions replaced are missing from the views",
-            past.len() - matched
-        ));
-    }
-    seen
+    })
 }
 
 /// Compare the views' copy of the events (what `show` and `events` read) with the ledger's
 /// `digests`: every event there, none more, each the version the ledger holds.
 fn check_copies(views: &Views, digests: &Digests, part: &mut Part) -> u64 {
-    let (mut seen, mut matched) = (0, 0);
-    let mut failing = 0;
-    for item in views.tables.envelopes(None) {
-        match item {
-            Ok((id, env)) => {
-                failing = 0;
-                seen += 1;
-                match digests.get(&key(&id)) {
-                    None => part.problem(format!(
-                        "the views hold a copy of {}, which the ledger does not",
-                        named(&id)
-                    )),
-                    Some(d) => {
-                        matched += 1;
-                        if *d != digest(&env) {
-                            part.problem(format!(
-                                "the views' copy of {} is not the version the ledger holds",
-                                named(&id)
-                            ));
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                part.problem(format!("the views' copy of the events: {e}"));
-                failing += 1;
-                if failing >= STUCK {
-                    break;
-                }
-            }
-        }
-    }
-    if matched < digests.len() {
-        part.problem(format!(
-            "{} recorded events are missing from the views' copy",
-            digests.len() - matched
-        ));
-    }
-    seen
+    let rows = views
+        .tables
+        .envelopes(None)
+        .map(|row| row.map(|(id, env)| (key(&id), named(&id), env)));
+    let said = Compared {
+        rows: "the views' copy of the events",
+        extra: |n| format!("the views hold a copy of {n}, which the ledger does not"),
+        differs: |n| format!("the views' copy of {n} is not the version the ledger holds"),
+        missing: |n| format!("{n} recorded events are missing from the views' copy"),
+    };
+    compare(rows, digests, &said, part, |_, _, _| {})
 }
 
 /// Check the views against the ledger whose feed ends at `last` (with `digests`, each event's
