@@ -1117,7 +1117,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sync_sets_a_stale_hint_right_before_the_journal_is_durable() {
+    fn a_sync_writes_the_hint_again_at_the_last_change() {
         let dir = tempfile::tempdir().unwrap();
         let mut l = open(dir.path());
         write(&mut l, &[(0, said("s", 1, "a")), (1, said("s", 1, "b"))]);
