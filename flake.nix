@@ -43,9 +43,9 @@
         };
       });
 
-      devShells = forAllSystems (
-        pkgs:
-        (craneFor pkgs).devShell {
+      # An attribute set of shells per system: `nix develop` enters `default`.
+      devShells = forAllSystems (pkgs: {
+        default = (craneFor pkgs).devShell {
           checks = self.checks.${pkgs.stdenv.hostPlatform.system};
           packages = [
             pkgs.git
@@ -53,8 +53,8 @@
             pkgs.shellcheck
             pkgs.python3
           ];
-        }
-      );
+        };
+      });
 
       formatter = forAllSystems (pkgs: pkgs.nixfmt);
 
@@ -71,7 +71,12 @@
         pkgs:
         import ./nix/checks.nix {
           inherit lib pkgs homeModule;
-          inherit (pkgs) runCommand git jq;
+          inherit (pkgs)
+            runCommand
+            git
+            jq
+            jujutsu
+            ;
           craneLib = craneFor pkgs;
           peat = self.packages.${pkgs.stdenv.hostPlatform.system}.default;
           inherit (home-manager.lib) homeManagerConfiguration;
