@@ -1,12 +1,18 @@
 # home-manager: `programs.peat`.
 #
-# Puts peat on PATH and, for the agents home-manager already manages, registers peat's hook
-# on the four moments peat records and installs its skill, through home-manager's own
-# `programs.claude-code` and `programs.codex` options. Those are lists and attribute sets
-# that merge, so a user's own hooks stay beside peat's and nothing writes settings.json a
-# second time. Each definition is guarded: with a home-manager that lacks one of those
-# options (Codex hooks exist only since 2026-06) the module still evaluates and that agent
-# is left alone.
+# Puts peat on PATH and, for the agents home-manager manages, registers peat's hook on the
+# four moments peat records and installs its skill. Hooks go through home-manager's own
+# `programs.claude-code.settings.hooks` and `programs.codex.hooks`, which merge, so a user's
+# own hooks stay beside peat's and nothing writes settings.json a second time. Each
+# definition is guarded: with a home-manager that lacks one of those options (Codex hooks
+# exist only since 2026-06) the module still evaluates and that agent's hooks are left alone.
+#
+# Claude Code's skill is linked into its skills folder with `home.file`, beside whatever
+# `programs.claude-code.skills` holds: that option takes an attribute set or a path, and a
+# path cannot merge with peat's entry. Codex's skills folder is private to its module, so
+# peat's skill goes through `programs.codex.skills`; where a user gives that option, or
+# `programs.codex.hooks`, as a path, evaluation stops with a message naming the switch that
+# turns peat's part off (a module cannot see the form of an option it also defines).
 #
 # The flake imports this file with itself (`{ self }`) to default `package`.
 {
@@ -58,20 +64,48 @@ let
       type = types.bool;
       default = has option && enabled option;
       defaultText = lib.literalExpression "config.${lib.concatStringsSep "." option} (when that option exists)";
-      description = ''
-        Register peat's hook (on ${lib.concatStringsSep ", " events}) with ${name} through
-        {option}`${lib.concatStringsSep "." (lib.init option)}`.
-      '';
+      description = "Set peat up for ${name}: its hooks and its skill, each with a switch of its own below.";
+    };
+    hooks = mkOption {
+      type = types.bool;
+      default = true;
+      description = "Register peat's hook with ${name} (on ${lib.concatStringsSep ", " events}).";
     };
     skill = mkOption {
       type = types.bool;
       default = true;
-      description = "Install peat's skill for ${name} as well (when the hooks are registered).";
+      description = "Install peat's skill in ${name}'s skills folder.";
     };
   };
 
   claudeWanted = cfg.enable && cfg.claudeCode.enable;
   codexWanted = cfg.enable && cfg.codex.enable;
+
+  # Whether someone defined an option as a path (a file or folder of their own) rather than
+  # the attribute set peat's definition merges into.
+  givenAsPath =
+    path:
+    has path
+    && lib.any (
+      d: builtins.isPath d.value || lib.isDerivation d.value || lib.isStringLike d.value
+    ) (lib.attrByPath path { } options).definitionsWithLocations;
+
+  # Where peat's part cannot merge with the user's: the option, and the switch that turns
+  # peat's part off. Thrown from the list of assertions, which home-manager evaluates before
+  # any module reads the option (whose merge would fail with a type error naming neither).
+  clashes =
+    lib.optional (codexWanted && cfg.codex.hooks && givenAsPath [ "programs" "codex" "hooks" ]) ''
+      programs.codex.hooks is a path (a hooks.json of your own), which peat's hooks cannot be added to.
+      Either give programs.codex.hooks as an attribute set of events,
+      or set programs.peat.codex.hooks = false and add this command to your hooks.json
+      on ${lib.concatStringsSep ", " events}: ${cfg.hookCommand}''
+    ++ lib.optional (codexWanted && cfg.codex.skill && givenAsPath [ "programs" "codex" "skills" ]) ''
+      programs.codex.skills is a path (a skills folder of your own), which peat's skill cannot be added to.
+      Either give programs.codex.skills as an attribute set,
+      or set programs.peat.codex.skill = false and link ${skillDir} into that folder as peat/.'';
+
+  claudeDir =
+    if has [ "programs" "claude-code" "configDir" ] then config.programs.claude-code.configDir else ".claude";
 in
 {
   options.programs.peat = {
@@ -138,18 +172,20 @@ in
       home.sessionVariables =
         lib.optionalAttrs (cfg.store != null) { PEAT_DB = cfg.store; }
         // lib.optionalAttrs (cfg.brief.budget != null) { PEAT_BRIEF_BUDGET = toString cfg.brief.budget; };
+      assertions = if clashes == [ ] then [ ] else throw (lib.concatStringsSep "\n" clashes);
+    })
+
+    (lib.mkIf (claudeWanted && cfg.claudeCode.skill) {
+      home.file."${claudeDir}/skills/peat".source = skillDir;
     })
 
     # A definition of an option home-manager does not have is an error even under mkIf
     # false, so each is added only when the option exists.
     (lib.optionalAttrs (has [ "programs" "claude-code" "settings" ]) {
-      programs.claude-code.settings = lib.mkIf claudeWanted { hooks = hookGroups; };
-    })
-    (lib.optionalAttrs (has [ "programs" "claude-code" "skills" ]) {
-      programs.claude-code.skills = lib.mkIf (claudeWanted && cfg.claudeCode.skill) { peat = skillDir; };
+      programs.claude-code.settings = lib.mkIf (claudeWanted && cfg.claudeCode.hooks) { hooks = hookGroups; };
     })
     (lib.optionalAttrs (has [ "programs" "codex" "hooks" ]) {
-      programs.codex.hooks = lib.mkIf codexWanted hookGroups;
+      programs.codex.hooks = lib.mkIf (codexWanted && cfg.codex.hooks) hookGroups;
     })
     (lib.optionalAttrs (has [ "programs" "codex" "skills" ]) {
       programs.codex.skills = lib.mkIf (codexWanted && cfg.codex.skill) { peat = skillDir; };
@@ -157,10 +193,12 @@ in
 
     {
       warnings =
-        lib.optional (claudeWanted && !has [ "programs" "claude-code" "settings" ])
+        lib.optional (claudeWanted && cfg.claudeCode.hooks && !has [ "programs" "claude-code" "settings" ])
           "programs.peat.claudeCode: this home-manager has no programs.claude-code.settings; run `peat hook install` in each project instead."
-        ++ lib.optional (codexWanted && !has [ "programs" "codex" "hooks" ])
-          "programs.peat.codex: this home-manager has no programs.codex.hooks (added 2026-06); run `peat hook install --codex` in each project instead.";
+        ++ lib.optional (codexWanted && cfg.codex.hooks && !has [ "programs" "codex" "hooks" ])
+          "programs.peat.codex: this home-manager has no programs.codex.hooks (added 2026-06); run `peat hook install --codex` in each project instead."
+        ++ lib.optional (codexWanted && cfg.codex.skill && !has [ "programs" "codex" "skills" ])
+          "programs.peat.codex.skill: this home-manager has no programs.codex.skills; `peat hook install --codex` installs the skill in each project instead.";
     }
   ];
 }

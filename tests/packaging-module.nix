@@ -1,7 +1,8 @@
 # The home-manager module evaluated with nixpkgs' lib against stand-ins for the
-# home-manager options it touches (types as home-manager declares them: JSON settings whose
-# lists concatenate, skills as an attribute set). Run by tests/packaging-module, by hand:
-# the machines that run tests/run cannot fetch nixpkgs' lib.
+# home-manager options it touches, for the home-managers the pinned one cannot stand for:
+# older ones without Codex's options, and ones without either program. The configurations
+# with the real home-manager are in tests/packaging-hm.nix. Run by checks.home-manager-module,
+# so by `nix flake check` and tests/packaging.
 { lib }:
 let
   module = import ../modules/home-manager.nix { };
@@ -29,6 +30,10 @@ let
       type = types.listOf types.str;
       default = [ ];
     };
+    options.assertions = mkOption {
+      type = types.listOf types.unspecified;
+      default = [ ];
+    };
     options.home = {
       packages = mkOption {
         type = types.listOf types.package;
@@ -39,6 +44,10 @@ let
         default = { };
       };
       profileDirectory = mkOption { type = types.str; };
+      file = mkOption {
+        type = types.attrsOf (types.submodule { options.source = mkOption { type = types.str; }; });
+        default = { };
+      };
     };
     config.home.profileDirectory = "/home/u/.nix-profile";
     config._module.args.pkgs = { };
@@ -51,26 +60,6 @@ let
       };
       settings = mkOption {
         type = json;
-        default = { };
-      };
-      skills = mkOption {
-        type = types.either (types.attrsOf (types.either types.lines types.path)) types.path;
-        default = { };
-      };
-    };
-  };
-  codex = {
-    options.programs.codex = {
-      enable = mkOption {
-        type = types.bool;
-        default = false;
-      };
-      hooks = mkOption {
-        type = types.either json types.path;
-        default = { };
-      };
-      skills = mkOption {
-        type = types.either (types.attrsOf (types.either types.lines types.path)) types.path;
         default = { };
       };
     };
@@ -91,56 +80,22 @@ let
       ++ modules;
     }).config;
 
-  events = [
-    "SessionStart"
-    "Stop"
-    "PreCompact"
-    "SessionEnd"
-  ];
   commands = hooks: ev: lib.concatMap (g: map (h: h.command) g.hooks) (hooks.${ev} or [ ]);
 
-  # Both agents, a user's own Stop hook, a store and a budget.
-  full = eval [
+  # A home-manager of before 2026-06: Claude Code's options, none of Codex's.
+  older = eval [
     claudeCode
-    codex
     {
       programs.claude-code.enable = true;
-      programs.claude-code.settings.hooks.Stop = [
-        {
-          hooks = [
-            {
-              type = "command";
-              command = "echo mine";
-            }
-          ];
-        }
-      ];
-      programs.codex.enable = true;
       programs.peat = {
         enable = true;
         inherit package;
-        store = "/home/u/ledger";
-        brief.budget = 3;
+        codex.enable = true;
       };
     }
   ];
-  command = "PEAT_DB=/home/u/ledger /home/u/.nix-profile/bin/peat hook";
+  command = "/home/u/.nix-profile/bin/peat hook";
   skill = "${package}/share/peat/skills/peat";
-
-  # Claude Code only: Codex's hooks stay untouched.
-  claudeOnly = eval [
-    claudeCode
-    codex
-    {
-      programs.claude-code.enable = true;
-      programs.peat = {
-        enable = true;
-        inherit package;
-        codex.enable = false;
-        claudeCode.skill = false;
-      };
-    }
-  ];
 
   # A home-manager without either program's options.
   bare = eval [
@@ -152,7 +107,8 @@ let
     }
   ];
 
-  # Asked for explicitly where home-manager lacks the options: a warning, not an error.
+  # Asked for explicitly where home-manager lacks the options: a warning each for the hooks
+  # and Codex's skill; Claude Code's skill needs only home.file.
   bareAsked = eval [
     {
       programs.peat = {
@@ -164,39 +120,15 @@ let
     }
   ];
 
-  # Disabled: nothing at all.
-  off = eval [
-    claudeCode
-    codex
-    { programs.claude-code.enable = true; }
-  ];
-
   checks = {
-    "hooks on every event, both agents" = lib.all (
-      ev:
-      commands full.programs.claude-code.settings.hooks ev == (lib.optional (ev == "Stop") "echo mine") ++ [ command ]
-      && commands full.programs.codex.hooks ev == [ command ]
-    ) events;
-    "the user's own hook is kept" = lib.elem "echo mine" (commands full.programs.claude-code.settings.hooks "Stop");
-    "the command names the profile, not the store" =
-      full.programs.peat.hookCommand == command && !lib.hasInfix builtins.storeDir command;
-    "the skill in both agents" =
-      full.programs.claude-code.skills == { peat = skill; } && full.programs.codex.skills == { peat = skill; };
-    "PEAT_DB and PEAT_BRIEF_BUDGET" =
-      full.home.sessionVariables == {
-        PEAT_DB = "/home/u/ledger";
-        PEAT_BRIEF_BUDGET = "3";
-      };
-    "the package on PATH" = full.home.packages == [ package ];
-    "Claude Code only, without its skill" =
-      commands claudeOnly.programs.claude-code.settings.hooks "Stop" == [ "/home/u/.nix-profile/bin/peat hook" ]
-      && claudeOnly.programs.claude-code.skills == { }
-      && claudeOnly.programs.codex.hooks == { }
-      && claudeOnly.programs.codex.skills == { };
-    "evaluates without either program" = bare.home.packages == [ package ] && bare.warnings == [ ];
-    "asked for missing options: two warnings" = lib.length bareAsked.warnings == 2;
-    "disabled: nothing registered" =
-      off.programs.claude-code.settings == { } && off.programs.codex.hooks == { } && off.home.packages == [ ];
+    "without Codex's options: Claude Code set up, two warnings" =
+      commands older.programs.claude-code.settings.hooks "Stop" == [ command ]
+      && older.home.file.".claude/skills/peat".source == skill
+      && lib.length older.warnings == 2;
+    "evaluates without either program" =
+      bare.home.packages == [ package ] && bare.warnings == [ ] && bare.home.file == { };
+    "asked for missing options: three warnings, Claude Code's skill installed" =
+      lib.length bareAsked.warnings == 3 && bareAsked.home.file.".claude/skills/peat".source == skill;
   };
 in
 lib.mapAttrs (_: ok: if ok then "ok" else "FAILED") checks
