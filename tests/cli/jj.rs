@@ -6,8 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::blame::{blamed, edited_at_old_path, origins_of_two_sessions, prompt, tool, transcript};
-use crate::dispatch::peat;
-use crate::support::{Env, SESSION_A, skip};
+use crate::support::{Env, SESSION_A, peat, skip};
 
 /// These tests prove the jj route: without jj they would prove nothing. Under CI its absence
 /// fails them; elsewhere they say so (past the harness's capture) and stop.

@@ -370,9 +370,9 @@ fn a_broken_rules_file_stops_capture_and_says_where() {
 
 #[test]
 fn setup_ignores_the_desk_once_unless_it_is_ignored_already() {
-    crate::dispatch::require_git();
+    crate::support::require_git();
     let env = Env::new();
-    crate::dispatch::repo(&env);
+    crate::support::repo(&env);
     let setup = || {
         crate::support::Run::of(
             env.cmd()
@@ -390,14 +390,14 @@ fn setup_ignores_the_desk_once_unless_it_is_ignored_already() {
         r.stderr
     );
     let work = env.path("work");
-    crate::dispatch::git(&work, &["check-ignore", "-q", ".peat/"]);
+    crate::support::git(&work, &["check-ignore", "-q", ".peat/"]);
     setup();
     let text = std::fs::read_to_string(work.join(".gitignore")).unwrap();
     assert_eq!(text.matches(".peat/").count(), 1, "{text}");
 
     // A repository that ignores it its own way is left alone.
     let other = Env::new();
-    crate::dispatch::repo(&other);
+    crate::support::repo(&other);
     std::fs::write(other.path("work/.gitignore"), "target\n/.peat\n").unwrap();
     let r = crate::support::Run::of(
         other
