@@ -304,17 +304,12 @@ pub fn repo(env: &Env) -> String {
     git(&work, &["rev-parse", "HEAD"])
 }
 
-/// The data directory holding the installed model, as the environment running the tests
-/// sees it; `None` (and a note) when it is not installed and not required.
+/// The data directory holding the installed model, found by the library's own rule from the
+/// environment running the tests; `None` (and a note) when it is not installed and not
+/// required.
 #[track_caller]
 pub fn model_data_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("PEAT_DATA_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("XDG_DATA_HOME") {
-            Some(x) => PathBuf::from(x).join("peat"),
-            None => PathBuf::from(std::env::var_os("HOME")?).join(".local/share/peat"),
-        },
-    };
+    let dir = peat::embed::Lookup::from_process().data_dir?;
     if dir.join("models").is_dir() {
         return Some(dir);
     }
