@@ -23,13 +23,17 @@ pub fn skip(reason: &str, required: bool) {
 /// than skip.
 #[track_caller]
 pub fn require_git() {
-    let ok = Command::new("git")
+    assert!(on_path("git"), "these tests need git on PATH");
+}
+
+/// Whether `program --version` runs and succeeds: the tool a test drives is installed.
+pub fn on_path(program: &str) -> bool {
+    Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "these tests need git on PATH");
+        .is_ok_and(|s| s.success())
 }
 
 /// Run git in `dir` with a fixed identity and date (2026-07-14T09:30:00Z) and no user or
