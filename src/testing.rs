@@ -1,7 +1,7 @@
 //! Helpers for the tests (the library's unit tests and `tests/cli`), not for peat itself.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// A test that cannot run says so where the suite's reader sees it (written to stderr
@@ -55,4 +55,19 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Every file under `dir` whose bytes contain `needle`: the scan that proves a secret is
+/// gone from a store.
+pub fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            std::fs::read(e.path())
+                .is_ok_and(|bytes| memchr::memmem::find(&bytes, needle.as_bytes()).is_some())
+        })
+        .map(walkdir::DirEntry::into_path)
+        .collect()
 }

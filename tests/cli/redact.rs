@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{Claude, Env, SESSION_A};
+use crate::support::{Claude, Env, SESSION_A, files_holding};
 
 /// Secrets of three formats, as a new user would paste them.
 const AWS: &str = "AKIAZ7Q2XWJ4VHMK3PLN";
@@ -38,25 +38,6 @@ fn leaky_session() -> Claude {
         "Configured the deploy with {AWS}; the licence {LICENSE} is in .env."
     ));
     c
-}
-
-/// Every file under `dir` whose bytes contain `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p)
-                && memchr::memmem::find(&bytes, needle.as_bytes()).is_some()
-            {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 fn capture(env: &Env, redaction: bool) {
