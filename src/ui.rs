@@ -127,13 +127,13 @@ impl Ui {
 
 // The one palette: every styled word peat writes (here, in the brief's template filters)
 // takes its look from these, so a warning has one colour wherever it appears.
-pub const BOLD: Style = Style::new().bold();
-pub const DIM: Style = Style::new().dimmed();
-pub const ACCENT: Style = AnsiColor::Cyan.on_default();
-pub const WARNING: Style = AnsiColor::Yellow.on_default();
+pub(crate) const BOLD: Style = Style::new().bold();
+pub(crate) const DIM: Style = Style::new().dimmed();
+pub(crate) const ACCENT: Style = AnsiColor::Cyan.on_default();
+pub(crate) const WARNING: Style = AnsiColor::Yellow.on_default();
 
 /// `s` in `style` when `on`, else `s` as it is.
-pub fn paint(on: bool, style: Style, s: &str) -> String {
+pub(crate) fn paint(on: bool, style: Style, s: &str) -> String {
     if on {
         format!("{style}{s}{style:#}")
     } else {
