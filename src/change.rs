@@ -17,21 +17,12 @@ impl BlobId {
     }
 
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push_str(&format!("{b:02x}"));
-        }
-        s
+        hex::encode(self.0)
     }
 
     pub fn from_hex(s: &str) -> Option<BlobId> {
-        if s.len() != 64 || !s.is_ascii() {
-            return None;
-        }
         let mut out = [0u8; 32];
-        for (i, slot) in out.iter_mut().enumerate() {
-            *slot = u8::from_str_radix(&s[i * 2..i * 2 + 2], 16).ok()?;
-        }
+        hex::decode_to_slice(s, &mut out).ok()?;
         Some(BlobId(out))
     }
 }

@@ -2,6 +2,7 @@
 //! progress go to stderr. Colour only on a terminal, never with `NO_COLOR` or `TERM=dumb`.
 //! `--json` output is never clipped, styled or sanitized (JSON escaping is its own safety).
 
+use anstyle::{AnsiColor, Style};
 use std::io::{self, IsTerminal, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -57,11 +58,7 @@ impl Ui {
 
     /// A warning on stderr: something was skipped, the run goes on.
     pub fn warn(&self, msg: &str) {
-        let head = if self.err_color {
-            "\x1b[33mpeat:\x1b[0m"
-        } else {
-            "peat:"
-        };
+        let head = paint(self.err_color, WARNING, "peat:");
         stderr_line(&format!("{head} {msg}"));
     }
 
@@ -109,25 +106,38 @@ impl Ui {
 
     /// `s` dimmed on a terminal.
     pub fn dim(&self, s: &str) -> String {
-        self.style("2", s)
+        paint(self.color, DIM, s)
     }
 
     /// `s` in bold on a terminal.
     pub fn bold(&self, s: &str) -> String {
-        self.style("1", s)
+        paint(self.color, BOLD, s)
     }
 
     /// `s` in the accent colour on a terminal.
     pub fn accent(&self, s: &str) -> String {
-        self.style("36", s)
+        paint(self.color, ACCENT, s)
     }
 
-    fn style(&self, code: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
+    /// `s` in the warning colour on a terminal (that of [`Ui::warn`]'s `peat:`).
+    pub fn warning(&self, s: &str) -> String {
+        paint(self.color, WARNING, s)
+    }
+}
+
+// The one palette: every styled word peat writes (here, in the brief's template filters)
+// takes its look from these, so a warning has one colour wherever it appears.
+pub(crate) const BOLD: Style = Style::new().bold();
+pub(crate) const DIM: Style = Style::new().dimmed();
+pub(crate) const ACCENT: Style = AnsiColor::Cyan.on_default();
+pub(crate) const WARNING: Style = AnsiColor::Yellow.on_default();
+
+/// `s` in `style` when `on`, else `s` as it is.
+pub(crate) fn paint(on: bool, style: Style, s: &str) -> String {
+    if on {
+        format!("{style}{s}{style:#}")
+    } else {
+        s.to_string()
     }
 }
 

@@ -429,44 +429,18 @@ fn run(mut cmd: Command) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // `sh`: the tests' git, beside the module's own `git`.
+    use crate::testing::{git as sh, require_git};
 
-    fn have_git() -> bool {
-        Command::new("git")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-
-    fn sh(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_DATE", "2026-07-14T09:00:00Z")
-            .env("GIT_AUTHOR_DATE", "2026-07-14T09:00:00Z")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    /// A repository with one commit of `a.txt`. Without git these tests would prove
-    /// nothing, so they fail rather than skip.
+    /// A repository with one commit of `a.txt`.
     fn repo() -> (tempfile::TempDir, String) {
-        assert!(have_git(), "these tests need git on PATH");
+        require_git();
         let dir = tempfile::tempdir().unwrap();
         sh(dir.path(), &["init", "-q", "-b", "main"]);
         std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
         sh(dir.path(), &["add", "a.txt"]);
         sh(dir.path(), &["commit", "-q", "-m", "add a\n\nwith a body"]);
-        let hash = sh(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+        let hash = sh(dir.path(), &["rev-parse", "HEAD"]);
         (dir, hash)
     }
 
@@ -495,7 +469,7 @@ mod tests {
         let r = resolve_commit(dir.path(), &hash[..7]).unwrap();
         assert_eq!(r.hash, hash);
         assert_eq!(r.subject, "add a");
-        assert_eq!(r.ts_ms, crate::time::parse_iso_ms("2026-07-14T09:00:00Z"));
+        assert_eq!(r.ts_ms, crate::time::parse_iso_ms("2026-07-14T09:30:00Z"));
         assert_eq!(resolve_commit(dir.path(), &hash).unwrap().hash, hash);
         assert_eq!(resolve_commit(dir.path(), "0000000"), None);
         // Not a commit's shape: refused before any tool runs.
@@ -513,7 +487,7 @@ mod tests {
             dir.path(),
             &["commit", "-q", "-m", "more\n\nPeat-Session: 3f6c2a9e"],
         );
-        let hash = sh(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+        let hash = sh(dir.path(), &["rev-parse", "HEAD"]);
         let c = commit_content(dir.path(), &hash).unwrap();
         assert!(c.message.contains("Peat-Session: 3f6c2a9e"), "{c:?}");
         assert_eq!(

@@ -1,13 +1,14 @@
 //! The brief as text: `brief.tmpl` (embedded, or `.peat/brief.tmpl` on this desk) rendered
 //! with minijinja over the same structure `--json` prints.
 
+use anstyle::Style;
 use minijinja::{Environment, Value, syntax::SyntaxConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Brief;
 use crate::ladder::knum;
-use crate::ui::{Ui, clip, sanitize};
+use crate::ui::{ACCENT, BOLD, DIM, Ui, WARNING, clip, paint, sanitize};
 
 /// The template built into peat.
 pub const EMBEDDED: &str = include_str!("brief.tmpl");
@@ -73,19 +74,11 @@ pub fn environment(ui: Ui) -> Environment<'static> {
     {
         env.set_syntax(syntax);
     }
-    let style = move |code: &'static str| {
-        move |s: String| -> String {
-            if ui.color {
-                format!("\x1b[{code}m{s}\x1b[0m")
-            } else {
-                s
-            }
-        }
-    };
-    env.add_filter("h1", style("1"));
-    env.add_filter("dim", style("2"));
-    env.add_filter("warn", style("31"));
-    env.add_filter("accent", style("36"));
+    let style = move |style: Style| move |s: String| paint(ui.color, style, &s);
+    env.add_filter("h1", style(BOLD));
+    env.add_filter("dim", style(DIM));
+    env.add_filter("warn", style(WARNING));
+    env.add_filter("accent", style(ACCENT));
     env.add_filter("clip", |s: String, n: usize| clip(&s, n));
     env.add_filter("k", |n: i64| knum(n));
     env.add_filter("n", |n: i64, word: String| crate::ladder::knoun(n, &word));
@@ -218,5 +211,19 @@ mod tests {
         );
         assert_eq!(r("{{ 'a  b c' | clip(3) }}"), "a b…");
         assert_eq!(r("{{ 'x' | h1 }}{{ 'y' | warn }}"), "xy");
+    }
+
+    #[test]
+    fn the_templates_warn_is_the_warning_colour_of_every_other_warning() {
+        let tty = Ui {
+            stdout_tty: true,
+            color: true,
+            ..plain()
+        };
+        let out = environment(tty)
+            .render_str("{{ '2 fail' | warn }}", Value::from(()))
+            .unwrap();
+        assert_eq!(out, tty.warning("2 fail"));
+        assert_eq!(out, "\x1b[33m2 fail\x1b[0m");
     }
 }

@@ -1,4 +1,5 @@
 use clap::Args;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -37,18 +38,62 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
         }
         args.dirs.clone()
     };
-    let mut files = Vec::new();
+    let mut found = Found::default();
     for root in &roots {
-        walk(root, &mut files);
+        found.walk(root);
     }
-    let done = import_files(ctx, files)?;
+    let done = import_files(ctx, found)?;
     ctx.ui.note(&done.line());
-    if done.files == 0 {
+    // A folder that could not be read may hold transcripts: "none found" would be a guess.
+    if done.files == 0 && done.unreadable == 0 {
         let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
         ctx.ui
             .note(&format!("no transcripts found under {}", looked.join(", ")));
     }
-    Ok(if done.failed > 0 { EXIT_ERROR } else { 0 })
+    Ok(if done.failed > 0 || done.unreadable > 0 {
+        EXIT_ERROR
+    } else {
+        0
+    })
+}
+
+/// The transcripts below some folders, and what could not be read on the way there.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub files: Vec<PathBuf>,
+    /// `<folder>: <why>` for each folder that could not be read.
+    pub unreadable: Vec<String>,
+}
+
+impl Found {
+    /// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders. A
+    /// folder that cannot be read is kept in `unreadable`, never taken for an empty one.
+    pub fn walk(&mut self, dir: &Path) {
+        for entry in walkdir::WalkDir::new(dir) {
+            let entry = match entry {
+                Ok(entry) => entry,
+                // A folder gone since it was listed (or a root that does not exist) holds
+                // nothing to import.
+                Err(e) if e.io_error().map(std::io::Error::kind) == Some(ErrorKind::NotFound) => {
+                    continue;
+                }
+                Err(e) => {
+                    let place = e.path().unwrap_or(dir).display().to_string();
+                    let why = e
+                        .io_error()
+                        .map_or_else(|| e.to_string(), ToString::to_string);
+                    self.unreadable.push(format!("{place}: {why}"));
+                    continue;
+                }
+            };
+            let path = entry.path();
+            let file = entry.file_type().is_file() || entry.path_is_symlink() && path.is_file();
+            let name = entry.file_name().to_string_lossy();
+            if file && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")) {
+                self.files.push(entry.into_path());
+            }
+        }
+    }
 }
 
 /// What [`import_files`] did.
@@ -61,6 +106,8 @@ pub struct Imported {
     pub events: usize,
     pub written: Written,
     pub skipped: u64,
+    /// Folders the walk could not read (each warned about).
+    pub unreadable: usize,
 }
 
 impl Imported {
@@ -87,20 +134,28 @@ impl Imported {
         if self.failed > 0 {
             line.push_str(&format!("; {} files could not be read", self.failed));
         }
+        if self.unreadable > 0 {
+            line.push_str(&format!("; {} folders could not be read", self.unreadable));
+        }
         line
     }
 }
 
-/// Capture `files` (sorted first), reopening the ledger every second so hooks can get in
-/// between, then bring the views up to date. A file that cannot be read is reported on
-/// stderr and counted; the rest go on.
-pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliError> {
+/// Capture the `found` files (sorted first), reopening the ledger every second so hooks can
+/// get in between, then bring the views up to date. A folder or file that cannot be read is
+/// reported on stderr and counted; the rest go on.
+pub fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError> {
+    for unreadable in &found.unreadable {
+        ctx.ui.warn(&format!("cannot read {unreadable}"));
+    }
+    let mut files = found.files;
     files.sort();
     files.dedup();
     let bar = ctx.ui.progress(files.len() as u64, "importing");
     let opts = CaptureOptions::default();
     let mut done = Imported {
         files: files.len(),
+        unreadable: found.unreadable.len(),
         ..Imported::default()
     };
     let mut sessions = std::collections::BTreeSet::new();
@@ -166,26 +221,4 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
     .into_iter()
     .filter(|p| p.is_dir())
     .collect()
-}
-
-/// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders.
-pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            walk(&path, out);
-        } else if kind.is_file() || kind.is_symlink() && path.is_file() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.ends_with(".jsonl") || name.ends_with(".jsonl.zst") {
-                out.push(path);
-            }
-        }
-    }
 }

@@ -3,6 +3,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::commands::hook::{ensure_ledger, install_harness, install_root, shown};
+use crate::commands::import::Found;
 use crate::ctx::Ctx;
 use crate::embed::artifacts::{self, Resolution};
 use crate::embed::fetch;
@@ -50,8 +51,8 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         fetch_model(ctx);
     }
 
-    let files = project_transcripts(&root, claude_home, codex_home);
-    let done = super::import::import_files(ctx, files)?;
+    let found = project_transcripts(&root, claude_home, codex_home);
+    let done = super::import::import_files(ctx, found)?;
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 
     // A project with no past sessions has no brief yet: the next step is an agent's
@@ -170,10 +171,11 @@ fn fetch_model(ctx: &Ctx) {
 
 /// This project's transcripts: Claude Code session folders whose cwd is `root` or under it
 /// (found by Claude Code's folder name, confirmed by a recorded cwd when the name is only a
-/// prefix), and Codex rollouts whose first line (`session_meta`) names a cwd under `root`.
-pub fn project_transcripts(root: &Path, claude_home: &Path, codex_home: &Path) -> Vec<PathBuf> {
+/// prefix), and Codex rollouts whose first line (`session_meta`) names a cwd under `root`;
+/// with the folders that could not be read on the way.
+pub fn project_transcripts(root: &Path, claude_home: &Path, codex_home: &Path) -> Found {
     let roots = root_forms(root);
-    let mut files = Vec::new();
+    let mut ours = Found::default();
     let projects = claude_home.join("projects");
     let slugs: Vec<String> = roots.iter().map(|r| crate::hook::claude_slug(r)).collect();
     if let Ok(dirs) = std::fs::read_dir(&projects) {
@@ -191,28 +193,31 @@ pub fn project_transcripts(root: &Path, claude_home: &Path, codex_home: &Path) -
             if !exact && !prefix {
                 continue;
             }
-            let mut found = Vec::new();
-            super::import::walk(&path, &mut found);
-            let ours = exact
+            let mut found = Found::default();
+            found.walk(&path);
+            ours.unreadable.extend(found.unreadable);
+            let this_project = exact
                 || found
+                    .files
                     .iter()
                     .find_map(|f| first_value(f, "cwd"))
                     .is_some_and(|cwd| under(&cwd, &roots));
-            if ours {
-                files.extend(found);
+            if this_project {
+                ours.files.extend(found.files);
             }
         }
     }
     for dir in ["sessions", "archived_sessions"] {
-        let mut found = Vec::new();
-        super::import::walk(&codex_home.join(dir), &mut found);
-        files.extend(found.into_iter().filter(|f| {
+        let mut found = Found::default();
+        found.walk(&codex_home.join(dir));
+        ours.unreadable.extend(found.unreadable);
+        ours.files.extend(found.files.into_iter().filter(|f| {
             let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
             name.is_some_and(|n| n.starts_with("rollout-"))
                 && rollout_cwd(f).is_some_and(|cwd| under(&cwd, &roots))
         }));
     }
-    files
+    ours
 }
 
 /// `root` as given and as the file system resolves it (a harness records either).
@@ -333,7 +338,7 @@ mod tests {
         )
         .unwrap();
 
-        let mut got = project_transcripts(&root, &claude, &codex);
+        let mut got = project_transcripts(&root, &claude, &codex).files;
         got.sort();
         let mut want = vec![here, sub, rollout, zst];
         want.sort();

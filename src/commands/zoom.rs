@@ -65,15 +65,6 @@ pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// `s` in red, on a terminal that takes colour.
-fn warn(ctx: &Ctx, s: &str) -> String {
-    if ctx.ui.color {
-        format!("\x1b[31m{s}\x1b[0m")
-    } else {
-        s.to_string()
-    }
-}
-
 /// `812 tools (3 fail) · 2 commits · 3 sessions · 1 obs`, leaving out what is zero.
 fn counts(ctx: &Ctx, t: &crate::ladder::Tally, sessions: bool) -> String {
     let plural = crate::ladder::knoun;
@@ -81,7 +72,7 @@ fn counts(ctx: &Ctx, t: &crate::ladder::Tally, sessions: bool) -> String {
     if t.fails > 0 {
         s.push_str(&format!(
             " ({})",
-            warn(ctx, &format!("{} fail", knum(t.fails)))
+            ctx.ui.warning(&format!("{} fail", knum(t.fails)))
         ));
     }
     if t.commits > 0 {

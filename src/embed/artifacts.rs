@@ -326,7 +326,7 @@ impl<W: Write> HashingWriter<W> {
     /// The inner writer, the byte count and the hex sha256.
     pub fn finish(self) -> (W, String, u64) {
         let digest = self.hasher.finalize();
-        (self.inner, hex(&digest), self.written)
+        (self.inner, hex::encode(digest), self.written)
     }
 }
 
@@ -342,19 +342,9 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    s
-}
-
 /// The hex sha256 of bytes in memory.
 pub fn sha256_bytes(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// The record of files whose full hash matched: `verified.json` in the install directory.

@@ -213,14 +213,10 @@ mod tests {
     use super::*;
     use base64::Engine;
 
-    fn sri_of(hex: &str) -> String {
-        let bytes: Vec<u8> = (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-            .collect();
+    fn sri_of(digest: &str) -> String {
         format!(
             "sha256-{}",
-            base64::engine::general_purpose::STANDARD.encode(bytes)
+            base64::engine::general_purpose::STANDARD.encode(hex::decode(digest).unwrap())
         )
     }
 

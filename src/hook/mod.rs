@@ -419,45 +419,30 @@ pub fn claude_slug(cwd: &Path) -> String {
 /// newest date folders first and at most six levels deep. A plain file wins over its
 /// compressed twin (Codex appends to the plain one when a thread resumes).
 pub fn find_rollout(root: &Path, session: &str) -> Option<PathBuf> {
-    fn walk(dir: &Path, session: &str, depth: usize) -> Option<PathBuf> {
-        let mut entries: Vec<(String, PathBuf, bool)> = fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .filter_map(|e| {
-                let is_dir = e.file_type().ok()?.is_dir();
-                Some((
-                    e.file_name().to_string_lossy().into_owned(),
-                    e.path(),
-                    is_dir,
-                ))
-            })
-            .collect();
-        // Date folders and rollout names sort by time: newest first.
-        entries.sort_by(|a, b| b.0.cmp(&a.0));
-        let matching = |name: &str, ext: &str| {
-            name.starts_with("rollout-") && name.ends_with(ext) && name.contains(session)
-        };
-        if let Some((_, p, _)) = entries.iter().find(|(n, _, d)| !d && matching(n, ".jsonl")) {
-            return Some(p.clone());
-        }
-        if let Some((_, p, _)) = entries
-            .iter()
-            .find(|(n, _, d)| !d && matching(n, ".jsonl.zst"))
-        {
-            return Some(p.clone());
-        }
-        if depth == 0 {
-            return None;
-        }
-        entries
-            .iter()
-            .filter(|(_, _, d)| *d)
-            .find_map(|(_, p, _)| walk(p, session, depth - 1))
-    }
     if session.is_empty() {
         return None;
     }
-    walk(root, session, 6)
+    let matching = |name: &str| {
+        name.starts_with("rollout-")
+            && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst"))
+            && name.contains(session)
+    };
+    walkdir::WalkDir::new(root)
+        .min_depth(1)
+        // Six folder levels below `root`: their files are entries at depth seven.
+        .max_depth(7)
+        // In each folder: its files before its folders, plain before compressed, and
+        // newest first (date folders and rollout names sort by time).
+        .sort_by_key(|e| {
+            let name = e.file_name().to_owned();
+            let zst = name.to_string_lossy().ends_with(".zst");
+            (e.file_type().is_dir(), zst, std::cmp::Reverse(name))
+        })
+        .into_iter()
+        // A folder the hook cannot read holds no rollout it could capture: it looks on.
+        .filter_map(Result::ok)
+        .find(|e| !e.file_type().is_dir() && matching(&e.file_name().to_string_lossy()))
+        .map(walkdir::DirEntry::into_path)
 }
 
 /// A Claude Code session's subagent transcripts (`<session>/subagents/agent-*.jsonl` beside

@@ -743,7 +743,7 @@ fn new_identity() -> String {
         let digest = sha2::Sha256::digest(format!("{:?} {}", now, std::process::id()));
         seed.copy_from_slice(&digest[..16]);
     }
-    seed.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(seed)
 }
 
 /// A fjall database whose creation was cut short (a process killed between creating its first

@@ -90,9 +90,7 @@ pub fn tighten(store: &Path) -> io::Result<usize> {
         if mode & 0o077 == 0 {
             return Ok(0);
         }
-        let mut n = 0;
-        tighten_tree(store, &mut n)?;
-        Ok(n)
+        tighten_tree(store)
     }
     #[cfg(not(unix))]
     {
@@ -102,23 +100,26 @@ pub fn tighten(store: &Path) -> io::Result<usize> {
 }
 
 #[cfg(unix)]
-fn tighten_tree(path: &Path, n: &mut usize) -> io::Result<()> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if meta.file_type().is_symlink() {
-        return Ok(());
-    }
-    let mode = meta.permissions().mode();
-    let want = if meta.is_dir() { 0o700 } else { 0o600 };
-    if mode & 0o077 != 0 {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o700 | want))?;
-        *n += 1;
-    }
-    if meta.is_dir() {
-        for entry in std::fs::read_dir(path)? {
-            tighten_tree(&entry?.path(), n)?;
+fn tighten_tree(store: &Path) -> io::Result<usize> {
+    let mut n = 0;
+    // Links are left as they are: what they point at is not the store's to change.
+    for entry in walkdir::WalkDir::new(store).follow_root_links(false) {
+        let entry = entry?;
+        if entry.path_is_symlink() {
+            continue;
+        }
+        let meta = entry.metadata()?;
+        let mode = meta.permissions().mode();
+        let want = if meta.is_dir() { 0o700 } else { 0o600 };
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(
+                entry.path(),
+                std::fs::Permissions::from_mode(mode & 0o700 | want),
+            )?;
+            n += 1;
         }
     }
-    Ok(())
+    Ok(n)
 }
 
 #[cfg(all(test, unix))]

@@ -48,10 +48,9 @@ pub fn load_or_create(store: &Path) -> Result<Vec<u8>, RedactError> {
     };
     crate::ledger::private::create_dir(store).map_err(|e| io("create the store", e))?;
     let key = throwaway()?;
-    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
     match crate::ledger::private::create_file(&path) {
         Ok(mut f) => {
-            f.write_all(hex.as_bytes())
+            f.write_all(hex::encode(&key).as_bytes())
                 .and_then(|()| f.sync_all())
                 .map_err(|e| io("write the redaction key", e))?;
             Ok(key)
@@ -66,14 +65,10 @@ pub fn load_or_create(store: &Path) -> Result<Vec<u8>, RedactError> {
 }
 
 fn parse(path: &Path, s: &str) -> Result<Vec<u8>, RedactError> {
-    let s = s.trim();
-    let bad = || RedactError::BadKey(PathBuf::from(path));
-    if s.len() != 64 || !s.is_ascii() {
-        return Err(bad());
-    }
-    (0..32)
-        .map(|i| u8::from_str_radix(&s[i * 2..i * 2 + 2], 16).map_err(|_| bad()))
-        .collect()
+    let mut key = [0u8; 32];
+    hex::decode_to_slice(s.trim(), &mut key)
+        .map_err(|_| RedactError::BadKey(PathBuf::from(path)))?;
+    Ok(key.to_vec())
 }
 
 #[cfg(test)]

@@ -241,8 +241,7 @@ impl Redactor {
             .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
         mac.update(secret.as_bytes());
         let tag = mac.finalize().into_bytes();
-        let hash8: String = tag[..4].iter().map(|b| format!("{b:02x}")).collect();
-        format!("{MARKER}{kind}:{hash8}]")
+        format!("{MARKER}{kind}:{}]", hex::encode(&tag[..4]))
     }
 }
 

@@ -228,27 +228,9 @@ mod tests {
     use crate::change::Change;
     use crate::event::{Event, EventId, Seq, SessionId, TouchOp};
     use crate::ledger::open_for_test as open;
+    use crate::testing::files_holding;
 
     const AWS: &str = "AKIAZ7Q2XWJ4VHMK3PLN";
-
-    /// Every file under `dir` holding `needle`.
-    fn holding(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
-        let mut out = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for entry in std::fs::read_dir(&d).unwrap() {
-                let p = entry.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if let Ok(bytes) = std::fs::read(&p)
-                    && memchr::memmem::find(&bytes, needle.as_bytes()).is_some()
-                {
-                    out.push(p);
-                }
-            }
-        }
-        out
-    }
 
     fn session() -> SessionId {
         SessionId("s".into())
@@ -299,12 +281,12 @@ mod tests {
         let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
         assert_eq!(views.tables.past_versions().count(), 2);
         drop(views);
-        assert!(!holding(&store.join("views"), AWS).is_empty());
+        assert!(!files_holding(&store.join("views"), AWS).is_empty());
 
         let r = Redactor::for_store(&store).unwrap();
         run(&mut ledger, &r, &mut model, tz.clone(), &mut |_| {}).unwrap();
         for needle in [AWS.to_string(), AWS.to_ascii_lowercase()] {
-            let left = holding(&store, &needle);
+            let left = files_holding(&store, &needle);
             assert!(left.is_empty(), "{needle} left in {left:?}");
         }
 

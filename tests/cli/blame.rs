@@ -2,8 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::dispatch::git;
-use crate::support::{Env, SESSION_A, SESSION_B};
+use crate::support::{Env, SESSION_A, SESSION_B, git};
 
 /// One Claude Code transcript line at `minute` past 09:00 on 2026-07-14.
 pub fn line(session: &str, n: u32, minute: u32, ty: &str, body: Value) -> String {

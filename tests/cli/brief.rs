@@ -1,8 +1,6 @@
 //! The brief and zoom through the real binary, on a fixed record with a pinned "now".
 
-use crate::support::{Claude, Env, Run};
-
-const NOW: &str = "2026-07-20T12:00:00Z";
+use crate::support::{Claude, Env, NOW, Run, peat};
 
 /// A closing message longer than any listing shows: text output clips it, `--json` never.
 const LONG_FINAL: &str = "Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. ";
@@ -13,11 +11,6 @@ fn session(id: &str, day: &str, hour: u32, cwd: &str, turns: usize) -> String {
         .text()
         .replace("2026-07-14T09", &format!("{day}T{hour:02}"))
         .replace("/home/dev/acme-api", cwd)
-}
-
-/// `peat ARGS` at the pinned now.
-fn peat(env: &Env, args: &[&str]) -> Run {
-    Run::of(env.cmd().env("PEAT_NOW", NOW).args(args).output().unwrap())
 }
 
 /// Five sessions over nine months: one active now on this desk (with a commit), one two

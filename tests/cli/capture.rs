@@ -229,6 +229,49 @@ fn import_finds_claude_and_codex_transcripts_and_is_incremental() {
     );
 }
 
+/// A folder the import cannot open is named on stderr and counted, never taken for an empty
+/// one; the import goes on with the rest. These tests run as root, whom permission bits do
+/// not stop, so the folder is one whose path is longer than any process may open (PATH_MAX).
+#[test]
+fn import_reports_a_folder_it_cannot_read_instead_of_finding_no_transcripts() {
+    let env = Env::new();
+    let root = env.path("transcripts");
+    std::fs::create_dir_all(&root).unwrap();
+    // GNU mkdir -p makes each level relative to the one before, past the length a path may
+    // have.
+    let deep = vec!["d".repeat(200); 25].join("/");
+    let made = std::process::Command::new("mkdir")
+        .arg("-p")
+        .arg(&deep)
+        .current_dir(&root)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkdir -p could not make the deep folder");
+    let unreadable = format!("peat: cannot read {}/ddd", root.display());
+
+    // Exit 2, as for a file that cannot be read: not 1, "nothing found".
+    let r = env.run(&["import", root.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains(&unreadable), "{}", r.stderr);
+    assert!(r.stderr.contains("File name too long"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("; 1 folders could not be read"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("no transcripts found"), "{}", r.stderr);
+
+    Claude::session_of(SESSION_A, 1).write(&root.join("readable/a.jsonl"));
+    let r = env.run(&["import", root.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains(&unreadable), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("imported 1 transcripts (1 sessions)"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn show_and_events_read_back_what_was_captured() {
     let env = Env::new();

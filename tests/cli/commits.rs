@@ -4,8 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::blame::{prompt, tool, transcript};
-use crate::dispatch::{git, peat, require_git};
-use crate::support::{Env, SESSION_A, SESSION_B};
+use crate::support::{Env, SESSION_A, SESSION_B, git, peat, require_git};
 
 /// The lines session A writes into src/limiter.rs.
 const WRITTEN: &str =

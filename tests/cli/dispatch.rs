@@ -1,61 +1,6 @@
 //! Bare `peat THING`: the reading chosen by shape, named in the first line of the answer.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-use crate::support::{Claude, Env, Run, SESSION_A, SESSION_B};
-
-/// "Now" for every command here: six days after the transcripts' day.
-pub const NOW: &str = "2026-07-20T12:00:00Z";
-
-/// These tests read commits through git: without it they would prove nothing, so they
-/// fail rather than skip.
-pub fn require_git() {
-    let ok = Command::new("git")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "these tests need git on PATH");
-}
-
-/// Run git in `dir` with a fixed identity and no user or system configuration.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-07-14T09:30:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-07-14T09:30:00Z")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-/// Make the test's working directory a repository with one commit of `src/server.ts` and
-/// `README.md`; returns the commit's full hash.
-pub fn repo(env: &Env) -> String {
-    let work = env.path("work");
-    std::fs::create_dir_all(work.join("src")).unwrap();
-    std::fs::write(work.join("src/server.ts"), "app.use(cors());\n").unwrap();
-    std::fs::write(work.join("README.md"), "# acme\n").unwrap();
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "add the server"]);
-    git(&work, &["rev-parse", "HEAD"])
-}
-
-/// `peat ARGS` at [`NOW`].
-pub fn peat(env: &Env, args: &[&str]) -> Run {
-    Run::of(env.cmd().env("PEAT_NOW", NOW).args(args).output().unwrap())
-}
+use crate::support::{Claude, Env, SESSION_A, SESSION_B, git, peat, repo, require_git};
 
 /// Session A edits src/server.ts; session B commits `made` (the repository's commit) and
 /// `abc1234` (one this repository does not have) and mentions a bead.

@@ -3,22 +3,16 @@
 
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::blame::{blamed, edited_at_old_path, origins_of_two_sessions, prompt, tool, transcript};
-use crate::dispatch::peat;
-use crate::support::{Env, SESSION_A, skip};
+use crate::support::{Env, SESSION_A, on_path, peat, skip};
 
 /// These tests prove the jj route: without jj they would prove nothing. Under CI its absence
 /// fails them; elsewhere they say so (past the harness's capture) and stop.
 #[track_caller]
 fn have_jj() -> bool {
-    let ok = Command::new("jj")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
+    let ok = on_path("jj");
     if !ok {
         skip("jj is not on PATH (.ci/run installs it)", false);
     }

@@ -1,8 +1,7 @@
 //! Observations: depositing claims, the claims register, a subject's evidence trail, and
 //! `peat compact`.
 
-use crate::dispatch::{peat, repo, require_git};
-use crate::support::{Claude, Env, SESSION_A};
+use crate::support::{Claude, Env, SESSION_A, peat, repo, require_git};
 
 /// A captured session A in a repository with one commit; returns the commit's full hash.
 fn setup(env: &Env) -> String {

@@ -201,20 +201,12 @@ fn loading_the_model_writes_nothing_under_home() {
     with_model(&["model", "embed"]);
     let r = with_model(&["recall", "--json", "where does the limiter go"]);
     assert!(r.stdout.contains("semantic"), "{}", r.stdout);
-    let written: Vec<_> = walk(&env.path("home"));
+    let written: Vec<_> = walkdir::WalkDir::new(env.path("home"))
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .collect();
     assert!(written.is_empty(), "written under HOME: {written:?}");
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        }
-        out.push(p);
-    }
-    out
 }
 
 #[test]

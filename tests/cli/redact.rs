@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{Claude, Env, SESSION_A};
+use crate::support::{Claude, Env, SESSION_A, files_holding};
 
 /// Secrets of three formats, as a new user would paste them.
 const AWS: &str = "AKIAZ7Q2XWJ4VHMK3PLN";
@@ -38,25 +38,6 @@ fn leaky_session() -> Claude {
         "Configured the deploy with {AWS}; the licence {LICENSE} is in .env."
     ));
     c
-}
-
-/// Every file under `dir` whose bytes contain `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p)
-                && memchr::memmem::find(&bytes, needle.as_bytes()).is_some()
-            {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 fn capture(env: &Env, redaction: bool) {
@@ -370,9 +351,9 @@ fn a_broken_rules_file_stops_capture_and_says_where() {
 
 #[test]
 fn setup_ignores_the_desk_once_unless_it_is_ignored_already() {
-    crate::dispatch::require_git();
+    crate::support::require_git();
     let env = Env::new();
-    crate::dispatch::repo(&env);
+    crate::support::repo(&env);
     let setup = || {
         crate::support::Run::of(
             env.cmd()
@@ -390,14 +371,14 @@ fn setup_ignores_the_desk_once_unless_it_is_ignored_already() {
         r.stderr
     );
     let work = env.path("work");
-    crate::dispatch::git(&work, &["check-ignore", "-q", ".peat/"]);
+    crate::support::git(&work, &["check-ignore", "-q", ".peat/"]);
     setup();
     let text = std::fs::read_to_string(work.join(".gitignore")).unwrap();
     assert_eq!(text.matches(".peat/").count(), 1, "{text}");
 
     // A repository that ignores it its own way is left alone.
     let other = Env::new();
-    crate::dispatch::repo(&other);
+    crate::support::repo(&other);
     std::fs::write(other.path("work/.gitignore"), "target\n/.peat\n").unwrap();
     let r = crate::support::Run::of(
         other

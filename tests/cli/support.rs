@@ -283,17 +283,33 @@ pub fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
 pub const SESSION_A: &str = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
 pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
 
-/// The data directory holding the installed model, as the environment running the tests
-/// sees it; `None` (and a note) when it is not installed and not required.
+/// "Now" for the commands [`peat`] runs: six days after the transcripts' day.
+pub const NOW: &str = "2026-07-20T12:00:00Z";
+
+/// `peat ARGS` at [`NOW`].
+pub fn peat(env: &Env, args: &[&str]) -> Run {
+    Run::of(env.cmd().env("PEAT_NOW", NOW).args(args).output().unwrap())
+}
+
+/// Make the test's working directory a repository with one commit of `src/server.ts` and
+/// `README.md`; returns the commit's full hash.
+pub fn repo(env: &Env) -> String {
+    let work = env.path("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(work.join("src/server.ts"), "app.use(cors());\n").unwrap();
+    std::fs::write(work.join("README.md"), "# acme\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "add the server"]);
+    git(&work, &["rev-parse", "HEAD"])
+}
+
+/// The data directory holding the installed model, found by the library's own rule from the
+/// environment running the tests; `None` (and a note) when it is not installed and not
+/// required.
 #[track_caller]
 pub fn model_data_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("PEAT_DATA_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("XDG_DATA_HOME") {
-            Some(x) => PathBuf::from(x).join("peat"),
-            None => PathBuf::from(std::env::var_os("HOME")?).join(".local/share/peat"),
-        },
-    };
+    let dir = peat::embed::Lookup::from_process().data_dir?;
     if dir.join("models").is_dir() {
         return Some(dir);
     }
@@ -304,4 +320,4 @@ pub fn model_data_dir() -> Option<PathBuf> {
     None
 }
 
-pub use peat::testing::skip;
+pub use peat::testing::{files_holding, git, on_path, require_git, skip};
