@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
-use crate::change::{Change, Replacement};
-use crate::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
-use crate::time::parse_iso_ms;
+use crate::vocab::change::{Change, Replacement};
+use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
+use crate::vocab::time::parse_iso_ms;
 
 /// Unanswered tool calls kept at most; past this the oldest is forgotten (its result, if it
 /// ever comes, is then ignored). Keeps the saved state small when results go missing.
@@ -645,8 +645,8 @@ fn edit(name: &str, input: &Value) -> Option<(String, TouchOp, Change)> {
 mod tests {
     use super::*;
     use crate::capture::{ParserState, parse_str, reader};
-    use crate::change::BlobId;
-    use crate::event::{SEQ_STRIDE, Vcs};
+    use crate::vocab::change::BlobId;
+    use crate::vocab::event::{SEQ_STRIDE, Vcs};
     use serde_json::json;
 
     const CONTENT_SHAPES: &str = include_str!("../../tests/fixtures/claude/content-shapes.jsonl");

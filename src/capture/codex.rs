@@ -20,9 +20,9 @@ use serde_json::Value;
 use super::commit::{self, PendingCommit};
 use super::patch::{self, PatchOp};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
-use crate::change::Change;
-use crate::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
-use crate::time::parse_iso_ms;
+use crate::vocab::change::Change;
+use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
+use crate::vocab::time::parse_iso_ms;
 
 /// Calls waiting for their output (or, for patches, their `patch_apply_end`) beyond this
 /// many are forgotten, oldest answered first: a call is answered within its turn.
@@ -1323,7 +1323,7 @@ fn thread_id_in_stem(stem: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::capture::{parse_str, reader};
-    use crate::event::Vcs;
+    use crate::vocab::event::Vcs;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -1509,7 +1509,7 @@ mod tests {
             ]
         );
         // No per-line timestamps: every event carries the header's.
-        let header_ts = crate::time::parse_iso_ms("2025-07-20T13:20:47.060Z").unwrap();
+        let header_ts = crate::vocab::time::parse_iso_ms("2025-07-20T13:20:47.060Z").unwrap();
         assert!(out.events.values().all(|(ts, _)| *ts == header_ts));
     }
 
@@ -1817,7 +1817,7 @@ mod tests {
         let (p, _) = feed(&lines, &FileHints::default());
         assert_eq!(
             p.last_ts(),
-            crate::time::parse_iso_ms("2026-05-04T10:53:05.000Z").unwrap()
+            crate::vocab::time::parse_iso_ms("2026-05-04T10:53:05.000Z").unwrap()
         );
     }
 

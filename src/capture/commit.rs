@@ -2,7 +2,7 @@
 //! output printed. Shared by both parsers: the command is on the tool call, the output on
 //! its result (in Claude Code, a later line).
 
-use crate::event::{COMMIT_MESSAGE_CAP, Event, Vcs, cap};
+use crate::vocab::event::{COMMIT_MESSAGE_CAP, Event, Vcs, cap};
 
 /// A commit-making command seen on a tool call, waiting for its output.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::{Emit, FileHints, ParserState};
-use crate::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
+use crate::vocab::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
 
 /// Commit a chunk once this many events or blob bytes are pending.
 const CHUNK_EVENTS: usize = 5_000;

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::change::{BlobId, Change};
-use crate::event::{Event, Seq, SessionId};
+use crate::vocab::change::{BlobId, Change};
+use crate::vocab::event::{Event, Seq, SessionId};
 
 pub use driver::{CaptureError, CaptureOptions, Receipt, capture_file};
 
@@ -74,7 +74,7 @@ impl LineSlots {
 
     /// How many slots are left.
     pub fn left(&self) -> u32 {
-        crate::event::SEQ_STRIDE.saturating_sub(self.next)
+        crate::vocab::event::SEQ_STRIDE.saturating_sub(self.next)
     }
 }
 
@@ -83,7 +83,7 @@ impl Iterator for LineSlots {
 
     /// The next free seq on this line, or `None` when the line's 16 slots are used up.
     fn next(&mut self) -> Option<Seq> {
-        if self.next >= crate::event::SEQ_STRIDE {
+        if self.next >= crate::vocab::event::SEQ_STRIDE {
             return None;
         }
         let seq = Seq::at_line(self.line, self.next);

@@ -12,7 +12,7 @@
 //! trailing newline, bare or headed `@@`, a first hunk without `@@` and `*** End of File` are
 //! all accepted, and lines it cannot place are skipped.
 
-use crate::change::Hunk;
+use crate::vocab::change::Hunk;
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::change::BlobId;
-use crate::event::{Envelope, EventId, Seq, SessionId};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Envelope, EventId, Seq, SessionId};
 
 pub use locate::{Location, locate, recorded};
 pub use lock::LockError;
@@ -670,7 +670,7 @@ fn fault(path: &Path, e: fjall::Error, carried: u64) -> LedgerError {
         },
         None => LedgerError::Store {
             path: path.to_path_buf(),
-            detail: crate::error::storage_sentence(&e),
+            detail: crate::cli::error::storage_sentence(&e),
         },
     }
 }
@@ -939,7 +939,7 @@ pub(crate) fn open_for_test(dir: &Path) -> Ledger {
 mod tests {
     use super::open_for_test as open;
     use super::*;
-    use crate::event::Event;
+    use crate::vocab::event::Event;
 
     fn said(session: &str, ts: i64, text: &str) -> Envelope {
         Envelope::new(

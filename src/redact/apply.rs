@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use super::Redactor;
-use crate::change::{BlobId, Change, Replacement};
-use crate::event::{Envelope, Event};
 use crate::ledger::WriteSet;
+use crate::vocab::change::{BlobId, Change, Replacement};
+use crate::vocab::event::{Envelope, Event};
 
 /// Redact every text of `set` in place: the events, the change blobs (a redacted blob is
 /// a new blob: the events that name it are pointed at the new id) and the cursor.

@@ -18,11 +18,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Redactor, apply};
-use crate::change::BlobId;
-use crate::event::Envelope;
 use crate::ledger::{Ledger, LedgerError, WriteSet};
 use crate::views::rows::TextRow;
 use crate::views::{ModelSlot, ViewError, Views};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::Envelope;
 
 /// The file in the store naming the rule-set version last applied to all of it.
 pub const VERSION_FILE: &str = "redact.version";
@@ -225,9 +225,9 @@ fn redact_blob(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::change::Change;
-    use crate::event::{Event, EventId, Seq, SessionId, TouchOp};
     use crate::ledger::open_for_test as open;
+    use crate::vocab::change::Change;
+    use crate::vocab::event::{Event, EventId, Seq, SessionId, TouchOp};
 
     const AWS: &str = "AKIAZ7Q2XWJ4VHMK3PLN";
 
@@ -311,9 +311,9 @@ mod tests {
         // The record as it stood before the revision: the first versions, redacted.
         let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
         let copied =
-            crate::asof::copy_past(&views, 200, &dir.path().join("scratch"), true).unwrap();
+            crate::views::asof::copy_past(&views, 200, &dir.path().join("scratch"), true).unwrap();
         drop(views);
-        let past = crate::asof::replay(copied, &mut model, tz).unwrap();
+        let past = crate::views::asof::replay(copied, &mut model, tz).unwrap();
         let id = |seq| EventId {
             session: session(),
             seq: Seq(seq),

@@ -15,9 +15,9 @@ use std::path::Path;
 
 use super::rows::TextKind;
 use super::{ViewError, Views};
-use crate::event::{EventId, Seq, SessionId};
 use crate::ledger::Ledger;
-use crate::session::SessionRollup;
+use crate::reads::session::SessionRollup;
+use crate::vocab::event::{EventId, Seq, SessionId};
 
 /// The file, in the store.
 pub const FILE: &str = "closings.json";
@@ -42,7 +42,7 @@ pub struct Closings {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Closing {
     pub session: SessionId,
-    /// Its handle when the file was written (see [`crate::handle`]).
+    /// Its handle when the file was written (see [`crate::views::handle`]).
     pub handle: String,
     pub seq: Seq,
     pub end_ms: i64,
@@ -91,7 +91,7 @@ pub fn newest(
             continue;
         };
         out.push(Closing {
-            handle: crate::handle::of(&session),
+            handle: crate::views::handle::of(&session),
             session,
             seq,
             end_ms,
@@ -156,9 +156,9 @@ pub fn discard(store: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Envelope, Event};
     use crate::ledger::{WriteSet, open_for_test};
     use crate::views::ModelSlot;
+    use crate::vocab::event::{Envelope, Event};
 
     fn meta(parent: Option<&str>) -> Event {
         Event::SessionMeta {

@@ -44,8 +44,8 @@ use tantivy::{
 };
 
 use super::rows::TextFilter;
-use crate::event::EventId;
 use crate::ledger::{decode_event_key, event_key};
+use crate::vocab::event::EventId;
 
 /// Tantivy's built-in English analyzer: split on non-alphanumerics, drop tokens over 40
 /// bytes (base64, hashes glued to paths), lowercase, Snowball English stemmer. Built in, so
@@ -714,7 +714,7 @@ fn split_quotes(query: &str) -> Vec<(bool, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Seq, SessionId};
+    use crate::vocab::event::{Seq, SessionId};
 
     /// Search with no filter.
     pub(super) trait Unfiltered {
@@ -787,7 +787,7 @@ mod tests {
         assert_eq!(ix.len(), 2);
     }
 
-    const OBS_SEQ: u32 = crate::event::OBS_SEQ_BASE + 3;
+    const OBS_SEQ: u32 = crate::vocab::event::OBS_SEQ_BASE + 3;
 
     #[test]
     fn a_retracted_text_is_unfindable_also_after_reopening() {
@@ -1271,7 +1271,7 @@ mod tests {
 mod bench {
     use super::tests::Unfiltered;
     use super::*;
-    use crate::event::{Seq, SessionId};
+    use crate::vocab::event::{Seq, SessionId};
     use std::time::{Duration, Instant};
 
     const DOCS: u32 = 44_000;

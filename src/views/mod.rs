@@ -6,8 +6,10 @@
 //! embedding model or time zone rebuilds them from the ledger into a new generation, and the
 //! old generation is dropped only once the new one is complete.
 
+pub mod asof;
 pub mod closings;
 pub(crate) mod fault;
+pub mod handle;
 pub mod keyword;
 pub mod rows;
 pub mod source;
@@ -21,10 +23,10 @@ use std::path::{Path, PathBuf};
 
 use crate::embed::resident::{Loader, Residency};
 use crate::embed::{EmbedError, Embedder};
-use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::lock::ViewsLock;
 use crate::ledger::{FeedEntry, Ledger, LedgerError, event_key};
-use crate::session::{Cited, SessionRollup, SessionSummary};
+use crate::reads::session::{Cited, SessionRollup, SessionSummary};
+use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
 use fault::Fault;
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
@@ -77,7 +79,7 @@ pub enum ViewError {
 
 impl ViewError {
     pub fn store(e: fjall::Error) -> ViewError {
-        ViewError::Store(crate::error::storage_sentence(&e))
+        ViewError::Store(crate::cli::error::storage_sentence(&e))
     }
 }
 
@@ -308,8 +310,8 @@ pub struct Views {
     /// Ledger changes these views do not show yet: 0 unless opened as they stand beside a
     /// writer (see [`Views::beside_writer`]).
     behind: u64,
-    /// The sessions table registered for this thread's session handles (`crate::handle`).
-    handles: crate::handle::Installed,
+    /// The sessions table registered for this thread's session handles (`crate::views::handle`).
+    handles: crate::views::handle::Installed,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -549,7 +551,7 @@ impl Views {
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
-            handles: crate::handle::install(&tables.ks),
+            handles: crate::views::handle::install(&tables.ks),
             tables,
             keyword,
             db,
@@ -608,7 +610,7 @@ impl Views {
     ) -> Result<Views, ViewError> {
         // The position this fold records: from the database, as the events it folds are.
         let upto = ledger.last_lsn_stored()?;
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
         // The events table holds current versions only: the versions revisions replaced
         // are the old halves of the feed's revisions.
         let folded = Folded {
@@ -704,7 +706,7 @@ impl Views {
                 writes.insert(tables::tkey(table, &r?.0), None);
             }
         }
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
         for entry in ledger.revisions() {
             let c = entry?;
             if let Some(old) = &c.old {
@@ -765,7 +767,7 @@ impl Views {
         } else {
             fault::chunk(CHUNK)
         };
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
         for change in ledger.changes_after(lsn) {
             let c = change?;
             lsn = c.lsn;

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::change::BlobId;
-use crate::event::{Basis, Event, EventId, SessionId, TouchOp};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Basis, Event, EventId, SessionId, TouchOp};
 
 /// One recorded edit of one path (a row of the files view; its change blob is a row of the
 /// changes view under the same key).

@@ -7,8 +7,8 @@
 //! it stands (see [`Views::behind`]), where the ledger could not be opened at all.
 
 use super::{ViewError, Views};
-use crate::change::BlobId;
-use crate::event::{Envelope, Event, EventId, SessionId};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Envelope, Event, EventId, SessionId};
 
 /// The events a read sees: the views' copy of the ledger's.
 #[derive(Clone, Copy)]
@@ -91,11 +91,11 @@ impl<'a> EventSource<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::change::{BlobId, Change};
-    use crate::event::{Event, Seq};
     use crate::ledger::Ledger;
     use crate::ledger::{Access, Mode, WriteSet};
     use crate::views::ModelSlot;
+    use crate::vocab::change::{BlobId, Change};
+    use crate::vocab::event::{Event, Seq};
 
     fn open(dir: &std::path::Path) -> Ledger {
         Ledger::open(

@@ -13,10 +13,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::ViewError;
 use super::rows::{FileRow, TextRow};
-use crate::change::BlobId;
-use crate::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{LedgerError, event_key};
-use crate::session::SessionRollup;
+use crate::reads::session::SessionRollup;
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 
 /// What one local calendar day holds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -108,7 +108,7 @@ pub enum Table {
     /// Every touched path with its bytes reversed, then the event: a path's tail (its path
     /// relative to a repository root) is a prefix here.
     Tails = 9,
-    /// Each session's log steps, by event key and step index (see `crate::log`).
+    /// Each session's log steps, by event key and step index (see `crate::reads::log`).
     Steps = 10,
     /// Each event's current envelope, as the ledger stores it (redacted at capture), by
     /// event key: what `show` and `events` read while a writer holds the ledger.
@@ -559,7 +559,7 @@ impl Pending {
             );
         }
         // What each edit's change blob adds and removes (read once, for the changes table).
-        let mut sizes: HashMap<BlobId, crate::diff::Size> = HashMap::new();
+        let mut sizes: HashMap<BlobId, crate::vocab::diff::Size> = HashMap::new();
         if let Event::FileTouch {
             path,
             op,
@@ -584,7 +584,7 @@ impl Pending {
                 };
                 // The step below is sized from the same bytes: each blob is read once.
                 if let (Some(blob), Some(b)) = (change, &bytes) {
-                    let size = serde_json::from_slice(b).map(|c| crate::diff::size(&c));
+                    let size = serde_json::from_slice(b).map(|c| crate::vocab::diff::size(&c));
                     sizes.insert(blob, size.unwrap_or_default());
                 }
                 self.files.insert(
@@ -600,7 +600,7 @@ impl Pending {
             }
         }
         // Every step the event makes, each edit sized from what it wrote.
-        let size = |change: &Option<BlobId>| -> Result<crate::diff::Size, ViewError> {
+        let size = |change: &Option<BlobId>| -> Result<crate::vocab::diff::Size, ViewError> {
             Ok(change
                 .and_then(|blob| sizes.get(&blob).copied())
                 .unwrap_or_default())
@@ -609,7 +609,7 @@ impl Pending {
         let steps = if stale {
             Vec::new()
         } else {
-            crate::log::steps_of(&env.kind, size)?
+            crate::reads::log::steps_of(&env.kind, size)?
         };
         for (i, step) in steps.iter().enumerate() {
             let k = tkey(Table::Steps, &step_key(&key, i as u16));

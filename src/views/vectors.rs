@@ -20,7 +20,7 @@ use super::fault::{self, Fault};
 use super::tables::{Table, Writes, split_key, tkey};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
-use crate::event::{EventId, SessionId};
+use crate::vocab::event::{EventId, SessionId};
 
 /// Texts embedded per model call.
 const BATCH: usize = 32;
@@ -508,7 +508,7 @@ mod tests {
     fn a_loaded_lane_gives_the_stored_similarity_of_each_event_and_none_of_others() {
         let id = |s: &str, seq: u32| EventId {
             session: SessionId(s.into()),
-            seq: crate::event::Seq(seq),
+            seq: crate::vocab::event::Seq(seq),
         };
         let vector = |k: usize| -> Vec<f32> {
             let v: Vec<f32> = (0..16).map(|i| ((i * (k + 3)) % 7) as f32 - 3.0).collect();

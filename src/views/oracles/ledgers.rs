@@ -6,8 +6,8 @@
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::change::{BlobId, Change, Replacement};
-use crate::event::{
+use crate::vocab::change::{BlobId, Change, Replacement};
+use crate::vocab::event::{
     Agent, Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId, TouchOp, Touched, Vcs,
 };
 
@@ -161,7 +161,7 @@ pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     };
     let seq = match v.kind {
         Kind::Obs { .. } => OBS_SEQ_BASE + slot,
-        Kind::Distill => crate::event::RESERVED_SEQ_BASE + slot,
+        Kind::Distill => crate::vocab::event::RESERVED_SEQ_BASE + slot,
         _ => slot * 16,
     };
     // A fixed time is a function of the event's id, so a revision keeps it.

@@ -5,17 +5,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::change::{BlobId, Change};
-use crate::diff::Size;
 use crate::embed::hash::HashEmbedder;
-use crate::event::{Envelope, Event, EventId, SessionId};
 use crate::ledger::decode_event_key;
-use crate::log::Step;
-use crate::session::SessionRollup;
+use crate::reads::log::Step;
+use crate::reads::session::SessionRollup;
 use crate::views::Views;
 use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextKind, TextRow};
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
+use crate::vocab::change::{BlobId, Change};
+use crate::vocab::diff::Size;
+use crate::vocab::event::{Envelope, Event, EventId, SessionId};
 
 /// Everything the views hold, as plain data.
 #[derive(Debug, Default, PartialEq)]

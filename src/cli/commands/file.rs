@@ -1,0 +1,181 @@
+use clap::Args;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::ctx::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::ui::clip;
+use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths};
+use crate::views::Views;
+use crate::vocab::event::{SessionId, TouchOp};
+
+/// How many edits the text reading lists before pointing at `--json`.
+const SHOWN: usize = 20;
+
+/// List the recorded edits of a file or directory, present here or not
+///
+/// Newest first, each with its session, age, what it did, the prompt that led to it and the
+/// command that shows it. A path is found by its exact recording, else by its path relative
+/// to the repository root (edits made in another checkout, or to a file deleted since).
+/// `peat PATH` is the same when PATH looks like a path; `peat blame FILE` says which edit
+/// wrote each line.
+#[derive(Args, Debug)]
+pub struct FileArgs {
+    /// The file or directory (it need not exist here)
+    #[arg(value_name = "PATH")]
+    pub path: String,
+}
+
+/// One recorded edit, as the listing shows it.
+#[derive(Serialize)]
+struct Listed {
+    #[serde(flatten)]
+    edit: FileEdit,
+    age: String,
+    prompt: Option<Prompt>,
+    show: String,
+}
+
+/// What a path typed here names, in the record's terms.
+pub fn wanted(ctx: &Ctx, typed: &str) -> Wanted {
+    let joined = ctx.cwd.join(typed);
+    let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| normalize(&joined));
+    let rel = ctx.location.root.as_deref().and_then(|root| {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        abs.strip_prefix(root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|r| !r.is_empty())
+    });
+    Wanted {
+        dir: abs.is_dir(),
+        abs: abs.to_string_lossy().into_owned(),
+        rel,
+    }
+}
+
+/// `a/./b/../c` as `a/c`, for a path that does not exist (and so cannot be canonicalized).
+fn normalize(p: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+pub fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
+    let (ledger, views, _model) = ctx.read_views()?;
+    let wanted = wanted(ctx, &args.path);
+    let paths = recorded_paths(&views, &wanted)?;
+    let mut edits = edits_of(&views, &paths)?;
+    drop(ledger);
+    if edits.is_empty() {
+        if ctx.json {
+            writeln!(
+                std::io::stdout(),
+                "{}",
+                serde_json::json!({ "touches": [], "behind": views.behind() })
+            )?;
+        }
+        ctx.ui
+            .note(&format!("peat: no recorded edit touched {}", args.path));
+        return Ok(1);
+    }
+    edits.reverse();
+    print(ctx, &views, &args.path, &wanted, edits)
+}
+
+/// Print `edits` (newest first) of the path typed as `shown`.
+fn print(
+    ctx: &Ctx,
+    views: &Views,
+    shown: &str,
+    wanted: &Wanted,
+    edits: Vec<FileEdit>,
+) -> Result<u8, CliError> {
+    let mut prompts = Prompts::default();
+    let mut listed = Vec::with_capacity(edits.len());
+    for e in edits {
+        listed.push(Listed {
+            age: crate::vocab::time::age(ctx.now_ms, e.ts_ms, &ctx.tz),
+            prompt: prompts.answered_by(views, &e.session, e.seq)?,
+            show: format!("peat show {} {}", e.session.short(), e.seq),
+            edit: e,
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    if ctx.json {
+        let doc = serde_json::json!({ "touches": listed, "behind": views.behind() });
+        serde_json::to_writer(&mut out, &doc).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let ui = &ctx.ui;
+    for l in listed.iter().take(SHOWN) {
+        let e = &l.edit;
+        let mut tag = format!("{} · {}", e.session.short(), l.age);
+        if e.failed {
+            tag.push_str(" · failed");
+        }
+        let mut what = op_label(e.op);
+        if e.path != wanted.abs {
+            what.push(' ');
+            what.push_str(&super::dispatch::short_path(ctx, &e.path));
+        }
+        if let Some(p) = &l.prompt {
+            what.push_str(&format!("  \"{}\"", clip(&p.text.replace('\n', " "), 60)));
+        }
+        writeln!(
+            out,
+            "  {} {}  {}",
+            ui.dim(&format!("[{tag}]")),
+            ui.safe(&what),
+            ui.dim(&format!("▸ {}", l.show))
+        )?;
+    }
+    if listed.len() > SHOWN {
+        let sessions: BTreeSet<&SessionId> = listed.iter().map(|l| &l.edit.session).collect();
+        writeln!(
+            out,
+            "  … {} more edits ({} sessions in all)  {}",
+            listed.len() - SHOWN,
+            sessions.len(),
+            ui.dim(&format!("▸ peat file {shown} --json"))
+        )?;
+    }
+    if Path::new(&wanted.abs).is_file() {
+        writeln!(
+            out,
+            "  {}",
+            ui.dim(&format!(
+                "▸ peat blame {shown}   (which edit wrote each line)"
+            ))
+        )?;
+    }
+    Ok(0)
+}
+
+fn op_label(op: TouchOp) -> String {
+    crate::vocab::event::serde_plain(&op).replace('_', "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_path_is_normalized_without_the_disk() {
+        assert_eq!(
+            normalize(Path::new("/r/./src/../lib/x.rs")),
+            Path::new("/r/lib/x.rs")
+        );
+    }
+}

@@ -1,0 +1,191 @@
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::capture::{self, CaptureError, CaptureOptions};
+use crate::cli::ctx::Ctx;
+use crate::cli::error::{CliError, EXIT_ERROR};
+use crate::ledger::{Mode, Written};
+
+/// Capture every transcript on this machine (or under the given folders)
+///
+/// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and
+/// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME). Idempotent and
+/// incremental: a transcript already captured is only read from where it was left.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+/// The ledger is reopened this often during a long import, so hooks can get in between.
+const HOLD_AT_MOST: Duration = Duration::from_secs(1);
+
+pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
+    let roots = if args.dirs.is_empty() {
+        default_roots(ctx)
+    } else {
+        for d in &args.dirs {
+            if !d.is_dir() {
+                return Err(
+                    CliError::user(format!("{} is not a folder", d.display())).hint(
+                        "Give folders that hold transcripts, or no argument for the usual places.",
+                    ),
+                );
+            }
+        }
+        args.dirs.clone()
+    };
+    let mut files = Vec::new();
+    for root in &roots {
+        walk(root, &mut files);
+    }
+    let done = import_files(ctx, files)?;
+    ctx.ui.note(&done.line());
+    if done.files == 0 {
+        let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        ctx.ui
+            .note(&format!("no transcripts found under {}", looked.join(", ")));
+    }
+    Ok(if done.failed > 0 { EXIT_ERROR } else { 0 })
+}
+
+/// What [`import_files`] did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub files: usize,
+    pub not_transcripts: usize,
+    pub failed: usize,
+    pub sessions: usize,
+    pub events: usize,
+    pub written: Written,
+    pub skipped: u64,
+}
+
+impl Imported {
+    /// `imported 3 transcripts (3 sessions): 161 events (161 new, 0 revised)` and what
+    /// was skipped.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "imported {} transcripts ({} sessions): {} events ({} new, {} revised)",
+            self.files - self.not_transcripts,
+            self.sessions,
+            self.events,
+            self.written.new,
+            self.written.replaced
+        );
+        if self.skipped > 0 {
+            line.push_str(&format!("; {} bad lines skipped", self.skipped));
+        }
+        if self.not_transcripts > 0 {
+            line.push_str(&format!(
+                "; {} files were not transcripts",
+                self.not_transcripts
+            ));
+        }
+        if self.failed > 0 {
+            line.push_str(&format!("; {} files could not be read", self.failed));
+        }
+        line
+    }
+}
+
+/// Capture `files` (sorted first), reopening the ledger every second so hooks can get in
+/// between, then bring the views up to date. A file that cannot be read is reported on
+/// stderr and counted; the rest go on.
+pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliError> {
+    files.sort();
+    files.dedup();
+    let bar = ctx.ui.progress(files.len() as u64, "importing");
+    let opts = CaptureOptions::default();
+    let mut done = Imported {
+        files: files.len(),
+        ..Imported::default()
+    };
+    let mut sessions = std::collections::BTreeSet::new();
+    let mut ledger = None;
+    let mut opened = Instant::now();
+    for file in &files {
+        if ledger.is_none() || opened.elapsed() > HOLD_AT_MOST {
+            if let Some(l) = ledger.take() {
+                crate::ledger::Ledger::sync(&l)?;
+            }
+            ledger = Some(ctx.open(Mode::Create)?);
+            opened = Instant::now();
+        }
+        let Some(l) = ledger.as_mut() else { continue };
+        match capture::capture_file(l, file, &opts) {
+            Ok(r) => {
+                done.written += r.written;
+                done.events += r.events;
+                done.skipped += r.skipped;
+                if let Some(s) = r.session {
+                    sessions.insert(s);
+                }
+            }
+            Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
+            // The store failing (busy, full, damaged) stops the import; a bad file does not.
+            Err(e @ CaptureError::Ledger(_)) => return Err(e.into()),
+            Err(e) => {
+                let e = CliError::from(e);
+                done.failed += 1;
+                match &bar {
+                    Some(b) => b.suspend(|| crate::cli::ui::stderr_line(&e.to_string())),
+                    None => crate::cli::ui::stderr_line(&e.to_string()),
+                }
+            }
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    done.sessions = sessions.len();
+    let ledger = match ledger {
+        Some(l) => l,
+        None => ctx.open(Mode::Create)?,
+    };
+    ledger.sync()?;
+    if let Some(b) = &bar {
+        b.set_message("indexing");
+    }
+    super::capture::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
+    drop(ledger);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(done)
+}
+
+fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
+    [
+        ctx.claude_home.join("projects"),
+        ctx.codex_home.join("sessions"),
+        ctx.codex_home.join("archived_sessions"),
+    ]
+    .into_iter()
+    .filter(|p| p.is_dir())
+    .collect()
+}
+
+/// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders.
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            walk(&path, out);
+        } else if kind.is_file() || kind.is_symlink() && path.is_file() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".jsonl") || name.ends_with(".jsonl.zst") {
+                out.push(path);
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The output contract. stdout carries the product and nothing else; notes, receipts and
+//! progress go to stderr. Colour only on a terminal, never with `NO_COLOR` or `TERM=dumb`.
+//! `--json` output is never clipped, styled or sanitized (JSON escaping is its own safety).
+
+use std::io::{self, IsTerminal, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// Set when stderr is a hook log (a capture a hook started): each line then starts with
+/// the time and the hook's tag, as the log's own lines do.
+static STDERR_TAG: OnceLock<String> = OnceLock::new();
+
+/// Mark stderr as the hook log of the hook `tag` names (see [`crate::cli::hook::LOG_TAG_VAR`]).
+pub fn stderr_is_hook_log(tag: String) {
+    let _ = STDERR_TAG.set(tag);
+}
+
+/// Write `msg` on stderr, each of its lines tagged when stderr is a hook log.
+pub fn stderr_line(msg: &str) {
+    let mut err = io::stderr().lock();
+    let _ = match STDERR_TAG.get() {
+        Some(tag) => msg
+            .lines()
+            .try_for_each(|l| writeln!(err, "{}", crate::cli::hook::log_line(tag, l))),
+        None => writeln!(err, "{msg}"),
+    };
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Ui {
+    pub stdout_tty: bool,
+    pub stderr_tty: bool,
+    /// Styling is allowed on stdout.
+    pub color: bool,
+    /// Styling is allowed on stderr.
+    pub err_color: bool,
+}
+
+impl Ui {
+    /// Styles only on a terminal, and never when `plain` (`NO_COLOR` or `TERM=dumb`, which
+    /// the context reads).
+    pub fn detect(plain: bool) -> Ui {
+        let stdout_tty = io::stdout().is_terminal();
+        let stderr_tty = io::stderr().is_terminal();
+        Ui {
+            stdout_tty,
+            stderr_tty,
+            color: stdout_tty && !plain,
+            err_color: stderr_tty && !plain,
+        }
+    }
+
+    /// A status line on stderr (receipts, what was done).
+    pub fn note(&self, msg: &str) {
+        stderr_line(msg);
+    }
+
+    /// A warning on stderr: something was skipped, the run goes on.
+    pub fn warn(&self, msg: &str) {
+        let head = if self.err_color {
+            "\x1b[33mpeat:\x1b[0m"
+        } else {
+            "peat:"
+        };
+        stderr_line(&format!("{head} {msg}"));
+    }
+
+    /// Where a long listing goes: through `less -RFX` on a terminal, else stdout.
+    pub fn pager(&self) -> Out {
+        if self.stdout_tty
+            && let Ok(mut child) = Command::new("less")
+                .arg("-RFX")
+                .stdin(Stdio::piped())
+                .spawn()
+            && let Some(stdin) = child.stdin.take()
+        {
+            return Out::Pager {
+                child,
+                stdin: io::BufWriter::new(stdin),
+            };
+        }
+        Out::stdout()
+    }
+
+    /// A progress bar on stderr, only on a terminal.
+    pub fn progress(&self, len: u64, what: &str) -> Option<indicatif::ProgressBar> {
+        if !self.stderr_tty {
+            return None;
+        }
+        let bar = indicatif::ProgressBar::new(len);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {pos}/{len} {wide_bar} {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_string());
+        Some(bar)
+    }
+
+    /// Make transcript text safe for a terminal (control, bidi and zero-width characters
+    /// escaped); piped output is left byte-exact.
+    pub fn safe<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.stdout_tty {
+            sanitize(s)
+        } else {
+            std::borrow::Cow::Borrowed(s)
+        }
+    }
+
+    /// `s` dimmed on a terminal.
+    pub fn dim(&self, s: &str) -> String {
+        self.style("2", s)
+    }
+
+    /// `s` in bold on a terminal.
+    pub fn bold(&self, s: &str) -> String {
+        self.style("1", s)
+    }
+
+    /// `s` in the accent colour on a terminal.
+    pub fn accent(&self, s: &str) -> String {
+        self.style("36", s)
+    }
+
+    fn style(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// stdout, or a pager in front of it.
+/// Buffered: stdout alone writes each line as it ends (a syscall per line, a fifth of
+/// `events --json`), and a pager's pipe each piece of a line.
+pub enum Out {
+    Stdout(io::BufWriter<io::StdoutLock<'static>>),
+    Pager {
+        child: Child,
+        stdin: io::BufWriter<std::process::ChildStdin>,
+    },
+}
+
+impl Out {
+    /// Standard output, whatever it is (no pager).
+    pub fn stdout() -> Out {
+        Out::Stdout(io::BufWriter::with_capacity(1 << 16, io::stdout().lock()))
+    }
+
+    /// Write out what is buffered, close the pager (if any) and wait for the person to
+    /// leave it.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Out::Stdout(mut s) => s.flush(),
+            Out::Pager { mut child, stdin } => {
+                // A pager the person quit early has closed its pipe: nothing to report.
+                drop(stdin.into_inner());
+                child.wait().map(|_| ())
+            }
+        }
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::Stdout(s) => s.write(buf),
+            Out::Pager { stdin, .. } => stdin.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::Stdout(s) => s.flush(),
+            Out::Pager { stdin, .. } => stdin.flush(),
+        }
+    }
+}
+
+/// Escape what a terminal would interpret: C0/C1 controls (but tab), bidi overrides,
+/// zero-width characters.
+pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && c != '\t' && c != '\n')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if bad(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Collapse whitespace to single spaces and cut to `n` characters, marking a cut with `…`.
+pub fn clip(s: &str, n: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            if count + 1 > n {
+                out.push('…');
+                return out;
+            }
+            out.push(' ');
+            count += 1;
+        }
+        for c in word.chars() {
+            if count >= n {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            count += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_collapses_whitespace_and_marks_the_cut() {
+        assert_eq!(clip("a  b\n\nc", 10), "a b c");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("ab cd", 2), "ab…");
+        assert_eq!(clip("", 5), "");
+    }
+
+    #[test]
+    fn terminal_escapes_in_transcript_text_are_defused() {
+        assert_eq!(sanitize("plain"), "plain");
+        let s = sanitize("red \x1b[31m and \u{202E}rtl");
+        assert!(!s.contains('\x1b'));
+        assert!(!s.contains('\u{202E}'));
+        assert!(s.contains("\\u{1b}"));
+    }
+}

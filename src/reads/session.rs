@@ -1,0 +1,441 @@
+//! What a session was, folded from its events: where it ran, when, what the person first
+//! asked, what the agent said last, and how much work it did.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::vocab::event::{Agent, Envelope, Event, Seq, SessionId};
+
+/// A text and where it sits, so every summary line can name the command that reads more.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cited {
+    pub seq: Seq,
+    pub ts_ms: i64,
+    pub text: String,
+}
+
+/// A session folded from its events, invertibly: applying an event with `sign` -1 undoes
+/// applying it with +1, so a revised event can be retracted exactly. Texts are not kept,
+/// only where they are (`prompt_seqs`, `finals`); [`SessionSummary`] hydrates them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionRollup {
+    pub agent: Option<Agent>,
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub parent: Option<SessionId>,
+    /// Earliest and latest time of the session's own activity (observations and
+    /// distillations deposited about it do not count). Not invertible: a revision keeps its event's time,
+    /// so a span only ever grows.
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    pub events: i64,
+    pub prompts: i64,
+    pub tools: i64,
+    pub failed_tools: i64,
+    pub compactions: i64,
+    pub files: BTreeMap<String, i64>,
+    pub commits: BTreeMap<String, i64>,
+    /// Seqs of the person's prompts.
+    pub prompt_seqs: BTreeSet<u32>,
+    /// (time, seq) of every closing message; the last is the session's.
+    pub finals: BTreeSet<(i64, u32)>,
+}
+
+fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
+    match map.get_mut(&key) {
+        Some(n) => {
+            *n += sign;
+            // Keep maps free of zero rows so a retracted key leaves no trace.
+            if *n == 0 {
+                map.remove(&key);
+            }
+        }
+        None => {
+            map.insert(key, sign);
+        }
+    }
+}
+
+impl SessionRollup {
+    /// Fold one event in (`sign` +1) or back out (`sign` -1).
+    pub fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
+        self.events += sign;
+        // A zero timestamp means the transcript gave none; it says nothing about the span.
+        // A claim deposited later (`peat obs --session` on an old session) is not the
+        // session's activity: it must not make the session look current.
+        if sign > 0 && env.ts_ms > 0 && is_activity(&env.kind) {
+            self.start_ms = Some(self.start_ms.map_or(env.ts_ms, |s| s.min(env.ts_ms)));
+            self.end_ms = Some(self.end_ms.map_or(env.ts_ms, |e| e.max(env.ts_ms)));
+        }
+        match &env.kind {
+            Event::SessionMeta {
+                cwd,
+                branch,
+                agent,
+                parent,
+                ..
+            } => {
+                if sign > 0 {
+                    self.cwd = Some(cwd.clone());
+                    self.branch = branch.clone().filter(|b| !b.is_empty());
+                    self.agent = *agent;
+                    self.parent = parent.clone();
+                } else if self.cwd.as_deref() == Some(cwd) {
+                    self.cwd = None;
+                    self.branch = None;
+                }
+            }
+            Event::UserMsg { harness: false, .. } => {
+                self.prompts += sign;
+                set_member(&mut self.prompt_seqs, seq.0, sign);
+            }
+            Event::ToolCall { ok, .. } => {
+                self.tools += sign;
+                if !ok {
+                    self.failed_tools += sign;
+                }
+            }
+            Event::FileTouch { path, more, .. } => {
+                bump(&mut self.files, path.clone(), sign);
+                for t in more {
+                    bump(&mut self.files, t.path.clone(), sign);
+                }
+            }
+            Event::Committed { hash, .. } => bump(&mut self.commits, hash.clone(), sign),
+            Event::Commit { hash, .. } if !hash.is_empty() => {
+                bump(&mut self.commits, hash.clone(), sign)
+            }
+            Event::FinalMsg { .. } => set_member(&mut self.finals, (env.ts_ms, seq.0), sign),
+            Event::Compaction {} => self.compactions += sign,
+            _ => {}
+        }
+    }
+
+    /// The last component of the working directory: where the session ran, in a word.
+    pub fn place(&self) -> String {
+        let cwd = self.cwd.as_deref().unwrap_or("?");
+        cwd.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(cwd)
+            .to_string()
+    }
+
+    /// The seq of the session's closing message (newest by time; the Stop hook's wins a tie).
+    pub fn closing_seq(&self) -> Option<Seq> {
+        self.finals.last().map(|(_, s)| Seq(*s))
+    }
+
+    pub fn first_prompt_seq(&self) -> Option<Seq> {
+        self.prompt_seqs.first().map(|s| Seq(*s))
+    }
+}
+
+/// Whether an event is the session's own work, rather than something deposited about it
+/// afterwards (a claim, a retired distillation), which says nothing about when it ran.
+fn is_activity(kind: &Event) -> bool {
+    !matches!(kind, Event::Obs { .. } | Event::Distill { .. })
+}
+
+fn set_member<T: Ord>(set: &mut BTreeSet<T>, v: T, sign: i64) {
+    if sign > 0 {
+        set.insert(v);
+    } else {
+        set.remove(&v);
+    }
+}
+
+/// A session as listings show it: its rollup with the first prompt and closing message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub session: SessionId,
+    #[serde(flatten)]
+    pub rollup: SessionRollup,
+    pub first_prompt: Option<Cited>,
+    pub closing: Option<Cited>,
+}
+
+impl SessionSummary {
+    /// Fill in the texts `rollup` points at, reading them with `text_of`.
+    pub fn hydrate(
+        session: SessionId,
+        rollup: SessionRollup,
+        mut text_of: impl FnMut(Seq) -> Option<(i64, String)>,
+    ) -> SessionSummary {
+        let mut cite = |seq: Option<Seq>| {
+            let seq = seq?;
+            text_of(seq).map(|(ts_ms, text)| Cited { seq, ts_ms, text })
+        };
+        let first_prompt = cite(rollup.first_prompt_seq());
+        let closing = cite(rollup.closing_seq());
+        SessionSummary {
+            session,
+            rollup,
+            first_prompt,
+            closing,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(ts: i64, kind: Event) -> Envelope {
+        Envelope::new(SessionId("s".into()), ts, kind)
+    }
+
+    #[test]
+    fn the_newest_closing_message_wins_and_the_hook_breaks_ties() {
+        let mut s = SessionRollup::default();
+        s.apply(
+            Seq(50),
+            &env(
+                20,
+                Event::FinalMsg {
+                    text: "late".into(),
+                },
+            ),
+            1,
+        );
+        s.apply(
+            Seq(18),
+            &env(
+                10,
+                Event::FinalMsg {
+                    text: "early".into(),
+                },
+            ),
+            1,
+        );
+        assert_eq!(s.closing_seq(), Some(Seq(50)));
+        let hook = crate::vocab::event::HOOK_FINAL_SEQ;
+        s.apply(
+            Seq(hook),
+            &env(
+                20,
+                Event::FinalMsg {
+                    text: "hook".into(),
+                },
+            ),
+            1,
+        );
+        assert_eq!(s.closing_seq(), Some(Seq(hook)));
+        assert_eq!((s.start_ms, s.end_ms), (Some(10), Some(20)));
+    }
+
+    #[test]
+    fn retracting_an_event_undoes_it_exactly() {
+        let events = [
+            (
+                Seq(0),
+                env(
+                    1,
+                    Event::SessionMeta {
+                        cwd: "/r".into(),
+                        branch: None,
+                        agent: None,
+                        version: None,
+                        parent: None,
+                    },
+                ),
+            ),
+            (
+                Seq(2),
+                env(
+                    2,
+                    Event::UserMsg {
+                        text: "go".into(),
+                        harness: false,
+                    },
+                ),
+            ),
+            (
+                Seq(3),
+                env(
+                    3,
+                    Event::ToolCall {
+                        tool: "Bash".into(),
+                        detail: "x".into(),
+                        ok: false,
+                    },
+                ),
+            ),
+            (
+                Seq(4),
+                env(
+                    3,
+                    Event::FinalMsg {
+                        text: "done".into(),
+                    },
+                ),
+            ),
+        ];
+        let mut s = SessionRollup::default();
+        for (seq, e) in &events[..3] {
+            s.apply(*seq, e, 1);
+        }
+        let before = s.clone();
+        s.apply(events[3].0, &events[3].1, 1);
+        s.apply(events[3].0, &events[3].1, -1);
+        assert_eq!(s, before);
+        let demoted = env(
+            3,
+            Event::Said {
+                text: "done".into(),
+            },
+        );
+        s.apply(Seq(4), &demoted, 1);
+        assert_eq!(s.closing_seq(), None);
+    }
+
+    #[test]
+    fn a_claim_deposited_later_does_not_extend_the_span() {
+        let mut s = SessionRollup::default();
+        let said = Event::Said { text: "ok".into() };
+        s.apply(Seq(1), &env(10, said.clone()), 1);
+        s.apply(Seq(2), &env(20, said), 1);
+        let obs = Event::Obs {
+            subject: "staging".into(),
+            text: "blue first".into(),
+            derived_from: vec![1],
+            basis: None,
+        };
+        s.apply(Seq(crate::vocab::event::OBS_SEQ_BASE), &env(9_000, obs), 1);
+        assert_eq!((s.start_ms, s.end_ms), (Some(10), Some(20)));
+        assert_eq!(s.events, 3);
+    }
+
+    #[test]
+    fn harness_text_is_not_a_prompt() {
+        let mut s = SessionRollup::default();
+        s.apply(
+            Seq(2),
+            &env(
+                1,
+                Event::UserMsg {
+                    text: "<command-name>/clear".into(),
+                    harness: true,
+                },
+            ),
+            1,
+        );
+        s.apply(
+            Seq(34),
+            &env(
+                2,
+                Event::UserMsg {
+                    text: "fix the parser".into(),
+                    harness: false,
+                },
+            ),
+            1,
+        );
+        assert_eq!(s.prompts, 1);
+        assert_eq!(s.first_prompt_seq(), Some(Seq(34)));
+    }
+}
+
+/// Why a session prefix did not name one session.
+#[derive(Debug, PartialEq)]
+pub enum NoSession {
+    None,
+    Ambiguous(Vec<SessionId>),
+}
+
+/// The session `prefix` names: an exact id, else the one id that starts with it. A parent
+/// session wins over its own subagents (`<parent>/agent-…`).
+pub fn resolve_prefix(
+    ledger: &crate::ledger::Ledger,
+    prefix: &str,
+) -> Result<Result<SessionId, NoSession>, crate::ledger::LedgerError> {
+    let all = ledger.sessions()?;
+    Ok(pick(all, prefix))
+}
+
+/// The session `prefix` names among `all` (the sessions view's ids), by the same rules.
+/// A prefix with a slash names subagents: `3f6c2a9e/a7c` is every subagent whose parent
+/// starts with `3f6c2a9e` and whose agent id (with or without `agent-`) starts with `a7c`,
+/// which is how [`SessionId::short`] writes a subagent's handle.
+pub fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
+    if let Some(exact) = all.iter().find(|s| s.as_str() == prefix) {
+        return Ok(exact.clone());
+    }
+    let matching: Vec<SessionId> = all
+        .into_iter()
+        .filter(|s| matches_prefix(s, prefix))
+        .collect();
+    let top: Vec<&SessionId> = matching
+        .iter()
+        .filter(|s| !s.as_str().contains('/'))
+        .collect();
+    match (top.as_slice(), matching.as_slice()) {
+        ([one], _) => Ok((*one).clone()),
+        ([], [one]) => Ok(one.clone()),
+        (_, []) => Err(NoSession::None),
+        _ => Err(NoSession::Ambiguous(matching)),
+    }
+}
+
+fn matches_prefix(id: &SessionId, prefix: &str) -> bool {
+    match (prefix.split_once('/'), id.as_str().split_once('/')) {
+        (Some((want_parent, want_child)), Some((parent, child))) => {
+            parent.starts_with(want_parent)
+                && (child.starts_with(want_child)
+                    || child
+                        .strip_prefix("agent-")
+                        .is_some_and(|c| c.starts_with(want_child)))
+        }
+        (Some(_), None) => false,
+        (None, _) => id.as_str().starts_with(prefix),
+    }
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<SessionId> {
+        v.iter().map(|s| SessionId(s.to_string())).collect()
+    }
+
+    #[test]
+    fn a_prefix_names_one_session_or_says_why_not() {
+        let all = ids(&["2d98aa", "2d98aa/agent-1", "3f00", "3f01"]);
+        assert_eq!(pick(all.clone(), "2d98"), Ok(SessionId("2d98aa".into())));
+        assert_eq!(
+            pick(all.clone(), "2d98aa/agent-1"),
+            Ok(SessionId("2d98aa/agent-1".into()))
+        );
+        assert!(matches!(pick(all.clone(), "3f0"), Err(NoSession::Ambiguous(v)) if v.len() == 2));
+        assert_eq!(pick(all, "zz"), Err(NoSession::None));
+    }
+
+    #[test]
+    fn a_subagent_is_named_by_its_short_handle() {
+        let parent = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
+        let all = ids(&[
+            parent,
+            &format!("{parent}/agent-a7c19e2"),
+            &format!("{parent}/agent-acompact-5d1e0f"),
+            "3f6c2a9f-0000-4000-8000-000000000000/agent-a7c19e2",
+        ]);
+        for id in &all {
+            assert_eq!(pick(all.clone(), &id.short()), Ok(id.clone()), "{id}");
+        }
+        assert_eq!(
+            pick(all.clone(), "3f6c2a9e/agent-a7c"),
+            Ok(all[1].clone()),
+            "the agent- prefix may be typed"
+        );
+        assert_eq!(
+            pick(all.clone(), &format!("{parent}/agent-acompact")),
+            Ok(all[2].clone())
+        );
+        assert!(
+            matches!(pick(all.clone(), "3f6c2a9/a7c"), Err(NoSession::Ambiguous(v)) if v.len() == 2)
+        );
+        assert_eq!(pick(all, "3f6c2a9e/zz"), Err(NoSession::None));
+    }
+}
