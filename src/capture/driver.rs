@@ -11,6 +11,7 @@ use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::{Emit, FileHints, ParserState};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
+use crate::redact::StoreRedactor;
 use crate::vocab::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
 
 /// Commit a chunk once this many events or blob bytes are pending.
@@ -57,6 +58,9 @@ pub enum CaptureError {
     NoSession(PathBuf),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The store's redaction key or rules could not be read: nothing is written unredacted.
+    #[error(transparent)]
+    Redact(#[from] crate::redact::RedactError),
 }
 
 /// Where a transcript's capture stopped.
@@ -72,6 +76,7 @@ struct Cursor {
 /// Capture `path` into `ledger`: only what was added since the last capture of this file.
 pub fn capture_file(
     ledger: &mut Ledger,
+    redactor: &StoreRedactor,
     path: &Path,
     opts: &CaptureOptions,
 ) -> Result<Receipt, CaptureError> {
@@ -146,6 +151,7 @@ pub fn capture_file(
             if session.is_some() {
                 commit(
                     ledger,
+                    redactor,
                     &mut emit,
                     session.as_ref(),
                     (&cursor_key, &cursor),
@@ -178,6 +184,7 @@ pub fn capture_file(
     }
     commit(
         ledger,
+        redactor,
         &mut emit,
         session.as_ref(),
         (&cursor_key, &cursor),
@@ -239,6 +246,7 @@ fn fresh(path: &Path, hints: &FileHints) -> Result<(Cursor, LineReader), Capture
 /// Write what `emit` holds, with the cursor, in one batch.
 fn commit(
     ledger: &mut Ledger,
+    redactor: &StoreRedactor,
     emit: &mut Emit,
     session: Option<&SessionId>,
     (cursor_key, cursor): (&str, &Cursor),
@@ -258,7 +266,7 @@ fn commit(
         serde_json::to_vec(cursor).unwrap_or_default(),
     ));
     // Secrets never reach the store: redacted before the write, blobs and cursor included.
-    crate::redact::apply::write_set(ledger.redactor()?, &mut set);
+    crate::redact::apply::write_set(redactor.get()?, &mut set);
     receipt.written += ledger.write(set)?;
     emit.clear();
     Ok(())

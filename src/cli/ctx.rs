@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::cli::error::CliError;
 use crate::cli::ui::Ui;
 use crate::ledger::{self, Access, Ledger, Location, Mode};
+use crate::redact::StoreRedactor;
 use crate::views::{ModelSlot, Views};
 
 /// How long a writer waits for the lock unless `PEAT_LOCK_WAIT_SECS` says otherwise.
@@ -157,6 +158,16 @@ impl Ctx {
     }
 
     /// Open the ledger, waiting for the lock as configured.
+    /// The redactor for what this process writes into the store (off under
+    /// [`crate::redact::SWITCH_ENV`]).
+    pub fn redactor(&self) -> StoreRedactor {
+        if self.redact {
+            StoreRedactor::new(&self.location.store)
+        } else {
+            StoreRedactor::off(&self.location.store)
+        }
+    }
+
     pub fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
         let ui = self.ui;
         let wait = self.lock_wait;
@@ -198,13 +209,12 @@ impl Ctx {
             ));
         }
         let mut ledger = ledger;
-        if !self.redact {
-            ledger.switch_redaction_off();
-        }
         if mode == Mode::Create && crate::redact::retro::needs_upgrade(&ledger)? {
             let ui = self.ui;
             let mut model = self.model_slot()?;
-            crate::redact::retro::upgrade(&mut ledger, &mut model, self.tz.clone(), &mut |l| {
+            ui.note(&crate::redact::retro::upgrade_note(&ledger));
+            let r = crate::redact::Redactor::for_store(ledger.path())?;
+            crate::redact::retro::run(&mut ledger, &r, &mut model, self.tz.clone(), &mut |l| {
                 ui.note(l)
             })?;
         }

@@ -77,38 +77,6 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// What a storage-engine error means, as a sentence: fjall's own text is its Debug form
-/// (`FjallError: Storage(Io(Os { code: 28, … }))`), which tells a user nothing.
-pub fn storage_sentence(e: &fjall::Error) -> String {
-    use fjall::Error as F;
-    match e {
-        F::Io(io) | F::Storage(fjall::LsmError::Io(io)) => io_sentence(io),
-        F::Storage(fjall::LsmError::ChecksumMismatch { .. }) => {
-            "a table's checksum does not match: its bytes were damaged on disk".into()
-        }
-        F::Storage(_) => "a table file is damaged or unreadable".into(),
-        F::JournalRecovery(_) | F::InvalidTrailer | F::InvalidTag(_) | F::Decompress(_) => {
-            "the journal (the store's recent writes) is damaged".into()
-        }
-        F::InvalidVersion(_) => "the store's version file is missing or damaged".into(),
-        F::Poisoned => "an earlier write failed (often a full disk), so the store refuses more writes until it is reopened".into(),
-        F::Locked => "another process has the database open".into(),
-        F::Unrecoverable => "the store cannot be recovered from its files".into(),
-        F::KeyspaceDeleted => "a table was deleted while in use".into(),
-        _ => "the storage engine failed".into(),
-    }
-}
-
-/// An I/O failure as a sentence; a full disk says so plainly.
-pub fn io_sentence(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
-            "the disk is full (no space left on the device)".into()
-        }
-        _ => format!("a file operation failed: {e}"),
-    }
-}
-
 impl From<LedgerError> for CliError {
     fn from(e: LedgerError) -> CliError {
         match e {
@@ -138,9 +106,6 @@ impl From<LedgerError> for CliError {
             LedgerError::Lock(LockError::Io { .. }) | LedgerError::Create { .. } => {
                 CliError::user(e.to_string())
             }
-            LedgerError::Redact(_) => CliError::user(e.to_string()).hint(
-                "Nothing was written: peat stores nothing it cannot redact. Fix the file named above (`peat redact --check FILE` tries the rules on a file).",
-            ),
         }
     }
 }
@@ -149,6 +114,7 @@ impl From<CaptureError> for CliError {
     fn from(e: CaptureError) -> CliError {
         match e {
             CaptureError::Ledger(l) => l.into(),
+            CaptureError::Redact(r) => r.into(),
             CaptureError::NoSession(_) => CliError::user(e.to_string())
                 .hint("Name the session it belongs to with --session ID."),
             CaptureError::NotATranscript(_) => CliError::user(e.to_string()).hint(
@@ -182,6 +148,8 @@ impl From<crate::embed::EmbedError> for CliError {
 
 impl From<crate::redact::RedactError> for CliError {
     fn from(e: crate::redact::RedactError) -> CliError {
-        CliError::from(LedgerError::Redact(e))
+        CliError::user(e.to_string()).hint(
+            "Nothing was written: peat stores nothing it cannot redact. Fix the file named above (`peat redact --check FILE` tries the rules on a file).",
+        )
     }
 }

@@ -67,9 +67,38 @@ pub enum LedgerError {
     },
     #[error("a stored envelope ({id}) does not parse: {detail}")]
     Corrupt { id: String, detail: String },
-    /// The store's redaction key or rules could not be read: nothing is written unredacted.
-    #[error(transparent)]
-    Redact(#[from] crate::redact::RedactError),
+}
+
+/// What a storage-engine error means, as a sentence: fjall's own text is its Debug form
+/// (`FjallError: Storage(Io(Os { code: 28, … }))`), which tells a user nothing.
+pub fn storage_sentence(e: &fjall::Error) -> String {
+    use fjall::Error as F;
+    match e {
+        F::Io(io) | F::Storage(fjall::LsmError::Io(io)) => io_sentence(io),
+        F::Storage(fjall::LsmError::ChecksumMismatch { .. }) => {
+            "a table's checksum does not match: its bytes were damaged on disk".into()
+        }
+        F::Storage(_) => "a table file is damaged or unreadable".into(),
+        F::JournalRecovery(_) | F::InvalidTrailer | F::InvalidTag(_) | F::Decompress(_) => {
+            "the journal (the store's recent writes) is damaged".into()
+        }
+        F::InvalidVersion(_) => "the store's version file is missing or damaged".into(),
+        F::Poisoned => "an earlier write failed (often a full disk), so the store refuses more writes until it is reopened".into(),
+        F::Locked => "another process has the database open".into(),
+        F::Unrecoverable => "the store cannot be recovered from its files".into(),
+        F::KeyspaceDeleted => "a table was deleted while in use".into(),
+        _ => "the storage engine failed".into(),
+    }
+}
+
+/// An I/O failure as a sentence; a full disk says so plainly.
+fn io_sentence(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+            "the disk is full (no space left on the device)".into()
+        }
+        _ => format!("a file operation failed: {e}"),
+    }
 }
 
 /// Whether opening may create the store.
@@ -154,8 +183,6 @@ pub struct Ledger {
     /// A write failed (fjall is then poisoned): closing must not try to flush, which
     /// would wait forever for a flush that cannot happen.
     failed: std::cell::Cell<bool>,
-    /// The store's redaction rules and key, loaded on first write.
-    redactor: std::cell::OnceCell<crate::redact::Redactor>,
     /// Keeps the files the store creates private until the ledger closes.
     _private: private::PrivateUmask,
     /// Entries of an older, wider-open store made private on open.
@@ -192,7 +219,6 @@ impl Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
-            redactor: std::cell::OnceCell::new(),
             _private: umask,
             tightened,
             who,
@@ -214,7 +240,6 @@ impl Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
-            redactor: std::cell::OnceCell::new(),
             _private: private::private_umask(),
             tightened: 0,
             who: who.to_string(),
@@ -232,21 +257,6 @@ impl Ledger {
     fn lock(path: &Path, access: Access<'_>) -> Result<(lock::StoreLock, usize), LedgerError> {
         let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
         Ok((lock, private::tighten(path).unwrap_or(0)))
-    }
-
-    /// Capture-time redaction off for this process (`PEAT_REDACT=off`, read by the context,
-    /// exists only to measure what redaction costs). No key is created for it.
-    pub fn switch_redaction_off(&self) {
-        let _ = self.redactor.set(crate::redact::Redactor::off());
-    }
-
-    /// The store's redactor: its key (created on first use) and its rules.
-    pub fn redactor(&self) -> Result<&crate::redact::Redactor, LedgerError> {
-        if let Some(r) = self.redactor.get() {
-            return Ok(r);
-        }
-        let r = crate::redact::Redactor::for_store(&self.path)?;
-        Ok(self.redactor.get_or_init(|| r))
     }
 
     fn db(&self) -> Result<&Db, LedgerError> {
@@ -670,7 +680,7 @@ fn fault(path: &Path, e: fjall::Error, carried: u64) -> LedgerError {
         },
         None => LedgerError::Store {
             path: path.to_path_buf(),
-            detail: crate::cli::error::storage_sentence(&e),
+            detail: storage_sentence(&e),
         },
     }
 }

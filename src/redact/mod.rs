@@ -76,6 +76,42 @@ pub struct Finding {
     pub marker: String,
 }
 
+/// A store's redactor for whatever writes into it, loaded on the first write that needs it:
+/// a store that is only opened never has a key made for it. The writer's caller hands it
+/// over, so the ledger stores what it is given and knows nothing of redaction.
+pub struct StoreRedactor {
+    store: PathBuf,
+    loaded: std::cell::OnceCell<Redactor>,
+}
+
+impl StoreRedactor {
+    /// The redactor of the store at `store`, loaded when first asked for.
+    pub fn new(store: &Path) -> StoreRedactor {
+        StoreRedactor {
+            store: store.to_path_buf(),
+            loaded: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Capture-time redaction off for this process ([`SWITCH_ENV`], which exists only to
+    /// measure what redaction costs). No key is created for it.
+    pub fn off(store: &Path) -> StoreRedactor {
+        StoreRedactor {
+            store: store.to_path_buf(),
+            loaded: std::cell::OnceCell::from(Redactor::off()),
+        }
+    }
+
+    /// The store's redactor: its key (created on first use) and its rules.
+    pub fn get(&self) -> Result<&Redactor, RedactError> {
+        if let Some(r) = self.loaded.get() {
+            return Ok(r);
+        }
+        let r = Redactor::for_store(&self.store)?;
+        Ok(self.loaded.get_or_init(|| r))
+    }
+}
+
 /// The rules and the key of one store.
 pub struct Redactor {
     rules: Vec<Rule>,

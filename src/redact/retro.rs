@@ -85,23 +85,16 @@ pub fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
     }
 }
 
-/// What a writer opening the store does when [`needs_upgrade`] says so: the store's
-/// current rules applied to all of it, once, saying so through `note` first.
-pub fn upgrade(
-    ledger: &mut Ledger,
-    model: &mut ModelSlot,
-    tz: jiff::tz::TimeZone,
-    note: &mut dyn FnMut(&str),
-) -> Result<Report, ViewError> {
+/// What a writer opening the store says before it applies the store's current rules to all
+/// of it, once, when [`needs_upgrade`] says so.
+pub fn upgrade_note(ledger: &Ledger) -> String {
     let from = applied_version(ledger.path()).map_or("a peat without redaction".to_string(), |v| {
         format!("rules v{v}")
     });
-    note(&format!(
+    format!(
         "peat: this store was recorded under {from}: redacting it with rules v{} (once)…",
         super::RULES_VERSION
-    ));
-    let r = Redactor::for_store(ledger.path()).map_err(LedgerError::from)?;
-    run(ledger, &r, model, tz, note)
+    )
 }
 
 /// Apply `r` to everything in `ledger` and its views, then remove the old bytes from disk.

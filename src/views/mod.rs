@@ -79,7 +79,7 @@ pub enum ViewError {
 
 impl ViewError {
     pub fn store(e: fjall::Error) -> ViewError {
-        ViewError::Store(crate::cli::error::storage_sentence(&e))
+        ViewError::Store(crate::ledger::storage_sentence(&e))
     }
 }
 

@@ -81,6 +81,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
         spool::release(store, file);
     }
     let mut ledger = opened?;
+    let redactor = ctx.redactor();
     for (file, spooled, named) in with_spool(store, &files) {
         let opts = CaptureOptions {
             // --session names the files given, not those the spool adds.
@@ -90,7 +91,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
                 None => direct.clone().filter(|_| named),
             },
         };
-        match capture::capture_file(&mut ledger, &file, &opts) {
+        match capture::capture_file(&mut ledger, &redactor, &file, &opts) {
             Ok(r) => {
                 if let Some(s) = &spooled {
                     spool::done(store, s);
@@ -104,6 +105,7 @@ pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
                 }
                 return Err(e.into());
             }
+            Err(capture::CaptureError::Redact(e)) => return Err(e.into()),
             Err(e) => {
                 failed += 1;
                 crate::cli::ui::stderr_line(&CliError::from(e).to_string());

@@ -18,7 +18,7 @@ pub fn run(ctx: &Ctx, _args: &CompactArgs) -> Result<u8, CliError> {
     let store = |e: fjall::Error| -> CliError {
         LedgerError::Store {
             path: ledger.path().to_path_buf(),
-            detail: crate::cli::error::storage_sentence(&e),
+            detail: crate::ledger::storage_sentence(&e),
         }
         .into()
     };

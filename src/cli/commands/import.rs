@@ -99,6 +99,7 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
     files.dedup();
     let bar = ctx.ui.progress(files.len() as u64, "importing");
     let opts = CaptureOptions::default();
+    let redactor = ctx.redactor();
     let mut done = Imported {
         files: files.len(),
         ..Imported::default()
@@ -115,7 +116,7 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
             opened = Instant::now();
         }
         let Some(l) = ledger.as_mut() else { continue };
-        match capture::capture_file(l, file, &opts) {
+        match capture::capture_file(l, &redactor, file, &opts) {
             Ok(r) => {
                 done.written += r.written;
                 done.events += r.events;
@@ -126,7 +127,7 @@ pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliE
             }
             Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
             // The store failing (busy, full, damaged) stops the import; a bad file does not.
-            Err(e @ CaptureError::Ledger(_)) => return Err(e.into()),
+            Err(e @ (CaptureError::Ledger(_) | CaptureError::Redact(_))) => return Err(e.into()),
             Err(e) => {
                 let e = CliError::from(e);
                 done.failed += 1;

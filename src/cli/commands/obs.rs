@@ -142,7 +142,7 @@ pub fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
             },
         ),
     );
-    crate::redact::apply::write_set(ledger.redactor()?, &mut set);
+    crate::redact::apply::write_set(ctx.redactor().get()?, &mut set);
     ledger.write(set)?;
     views.catch_up(&ledger, &mut model)?;
     let support = views.tables.subject(subject)?.map_or(1, |s| s.count);
