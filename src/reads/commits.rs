@@ -15,9 +15,9 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
 use crate::reads::files::{applied_changes, paths_for_relative};
-use crate::reads::log::Step;
-use crate::reads::session::SessionRollup;
 use crate::reads::vcs::CommitContent;
+use crate::views::session::SessionRollup;
+use crate::views::steps::Step;
 use crate::views::{ViewError, Views};
 use crate::vocab::change::Change;
 use crate::vocab::event::SessionId;

@@ -2,54 +2,20 @@
 //! size of each change, commands run, failures), the commits made, the closing messages, and
 //! the subagent sessions it started, nested under the call that started them.
 //!
-//! The steps are materialised by the views' fold ([`steps_of`], each edit sized from its
-//! change blob while the ledger is open anyway), so a log is a prefix scan of the steps view
-//! and never opens the ledger.
+//! The steps are materialised by the views' fold ([`crate::views::steps`], each edit sized
+//! from its change blob while the ledger is open anyway), so a log is a prefix scan of the
+//! steps view and never opens the ledger.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::reads::session::SessionRollup;
+use crate::views::session::SessionRollup;
+use crate::views::steps::Step;
 use crate::views::tables::Table;
 use crate::views::{ViewError, Views};
-use crate::vocab::change::BlobId;
-use crate::vocab::diff::Size;
-use crate::vocab::event::{Event, Seq, SessionId, TouchOp, Vcs};
+use crate::vocab::event::{Seq, SessionId};
 
 /// How deep subagents nest in a log (a subagent's own subagents, and so on).
 const MAX_DEPTH: usize = 4;
-
-/// What one step of a session was.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Step {
-    /// The person's prompt (or, with `harness`, text the harness sent in their place).
-    Prompt { text: String, harness: bool },
-    /// A tool call: its name, what it was given, and whether it failed.
-    Tool {
-        tool: String,
-        detail: String,
-        ok: bool,
-    },
-    /// A file an edit changed, with the size of the change.
-    Edit {
-        path: String,
-        op: TouchOp,
-        failed: bool,
-        #[serde(flatten)]
-        size: Size,
-    },
-    Commit {
-        vcs: Option<Vcs>,
-        hash: String,
-        message: String,
-    },
-    /// What the agent said last in a turn.
-    Closing { text: String },
-    /// The context window was compacted here.
-    Compaction,
-    /// A claim deposited with `peat obs`.
-    Obs { subject: String, text: String },
-}
 
 /// One step with where it sits.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -162,74 +128,13 @@ fn starting_call(entries: &[Entry], start: i64) -> Option<usize> {
         .or_else(|| entries.iter().rposition(before))
 }
 
-/// The steps one event makes (a multi-file edit makes one per file, each sized by `size`
-/// from the change it names); none for events the log leaves out (the session's metadata,
-/// mid-turn narration).
-pub fn steps_of(
-    event: &Event,
-    size: impl Fn(&Option<BlobId>) -> Result<Size, ViewError>,
-) -> Result<Vec<Step>, ViewError> {
-    let one = |s| Ok(vec![s]);
-    match event {
-        Event::UserMsg { text, harness } => one(Step::Prompt {
-            text: text.clone(),
-            harness: *harness,
-        }),
-        Event::ToolCall { tool, detail, ok } => one(Step::Tool {
-            tool: tool.clone(),
-            detail: detail.clone(),
-            ok: *ok,
-        }),
-        Event::FileTouch {
-            path,
-            op,
-            change,
-            failed,
-            more,
-        } => {
-            let mut steps = vec![Step::Edit {
-                path: path.clone(),
-                op: *op,
-                failed: *failed,
-                size: size(change)?,
-            }];
-            for t in more {
-                steps.push(Step::Edit {
-                    path: t.path.clone(),
-                    op: t.op,
-                    failed: *failed,
-                    size: size(&t.change)?,
-                });
-            }
-            Ok(steps)
-        }
-        Event::Committed {
-            vcs, hash, message, ..
-        } => one(Step::Commit {
-            vcs: Some(*vcs),
-            hash: hash.clone(),
-            message: message.clone(),
-        }),
-        Event::Commit { hash, message } if !hash.is_empty() => one(Step::Commit {
-            vcs: None,
-            hash: hash.clone(),
-            message: message.clone(),
-        }),
-        Event::FinalMsg { text } => one(Step::Closing { text: text.clone() }),
-        Event::Compaction {} => one(Step::Compaction),
-        Event::Obs { subject, text, .. } => one(Step::Obs {
-            subject: subject.clone(),
-            text: text.clone(),
-        }),
-        _ => Ok(Vec::new()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reads::files::fixture::{Store, touch};
     use crate::vocab::change::{Change, Replacement};
+    use crate::vocab::diff::Size;
+    use crate::vocab::event::{Event, TouchOp, Vcs};
 
     #[test]
     fn a_log_is_read_from_the_steps_view_with_each_edit_sized_and_subagents_nested() {

@@ -10,5 +10,4 @@ pub mod ladder;
 pub mod log;
 pub mod recall;
 pub mod resolve;
-pub mod session;
 pub mod vcs;

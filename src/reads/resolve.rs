@@ -25,6 +25,7 @@
 use serde::Serialize;
 use std::path::PathBuf;
 
+use crate::views::handle::Short;
 use crate::vocab::event::SessionId;
 use crate::vocab::window::Window;
 
@@ -453,10 +454,10 @@ mod tests {
         }
         fn sessions(&mut self, prefix: &str) -> Result<SessionMatch, Self::Error> {
             let all = self.sessions.iter().map(|s| SessionId(s.to_string()));
-            Ok(match crate::reads::session::pick(all.collect(), prefix) {
+            Ok(match crate::views::handle::pick(all.collect(), prefix) {
                 Ok(id) => SessionMatch::One(id),
-                Err(crate::reads::session::NoSession::None) => SessionMatch::None,
-                Err(crate::reads::session::NoSession::Ambiguous(m)) => SessionMatch::Many(m),
+                Err(crate::views::handle::NoSession::None) => SessionMatch::None,
+                Err(crate::views::handle::NoSession::Ambiguous(m)) => SessionMatch::Many(m),
             })
         }
         fn commit(&mut self, word: &str) -> Result<Option<CommitFound>, Self::Error> {

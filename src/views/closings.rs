@@ -16,7 +16,7 @@ use std::path::Path;
 use super::rows::TextKind;
 use super::{ViewError, Views};
 use crate::ledger::Ledger;
-use crate::reads::session::SessionRollup;
+use crate::views::session::SessionRollup;
 use crate::vocab::event::{EventId, Seq, SessionId};
 
 /// The file, in the store.

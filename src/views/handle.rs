@@ -3,12 +3,12 @@
 //!
 //! Handles are printed from deep inside every renderer (listings, the brief, search hits,
 //! logs), none of which holds the views. So the open views register their sessions table
-//! here for the thread that opened them (see [`install`]), and [`SessionId::short`] asks it.
+//! here for the thread that opened them (see [`install`]), and [`Short::short`] asks it.
 //! Each handle costs two key seeks in that table (the sessions before and after the id, in
 //! id order), never a scan, and is remembered for the rest of the process. A command that
 //! closes its views before it prints (so a pager never holds the store) works its handles
 //! out first with [`learn`]. With no views open (a hook's few words), a handle is the first
-//! eight characters.
+//! eight characters. [`pick`] goes the other way: the session a handle (or any prefix) names.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -64,6 +64,22 @@ impl Drop for Installed {
         let token = self.token;
         // A thread being torn down has no books left to keep.
         let _ = TABLES.try_with(|t| t.borrow_mut().retain(|(own, _)| *own != token));
+    }
+}
+
+/// A session id's handle as a method, for the renderers that print one.
+pub trait Short {
+    /// The handle listings show and every reading command accepts: the shortest prefix, eight
+    /// characters at least, that no other recorded session shares, and for a Claude subagent
+    /// (`<parent>/agent-<id>`) its parent's handle, a slash and the agent's id
+    /// (`3f6c2a9e/a7c19e2`), which is unique where the parent's alone would name the parent.
+    /// See the module and [`pick`].
+    fn short(&self) -> String;
+}
+
+impl Short for SessionId {
+    fn short(&self) -> String {
+        of(self)
     }
 }
 
@@ -210,7 +226,7 @@ type Around<Id> = (Option<Id>, Option<Id>);
 
 /// The recorded ids just before and just after `top` in id order, leaving out `top` itself
 /// and its own subagents (`top/…`), which a handle never has to be told apart from (a
-/// prefix names the parent before its subagents: see [`crate::reads::session::pick`]).
+/// prefix names the parent before its subagents: see [`pick`]).
 fn neighbours<I: Ids>(ids: &I, top: &str) -> Result<Around<I::Id>, I::Error> {
     let before = ids.before(top)?;
     let mut after = ids.after(Bound::Excluded(top))?;
@@ -248,9 +264,77 @@ fn first_chars(s: &str, n: usize) -> &str {
     &s[..end]
 }
 
+/// Why a session prefix did not name one session.
+#[derive(Debug, PartialEq)]
+pub enum NoSession {
+    None,
+    Ambiguous(Vec<SessionId>),
+}
+
+/// The session `prefix` names: an exact id, else the one id that starts with it. A parent
+/// session wins over its own subagents (`<parent>/agent-…`).
+pub fn resolve_prefix(
+    ledger: &crate::ledger::Ledger,
+    prefix: &str,
+) -> Result<Result<SessionId, NoSession>, crate::ledger::LedgerError> {
+    let all = ledger.sessions()?;
+    Ok(pick(all, prefix))
+}
+
+/// The session `prefix` names among `all` (the sessions view's ids), by the same rules.
+/// A prefix with a slash names subagents: `3f6c2a9e/a7c` is every subagent whose parent
+/// starts with `3f6c2a9e` and whose agent id (with or without `agent-`) starts with `a7c`,
+/// which is how [`SessionId::short`] writes a subagent's handle.
+pub fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
+    if let Some(exact) = all.iter().find(|s| s.as_str() == prefix) {
+        return Ok(exact.clone());
+    }
+    let matching: Vec<SessionId> = all
+        .into_iter()
+        .filter(|s| matches_prefix(s, prefix))
+        .collect();
+    let top: Vec<&SessionId> = matching
+        .iter()
+        .filter(|s| !s.as_str().contains('/'))
+        .collect();
+    match (top.as_slice(), matching.as_slice()) {
+        ([one], _) => Ok((*one).clone()),
+        ([], [one]) => Ok(one.clone()),
+        (_, []) => Err(NoSession::None),
+        _ => Err(NoSession::Ambiguous(matching)),
+    }
+}
+
+fn matches_prefix(id: &SessionId, prefix: &str) -> bool {
+    match (prefix.split_once('/'), id.as_str().split_once('/')) {
+        (Some((want_parent, want_child)), Some((parent, child))) => {
+            parent.starts_with(want_parent)
+                && (child.starts_with(want_child)
+                    || child
+                        .strip_prefix("agent-")
+                        .is_some_and(|c| c.starts_with(want_child)))
+        }
+        (Some(_), None) => false,
+        (None, _) => id.as_str().starts_with(prefix),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subagent_handle_names_its_parent_and_its_agent() {
+        let top = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b".into());
+        assert_eq!(top.short(), "3f6c2a9e");
+        assert_eq!(top.subagent(), None);
+        let sub = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-a7c19e2".into());
+        assert_eq!(sub.short(), "3f6c2a9e/a7c19e2");
+        let compactor =
+            SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-acompact-5d1e0f".into());
+        assert_eq!(compactor.short(), "3f6c2a9e/acompact-5d1e0f");
+        assert_eq!(SessionId("abc".into()).short(), "abc");
+    }
 
     #[test]
     fn a_handle_grows_past_what_its_neighbours_share() {
@@ -345,11 +429,59 @@ mod tests {
                 proptest::prop_assert!(top_of(id).len() <= MIN_LEN
                     || handle.split('/').next().unwrap().len() >= MIN_LEN);
                 proptest::prop_assert_eq!(
-                    crate::reads::session::pick(all.clone(), &handle),
+                    pick(all.clone(), &handle),
                     Ok(id.clone()),
                     "{} ({})", handle, id
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<SessionId> {
+        v.iter().map(|s| SessionId(s.to_string())).collect()
+    }
+
+    #[test]
+    fn a_prefix_names_one_session_or_says_why_not() {
+        let all = ids(&["2d98aa", "2d98aa/agent-1", "3f00", "3f01"]);
+        assert_eq!(pick(all.clone(), "2d98"), Ok(SessionId("2d98aa".into())));
+        assert_eq!(
+            pick(all.clone(), "2d98aa/agent-1"),
+            Ok(SessionId("2d98aa/agent-1".into()))
+        );
+        assert!(matches!(pick(all.clone(), "3f0"), Err(NoSession::Ambiguous(v)) if v.len() == 2));
+        assert_eq!(pick(all, "zz"), Err(NoSession::None));
+    }
+
+    #[test]
+    fn a_subagent_is_named_by_its_short_handle() {
+        let parent = "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b";
+        let all = ids(&[
+            parent,
+            &format!("{parent}/agent-a7c19e2"),
+            &format!("{parent}/agent-acompact-5d1e0f"),
+            "3f6c2a9f-0000-4000-8000-000000000000/agent-a7c19e2",
+        ]);
+        for id in &all {
+            assert_eq!(pick(all.clone(), &id.short()), Ok(id.clone()), "{id}");
+        }
+        assert_eq!(
+            pick(all.clone(), "3f6c2a9e/agent-a7c"),
+            Ok(all[1].clone()),
+            "the agent- prefix may be typed"
+        );
+        assert_eq!(
+            pick(all.clone(), &format!("{parent}/agent-acompact")),
+            Ok(all[2].clone())
+        );
+        assert!(
+            matches!(pick(all.clone(), "3f6c2a9/a7c"), Err(NoSession::Ambiguous(v)) if v.len() == 2)
+        );
+        assert_eq!(pick(all, "3f6c2a9e/zz"), Err(NoSession::None));
     }
 }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::ViewError;
 use super::rows::{FileRow, TextRow};
 use crate::ledger::{LedgerError, event_key};
-use crate::reads::session::SessionRollup;
+use crate::views::session::SessionRollup;
 use crate::vocab::change::BlobId;
 use crate::vocab::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 
@@ -609,7 +609,7 @@ impl Pending {
         let steps = if stale {
             Vec::new()
         } else {
-            crate::reads::log::steps_of(&env.kind, size)?
+            crate::views::steps::steps_of(&env.kind, size)?
         };
         for (i, step) in steps.iter().enumerate() {
             let k = tkey(Table::Steps, &step_key(&key, i as u16));

@@ -37,15 +37,6 @@ impl SessionId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-    /// The handle listings show and every reading command accepts: the shortest prefix, eight
-    /// characters at least, that no other recorded session shares, and for a Claude subagent
-    /// (`<parent>/agent-<id>`) its parent's handle, a slash and the agent's id
-    /// (`3f6c2a9e/a7c19e2`), which is unique where the parent's alone would name the parent.
-    /// See [`crate::views::handle`] and [`crate::reads::session::pick`].
-    pub fn short(&self) -> String {
-        crate::views::handle::of(self)
-    }
-
     /// For a Claude subagent's id, `<parent>/agent-<id>`: the parent's id and the agent's.
     pub fn subagent(&self) -> Option<(&str, &str)> {
         let (parent, child) = self.0.split_once('/')?;
@@ -418,19 +409,6 @@ mod tests {
             assert!(s.starts_with(&c));
         }
         assert_eq!(cap("short", 500), "short");
-    }
-
-    #[test]
-    fn a_subagent_handle_names_its_parent_and_its_agent() {
-        let top = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b".into());
-        assert_eq!(top.short(), "3f6c2a9e");
-        assert_eq!(top.subagent(), None);
-        let sub = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-a7c19e2".into());
-        assert_eq!(sub.short(), "3f6c2a9e/a7c19e2");
-        let compactor =
-            SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-acompact-5d1e0f".into());
-        assert_eq!(compactor.short(), "3f6c2a9e/acompact-5d1e0f");
-        assert_eq!(SessionId("abc".into()).short(), "abc");
     }
 
     #[test]

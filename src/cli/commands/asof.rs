@@ -5,6 +5,7 @@ use std::io::Write;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::reads::recall::{Query, recall};
+use crate::views::handle::Short;
 
 /// Answer as of the end of a past day
 ///
@@ -35,7 +36,7 @@ struct Summary {
     events: usize,
     sessions: usize,
     days: usize,
-    last_session: Option<crate::reads::session::SessionSummary>,
+    last_session: Option<crate::views::session::SessionSummary>,
     /// Recorded changes the views did not show yet (0 unless a capture was running).
     behind: u64,
 }

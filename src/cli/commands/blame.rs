@@ -11,6 +11,7 @@ use crate::reads::files::{
     FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths,
 };
 use crate::reads::ladder::noun;
+use crate::views::handle::Short;
 use crate::views::source::EventSource;
 use crate::vocab::change::Change;
 use crate::vocab::event::{EventId, Seq, SessionId};

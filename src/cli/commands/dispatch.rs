@@ -18,7 +18,9 @@ use crate::reads::recall::{Query, Recall};
 use crate::reads::resolve::{
     Classified, CommitFound, Passed, Probes, Reading, SessionMatch, classify,
 };
-use crate::reads::session::{NoSession, SessionSummary};
+use crate::views::handle::NoSession;
+use crate::views::handle::Short;
+use crate::views::session::SessionSummary;
 use crate::views::source::EventSource;
 use crate::views::{ModelSlot, Views};
 use crate::vocab::event::{Event, EventId, SessionId};
@@ -286,7 +288,7 @@ impl Probes for Live<'_> {
             return Ok(SessionMatch::None);
         };
         Ok(
-            match crate::reads::session::pick(views.tables.session_ids()?, prefix) {
+            match crate::views::handle::pick(views.tables.session_ids()?, prefix) {
                 Ok(id) => SessionMatch::One(id),
                 Err(NoSession::None) => SessionMatch::None,
                 Err(NoSession::Ambiguous(ids)) => SessionMatch::Many(ids),

@@ -5,6 +5,7 @@ use std::io::Write;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
+use crate::views::handle::Short;
 use crate::views::source::{EventSource, StoredEnvelope};
 use crate::vocab::event::{Event, EventId, Seq, SessionId};
 

@@ -9,6 +9,7 @@ use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths};
 use crate::views::Views;
+use crate::views::handle::Short;
 use crate::vocab::event::{SessionId, TouchOp};
 
 /// How many edits the text reading lists before pointing at `--json`.

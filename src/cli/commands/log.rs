@@ -5,7 +5,9 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
-use crate::reads::log::{Entry, SessionLog, Step, session_log};
+use crate::reads::log::{Entry, SessionLog, session_log};
+use crate::views::handle::Short;
+use crate::views::steps::Step;
 
 /// Show what a session did, in order
 ///

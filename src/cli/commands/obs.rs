@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::ledger::{Ledger, Mode, WriteSet};
-use crate::reads::session::{NoSession, resolve_prefix};
 use crate::views::Views;
+use crate::views::handle::Short;
+use crate::views::handle::{NoSession, resolve_prefix};
 use crate::vocab::event::{Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId};
 
 /// Deposit a claim about a subject, citing the events it rests on

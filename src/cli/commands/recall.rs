@@ -6,6 +6,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::recall::{FLOOR, Lanes, Query, Recall, Semantic, recall};
+use crate::views::handle::Short;
 use crate::views::rows::{TextFilter, TextKind};
 
 /// Search everything that was said: keyword and semantic lanes, fused

@@ -5,6 +5,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
+use crate::views::handle::Short;
 
 /// List the sessions in the ledger, newest first
 ///

@@ -6,8 +6,10 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
-use crate::reads::session::{NoSession, SessionSummary};
 use crate::views::Views;
+use crate::views::handle::NoSession;
+use crate::views::handle::Short;
+use crate::views::session::SessionSummary;
 use crate::views::source::EventSource;
 use crate::vocab::change::Change;
 use crate::vocab::event::{Event, EventId, Seq, SessionId};
@@ -82,8 +84,8 @@ fn latest(views: &Views) -> Result<SessionId, CliError> {
 /// The session whose last activity is newest (ties: the smaller id), as
 /// [`Views::summaries`] orders them first, without reading every session's texts.
 pub fn newest(
-    sessions: Vec<(SessionId, crate::reads::session::SessionRollup)>,
-) -> Option<(SessionId, crate::reads::session::SessionRollup)> {
+    sessions: Vec<(SessionId, crate::views::session::SessionRollup)>,
+) -> Option<(SessionId, crate::views::session::SessionRollup)> {
     sessions
         .into_iter()
         .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
@@ -93,7 +95,7 @@ pub fn newest(
 /// error that says what to type instead.
 pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
     let all = views.tables.session_ids()?;
-    explain(prefix, crate::reads::session::pick(all, prefix))
+    explain(prefix, crate::views::handle::pick(all, prefix))
 }
 
 fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionId, CliError> {
@@ -119,7 +121,7 @@ fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionI
 struct SessionView<'a> {
     #[serde(flatten)]
     summary: &'a SessionSummary,
-    prompts_list: Vec<crate::reads::session::Cited>,
+    prompts_list: Vec<crate::views::session::Cited>,
     /// Recorded changes the answer does not show yet (a writer was folding them): 0 when
     /// caught up.
     behind: u64,
@@ -132,7 +134,7 @@ fn show_session(
     titled: bool,
 ) -> Result<u8, CliError> {
     let rollup = views.tables.session(&session)?.unwrap_or_default();
-    let prompts: Vec<crate::reads::session::Cited> = rollup
+    let prompts: Vec<crate::views::session::Cited> = rollup
         .prompt_seqs
         .iter()
         .filter_map(|&seq| views.cited(&session, Seq(seq)))
@@ -435,7 +437,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reads::session::SessionRollup;
+    use crate::views::session::SessionRollup;
 
     #[test]
     fn the_newest_session_is_the_latest_activity_and_on_a_tie_the_smaller_id() {

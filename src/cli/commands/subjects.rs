@@ -7,6 +7,7 @@ use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::vcs::basis_label;
 use crate::views::Views;
+use crate::views::handle::Short;
 use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 
 /// List the claims register, or one subject's evidence trail

@@ -9,8 +9,9 @@ use std::path::{Component, Path, PathBuf};
 use super::spool;
 use crate::cli::ctx::Ctx;
 use crate::ledger::{Access, Ledger, LedgerError, LockError, Mode};
-use crate::reads::session::SessionRollup;
 use crate::views::closings;
+use crate::views::handle::Short;
+use crate::views::session::SessionRollup;
 use crate::views::{ViewError, Views};
 use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
 

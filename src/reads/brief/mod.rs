@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::reads::ladder::{self, Band, DayRow, Tally};
 use crate::views::ViewError;
+use crate::views::handle::Short;
 use crate::views::tables::{Table, Tables};
 use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 use crate::vocab::time::age;

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use super::{Heads, day_end_ms, day_rows, day_start_ms, decode_days, local_date, short};
 use crate::reads::ladder::{self, DayRow, Tally};
 use crate::views::ViewError;
+use crate::views::handle::Short;
 use crate::views::rows::{TextKind, TextRow};
 use crate::views::tables::{ObsRow, Table, Tables, split_key};
 use crate::vocab::event::{EventId, Seq, SessionId};

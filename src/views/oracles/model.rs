@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::decode_event_key;
-use crate::reads::log::Step;
-use crate::reads::session::SessionRollup;
 use crate::views::Views;
 use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextKind, TextRow};
+use crate::views::session::SessionRollup;
+use crate::views::steps::Step;
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 use crate::vocab::change::{BlobId, Change};
