@@ -54,7 +54,7 @@ pub struct Ctx {
     /// Claude Code set `CLAUDE_PROJECT_DIR`: a hook without a transcript is still Claude's.
     pub claude_hook_env: bool,
     /// This process is a hook's detached work, its stderr going to the hook log (see
-    /// `hook::LOG_TAG_VAR`): what it starts in turn writes there too.
+    /// `ui::LOG_TAG_VAR`): what it starts in turn writes there too.
     pub in_hook_log: bool,
     /// `PEAT_EMBED_IDLE_SECS`: whether searches use a resident embedder, and how long one
     /// waits for a search.
@@ -151,7 +151,7 @@ impl Ctx {
             nix_store_dir: std::env::var_os("NIX_STORE_DIR").map(PathBuf::from),
             user: std::env::var("USER").ok().filter(|u| !u.is_empty()),
             claude_hook_env: std::env::var_os("CLAUDE_PROJECT_DIR").is_some(),
-            in_hook_log: std::env::var_os(crate::cli::hook::LOG_TAG_VAR).is_some(),
+            in_hook_log: std::env::var_os(crate::cli::ui::LOG_TAG_VAR).is_some(),
             residency,
         };
         Ok((ctx, problems))

@@ -104,7 +104,7 @@ pub fn run() -> u8 {
     // itself runs (a bad flag, an unreadable environment) exits 0 too. `hook install` is a
     // person's command and reports its errors.
     crate::embed::onnx::keep_runtime_out_of_home();
-    if let Some(tag) = std::env::var_os(crate::cli::hook::LOG_TAG_VAR) {
+    if let Some(tag) = std::env::var_os(crate::cli::ui::LOG_TAG_VAR) {
         crate::cli::ui::stderr_is_hook_log(tag.to_string_lossy().into_owned());
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

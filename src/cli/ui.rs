@@ -10,7 +10,19 @@ use std::sync::OnceLock;
 /// the time and the hook's tag, as the log's own lines do.
 static STDERR_TAG: OnceLock<String> = OnceLock::new();
 
-/// Mark stderr as the hook log of the hook `tag` names (see [`crate::cli::hook::LOG_TAG_VAR`]).
+/// Set on a detached capture: its stderr is the hook log, and each line it writes there
+/// starts with the time and this tag (agent, moment, session). Here rather than in the hook,
+/// because every line the command line writes on stderr may have to carry it.
+pub const LOG_TAG_VAR: &str = "PEAT_HOOK_LOG_TAG";
+
+/// One hook log line: `<time> <tag>: <message>`, the time being when it is written (a
+/// detached capture's lines come minutes after the hook's own).
+pub fn log_line(tag: &str, msg: &str) -> String {
+    let when = crate::vocab::time::format_iso_ms(jiff::Timestamp::now().as_millisecond());
+    format!("{when} {tag}: {}", msg.replace('\n', " "))
+}
+
+/// Mark stderr as the hook log of the hook `tag` names (see [`LOG_TAG_VAR`]).
 pub fn stderr_is_hook_log(tag: String) {
     let _ = STDERR_TAG.set(tag);
 }
@@ -21,7 +33,7 @@ pub fn stderr_line(msg: &str) {
     let _ = match STDERR_TAG.get() {
         Some(tag) => msg
             .lines()
-            .try_for_each(|l| writeln!(err, "{}", crate::cli::hook::log_line(tag, l))),
+            .try_for_each(|l| writeln!(err, "{}", log_line(tag, l))),
         None => writeln!(err, "{msg}"),
     };
 }

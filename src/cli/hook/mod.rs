@@ -22,6 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::cli::ctx::Ctx;
+use crate::cli::ui::{LOG_TAG_VAR, log_line};
 use crate::ledger::Location;
 
 /// The most stdin a hook reads. Harness payloads are a few KB; beyond this the input is
@@ -34,10 +35,6 @@ const STDIN_WAIT: Duration = Duration::from_secs(3);
 /// How long SessionStart waits for the ledger lock: a capture may be writing. Past this, the
 /// hook prints only the lookup line.
 pub const START_LOCK_WAIT: Duration = Duration::from_millis(300);
-
-/// Set on a detached capture: its stderr is the hook log, and each line it writes there
-/// starts with the time and this tag (agent, moment, session).
-pub const LOG_TAG_VAR: &str = "PEAT_HOOK_LOG_TAG";
 
 /// The log is moved aside to `hook.log.1` once it grows past this.
 const LOG_CAP: u64 = 256 << 10;
@@ -633,13 +630,6 @@ pub fn log(ctx: &Ctx, tag: &Tag<'_>, msg: &str) {
         return;
     };
     let _ = writeln!(f, "{}", log_line(&tag.to_string(), msg));
-}
-
-/// One hook log line: `<time> <tag>: <message>`, the time being when it is written (a
-/// detached capture's lines come minutes after the hook's own).
-pub fn log_line(tag: &str, msg: &str) -> String {
-    let when = crate::vocab::time::format_iso_ms(jiff::Timestamp::now().as_millisecond());
-    format!("{when} {tag}: {}", msg.replace('\n', " "))
 }
 
 /// The desk's `hook.log` for appending, moved aside first when it is too large.

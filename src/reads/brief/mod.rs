@@ -2,9 +2,8 @@
 //!
 //! Assembled from the views alone (days, sessions, texts, subjects), never from a scan of
 //! the ledger, so it costs the same on a thousand events as on a million. "Now" and the
-//! time zone are inputs. [`render`] turns a [`Brief`] into text through `brief.tmpl`.
+//! time zone are inputs. The command line renders a [`Brief`] as text through `brief.tmpl`.
 
-pub mod render;
 pub mod zoom;
 
 use jiff::civil::Date;

@@ -1,9 +1,11 @@
+mod render;
+
 use clap::Args;
 use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::reads::brief::{self, Brief, Here, render};
+use crate::reads::brief::{self, Brief, Here};
 use crate::reads::ladder::DEFAULT_BUDGET;
 
 /// Print the brief: what is going on, what happened lately, and where to read further

@@ -5,8 +5,8 @@ use minijinja::{Environment, Value, syntax::SyntaxConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::Brief;
 use crate::cli::ui::{Ui, clip, sanitize};
+use crate::reads::brief::Brief;
 use crate::reads::ladder::knum;
 
 /// The template built into peat.
