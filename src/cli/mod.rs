@@ -4,6 +4,7 @@ pub mod commands;
 pub mod ctx;
 pub mod error;
 pub mod hook;
+pub mod shared;
 pub mod ui;
 
 use clap::{Parser, Subcommand};

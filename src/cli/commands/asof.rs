@@ -42,7 +42,7 @@ struct Summary {
 }
 
 pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
-    let today = super::dispatch::today(ctx);
+    let today = crate::cli::shared::today(ctx);
     let day = crate::vocab::time::parse_day(&args.date, today).map_err(|why| {
         CliError::user(why)
             .hint("For example `peat asof 2026-07-10`, `peat asof yesterday` or `peat asof 2w`.")

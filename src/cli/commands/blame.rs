@@ -322,7 +322,7 @@ fn cut_at(
         Some((s, n)) if n.parse::<u32>().is_ok() => (s, n.parse::<u32>().ok()),
         _ => (when, None),
     };
-    let session = super::show::resolve_in_views(views, prefix).map_err(|e| {
+    let session = crate::cli::shared::resolve_in_views(views, prefix).map_err(|e| {
         e.hint("--at takes a day (YYYY-MM-DD), an instant (2026-08-10T19:18:11Z), a session, or SESSION:SEQ.")
     })?;
     match seq {

@@ -9,9 +9,10 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::Behind;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::shared::Behind;
+use crate::cli::shared::today;
 use crate::cli::ui::clip;
 use crate::ledger::{Ledger, Mode};
 use crate::reads::recall::{Query, Recall};
@@ -28,11 +29,6 @@ use crate::vocab::window::Window;
 
 /// How many lines a file or commit reading lists before pointing at `--json`.
 const SHOWN: usize = 20;
-
-/// Today's local date: the day windows are read relative to.
-pub fn today(ctx: &Ctx) -> jiff::civil::Date {
-    crate::reads::brief::local_date(ctx.now_ms, &ctx.tz)
-}
 
 /// Read `words` by their shape.
 pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
@@ -355,21 +351,6 @@ fn file(
             delegate(ctx, head, |ctx| super::file::run(ctx, &args))
         }
     }
-}
-
-/// A recorded path as listings show it: relative to this repository when inside it.
-pub(super) fn short_path(ctx: &Ctx, p: &str) -> String {
-    ctx.location
-        .root
-        .as_deref()
-        .and_then(|r| {
-            let r = std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf());
-            Path::new(p)
-                .strip_prefix(r)
-                .ok()
-                .map(|x| x.to_string_lossy().into_owned())
-        })
-        .unwrap_or_else(|| p.to_string())
 }
 
 // ---------------------------------------------------------------------------------------

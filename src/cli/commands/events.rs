@@ -1,13 +1,13 @@
 use clap::Args;
-use serde::Serialize;
 use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::shared::Row;
 use crate::cli::ui::clip;
 use crate::views::handle::Short;
 use crate::views::source::{EventSource, StoredEnvelope};
-use crate::vocab::event::{Event, EventId, Seq, SessionId};
+use crate::vocab::event::{Event, EventId};
 
 /// List raw ledger events, oldest first
 ///
@@ -28,37 +28,6 @@ pub struct EventsArgs {
 }
 
 /// One event as `--json` prints it (`events`, one per line; `show SESSION SEQ`).
-/// One event as `--json` prints it. Its kind is the decoded [`Event`], or (for `events`,
-/// which prints many) the bytes the views hold for it, copied as they are.
-#[derive(Serialize)]
-pub struct Row<'a, E: Serialize + ?Sized = Event> {
-    pub session: &'a SessionId,
-    pub seq: Seq,
-    pub ts_ms: i64,
-    pub ts: String,
-    pub v: u16,
-    pub event: &'a E,
-}
-
-impl<'a> Row<'a> {
-    pub fn of(seq: Seq, env: &'a crate::vocab::event::Envelope) -> Row<'a> {
-        Row::with(&env.session, seq, env.ts_ms, env.v, &env.kind)
-    }
-}
-
-impl<'a, E: Serialize + ?Sized> Row<'a, E> {
-    fn with(session: &'a SessionId, seq: Seq, ts_ms: i64, v: u16, event: &'a E) -> Row<'a, E> {
-        Row {
-            session,
-            seq,
-            ts_ms,
-            ts: crate::vocab::time::format_iso_ms(ts_ms),
-            v,
-            event,
-        }
-    }
-}
-
 pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     let since = match &args.since {
         Some(s) => {
@@ -69,7 +38,7 @@ pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     // The views' copy of the events answers, beside a writer too (see `EventSource`).
     let (ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
-        Some(prefix) => Some(super::show::resolve_in_views(&views, prefix)?),
+        Some(prefix) => Some(crate::cli::shared::resolve_in_views(&views, prefix)?),
         None => None,
     };
     // Read as the views hold them: a kind is decoded only to be filtered or summarised,

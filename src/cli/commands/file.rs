@@ -129,7 +129,7 @@ fn print(
         let mut what = op_label(e.op);
         if e.path != wanted.abs {
             what.push(' ');
-            what.push_str(&super::dispatch::short_path(ctx, &e.path));
+            what.push_str(&crate::cli::shared::short_path(ctx, &e.path));
         }
         if let Some(p) = &l.prompt {
             what.push_str(&format!("  \"{}\"", clip(&p.text.replace('\n', " "), 60)));

@@ -24,7 +24,7 @@ pub struct LogArgs {
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
-    let session = super::show::resolve_in_views(&views, &args.session)?;
+    let session = crate::cli::shared::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
     let behind = views.behind();
     crate::views::handle::learn([&log.session]);
@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     drop(ledger);
     if ctx.json {
         let mut out = std::io::stdout().lock();
-        let answer = super::Behind {
+        let answer = crate::cli::shared::Behind {
             answer: &log,
             behind,
         };
@@ -117,7 +117,7 @@ fn print_entry(
                 "  ✎",
                 format!(
                     "{} {op} +{} −{}{failed}",
-                    super::dispatch::short_path(ctx, path),
+                    crate::cli::shared::short_path(ctx, path),
                     size.added,
                     size.removed
                 ),

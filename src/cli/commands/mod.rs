@@ -25,13 +25,3 @@ pub mod skill;
 pub mod subjects;
 pub mod trailer;
 pub mod zoom;
-
-/// A read's `--json` object with how many recorded changes its answer does not show yet:
-/// `behind` is 0 when caught up, more while a writer beside the read was still folding them
-/// (the stderr note says so too). Array outputs keep their shape and only the note says it.
-#[derive(serde::Serialize)]
-pub struct Behind<'a, T: serde::Serialize> {
-    #[serde(flatten)]
-    pub answer: &'a T,
-    pub behind: u64,
-}

@@ -1,9 +1,9 @@
 use clap::Args;
 use std::io::Write;
 
-use super::Behind;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::shared::Behind;
 use crate::cli::ui::clip;
 use crate::reads::recall::{FLOOR, Lanes, Query, Recall, Semantic, recall};
 use crate::views::handle::Short;
@@ -86,7 +86,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         true => ctx.read_views()?,
     };
     let session = match &args.session {
-        Some(p) => Some(super::show::resolve_in_views(&views, p)?),
+        Some(p) => Some(crate::cli::shared::resolve_in_views(&views, p)?),
         None => None,
     };
     let lanes = if args.keyword_only {

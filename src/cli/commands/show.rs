@@ -4,10 +4,10 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::shared::resolve_in_views;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
 use crate::views::Views;
-use crate::views::handle::NoSession;
 use crate::views::handle::Short;
 use crate::views::session::SessionSummary;
 use crate::views::source::EventSource;
@@ -89,32 +89,6 @@ pub fn newest(
     sessions
         .into_iter()
         .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
-}
-
-/// The session a prefix names among the sessions the views know (no ledger read), or an
-/// error that says what to type instead.
-pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
-    let all = views.tables.session_ids()?;
-    explain(prefix, crate::views::handle::pick(all, prefix))
-}
-
-fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionId, CliError> {
-    match found {
-        Ok(s) => Ok(s),
-        Err(NoSession::None) => Err(
-            CliError::not_found(format!("no session matches {prefix:?}"))
-                .hint("`peat sessions` lists every session."),
-        ),
-        Err(NoSession::Ambiguous(many)) => {
-            let names: Vec<&str> = many.iter().take(6).map(SessionId::as_str).collect();
-            Err(CliError::user(format!(
-                "{prefix:?} matches {} sessions: {}",
-                many.len(),
-                names.join(", ")
-            ))
-            .hint("Give more characters of the id."))
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -265,7 +239,7 @@ fn show_session(
 #[derive(Serialize)]
 struct EventView<'a> {
     #[serde(flatten)]
-    row: super::events::Row<'a>,
+    row: crate::cli::shared::Row<'a>,
     /// What the edit wrote, for a file touch.
     #[serde(skip_serializing_if = "Option::is_none")]
     change: Option<Change>,
@@ -308,7 +282,7 @@ fn show_event(
         _ => None,
     };
     let view = EventView {
-        row: super::events::Row::of(id.seq, &env),
+        row: crate::cli::shared::Row::of(id.seq, &env),
         change,
         behind: views.behind(),
     };

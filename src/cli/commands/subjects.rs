@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
         return Ok(0);
     }
     let ui = &ctx.ui;
-    let today = super::dispatch::today(ctx);
+    let today = crate::cli::shared::today(ctx);
     for s in &all {
         let mut tag = format!("{} obs", s.support);
         if !s.cited {
@@ -200,12 +200,12 @@ pub fn trail(
     }))
 }
 
-/// Print a trail: JSON whole (with `behind`, see [`super::Behind`]), or a head line and one
+/// Print a trail: JSON whole (with `behind`, see [`crate::cli::shared::Behind`]), or a head line and one
 /// line per observation, each whole (a trail is read in full) and ending in its handle.
 pub fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
     if ctx.json {
-        let answer = super::Behind {
+        let answer = crate::cli::shared::Behind {
             answer: trail,
             behind,
         };

@@ -54,7 +54,7 @@ pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     drop(ledger);
     if ctx.json {
         let mut out = std::io::stdout().lock();
-        let answer = super::Behind { answer: &z, behind };
+        let answer = crate::cli::shared::Behind { answer: &z, behind };
         serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);

@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
     let (brief, behind) = assemble_behind(ctx, budget)?;
     let mut out = std::io::stdout().lock();
     if ctx.json {
-        let answer = super::Behind {
+        let answer = crate::cli::shared::Behind {
             answer: &brief,
             behind,
         };
