@@ -7,6 +7,8 @@
 pub mod capture;
 pub mod cli;
 pub mod embed;
+#[cfg(test)]
+mod layers;
 pub mod ledger;
 pub mod reads;
 pub mod redact;
