@@ -689,11 +689,19 @@ const PASS_BATCH: usize = 256;
 
 /// The lock one embedding pass holds (`<store>/embed.lock`), beside the ledger's.
 fn pass_lock(store: &std::path::Path) -> Result<std::fs::File, CliError> {
-    Ok(std::fs::OpenOptions::new()
+    let path = store.join("embed.lock");
+    std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(store.join("embed.lock"))?)
+        .open(&path)
+        .map_err(|e| pass_lock_error("open", &path, e))
+}
+
+/// The embedding pass's lock could not be opened or taken: say which file and why (a
+/// permission problem is not a closed pipe).
+fn pass_lock_error(what: &str, path: &std::path::Path, e: std::io::Error) -> CliError {
+    CliError::user(format!("cannot {what} {}: {e}", path.display()))
 }
 
 /// After a write from a terminal: start the embedding pass, and say so.
@@ -778,9 +786,12 @@ fn run_embed(ctx: &Ctx, args: &EmbedArgs) -> Result<u8, CliError> {
             Err(std::fs::TryLockError::WouldBlock) => {
                 ctx.ui
                     .note("peat: another embedding pass is at work: waiting for it to finish…");
-                lock.lock()?;
+                lock.lock()
+                    .map_err(|e| pass_lock_error("lock", &store.join("embed.lock"), e))?;
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(pass_lock_error("lock", &store.join("embed.lock"), e));
+            }
         }
         embedded += drain(ctx, &mut model, args, &mut bar)?;
         drop(lock);
