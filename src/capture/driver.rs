@@ -29,7 +29,6 @@ pub struct CaptureOptions {
 /// What one capture did.
 #[derive(Clone, Debug, Default)]
 pub struct Receipt {
-    pub path: PathBuf,
     pub session: Option<SessionId>,
     pub format: Option<Format>,
     /// Events emitted by this capture (new, revised or already stored).
@@ -87,10 +86,7 @@ pub fn capture_file(
     let absolute = std::fs::canonicalize(path).map_err(io)?;
     let cursor_key = absolute.to_string_lossy().into_owned();
     let hints = FileHints::of(path);
-    let mut receipt = Receipt {
-        path: path.to_path_buf(),
-        ..Receipt::default()
-    };
+    let mut receipt = Receipt::default();
 
     let saved: Option<Cursor> = ledger
         .cursor(&cursor_key)?

@@ -151,8 +151,6 @@ impl Resolved {
 /// A role with no file: where it would have been installed.
 #[derive(Debug, Clone)]
 pub struct Missing {
-    pub role: Role,
-    pub name: String,
     /// Where `peat model fetch` would put it (none without a data directory).
     pub expected: Option<PathBuf>,
     /// No artifact is pinned for this role on this platform: fetch cannot help, only an
@@ -216,8 +214,6 @@ pub fn locate(
         }));
     }
     Ok(Err(Missing {
-        role,
-        name: name.to_string(),
         expected,
         unpinned: lock.artifact(role, &lookup.platform).is_none(),
     }))

@@ -25,9 +25,9 @@ pub mod resident;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use artifacts::{Lookup, Origin, Resolution, Resolved};
+pub use artifacts::{Lookup, Resolution, Resolved};
 pub use hash::HashEmbedder;
-pub use lock::{Role, pinned};
+pub use lock::pinned;
 pub use onnx::{LoadTimings, OnnxEmbedder};
 
 /// What an embedder is loaded for.

@@ -43,13 +43,6 @@ pub struct Build {
     pub dir: PathBuf,
 }
 
-impl Build {
-    /// Where the session builder writes the optimised graph.
-    pub fn model_out(&self) -> PathBuf {
-        self.tmp.join(MODEL_FILE)
-    }
-}
-
 /// Identify the copy by the exact model and runtime that produce and read it.
 fn key(lock: &ModelsLock, lookup: &Lookup, resolved: &Resolved) -> String {
     let model = lock

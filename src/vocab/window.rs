@@ -41,11 +41,6 @@ impl Window {
     pub fn span(&self) -> String {
         span_label(self.start, self.end)
     }
-
-    /// How many days it covers.
-    pub fn days(&self) -> i64 {
-        days_between(self.start, self.end) + 1
-    }
 }
 
 /// What to print when an argument is not a window.

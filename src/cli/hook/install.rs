@@ -48,13 +48,6 @@ impl Harness {
             Harness::Codex => "peat hook install --codex",
         }
     }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Harness::Claude { .. } => "claude",
-            Harness::Codex => "codex",
-        }
-    }
 }
 
 /// The shell command a harness runs: this binary by absolute path, or `peat` on PATH when
