@@ -53,7 +53,7 @@ const INTERRUPTED: &str = "[Request interrupted";
 /// The Claude Code parser and everything it must remember between captures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Claude {
+pub(crate) struct Claude {
     /// The session, once known.
     session: Option<SessionId>,
     /// The file is a subagent transcript (`agent-<id>.jsonl`): the id from its name.
@@ -122,7 +122,7 @@ struct LineTouch {
 }
 
 impl Claude {
-    pub fn new(hints: &FileHints) -> Claude {
+    pub(crate) fn new(hints: &FileHints) -> Claude {
         let stem = hints.stem.as_str();
         Claude {
             session: is_uuid(stem).then(|| SessionId(stem.to_string())),
@@ -135,8 +135,9 @@ impl Claude {
         }
     }
 
+    #[cfg(test)]
     /// How many events were dropped because a line needed more than its slots.
-    pub fn overflowed(&self) -> u64 {
+    pub(crate) fn overflowed(&self) -> u64 {
         self.overflowed
     }
 

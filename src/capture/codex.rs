@@ -53,7 +53,7 @@ const SHELL_TOOLS: &[&str] = &[
 /// The parser's resumable state. Kept small: it is saved in the capture cursor.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Codex {
+pub(crate) struct Codex {
     /// The thread id in the file name, used when no line names the session.
     #[serde(skip_serializing_if = "Option::is_none")]
     fallback: Option<String>,
@@ -205,15 +205,16 @@ struct NewCall {
 }
 
 impl Codex {
-    pub fn new(hints: &FileHints) -> Codex {
+    pub(crate) fn new(hints: &FileHints) -> Codex {
         Codex {
             fallback: thread_id_in_stem(&hints.stem),
             ..Codex::default()
         }
     }
 
+    #[cfg(test)]
     /// How many events were dropped because a line had more than its slots hold.
-    pub fn overflowed(&self) -> u64 {
+    pub(crate) fn overflowed(&self) -> u64 {
         self.overflowed
     }
 

@@ -19,33 +19,33 @@ const CHUNK_EVENTS: usize = 5_000;
 const CHUNK_BLOB_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Debug, Default)]
-pub struct CaptureOptions {
+pub(crate) struct CaptureOptions {
     /// Attribute every event to this session instead of the one the transcript names.
-    pub session: Option<SessionId>,
+    pub(crate) session: Option<SessionId>,
     /// The Stop hook's authoritative closing message.
-    pub final_msg: Option<String>,
+    pub(crate) final_msg: Option<String>,
 }
 
 /// What one capture did.
 #[derive(Clone, Debug, Default)]
-pub struct Receipt {
-    pub session: Option<SessionId>,
-    pub format: Option<Format>,
+pub(crate) struct Receipt {
+    pub(crate) session: Option<SessionId>,
+    pub(crate) format: Option<Format>,
     /// Events emitted by this capture (new, revised or already stored).
-    pub events: usize,
-    pub written: Written,
+    pub(crate) events: usize,
+    pub(crate) written: Written,
     /// Raw lines read this time.
-    pub lines: u64,
+    pub(crate) lines: u64,
     /// Lines that were not JSON and were skipped.
-    pub skipped: u64,
+    pub(crate) skipped: u64,
     /// Events a line had no room for (see `LineSlots`).
-    pub overflowed: u64,
+    pub(crate) overflowed: u64,
     /// The file ends in a line without a newline that is not yet whole: left for next time.
-    pub partial_tail: bool,
+    pub(crate) partial_tail: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum CaptureError {
+pub(crate) enum CaptureError {
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -73,7 +73,7 @@ struct Cursor {
 }
 
 /// Capture `path` into `ledger`: only what was added since the last capture of this file.
-pub fn capture_file(
+pub(crate) fn capture_file(
     ledger: &mut Ledger,
     redactor: &StoreRedactor,
     path: &Path,

@@ -15,50 +15,50 @@ use crate::views::{ModelSlot, Views};
 const DEFAULT_LOCK_WAIT_SECS: u64 = 120;
 
 /// What every command works with, resolved once: no verb reads the environment itself.
-pub struct Ctx {
-    pub ui: Ui,
-    pub json: bool,
-    pub cwd: PathBuf,
-    pub home: Option<PathBuf>,
-    pub location: Location,
+pub(crate) struct Ctx {
+    pub(crate) ui: Ui,
+    pub(crate) json: bool,
+    pub(crate) cwd: PathBuf,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) location: Location,
     /// "Now", read once here (or pinned by `PEAT_NOW` for reproducible output).
-    pub now_ms: i64,
-    pub lock_wait: Duration,
+    pub(crate) now_ms: i64,
+    pub(crate) lock_wait: Duration,
     /// What this process is doing, for the lock's holder line.
-    pub who: String,
+    pub(crate) who: String,
     /// The time zone calendar days are counted in.
-    pub tz: jiff::tz::TimeZone,
+    pub(crate) tz: jiff::tz::TimeZone,
     /// Where Claude Code keeps its files: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-    pub claude_home: PathBuf,
+    pub(crate) claude_home: PathBuf,
     /// Where Codex keeps its files: `$CODEX_HOME`, else `~/.codex`.
-    pub codex_home: PathBuf,
+    pub(crate) codex_home: PathBuf,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
-    pub brief_budget: Option<String>,
+    pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
     /// built-in copy).
-    pub model_lookup: crate::embed::Lookup,
+    pub(crate) model_lookup: crate::embed::Lookup,
     /// The interpreter that runs pip: `$PEAT_PYTHON`, else `python3`.
-    pub python: std::ffi::OsString,
+    pub(crate) python: std::ffi::OsString,
     /// `PEAT_NOW` named a valid instant: `now_ms` is pinned, and detached work is given it.
-    pub now_pinned: bool,
+    pub(crate) now_pinned: bool,
     /// Capture-time redaction is on (`PEAT_REDACT=off`, a benchmark switch, turns it off).
-    pub redact: bool,
+    pub(crate) redact: bool,
     /// This binary, if it is still where it ran from (an upgrade may have replaced it);
     /// else `peat` on PATH.
-    pub exe: PathBuf,
+    pub(crate) exe: PathBuf,
     /// `$PATH`, `$NIX_STORE_DIR` and `$USER`: where a hook command finds a stable name for
     /// this binary (see `hook::install::stable_exe`).
-    pub path_var: Option<std::ffi::OsString>,
-    pub nix_store_dir: Option<PathBuf>,
-    pub user: Option<String>,
+    pub(crate) path_var: Option<std::ffi::OsString>,
+    pub(crate) nix_store_dir: Option<PathBuf>,
+    pub(crate) user: Option<String>,
     /// Claude Code set `CLAUDE_PROJECT_DIR`: a hook without a transcript is still Claude's.
-    pub claude_hook_env: bool,
+    pub(crate) claude_hook_env: bool,
     /// This process is a hook's detached work, its stderr going to the hook log (see
     /// `ui::LOG_TAG_VAR`): what it starts in turn writes there too.
-    pub in_hook_log: bool,
+    pub(crate) in_hook_log: bool,
     /// `PEAT_EMBED_IDLE_SECS`: whether searches use a resident embedder, and how long one
     /// waits for a search.
-    pub residency: crate::embed::resident::Residency,
+    pub(crate) residency: crate::embed::resident::Residency,
 }
 
 impl Ctx {
@@ -160,7 +160,7 @@ impl Ctx {
     /// Open the ledger, waiting for the lock as configured.
     /// The redactor for what this process writes into the store (off under
     /// [`crate::redact::SWITCH_ENV`]).
-    pub fn redactor(&self) -> StoreRedactor {
+    pub(crate) fn redactor(&self) -> StoreRedactor {
         if self.redact {
             StoreRedactor::new(&self.location.store)
         } else {
@@ -168,7 +168,7 @@ impl Ctx {
         }
     }
 
-    pub fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
+    pub(crate) fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
         let ui = self.ui;
         let wait = self.lock_wait;
         let mut on_wait = move || {
@@ -225,7 +225,7 @@ impl Ctx {
 impl Ctx {
     /// The embedding model, if installed (loaded only when something needs it), set up
     /// for a few texts at a time.
-    pub fn model_slot(&self) -> Result<ModelSlot, CliError> {
+    pub(crate) fn model_slot(&self) -> Result<ModelSlot, CliError> {
         Ok(ModelSlot::installed(
             crate::embed::Profile::OneShot,
             self.model_lookup.clone(),
@@ -234,7 +234,7 @@ impl Ctx {
     }
 
     /// The embedding model set up for embedding many texts (the embedding pass).
-    pub fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
+    pub(crate) fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
         Ok(ModelSlot::installed(
             crate::embed::Profile::Bulk,
             self.model_lookup.clone(),
@@ -251,13 +251,13 @@ impl Ctx {
     /// then fails at once as busy, never waits. Whole events are read through
     /// [`crate::views::source::EventSource`], which then reads the views' copy of them;
     /// [`Views::behind`] says how far behind the answer is.
-    pub fn read_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+    pub(crate) fn read_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         self.read_views_with(self.model_slot()?)
     }
 
     /// [`Ctx::read_views`] for a search that will embed `query`: the model loads (or the
     /// resident embedder embeds it) meanwhile, on a thread of its own.
-    pub fn read_views_to_search(
+    pub(crate) fn read_views_to_search(
         &self,
         query: &str,
     ) -> Result<(Ledger, Views, ModelSlot), CliError> {
@@ -296,7 +296,7 @@ impl Ctx {
     }
 
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.
-    pub fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+    pub(crate) fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         self.open_views_with(self.model_slot()?)
     }
 

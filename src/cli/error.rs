@@ -11,24 +11,24 @@ use crate::ledger::lock::Held;
 use crate::ledger::{LedgerError, LockError};
 
 /// Nothing matched (no hits, no such session or subject, nothing recorded yet).
-pub const EXIT_NOT_FOUND: u8 = 1;
+pub(crate) const EXIT_NOT_FOUND: u8 = 1;
 /// Bad usage, invalid input, a store failure (clap's own usage errors exit 2 too).
-pub const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_ERROR: u8 = 2;
 /// `EX_TEMPFAIL`: the ledger stayed locked for the whole wait.
-pub const EXIT_BUSY: u8 = 75;
+pub(crate) const EXIT_BUSY: u8 = 75;
 
 #[derive(Debug)]
-pub struct CliError {
-    pub code: u8,
-    pub message: String,
-    pub hint: Option<String>,
+pub(crate) struct CliError {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
     /// stdout was closed by its reader (`peat events | head`): not an error to report.
-    pub broken_pipe: bool,
+    pub(crate) broken_pipe: bool,
 }
 
 impl CliError {
     /// An error: bad usage, invalid input, a store failure (exit 2).
-    pub fn user(message: impl Into<String>) -> CliError {
+    pub(crate) fn user(message: impl Into<String>) -> CliError {
         CliError {
             code: EXIT_ERROR,
             message: message.into(),
@@ -38,7 +38,7 @@ impl CliError {
     }
 
     /// What was asked for does not exist (exit 1): not an error of the tool or its input.
-    pub fn not_found(message: impl Into<String>) -> CliError {
+    pub(crate) fn not_found(message: impl Into<String>) -> CliError {
         CliError {
             code: EXIT_NOT_FOUND,
             message: message.into(),
@@ -47,7 +47,7 @@ impl CliError {
         }
     }
 
-    pub fn hint(mut self, hint: impl Into<String>) -> CliError {
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> CliError {
         self.hint = Some(hint.into());
         self
     }

@@ -1,11 +1,11 @@
 //! The command line: parse, resolve the context once, dispatch to a verb.
 
-pub mod commands;
-pub mod ctx;
-pub mod error;
+pub(crate) mod commands;
+pub(crate) mod ctx;
+pub(crate) mod error;
 pub mod hook;
-pub mod shared;
-pub mod ui;
+pub(crate) mod shared;
+pub(crate) mod ui;
 
 use clap::{Parser, Subcommand};
 
@@ -55,25 +55,25 @@ machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_D
 // setting was for.
 #[command(name = "peat", version, propagate_version = true)]
 #[command(after_help = AFTER_HELP)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Full structured output (the API form: never clipped, never styled)
     #[arg(long, global = true)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// How many further-back bands the brief shows (bare `peat`; see `peat brief --help`)
     #[arg(long, value_name = "N")]
-    pub budget: Option<usize>,
+    pub(crate) budget: Option<usize>,
 
     /// Words to search for (the same as `peat recall WORDS`)
     #[arg(value_name = "WORDS")]
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
 
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     Capture(commands::capture::CaptureArgs),
     Import(commands::import::ImportArgs),
     Events(commands::events::EventsArgs),

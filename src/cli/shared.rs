@@ -15,32 +15,38 @@ use crate::vocab::event::{Event, Seq, SessionId};
 /// `behind` is 0 when caught up, more while a writer beside the read was still folding them
 /// (the stderr note says so too). Array outputs keep their shape and only the note says it.
 #[derive(Serialize)]
-pub struct Behind<'a, T: Serialize> {
+pub(crate) struct Behind<'a, T: Serialize> {
     #[serde(flatten)]
-    pub answer: &'a T,
-    pub behind: u64,
+    pub(crate) answer: &'a T,
+    pub(crate) behind: u64,
 }
 
 /// One event as `--json` prints it. Its kind is the decoded [`Event`], or (for `events`,
 /// which prints many) the bytes the views hold for it, copied as they are.
 #[derive(Serialize)]
-pub struct Row<'a, E: Serialize + ?Sized = Event> {
-    pub session: &'a SessionId,
-    pub seq: Seq,
-    pub ts_ms: i64,
-    pub ts: String,
-    pub v: u16,
-    pub event: &'a E,
+pub(crate) struct Row<'a, E: Serialize + ?Sized = Event> {
+    pub(crate) session: &'a SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) ts_ms: i64,
+    pub(crate) ts: String,
+    pub(crate) v: u16,
+    pub(crate) event: &'a E,
 }
 
 impl<'a> Row<'a> {
-    pub fn of(seq: Seq, env: &'a crate::vocab::event::Envelope) -> Row<'a> {
+    pub(crate) fn of(seq: Seq, env: &'a crate::vocab::event::Envelope) -> Row<'a> {
         Row::with(&env.session, seq, env.ts_ms, env.v, &env.kind)
     }
 }
 
 impl<'a, E: Serialize + ?Sized> Row<'a, E> {
-    pub fn with(session: &'a SessionId, seq: Seq, ts_ms: i64, v: u16, event: &'a E) -> Row<'a, E> {
+    pub(crate) fn with(
+        session: &'a SessionId,
+        seq: Seq,
+        ts_ms: i64,
+        v: u16,
+        event: &'a E,
+    ) -> Row<'a, E> {
         Row {
             session,
             seq,
@@ -54,7 +60,7 @@ impl<'a, E: Serialize + ?Sized> Row<'a, E> {
 
 /// The session a prefix names among the sessions the views know (no ledger read), or an
 /// error that says what to type instead.
-pub fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
+pub(crate) fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
     let all = views.tables.session_ids()?;
     explain(prefix, crate::views::handle::pick(all, prefix))
 }
@@ -79,12 +85,12 @@ fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionI
 }
 
 /// Today's local date: the day windows are read relative to.
-pub fn today(ctx: &Ctx) -> jiff::civil::Date {
+pub(crate) fn today(ctx: &Ctx) -> jiff::civil::Date {
     crate::reads::brief::local_date(ctx.now_ms, &ctx.tz)
 }
 
 /// A recorded path as listings show it: relative to this repository when inside it.
-pub fn short_path(ctx: &Ctx, p: &str) -> String {
+pub(crate) fn short_path(ctx: &Ctx, p: &str) -> String {
     ctx.location
         .root
         .as_deref()

@@ -13,22 +13,22 @@ static STDERR_TAG: OnceLock<String> = OnceLock::new();
 /// Set on a detached capture: its stderr is the hook log, and each line it writes there
 /// starts with the time and this tag (agent, moment, session). Here rather than in the hook,
 /// because every line the command line writes on stderr may have to carry it.
-pub const LOG_TAG_VAR: &str = "PEAT_HOOK_LOG_TAG";
+pub(crate) const LOG_TAG_VAR: &str = "PEAT_HOOK_LOG_TAG";
 
 /// One hook log line: `<time> <tag>: <message>`, the time being when it is written (a
 /// detached capture's lines come minutes after the hook's own).
-pub fn log_line(tag: &str, msg: &str) -> String {
+pub(crate) fn log_line(tag: &str, msg: &str) -> String {
     let when = crate::vocab::time::format_iso_ms(jiff::Timestamp::now().as_millisecond());
     format!("{when} {tag}: {}", msg.replace('\n', " "))
 }
 
 /// Mark stderr as the hook log of the hook `tag` names (see [`LOG_TAG_VAR`]).
-pub fn stderr_is_hook_log(tag: String) {
+pub(crate) fn stderr_is_hook_log(tag: String) {
     let _ = STDERR_TAG.set(tag);
 }
 
 /// Write `msg` on stderr, each of its lines tagged when stderr is a hook log.
-pub fn stderr_line(msg: &str) {
+pub(crate) fn stderr_line(msg: &str) {
     let mut err = io::stderr().lock();
     let _ = match STDERR_TAG.get() {
         Some(tag) => msg
@@ -39,19 +39,19 @@ pub fn stderr_line(msg: &str) {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Ui {
-    pub stdout_tty: bool,
-    pub stderr_tty: bool,
+pub(crate) struct Ui {
+    pub(crate) stdout_tty: bool,
+    pub(crate) stderr_tty: bool,
     /// Styling is allowed on stdout.
-    pub color: bool,
+    pub(crate) color: bool,
     /// Styling is allowed on stderr.
-    pub err_color: bool,
+    pub(crate) err_color: bool,
 }
 
 impl Ui {
     /// Styles only on a terminal, and never when `plain` (`NO_COLOR` or `TERM=dumb`, which
     /// the context reads).
-    pub fn detect(plain: bool) -> Ui {
+    pub(crate) fn detect(plain: bool) -> Ui {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         Ui {
@@ -63,12 +63,12 @@ impl Ui {
     }
 
     /// A status line on stderr (receipts, what was done).
-    pub fn note(&self, msg: &str) {
+    pub(crate) fn note(&self, msg: &str) {
         stderr_line(msg);
     }
 
     /// A warning on stderr: something was skipped, the run goes on.
-    pub fn warn(&self, msg: &str) {
+    pub(crate) fn warn(&self, msg: &str) {
         let head = if self.err_color {
             "\x1b[33mpeat:\x1b[0m"
         } else {
@@ -78,7 +78,7 @@ impl Ui {
     }
 
     /// Where a long listing goes: through `less -RFX` on a terminal, else stdout.
-    pub fn pager(&self) -> Out {
+    pub(crate) fn pager(&self) -> Out {
         if self.stdout_tty
             && let Ok(mut child) = Command::new("less")
                 .arg("-RFX")
@@ -95,7 +95,7 @@ impl Ui {
     }
 
     /// A progress bar on stderr, only on a terminal.
-    pub fn progress(&self, len: u64, what: &str) -> Option<indicatif::ProgressBar> {
+    pub(crate) fn progress(&self, len: u64, what: &str) -> Option<indicatif::ProgressBar> {
         if !self.stderr_tty {
             return None;
         }
@@ -111,7 +111,7 @@ impl Ui {
 
     /// Make transcript text safe for a terminal (control, bidi and zero-width characters
     /// escaped); piped output is left byte-exact.
-    pub fn safe<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+    pub(crate) fn safe<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
         if self.stdout_tty {
             sanitize(s)
         } else {
@@ -120,17 +120,17 @@ impl Ui {
     }
 
     /// `s` dimmed on a terminal.
-    pub fn dim(&self, s: &str) -> String {
+    pub(crate) fn dim(&self, s: &str) -> String {
         self.style("2", s)
     }
 
     /// `s` in bold on a terminal.
-    pub fn bold(&self, s: &str) -> String {
+    pub(crate) fn bold(&self, s: &str) -> String {
         self.style("1", s)
     }
 
     /// `s` in the accent colour on a terminal.
-    pub fn accent(&self, s: &str) -> String {
+    pub(crate) fn accent(&self, s: &str) -> String {
         self.style("36", s)
     }
 
@@ -146,7 +146,7 @@ impl Ui {
 /// stdout, or a pager in front of it.
 /// Buffered: stdout alone writes each line as it ends (a syscall per line, a fifth of
 /// `events --json`), and a pager's pipe each piece of a line.
-pub enum Out {
+pub(crate) enum Out {
     Stdout(io::BufWriter<io::StdoutLock<'static>>),
     Pager {
         child: Child,
@@ -156,13 +156,13 @@ pub enum Out {
 
 impl Out {
     /// Standard output, whatever it is (no pager).
-    pub fn stdout() -> Out {
+    pub(crate) fn stdout() -> Out {
         Out::Stdout(io::BufWriter::with_capacity(1 << 16, io::stdout().lock()))
     }
 
     /// Write out what is buffered, close the pager (if any) and wait for the person to
     /// leave it.
-    pub fn finish(self) -> io::Result<()> {
+    pub(crate) fn finish(self) -> io::Result<()> {
         match self {
             Out::Stdout(mut s) => s.flush(),
             Out::Pager { mut child, stdin } => {
@@ -191,7 +191,7 @@ impl Write for Out {
 
 /// Escape what a terminal would interpret: C0/C1 controls (but tab), bidi overrides,
 /// zero-width characters.
-pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
         (c.is_control() && c != '\t' && c != '\n')
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
@@ -213,7 +213,7 @@ pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Collapse whitespace to single spaces and cut to `n` characters, marking a cut with `…`.
-pub fn clip(s: &str, n: usize) -> String {
+pub(crate) fn clip(s: &str, n: usize) -> String {
     let mut out = String::new();
     let mut count = 0;
     for word in s.split_whitespace() {

@@ -23,7 +23,7 @@ use crate::vocab::change::{Change, Hunk, Replacement};
 
 /// Who last wrote a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LineOrigin {
+pub(crate) enum LineOrigin {
     /// The edit at this index of the list [`blame`] was given.
     Edit(usize),
     /// No recorded edit explains the line.
@@ -32,14 +32,14 @@ pub enum LineOrigin {
 
 /// A file's lines with their origins.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Blame {
+pub(crate) struct Blame {
     /// The text attributed: the current text, or the text as it stood at the cut.
-    pub text: String,
+    pub(crate) text: String,
     /// One origin per line of `text` (lines split after each `\n`).
-    pub lines: Vec<LineOrigin>,
+    pub(crate) lines: Vec<LineOrigin>,
     /// Which edits were placed on the file's history (false: not located, or older than one
     /// that was not).
-    pub placed: Vec<bool>,
+    pub(crate) placed: Vec<bool>,
 }
 
 /// One step of the replay: at byte `start` of the state before it, `old` became `new`.
@@ -59,7 +59,7 @@ struct Step {
 
 /// Attribute every line of `current` to the edit in `changes` (ledger order, oldest first)
 /// that last wrote it.
-pub fn blame(current: &str, changes: &[Change]) -> Blame {
+pub(crate) fn blame(current: &str, changes: &[Change]) -> Blame {
     let history = recover(current, changes);
     let placed = history.placed(changes.len());
     let (text, lines) = history.replay(changes.len());
@@ -79,7 +79,7 @@ pub fn blame(current: &str, changes: &[Change]) -> Blame {
 /// past (or the file is gone), the file is replayed forward instead from the last `Write`
 /// before the cut. A person's unrecorded changes cannot be dated: those the current text
 /// holds stay in it.
-pub fn blame_at(current: Option<&str>, changes: &[Change], cut: usize) -> Option<Blame> {
+pub(crate) fn blame_at(current: Option<&str>, changes: &[Change], cut: usize) -> Option<Blame> {
     let cut = cut.min(changes.len());
     if let Some(current) = current {
         let history = recover(current, changes);

@@ -23,23 +23,23 @@ use crate::vocab::change::Change;
 use crate::vocab::event::SessionId;
 
 /// The commit trailer that names the session which made a commit.
-pub const TRAILER: &str = "Peat-Session";
+pub(crate) const TRAILER: &str = "Peat-Session";
 
 /// A content share at or above this explains a commit.
-pub const CONTENT_SHARE: f64 = 0.5;
+pub(crate) const CONTENT_SHARE: f64 = 0.5;
 
 /// A commit's own facts, as the repository gave them.
 #[derive(Clone, Debug, Default)]
-pub struct Commit {
-    pub hash: String,
-    pub ts_ms: Option<i64>,
-    pub content: CommitContent,
+pub(crate) struct Commit {
+    pub(crate) hash: String,
+    pub(crate) ts_ms: Option<i64>,
+    pub(crate) content: CommitContent,
 }
 
 /// How a session was tied to the commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Route {
+pub(crate) enum Route {
     Trailer,
     Recorded,
     Workspace,
@@ -47,7 +47,7 @@ pub enum Route {
 }
 
 impl Route {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Route::Trailer => "its Peat-Session trailer",
             Route::Recorded => "the commit command the session ran",
@@ -59,29 +59,33 @@ impl Route {
 
 /// One session a route tied to the commit.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Tie {
-    pub session: SessionId,
-    pub route: Route,
+pub(crate) struct Tie {
+    pub(crate) session: SessionId,
+    pub(crate) route: Route,
     /// The event that shows it (the commit command, or the session's last edit of its lines).
-    pub seq: Option<u32>,
-    pub ts_ms: Option<i64>,
+    pub(crate) seq: Option<u32>,
+    pub(crate) ts_ms: Option<i64>,
     /// For the content route: the share of the commit's added lines the session wrote.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub share: Option<f64>,
+    pub(crate) share: Option<f64>,
 }
 
 /// Everything the record says about a commit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Explained {
+pub(crate) struct Explained {
     /// The route that answered, and the sessions it named (best first).
-    pub answer: Vec<Tie>,
+    pub(crate) answer: Vec<Tie>,
     /// Other routes' sessions, or the nearest candidates when nothing answered.
-    pub others: Vec<Tie>,
+    pub(crate) others: Vec<Tie>,
 }
 
 /// The sessions that made `commit`, by every route (see the module documentation). `root` is
 /// the repository's root, for the workspace route and for matching the commit's paths.
-pub fn explain(views: &Views, root: Option<&str>, commit: &Commit) -> Result<Explained, ViewError> {
+pub(crate) fn explain(
+    views: &Views,
+    root: Option<&str>,
+    commit: &Commit,
+) -> Result<Explained, ViewError> {
     let sessions = views.tables.all_sessions()?;
     let mut ties: Vec<Tie> = Vec::new();
     ties.extend(by_trailer(&sessions, &commit.content.message));
@@ -129,7 +133,7 @@ fn by_trailer(sessions: &[(SessionId, SessionRollup)], message: &str) -> Vec<Tie
 }
 
 /// The values of the message's `Peat-Session:` trailers (its last paragraph's lines).
-pub fn trailers(message: &str) -> Vec<&str> {
+pub(crate) fn trailers(message: &str) -> Vec<&str> {
     let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
     last.lines()
         .filter_map(|l| {
@@ -142,7 +146,7 @@ pub fn trailers(message: &str) -> Vec<&str> {
 
 /// Whether a recorded session's commit command printed `hash` (from the sessions view alone:
 /// no event is read).
-pub fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> bool {
+pub(crate) fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> bool {
     sessions
         .iter()
         .any(|(_, r)| r.commits.keys().any(|h| same_commit(h, hash)))

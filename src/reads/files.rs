@@ -20,33 +20,33 @@ use crate::vocab::event::{EventId, Seq, SessionId, TouchOp};
 
 /// What a path given on the command line is, relative to the record.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     /// The absolute path (canonical where it exists).
-    pub abs: String,
+    pub(crate) abs: String,
     /// The same path relative to the repository root, when it lies inside it.
-    pub rel: Option<String>,
+    pub(crate) rel: Option<String>,
     /// Everything under it is wanted (a directory).
-    pub dir: bool,
+    pub(crate) dir: bool,
 }
 
 /// One recorded edit of a file.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FileEdit {
-    pub session: SessionId,
-    pub seq: u32,
-    pub ts_ms: i64,
-    pub op: TouchOp,
+pub(crate) struct FileEdit {
+    pub(crate) session: SessionId,
+    pub(crate) seq: u32,
+    pub(crate) ts_ms: i64,
+    pub(crate) op: TouchOp,
     /// The path as the agent recorded it.
-    pub path: String,
+    pub(crate) path: String,
     /// The tool reported an error: the edit was not applied.
-    pub failed: bool,
+    pub(crate) failed: bool,
     /// What the edit wrote, in the blob store.
     #[serde(skip)]
-    pub change: Option<BlobId>,
+    pub(crate) change: Option<BlobId>,
 }
 
 impl FileEdit {
-    pub fn id(&self) -> EventId {
+    pub(crate) fn id(&self) -> EventId {
         EventId {
             session: self.session.clone(),
             seq: Seq(self.seq),
@@ -56,7 +56,10 @@ impl FileEdit {
 
 /// The recorded paths `wanted` names: its exact recording (or those under it), else those
 /// whose tail is its repository-relative path.
-pub fn recorded_paths(views: &Views, wanted: &Wanted) -> Result<BTreeSet<String>, ViewError> {
+pub(crate) fn recorded_paths(
+    views: &Views,
+    wanted: &Wanted,
+) -> Result<BTreeSet<String>, ViewError> {
     let t = &views.tables;
     if !wanted.dir {
         if !t.touches_of(&wanted.abs)?.is_empty() {
@@ -93,7 +96,7 @@ pub fn recorded_paths(views: &Views, wanted: &Wanted) -> Result<BTreeSet<String>
 
 /// The recorded paths that are `rel` itself or end in `/rel`: where a repository-relative
 /// path was recorded, in any checkout.
-pub fn paths_for_relative(views: &Views, rel: &str) -> Result<BTreeSet<String>, ViewError> {
+pub(crate) fn paths_for_relative(views: &Views, rel: &str) -> Result<BTreeSet<String>, ViewError> {
     let mut out = views.tables.paths_ending(&format!("/{rel}"))?;
     if !views.tables.touches_of(rel)?.is_empty() {
         out.insert(rel.to_string());
@@ -102,7 +105,10 @@ pub fn paths_for_relative(views: &Views, rel: &str) -> Result<BTreeSet<String>, 
 }
 
 /// Every recorded edit of `paths`, in ledger order (by time, then session and seq).
-pub fn edits_of(views: &Views, paths: &BTreeSet<String>) -> Result<Vec<FileEdit>, ViewError> {
+pub(crate) fn edits_of(
+    views: &Views,
+    paths: &BTreeSet<String>,
+) -> Result<Vec<FileEdit>, ViewError> {
     let mut out = Vec::new();
     for p in paths {
         for (id, row) in views.tables.file_rows(p)? {
@@ -123,7 +129,7 @@ pub fn edits_of(views: &Views, paths: &BTreeSet<String>) -> Result<Vec<FileEdit>
 
 /// What an edit wrote, from the changes view. `None` when it recorded no change or the blob
 /// does not parse (an edit from before changes were kept).
-pub fn change_of(views: &Views, edit: &FileEdit) -> Result<Option<Change>, ViewError> {
+pub(crate) fn change_of(views: &Views, edit: &FileEdit) -> Result<Option<Change>, ViewError> {
     if edit.change.is_none() {
         return Ok(None);
     }
@@ -135,7 +141,7 @@ pub fn change_of(views: &Views, edit: &FileEdit) -> Result<Option<Change>, ViewE
 
 /// The applied edits of `paths` (failed ones left out) that recorded what they wrote, with
 /// that change, in ledger order: what blame replays and commit content is matched against.
-pub fn applied_changes(
+pub(crate) fn applied_changes(
     views: &Views,
     paths: &BTreeSet<String>,
 ) -> Result<Vec<(FileEdit, Change)>, ViewError> {
@@ -150,22 +156,22 @@ pub fn applied_changes(
 
 /// A prompt, as an edit's reason.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Prompt {
-    pub seq: u32,
-    pub ts_ms: i64,
-    pub text: String,
+pub(crate) struct Prompt {
+    pub(crate) seq: u32,
+    pub(crate) ts_ms: i64,
+    pub(crate) text: String,
 }
 
 /// The person's prompts of each session asked about, read once from the texts view.
 #[derive(Default)]
-pub struct Prompts {
+pub(crate) struct Prompts {
     by_session: BTreeMap<SessionId, Vec<Prompt>>,
 }
 
 impl Prompts {
     /// The prompt the event at `seq` of `session` answered: the person's last prompt before it
     /// in that session.
-    pub fn answered_by(
+    pub(crate) fn answered_by(
         &mut self,
         views: &Views,
         session: &SessionId,
@@ -210,8 +216,8 @@ pub(crate) mod fixture {
     use crate::vocab::change::Change;
     use crate::vocab::event::{Envelope, Event, Seq, SessionId, TouchOp};
 
-    pub struct Store {
-        pub dir: tempfile::TempDir,
+    pub(crate) struct Store {
+        pub(crate) dir: tempfile::TempDir,
     }
 
     fn ledger(dir: &std::path::Path, mode: Mode) -> Ledger {
@@ -230,7 +236,7 @@ pub(crate) mod fixture {
     }
 
     /// A file touch of `path` that wrote `change` (stored, unless `stored` is false).
-    pub fn touch(path: &str, op: TouchOp, change: &Change) -> Event {
+    pub(crate) fn touch(path: &str, op: TouchOp, change: &Change) -> Event {
         Event::FileTouch {
             path: path.into(),
             op,
@@ -241,7 +247,7 @@ pub(crate) mod fixture {
     }
 
     impl Store {
-        pub fn new() -> Store {
+        pub(crate) fn new() -> Store {
             Store {
                 dir: tempfile::tempdir().unwrap(),
             }
@@ -249,7 +255,7 @@ pub(crate) mod fixture {
 
         /// Record `events` (session, seq, time, event) and the blobs of `changes`, then
         /// catch the views up.
-        pub fn write(&self, events: Vec<(&str, u32, i64, Event)>, changes: &[&Change]) {
+        pub(crate) fn write(&self, events: Vec<(&str, u32, i64, Event)>, changes: &[&Change]) {
             let mut l = ledger(self.dir.path(), Mode::Create);
             let mut set = WriteSet::default();
             for (session, seq, ts, event) in events {
@@ -264,7 +270,7 @@ pub(crate) mod fixture {
         }
 
         /// The store as a read opens it: the ledger locked but not opened, the views current.
-        pub fn open(&self) -> (Ledger, Views) {
+        pub(crate) fn open(&self) -> (Ledger, Views) {
             let l = ledger(self.dir.path(), Mode::Existing);
             let v = views(&l);
             (l, v)

@@ -18,30 +18,30 @@ use crate::vocab::window::{self, Window};
 /// sessions and files it touched, borrowed from the stored row where possible (a brief
 /// decodes every day of the record, so this is the hot path).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-pub struct Day<'a> {
+pub(crate) struct Day<'a> {
     #[serde(default)]
-    pub events: i64,
+    pub(crate) events: i64,
     #[serde(default)]
-    pub prompts: i64,
+    pub(crate) prompts: i64,
     #[serde(default)]
-    pub tools: i64,
+    pub(crate) tools: i64,
     #[serde(default)]
-    pub fails: i64,
+    pub(crate) fails: i64,
     #[serde(default)]
-    pub commits: i64,
+    pub(crate) commits: i64,
     #[serde(default)]
-    pub obs: i64,
+    pub(crate) obs: i64,
     /// The sessions active that day.
     #[serde(default, borrow, deserialize_with = "map_keys")]
-    pub sessions: Vec<Cow<'a, str>>,
+    pub(crate) sessions: Vec<Cow<'a, str>>,
     /// Touches per file that day.
     #[serde(default, borrow, deserialize_with = "map_pairs")]
-    pub files: Vec<(Cow<'a, str>, i64)>,
+    pub(crate) files: Vec<(Cow<'a, str>, i64)>,
 }
 
 impl<'a> Day<'a> {
     /// Read a stored [`DayStats`] row.
-    pub fn decode(bytes: &'a [u8]) -> Result<Day<'a>, serde_json::Error> {
+    pub(crate) fn decode(bytes: &'a [u8]) -> Result<Day<'a>, serde_json::Error> {
         serde_json::from_slice(bytes)
     }
 }
@@ -114,30 +114,30 @@ fn map_keys<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Cow<'de, str>>, D::Er
 }
 
 /// One day of the days view, dated.
-pub type DayRow<'a> = (Date, &'a Day<'a>);
+pub(crate) type DayRow<'a> = (Date, &'a Day<'a>);
 
 /// The default number of bands the brief shows (`--budget`, `PEAT_BRIEF_BUDGET`).
-pub const DEFAULT_BUDGET: usize = 8;
+pub(crate) const DEFAULT_BUDGET: usize = 8;
 
 /// What a span of days holds, summed over its day rows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Tally {
-    pub events: i64,
-    pub prompts: i64,
-    pub tools: i64,
-    pub fails: i64,
-    pub commits: i64,
-    pub obs: i64,
+pub(crate) struct Tally {
+    pub(crate) events: i64,
+    pub(crate) prompts: i64,
+    pub(crate) tools: i64,
+    pub(crate) fails: i64,
+    pub(crate) commits: i64,
+    pub(crate) obs: i64,
     /// Distinct sessions active in the span.
-    pub sessions: usize,
+    pub(crate) sessions: usize,
     /// The one or two files that dominate the span's edits (each at least a quarter of all
     /// touches), as short paths.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
 impl Tally {
     /// Sum the rows of `days` (oldest first) that fall in `start ..= end`.
-    pub fn of(days: &[DayRow], start: Date, end: Date) -> Tally {
+    pub(crate) fn of(days: &[DayRow], start: Date, end: Date) -> Tally {
         let rows = within(days, start, end);
         let mut t = Tally::default();
         let mut sessions: HashSet<&str> = HashSet::new();
@@ -160,13 +160,13 @@ impl Tally {
     }
 
     /// Nothing happened in the span that a reader would count.
-    pub fn is_quiet(&self) -> bool {
+    pub(crate) fn is_quiet(&self) -> bool {
         self.tools + self.commits + self.obs + self.prompts == 0
     }
 }
 
 /// The rows of `days` (oldest first) in `start ..= end`.
-pub fn within<'r, 'a>(days: &'r [DayRow<'a>], start: Date, end: Date) -> &'r [DayRow<'a>] {
+pub(crate) fn within<'r, 'a>(days: &'r [DayRow<'a>], start: Date, end: Date) -> &'r [DayRow<'a>] {
     let lo = days.partition_point(|(d, _)| *d < start);
     let hi = days.partition_point(|(d, _)| *d <= end);
     &days[lo..hi.max(lo)]
@@ -189,7 +189,7 @@ fn dominant(files: &HashMap<&str, i64>) -> Vec<String> {
 }
 
 /// `…/<dir>/<file>`: enough of a path to recognise it.
-pub fn short_path(path: &str) -> String {
+pub(crate) fn short_path(path: &str) -> String {
     let parts: Vec<&str> = path.trim_end_matches('/').rsplitn(3, '/').collect();
     match parts.as_slice() {
         [file, dir, rest] if !rest.is_empty() => format!("…/{dir}/{file}"),
@@ -203,26 +203,26 @@ fn date_str<S: Serializer>(d: &Date, s: S) -> Result<S::Ok, S::Error> {
 
 /// One rung of the ladder: a calendar window, its counts, and the command that reads it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Band {
+pub(crate) struct Band {
     /// `w33`, `jul`, `q2`, `2025`, `earlier`.
-    pub label: String,
+    pub(crate) label: String,
     /// The days it covers when the label alone does not say: `aug 10–14`.
-    pub span: Option<String>,
+    pub(crate) span: Option<String>,
     /// `peat 2026-w33`, `peat 2026-07`, `peat 2026-q3`, `peat 2026`, `peat A..B`.
-    pub handle: String,
+    pub(crate) handle: String,
     #[serde(serialize_with = "date_str")]
-    pub start: Date,
+    pub(crate) start: Date,
     #[serde(serialize_with = "date_str")]
-    pub end: Date,
+    pub(crate) end: Date,
     #[serde(flatten)]
-    pub tally: Tally,
+    pub(crate) tally: Tally,
 }
 
 /// The bands before `frontier`, newest first: they tile `oldest ..= frontier - 1` exactly,
 /// where `oldest` is the first row of `days` (oldest first). Two ISO weeks, two months, two
 /// quarters, then years, and once `budget` is reached one band for everything earlier.
 /// `today` only decides whether a label needs its year.
-pub fn bands(days: &[DayRow], frontier: Date, budget: usize, today: Date) -> Vec<Band> {
+pub(crate) fn bands(days: &[DayRow], frontier: Date, budget: usize, today: Date) -> Vec<Band> {
     let Some(&(oldest, _)) = days.first() else {
         return Vec::new();
     };
@@ -307,16 +307,16 @@ pub fn bands(days: &[DayRow], frontier: Date, budget: usize, today: Date) -> Vec
 
 /// A part of a window one rung finer, as zoom lists it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Child {
-    pub label: String,
-    pub window: Window,
+pub(crate) struct Child {
+    pub(crate) label: String,
+    pub(crate) window: Window,
 }
 
 /// The parts of `start ..= end` one rung finer: days for a week or less, ISO weeks for a
 /// month or less, months up to two years, years beyond. A single day has none (zoom lists
 /// its sessions). A part cut by the window's edge is named by its days, so its handle reads
 /// exactly what its line counts; one cut only by `today` keeps its calendar name.
-pub fn children(start: Date, end: Date, today: Date) -> Vec<Child> {
+pub(crate) fn children(start: Date, end: Date, today: Date) -> Vec<Child> {
     let n = window::days_between(start, end) + 1;
     if n <= 1 {
         return Vec::new();
@@ -370,16 +370,16 @@ pub fn children(start: Date, end: Date, today: Date) -> Vec<Child> {
 
 /// Counts as people read them: `812`, `3.7k`, `14k`.
 /// A count with its noun, singular for one: `1 event`, `3 prompts`.
-pub fn noun(n: i64, word: &str) -> String {
+pub(crate) fn noun(n: i64, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// As [`noun`], the count in thousands when large: `1 tool`, `3.7k tools`.
-pub fn knoun(n: i64, word: &str) -> String {
+pub(crate) fn knoun(n: i64, word: &str) -> String {
     format!("{} {word}{}", knum(n), if n == 1 { "" } else { "s" })
 }
 
-pub fn knum(n: i64) -> String {
+pub(crate) fn knum(n: i64) -> String {
     if n >= 10_000 {
         format!("{}k", n / 1000)
     } else if n >= 1000 {

@@ -19,36 +19,36 @@ const MAX_DEPTH: usize = 4;
 
 /// One step with where it sits.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Entry {
-    pub seq: u32,
-    pub ts_ms: i64,
+pub(crate) struct Entry {
+    pub(crate) seq: u32,
+    pub(crate) ts_ms: i64,
     #[serde(flatten)]
-    pub step: Step,
+    pub(crate) step: Step,
     /// The subagent sessions this call started.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub subagents: Vec<SessionLog>,
+    pub(crate) subagents: Vec<SessionLog>,
 }
 
 /// A session's log.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SessionLog {
-    pub session: SessionId,
+pub(crate) struct SessionLog {
+    pub(crate) session: SessionId,
     #[serde(flatten)]
-    pub rollup: SessionRollup,
-    pub entries: Vec<Entry>,
+    pub(crate) rollup: SessionRollup,
+    pub(crate) entries: Vec<Entry>,
     /// Subagents whose starting call could not be found (they started before the first step).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unplaced_subagents: Vec<SessionLog>,
+    pub(crate) unplaced_subagents: Vec<SessionLog>,
 }
 
 /// The log of `session`, with its subagents nested.
-pub fn session_log(views: &Views, session: &SessionId) -> Result<SessionLog, ViewError> {
+pub(crate) fn session_log(views: &Views, session: &SessionId) -> Result<SessionLog, ViewError> {
     let sessions = views.tables.all_sessions()?;
     build(views, &sessions, session, 0)
 }
 
 /// The steps of `session` from the steps view, in seq order: (seq, time, step).
-pub fn session_steps(
+pub(crate) fn session_steps(
     views: &Views,
     session: &SessionId,
 ) -> Result<Vec<(Seq, i64, Step)>, ViewError> {

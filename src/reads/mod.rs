@@ -2,12 +2,12 @@
 //! the repository), and returns values for the command line to print. A read never writes
 //! the ledger and never opens the views itself: the caller hands it the views it opened.
 
-pub mod blame;
-pub mod brief;
-pub mod commits;
-pub mod files;
-pub mod ladder;
-pub mod log;
-pub mod recall;
-pub mod resolve;
-pub mod vcs;
+pub(crate) mod blame;
+pub(crate) mod brief;
+pub(crate) mod commits;
+pub(crate) mod files;
+pub(crate) mod ladder;
+pub(crate) mod log;
+pub(crate) mod recall;
+pub(crate) mod resolve;
+pub(crate) mod vcs;

@@ -27,7 +27,7 @@ use crate::vocab::event::{EventId, SessionId};
 /// its queries about things never recorded score below it (0.32 would turn away one answer
 /// in a hundred more for one unrelated query in twelve; bench/README.md has the
 /// distributions).
-pub const FLOOR: f32 = 0.30;
+pub(crate) const FLOOR: f32 = 0.30;
 /// Logistic models of "this text answers the query", fitted on `bench/quality.sh` (every
 /// candidate of every labelled and unrelated query, labelled by whether it is in the
 /// session the query is about). Refit when the model, the embedded texts or the keyword
@@ -72,7 +72,7 @@ fn joint_likelihood(strength: f32, similarity: f32) -> f64 {
 /// Which lanes a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Lanes {
+pub(crate) enum Lanes {
     /// Both, fused (the semantic lane when the model is installed).
     #[default]
     Both,
@@ -84,14 +84,14 @@ pub enum Lanes {
 
 /// What to look for, and where.
 #[derive(Clone, Debug)]
-pub struct Query {
-    pub words: String,
+pub(crate) struct Query {
+    pub(crate) words: String,
     /// Only texts this admits; applied inside each lane.
-    pub filter: TextFilter,
-    pub lanes: Lanes,
+    pub(crate) filter: TextFilter,
+    pub(crate) lanes: Lanes,
     /// Semantic hits below this cosine are dropped.
-    pub floor: f32,
-    pub limit: usize,
+    pub(crate) floor: f32,
+    pub(crate) limit: usize,
 }
 
 impl Default for Query {
@@ -108,25 +108,25 @@ impl Default for Query {
 
 /// One recalled text with its disposition.
 #[derive(Clone, Debug, Serialize)]
-pub struct Hit {
-    pub session: SessionId,
-    pub seq: u32,
+pub(crate) struct Hit {
+    pub(crate) session: SessionId,
+    pub(crate) seq: u32,
     #[serde(flatten)]
-    pub row: TextRow,
+    pub(crate) row: TextRow,
     /// How likely the text answers the query, 0 to 1 (see the module documentation).
-    pub score: f64,
+    pub(crate) score: f64,
     /// 1-based rank in each lane that found it.
-    pub keyword_rank: Option<usize>,
-    pub vector_rank: Option<usize>,
+    pub(crate) keyword_rank: Option<usize>,
+    pub(crate) vector_rank: Option<usize>,
     /// The keyword lane's strength (BM25 over a full match's), where it matched.
-    pub keyword_strength: Option<f32>,
+    pub(crate) keyword_strength: Option<f32>,
     /// Cosine similarity to the query, where the text is embedded and the model ran.
-    pub similarity: Option<f32>,
+    pub(crate) similarity: Option<f32>,
 }
 
 impl Hit {
     /// How sure the match is, in five steps, for a person to read.
-    pub fn stars(&self) -> usize {
+    pub(crate) fn stars(&self) -> usize {
         ((self.score * 5.0).ceil() as usize).clamp(1, 5)
     }
 }
@@ -134,7 +134,7 @@ impl Hit {
 /// Whether the semantic lane took part, and if not, why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub enum Semantic {
+pub(crate) enum Semantic {
     /// `queued`: texts not embedded yet (the embedding pass is behind), which only the
     /// keyword lane can find meanwhile.
     On {
@@ -147,30 +147,30 @@ pub enum Semantic {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Recall {
-    pub query: String,
-    pub lanes: Lanes,
-    pub semantic: Semantic,
+pub(crate) struct Recall {
+    pub(crate) query: String,
+    pub(crate) lanes: Lanes,
+    pub(crate) semantic: Semantic,
     /// The similarity floor semantic hits had to clear.
-    pub floor: f32,
-    pub hits: Vec<Hit>,
+    pub(crate) floor: f32,
+    pub(crate) hits: Vec<Hit>,
     /// Where the time went, in milliseconds (the model load overlaps the rest: what is left
     /// of it shows as `model_wait_ms`).
-    pub timings: Timings,
+    pub(crate) timings: Timings,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Timings {
-    pub keyword_ms: f64,
+pub(crate) struct Timings {
+    pub(crate) keyword_ms: f64,
     /// Reading the vector lane into memory (and counting what waits to be embedded).
-    pub vector_load_ms: f64,
+    pub(crate) vector_load_ms: f64,
     /// Waiting for the model to finish loading, after everything else was done.
-    pub model_wait_ms: f64,
+    pub(crate) model_wait_ms: f64,
     /// Embedding the query.
-    pub embed_ms: f64,
+    pub(crate) embed_ms: f64,
     /// The scan, and the similarities of what only the keyword lane found.
-    pub vector_ms: f64,
-    pub fuse_ms: f64,
+    pub(crate) vector_ms: f64,
+    pub(crate) fuse_ms: f64,
 }
 
 fn ms_since(t: std::time::Instant) -> f64 {
@@ -212,7 +212,7 @@ impl Candidate {
 }
 
 /// Run `q` against the lanes it asks for.
-pub fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall, ViewError> {
+pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall, ViewError> {
     let pool = (q.limit * 4).max(POOL);
     let words = q.words.trim();
     let mut timings = Timings::default();

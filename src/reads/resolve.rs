@@ -31,7 +31,7 @@ use crate::vocab::window::Window;
 
 /// The reading the words were given.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Reading {
+pub(crate) enum Reading {
     /// An existing file or directory; `shown` is the word as typed (without `:LINE`).
     File {
         path: PathBuf,
@@ -59,22 +59,22 @@ pub enum Reading {
 
 /// A commit a word named: by the repository, by the record, or both.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CommitFound {
+pub(crate) struct CommitFound {
     /// The word as typed.
-    pub rev: String,
+    pub(crate) rev: String,
     /// The full hash, when the repository resolved it.
-    pub hash: Option<String>,
+    pub(crate) hash: Option<String>,
     /// Its message's first line, when the repository resolved it.
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     /// When it was committed (ms), when the repository said.
-    pub ts_ms: Option<i64>,
+    pub(crate) ts_ms: Option<i64>,
     /// Recorded sessions made a commit this word (or its full hash) names.
-    pub recorded: bool,
+    pub(crate) recorded: bool,
 }
 
 /// What a session prefix matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SessionMatch {
+pub(crate) enum SessionMatch {
     None,
     One(SessionId),
     Many(Vec<SessionId>),
@@ -83,7 +83,7 @@ pub enum SessionMatch {
 /// A shape that matched but whose lookup found nothing: said on stderr, kept in `--json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "shape", rename_all = "snake_case")]
-pub enum Passed {
+pub(crate) enum Passed {
     /// An existing file no recorded session touched.
     File { path: String },
     /// A session-shaped prefix that matches no session.
@@ -94,7 +94,7 @@ pub enum Passed {
 
 impl Passed {
     /// One line for stderr: what the shape was and why it did not answer.
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         match self {
             Passed::File { path } => format!("{path}: no recorded session touched it"),
             Passed::Session { prefix } => format!("{prefix}: no session id starts with it"),
@@ -107,14 +107,14 @@ impl Passed {
 
 /// The reading chosen, and the shapes passed over on the way.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Classified {
-    pub reading: Reading,
-    pub passed: Vec<Passed>,
+pub(crate) struct Classified {
+    pub(crate) reading: Reading,
+    pub(crate) passed: Vec<Passed>,
 }
 
 /// The cheap lookups classification needs. Implemented over the real store and repository
 /// by the dispatch command, and over tables in tests.
-pub trait Probes {
+pub(crate) trait Probes {
     type Error;
     /// The existing file or directory `word` names (relative to the working directory).
     fn path(&mut self, word: &str) -> Option<PathBuf>;
@@ -131,7 +131,10 @@ pub trait Probes {
 }
 
 /// Choose the reading of `words` (non-empty; the empty case is the brief).
-pub fn classify<P: Probes>(words: &[String], probes: &mut P) -> Result<Classified, P::Error> {
+pub(crate) fn classify<P: Probes>(
+    words: &[String],
+    probes: &mut P,
+) -> Result<Classified, P::Error> {
     let mut passed = Vec::new();
     let done = |reading, passed| Ok(Classified { reading, passed });
     let one = match words {
@@ -215,7 +218,7 @@ fn file_shape<'a, P: Probes>(word: &'a str, probes: &mut P) -> Option<(&'a str, 
 
 /// Whether a word not on disk reads as a path worth looking up in the record: it has a
 /// directory separator, or a name with a short alphabetic extension (`config.yaml`).
-pub fn is_path_shape(word: &str) -> bool {
+pub(crate) fn is_path_shape(word: &str) -> bool {
     // `path:LINE` is read as a path and a line, never as a path with a colon.
     if word.contains(':') || word.contains(char::is_whitespace) {
         return false;
@@ -239,7 +242,7 @@ fn plausible(w: &Window) -> bool {
 }
 
 /// A session prefix (and seq) by shape: one word, or one word and a number.
-pub fn session_shape(words: &[String]) -> Option<(&str, Option<u32>)> {
+pub(crate) fn session_shape(words: &[String]) -> Option<(&str, Option<u32>)> {
     let (prefix, seq) = match words {
         [p] => (p.as_str(), None),
         [p, n] => (p.as_str(), Some(n.parse::<u32>().ok()?)),
@@ -266,7 +269,7 @@ pub fn session_shape(words: &[String]) -> Option<(&str, Option<u32>)> {
 
 /// A bead (issue) id: `prefix-suffix[.N…]` where the suffix holds a digit, e.g. `peat-8nj`,
 /// `word-123`, `word-12.3`.
-pub fn is_bead_shape(word: &str) -> bool {
+pub(crate) fn is_bead_shape(word: &str) -> bool {
     let (base, children) = match word.split_once('.') {
         Some((b, rest)) => (b, Some(rest)),
         None => (word, None),
@@ -300,7 +303,7 @@ pub fn is_bead_shape(word: &str) -> bool {
 /// Other subject names close to `name`, the drift guard before a deposit: names that
 /// contain it or are contained in it (3+ characters), or within two edits of it, ignoring
 /// case. Closest first, at most four. `names` pairs each name with its support.
-pub fn near_names<'a>(
+pub(crate) fn near_names<'a>(
     name: &str,
     names: impl IntoIterator<Item = (&'a str, i64)>,
 ) -> Vec<(&'a str, i64)> {
@@ -345,7 +348,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Whether bare `peat NAME` reads the subject `name` whatever the store holds: a plain
 /// word that no earlier reading claims by shape (files aside, which depend on the
 /// directory). Otherwise its handle is the explicit `peat subjects "NAME"`.
-pub fn bare_reads_subject(name: &str, today: jiff::civil::Date) -> bool {
+pub(crate) fn bare_reads_subject(name: &str, today: jiff::civil::Date) -> bool {
     let plain = !name.is_empty()
         && name
             .bytes()
@@ -361,7 +364,7 @@ pub fn bare_reads_subject(name: &str, today: jiff::civil::Date) -> bool {
 
 impl Reading {
     /// The first line of the answer: which reading was chosen.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         match self {
             Reading::File { shown, line, .. } => match line {
                 Some(n) => format!("== file {shown} line {n} =="),
@@ -389,7 +392,7 @@ impl Reading {
     }
 
     /// The reading for `--json`: `{"kind": …, …}`.
-    pub fn json(&self, passed: &[Passed]) -> serde_json::Value {
+    pub(crate) fn json(&self, passed: &[Passed]) -> serde_json::Value {
         use serde_json::json;
         let mut v = match self {
             Reading::File { path, shown, line } => {

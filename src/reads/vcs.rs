@@ -15,17 +15,17 @@ use crate::vocab::event::Basis;
 
 /// Which tools manage the repository at `root`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Repo {
-    pub root: PathBuf,
+pub(crate) struct Repo {
+    pub(crate) root: PathBuf,
     /// A `.git` directory or file: git can answer (a colocated jj repo has both).
-    pub git: bool,
+    pub(crate) git: bool,
     /// A `.jj` directory.
-    pub jj: bool,
+    pub(crate) jj: bool,
 }
 
 impl Repo {
     /// The repository holding `cwd`, if any.
-    pub fn find(cwd: &Path) -> Option<Repo> {
+    pub(crate) fn find(cwd: &Path) -> Option<Repo> {
         let root = crate::ledger::locate::repo_root(cwd)?;
         Some(Repo {
             git: root.join(".git").exists(),
@@ -37,20 +37,20 @@ impl Repo {
 
 /// A revision the repository resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The full commit hash.
-    pub hash: String,
+    pub(crate) hash: String,
     /// The first line of its message.
-    pub subject: String,
+    pub(crate) subject: String,
     /// When it was committed (ms since the epoch), if the tool said.
-    pub ts_ms: Option<i64>,
+    pub(crate) ts_ms: Option<i64>,
 }
 
 /// The commit the working copy of the repository at `cwd` sits on, and whether tracked
 /// files differ from it. In a colocated jj repository git's HEAD is jj's `@-`, so git
 /// answers for both; a jj-only repository asks jj for `@-`, and counts the working-copy
 /// commit as dirty when it is not empty (as of jj's last snapshot).
-pub fn head(cwd: &Path) -> Option<Basis> {
+pub(crate) fn head(cwd: &Path) -> Option<Basis> {
     let repo = Repo::find(cwd)?;
     if repo.git {
         let commit = git(&repo.root, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
@@ -90,18 +90,18 @@ pub fn head(cwd: &Path) -> Option<Basis> {
 }
 
 /// Whether `word` could be a commit hash (or a prefix of one git accepts): 7 to 40 hex digits.
-pub fn is_commit_shape(word: &str) -> bool {
+pub(crate) fn is_commit_shape(word: &str) -> bool {
     (7..=40).contains(&word.len()) && is_hex(word)
 }
 
 /// Whether `word` could be a jj change id: 8 to 32 letters of jj's `k`..`z` alphabet.
-pub fn is_change_shape(word: &str) -> bool {
+pub(crate) fn is_change_shape(word: &str) -> bool {
     (8..=32).contains(&word.len()) && word.bytes().all(|b| (b'k'..=b'z').contains(&b))
 }
 
 /// The commit `rev` names in the repository at `cwd`: a commit hash (or unique prefix), or
 /// in a jj repository a change id. Anything else is refused without running a tool.
-pub fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
+pub(crate) fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
     let hex = is_commit_shape(rev);
     let change = is_change_shape(rev);
     if !hex && !change {
@@ -174,13 +174,13 @@ pub fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
 /// What a commit wrote: its whole message and, per file (relative to the repository root),
 /// the lines it added.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CommitContent {
-    pub message: String,
-    pub added: Vec<(String, Vec<String>)>,
+pub(crate) struct CommitContent {
+    pub(crate) message: String,
+    pub(crate) added: Vec<(String, Vec<String>)>,
 }
 
 /// The message and added lines of the commit `hash` (full, as [`resolve_commit`] gave it).
-pub fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
+pub(crate) fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
     if !is_hex(hash) {
         return None;
     }
@@ -242,7 +242,7 @@ fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
 /// Only commits since `since_ms` are walked, when given: a caller that wants the names
 /// edits were recorded under passes the record's beginning, so the cost of the walk grows
 /// with the recorded span, not with the repository's whole history.
-pub fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> {
+pub(crate) fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> {
     let Some(repo) = file.parent().and_then(Repo::find) else {
         return Vec::new();
     };
@@ -386,7 +386,7 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
 }
 
 /// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
-pub fn basis_label(basis: &Basis) -> String {
+pub(crate) fn basis_label(basis: &Basis) -> String {
     let short: String = basis.commit.chars().take(8).collect();
     format!("@{short}{}", if basis.dirty { "+" } else { "" })
 }

@@ -28,27 +28,27 @@ use crate::vocab::change::BlobId;
 use crate::vocab::event::{Envelope, EventId};
 
 /// The record as of a cutoff: views folded from the ledger's past versions.
-pub struct Past {
-    pub views: Views,
-    pub events: usize,
+pub(crate) struct Past {
+    pub(crate) views: Views,
+    pub(crate) events: usize,
 }
 
 /// The past copied out of a store, in a scratch folder: everything [`replay`] reads.
-pub struct Copied {
+pub(crate) struct Copied {
     scratch: Scratch,
     /// Each event's version as of the cutoff, one `[id, envelope]` JSON line each, in key
     /// order.
     versions: PathBuf,
     /// The change blobs those versions name.
     blobs: HashMap<BlobId, Vec<u8>>,
-    pub events: usize,
+    pub(crate) events: usize,
 }
 
 /// Copy into `scratch` each event's newest version at or before `cutoff_ms`, the change
 /// blobs they name, and (to `search` it) the vector cache, all from `real` (the store's
 /// views, which keep the versions revisions replaced: see [`EventSource::past`]). Without
 /// `search`, the replay folds the tables alone (see [`Views::seed_scratch`]).
-pub fn copy_past(
+pub(crate) fn copy_past(
     real: &Views,
     cutoff_ms: i64,
     scratch: &Path,
@@ -108,7 +108,7 @@ pub fn copy_past(
 
 /// Fold what [`copy_past`] copied into views in its scratch folder. Reads nothing of the
 /// real store.
-pub fn replay(
+pub(crate) fn replay(
     copied: Copied,
     model: &mut ModelSlot,
     tz: jiff::tz::TimeZone,

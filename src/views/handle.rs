@@ -22,7 +22,7 @@ use crate::views::tables::{Table, tkey};
 use crate::vocab::event::SessionId;
 
 /// The fewest characters a handle shows, however few sessions there are.
-pub const MIN_LEN: usize = 8;
+pub(crate) const MIN_LEN: usize = 8;
 
 thread_local! {
     /// The sessions table of every views open on this thread, oldest first, by token. The
@@ -39,14 +39,14 @@ thread_local! {
 /// It is dropped on the thread that made it (it cannot be sent to another), so no thread
 /// keeps a closed views' table.
 #[derive(Debug)]
-pub struct Installed {
+pub(crate) struct Installed {
     token: u64,
     _this_thread: PhantomData<Rc<()>>,
 }
 
 /// Register `tables` (a views generation's keyspace) as where this thread's handles are
 /// worked out, until the returned guard is dropped.
-pub fn install(tables: &Keyspace) -> Installed {
+pub(crate) fn install(tables: &Keyspace) -> Installed {
     let token = NEXT_TOKEN.with(|n| {
         let t = n.get();
         n.set(t + 1);
@@ -68,7 +68,7 @@ impl Drop for Installed {
 }
 
 /// A session id's handle as a method, for the renderers that print one.
-pub trait Short {
+pub(crate) trait Short {
     /// The handle listings show and every reading command accepts: the shortest prefix, eight
     /// characters at least, that no other recorded session shares, and for a Claude subagent
     /// (`<parent>/agent-<id>`) its parent's handle, a slash and the agent's id
@@ -85,7 +85,7 @@ impl Short for SessionId {
 
 /// `id`'s handle: see the module. A subagent (`<parent>/agent-<id>`) shows its parent's
 /// handle, a slash and the agent's id (`3f6c2a9e/a7c19e2`).
-pub fn of(id: &SessionId) -> String {
+pub(crate) fn of(id: &SessionId) -> String {
     match id.subagent() {
         Some((parent, agent)) => format!("{}/{agent}", first_chars(parent, len_of(parent))),
         None => first_chars(id.as_str(), len_of(id.as_str())).to_string(),
@@ -94,7 +94,7 @@ pub fn of(id: &SessionId) -> String {
 
 /// Work out the handles of `ids` now, while the views are open, for printing after they
 /// close.
-pub fn learn<'a>(ids: impl IntoIterator<Item = &'a SessionId>) {
+pub(crate) fn learn<'a>(ids: impl IntoIterator<Item = &'a SessionId>) {
     for id in ids {
         len_of(top_of(id));
     }
@@ -103,7 +103,7 @@ pub fn learn<'a>(ids: impl IntoIterator<Item = &'a SessionId>) {
 /// Take `handle` as the handle of the session `id` (a top-level session, not a subagent):
 /// one worked out by a process that had the views open, read back without them (the
 /// closings file SessionStart reads).
-pub fn remember(id: &SessionId, handle: &str) {
+pub(crate) fn remember(id: &SessionId, handle: &str) {
     if id.as_str().starts_with(handle) && handle.len() >= MIN_LEN {
         LENS.with(|l| l.borrow_mut().insert(top_of(id).to_string(), handle.len()));
     }
@@ -111,7 +111,7 @@ pub fn remember(id: &SessionId, handle: &str) {
 
 /// [`learn`] for a command that holds every recorded session (`peat sessions`): their
 /// handles come from the list itself, without a seek per session.
-pub fn learn_all<'a>(all: impl IntoIterator<Item = &'a SessionId>) {
+pub(crate) fn learn_all<'a>(all: impl IntoIterator<Item = &'a SessionId>) {
     let mut sorted: Vec<&str> = all.into_iter().map(SessionId::as_str).collect();
     sorted.sort_unstable();
     let list = SortedIds(&sorted);
@@ -244,7 +244,7 @@ fn neighbours<I: Ids>(ids: &I, top: &str) -> Result<Around<I::Id>, I::Error> {
 
 /// The characters of `top` its handle shows: one more than it shares with either
 /// neighbour, [`MIN_LEN`] at least, the whole id at most.
-pub fn handle_len(top: &str, before: Option<&str>, after: Option<&str>) -> usize {
+pub(crate) fn handle_len(top: &str, before: Option<&str>, after: Option<&str>) -> usize {
     let shared = |other: Option<&str>| {
         other.map_or(0, |o| {
             top.chars()
@@ -266,14 +266,14 @@ fn first_chars(s: &str, n: usize) -> &str {
 
 /// Why a session prefix did not name one session.
 #[derive(Debug, PartialEq)]
-pub enum NoSession {
+pub(crate) enum NoSession {
     None,
     Ambiguous(Vec<SessionId>),
 }
 
 /// The session `prefix` names: an exact id, else the one id that starts with it. A parent
 /// session wins over its own subagents (`<parent>/agent-…`).
-pub fn resolve_prefix(
+pub(crate) fn resolve_prefix(
     ledger: &crate::ledger::Ledger,
     prefix: &str,
 ) -> Result<Result<SessionId, NoSession>, crate::ledger::LedgerError> {
@@ -285,7 +285,7 @@ pub fn resolve_prefix(
 /// A prefix with a slash names subagents: `3f6c2a9e/a7c` is every subagent whose parent
 /// starts with `3f6c2a9e` and whose agent id (with or without `agent-`) starts with `a7c`,
 /// which is how [`SessionId::short`] writes a subagent's handle.
-pub fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
+pub(crate) fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
     if let Some(exact) = all.iter().find(|s| s.as_str() == prefix) {
         return Ok(exact.clone());
     }

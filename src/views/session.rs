@@ -8,37 +8,37 @@ use crate::vocab::event::{Agent, Envelope, Event, Seq, SessionId};
 
 /// A text and where it sits, so every summary line can name the command that reads more.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Cited {
-    pub seq: Seq,
-    pub ts_ms: i64,
-    pub text: String,
+pub(crate) struct Cited {
+    pub(crate) seq: Seq,
+    pub(crate) ts_ms: i64,
+    pub(crate) text: String,
 }
 
 /// A session folded from its events, invertibly: applying an event with `sign` -1 undoes
 /// applying it with +1, so a revised event can be retracted exactly. Texts are not kept,
 /// only where they are (`prompt_seqs`, `finals`); [`SessionSummary`] hydrates them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SessionRollup {
-    pub agent: Option<Agent>,
-    pub cwd: Option<String>,
-    pub branch: Option<String>,
-    pub parent: Option<SessionId>,
+pub(crate) struct SessionRollup {
+    pub(crate) agent: Option<Agent>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) branch: Option<String>,
+    pub(crate) parent: Option<SessionId>,
     /// Earliest and latest time of the session's own activity (observations and
     /// distillations deposited about it do not count). Not invertible: a revision keeps its event's time,
     /// so a span only ever grows.
-    pub start_ms: Option<i64>,
-    pub end_ms: Option<i64>,
-    pub events: i64,
-    pub prompts: i64,
-    pub tools: i64,
-    pub failed_tools: i64,
-    pub compactions: i64,
-    pub files: BTreeMap<String, i64>,
-    pub commits: BTreeMap<String, i64>,
+    pub(crate) start_ms: Option<i64>,
+    pub(crate) end_ms: Option<i64>,
+    pub(crate) events: i64,
+    pub(crate) prompts: i64,
+    pub(crate) tools: i64,
+    pub(crate) failed_tools: i64,
+    pub(crate) compactions: i64,
+    pub(crate) files: BTreeMap<String, i64>,
+    pub(crate) commits: BTreeMap<String, i64>,
     /// Seqs of the person's prompts.
-    pub prompt_seqs: BTreeSet<u32>,
+    pub(crate) prompt_seqs: BTreeSet<u32>,
     /// (time, seq) of every closing message; the last is the session's.
-    pub finals: BTreeSet<(i64, u32)>,
+    pub(crate) finals: BTreeSet<(i64, u32)>,
 }
 
 fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
@@ -58,7 +58,7 @@ fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
 
 impl SessionRollup {
     /// Fold one event in (`sign` +1) or back out (`sign` -1).
-    pub fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
+    pub(crate) fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
         self.events += sign;
         // A zero timestamp means the transcript gave none; it says nothing about the span.
         // A claim deposited later (`peat obs --session` on an old session) is not the
@@ -112,7 +112,7 @@ impl SessionRollup {
     }
 
     /// The last component of the working directory: where the session ran, in a word.
-    pub fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         let cwd = self.cwd.as_deref().unwrap_or("?");
         cwd.trim_end_matches('/')
             .rsplit('/')
@@ -123,11 +123,11 @@ impl SessionRollup {
     }
 
     /// The seq of the session's closing message (newest by time; the Stop hook's wins a tie).
-    pub fn closing_seq(&self) -> Option<Seq> {
+    pub(crate) fn closing_seq(&self) -> Option<Seq> {
         self.finals.last().map(|(_, s)| Seq(*s))
     }
 
-    pub fn first_prompt_seq(&self) -> Option<Seq> {
+    pub(crate) fn first_prompt_seq(&self) -> Option<Seq> {
         self.prompt_seqs.first().map(|s| Seq(*s))
     }
 }
@@ -148,17 +148,17 @@ fn set_member<T: Ord>(set: &mut BTreeSet<T>, v: T, sign: i64) {
 
 /// A session as listings show it: its rollup with the first prompt and closing message.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SessionSummary {
-    pub session: SessionId,
+pub(crate) struct SessionSummary {
+    pub(crate) session: SessionId,
     #[serde(flatten)]
-    pub rollup: SessionRollup,
-    pub first_prompt: Option<Cited>,
-    pub closing: Option<Cited>,
+    pub(crate) rollup: SessionRollup,
+    pub(crate) first_prompt: Option<Cited>,
+    pub(crate) closing: Option<Cited>,
 }
 
 impl SessionSummary {
     /// Fill in the texts `rollup` points at, reading them with `text_of`.
-    pub fn hydrate(
+    pub(crate) fn hydrate(
         session: SessionId,
         rollup: SessionRollup,
         mut text_of: impl FnMut(Seq) -> Option<(i64, String)>,

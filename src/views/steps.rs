@@ -11,7 +11,7 @@ use crate::vocab::event::{Event, TouchOp, Vcs};
 /// What one step of a session was.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Step {
+pub(crate) enum Step {
     /// The person's prompt (or, with `harness`, text the harness sent in their place).
     Prompt { text: String, harness: bool },
     /// A tool call: its name, what it was given, and whether it failed.
@@ -44,7 +44,7 @@ pub enum Step {
 /// The steps one event makes (a multi-file edit makes one per file, each sized by `size`
 /// from the change it names); none for events the log leaves out (the session's metadata,
 /// mid-turn narration).
-pub fn steps_of(
+pub(crate) fn steps_of(
     event: &Event,
     size: impl Fn(&Option<BlobId>) -> Result<Size, ViewError>,
 ) -> Result<Vec<Step>, ViewError> {

@@ -12,7 +12,7 @@ use std::fmt;
 pub struct BlobId(pub [u8; 32]);
 
 impl BlobId {
-    pub fn of(bytes: &[u8]) -> BlobId {
+    pub(crate) fn of(bytes: &[u8]) -> BlobId {
         BlobId(Sha256::digest(bytes).into())
     }
 
@@ -24,7 +24,7 @@ impl BlobId {
         s
     }
 
-    pub fn from_hex(s: &str) -> Option<BlobId> {
+    pub(crate) fn from_hex(s: &str) -> Option<BlobId> {
         if s.len() != 64 || !s.is_ascii() {
             return None;
         }
@@ -63,30 +63,30 @@ impl<'de> Deserialize<'de> for BlobId {
 
 /// One old/new replacement, as Claude Code's Edit and MultiEdit write them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Replacement {
-    pub old: String,
-    pub new: String,
+pub(crate) struct Replacement {
+    pub(crate) old: String,
+    pub(crate) new: String,
     #[serde(default)]
-    pub replace_all: bool,
+    pub(crate) replace_all: bool,
 }
 
 /// One `@@` hunk of an apply_patch update: context (` `), removed (`-`) and added (`+`)
 /// lines, without their prefix characters stripped (each line keeps its first character).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// The text after `@@ `, if any (a context anchor such as `def greet():`).
     #[serde(default)]
-    pub header: Option<String>,
-    pub lines: Vec<String>,
+    pub(crate) header: Option<String>,
+    pub(crate) lines: Vec<String>,
     /// `*** End of File` anchored the hunk at the end of the file.
     #[serde(default)]
-    pub end_of_file: bool,
+    pub(crate) end_of_file: bool,
 }
 
 /// What one tool call wrote to one file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Change {
+pub(crate) enum Change {
     /// Claude Code `Edit`.
     Edit(Replacement),
     /// Claude Code `MultiEdit`: applied in order.
@@ -121,7 +121,7 @@ pub enum Change {
 
 impl Change {
     /// The canonical bytes stored in the blob store (and hashed for the id).
-    pub fn to_blob(&self) -> (BlobId, Vec<u8>) {
+    pub(crate) fn to_blob(&self) -> (BlobId, Vec<u8>) {
         // Serializing these plain structs cannot fail.
         let bytes = serde_json::to_vec(self).unwrap_or_default();
         (BlobId::of(&bytes), bytes)

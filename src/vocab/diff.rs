@@ -6,9 +6,9 @@ use crate::vocab::change::{Change, Hunk, Replacement};
 
 /// Lines an edit added and removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Size {
-    pub added: usize,
-    pub removed: usize,
+pub(crate) struct Size {
+    pub(crate) added: usize,
+    pub(crate) removed: usize,
 }
 
 impl std::ops::AddAssign for Size {
@@ -19,7 +19,7 @@ impl std::ops::AddAssign for Size {
 }
 
 /// How many lines `change` added and removed.
-pub fn size(change: &Change) -> Size {
+pub(crate) fn size(change: &Change) -> Size {
     let lines = |s: &str| s.lines().count();
     match change {
         Change::Edit(r) => replacement_size(r),
@@ -88,7 +88,7 @@ fn hunks_size(hunks: &[Hunk]) -> Size {
 
 /// `change` to `path` as a unified diff. An Edit's old and new text are diffed by line; a
 /// whole write is shown as added lines (what it replaced is not recorded).
-pub fn unified(path: &str, change: &Change) -> String {
+pub(crate) fn unified(path: &str, change: &Change) -> String {
     let mut out = String::new();
     let header = |out: &mut String, from: &str, to: &str| {
         out.push_str(&format!("--- {from}\n+++ {to}\n"));
@@ -184,7 +184,7 @@ fn added_lines(out: &mut String, content: &str) {
 /// lines before any header, as in a one-file patch). A header is read only between hunks:
 /// inside one, the `@@` counts say how many lines follow, so an added line whose text begins
 /// `++ ` is a line, not a header.
-pub fn added_by_file(diff: &str) -> Vec<(Option<String>, Vec<String>)> {
+pub(crate) fn added_by_file(diff: &str) -> Vec<(Option<String>, Vec<String>)> {
     let mut out: Vec<(Option<String>, Vec<String>)> = Vec::new();
     let (mut old_left, mut new_left) = (0usize, 0usize);
     for line in diff.lines() {

@@ -11,22 +11,23 @@ use std::fmt;
 use crate::vocab::change::BlobId;
 
 /// The schema version this binary writes into every envelope.
-pub const SCHEMA_VERSION: u16 = 3;
+pub(crate) const SCHEMA_VERSION: u16 = 3;
 
 /// Transcript-derived events live at `line_index * SEQ_STRIDE + slot`.
-pub const SEQ_STRIDE: u32 = 16;
+pub(crate) const SEQ_STRIDE: u32 = 16;
 /// The Stop hook's authoritative closing message (`capture --final-msg`).
-pub const HOOK_FINAL_SEQ: u32 = (1 << 31) - 1;
+pub(crate) const HOOK_FINAL_SEQ: u32 = (1 << 31) - 1;
 /// Observations take the first free seq from here on, per session.
-pub const OBS_SEQ_BASE: u32 = 1 << 31;
+pub(crate) const OBS_SEQ_BASE: u32 = 1 << 31;
+#[cfg(test)]
 /// Reserved (the original's distiller sidecar); nothing in the ledger is written here.
-pub const RESERVED_SEQ_BASE: u32 = 3 << 30;
+pub(crate) const RESERVED_SEQ_BASE: u32 = 3 << 30;
 
 /// Caps in bytes, cut at a char boundary, for what is a pointer rather than a text: a tool
 /// call's detail and a commit's message. What was said (prompts, agent texts, compaction
 /// summaries) is never cut at capture: displays clip it, `--json` carries it whole.
-pub const DETAIL_CAP: usize = 500;
-pub const COMMIT_MESSAGE_CAP: usize = 500;
+pub(crate) const DETAIL_CAP: usize = 500;
+pub(crate) const COMMIT_MESSAGE_CAP: usize = 500;
 
 /// A session: a Claude Code session uuid, a Codex thread id, or a subagent's derived id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -34,11 +35,11 @@ pub const COMMIT_MESSAGE_CAP: usize = 500;
 pub struct SessionId(pub String);
 
 impl SessionId {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
     /// For a Claude subagent's id, `<parent>/agent-<id>`: the parent's id and the agent's.
-    pub fn subagent(&self) -> Option<(&str, &str)> {
+    pub(crate) fn subagent(&self) -> Option<(&str, &str)> {
         let (parent, child) = self.0.split_once('/')?;
         Some((parent, child.strip_prefix("agent-").unwrap_or(child)))
     }
@@ -57,7 +58,7 @@ pub struct Seq(pub u32);
 
 impl Seq {
     /// The seq of `slot` on raw transcript line `line` (0-based, blank lines counted).
-    pub fn at_line(line: u64, slot: u32) -> Seq {
+    pub(crate) fn at_line(line: u64, slot: u32) -> Seq {
         debug_assert!(slot < SEQ_STRIDE);
         let line = u32::try_from(line).unwrap_or(u32::MAX / SEQ_STRIDE);
         Seq(line
@@ -75,24 +76,24 @@ impl fmt::Display for Seq {
 
 /// An event's identity: upserting the same id again replaces it (identical bytes: no-op).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct EventId {
-    pub session: SessionId,
-    pub seq: Seq,
+pub(crate) struct EventId {
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
 }
 
 /// What is stored for every event.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Envelope {
+pub(crate) struct Envelope {
     /// The schema version the envelope was written under.
-    pub v: u16,
+    pub(crate) v: u16,
     /// Milliseconds since the Unix epoch, from the transcript (never the wall clock).
-    pub ts_ms: i64,
-    pub session: SessionId,
-    pub kind: Event,
+    pub(crate) ts_ms: i64,
+    pub(crate) session: SessionId,
+    pub(crate) kind: Event,
 }
 
 impl Envelope {
-    pub fn new(session: SessionId, ts_ms: i64, kind: Event) -> Envelope {
+    pub(crate) fn new(session: SessionId, ts_ms: i64, kind: Event) -> Envelope {
         Envelope {
             v: SCHEMA_VERSION,
             ts_ms,
@@ -111,7 +112,7 @@ pub enum Agent {
 }
 
 impl Agent {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
@@ -145,20 +146,20 @@ pub enum TouchOp {
 /// One more file in a `FileTouch` that holds several.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Touched {
-    pub path: String,
+    pub(crate) path: String,
     #[serde(default)]
-    pub op: TouchOp,
+    pub(crate) op: TouchOp,
     #[serde(default)]
-    pub change: Option<BlobId>,
+    pub(crate) change: Option<BlobId>,
 }
 
 /// The commit an observation was deposited against.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Basis {
     /// Full hash of HEAD (in a colocated jj repo, `@-`).
-    pub commit: String,
+    pub(crate) commit: String,
     /// The working tree had uncommitted changes to tracked files.
-    pub dirty: bool,
+    pub(crate) dirty: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -262,12 +263,12 @@ pub enum Event {
 impl Event {
     /// The change blobs this event names: an edit's, one per file it touched that recorded
     /// what it wrote; none for any other kind.
-    pub fn change_blobs(&self) -> Vec<BlobId> {
+    pub(crate) fn change_blobs(&self) -> Vec<BlobId> {
         self.changes().into_iter().map(|(_, blob)| blob).collect()
     }
 
     /// [`Event::change_blobs`], each with the path it was written to.
-    pub fn changes(&self) -> Vec<(&str, BlobId)> {
+    pub(crate) fn changes(&self) -> Vec<(&str, BlobId)> {
         match self {
             Event::FileTouch {
                 path, change, more, ..
@@ -302,7 +303,7 @@ impl Event {
     }
 
     /// Every tag `--kind` accepts.
-    pub const TAGS: &'static [&'static str] = &[
+    pub(crate) const TAGS: &'static [&'static str] = &[
         "meta",
         "user",
         "tool",
@@ -318,7 +319,7 @@ impl Event {
     ];
 
     /// One line describing the event, unclipped (renderers clip).
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         match self {
             Event::SessionMeta {
                 cwd, branch, agent, ..
@@ -385,7 +386,7 @@ pub(crate) fn serde_plain<T: Serialize>(v: &T) -> String {
 }
 
 /// Cut `s` to at most `max` bytes without splitting a character.
-pub fn cap(s: &str, max: usize) -> String {
+pub(crate) fn cap(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

@@ -3,7 +3,7 @@
 //! nothing here opens a store, reads the clock or knows that a view exists.
 
 pub mod change;
-pub mod diff;
+pub(crate) mod diff;
 pub mod event;
-pub mod time;
-pub mod window;
+pub(crate) mod time;
+pub(crate) mod window;

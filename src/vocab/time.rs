@@ -6,7 +6,7 @@ use jiff::Timestamp;
 
 /// Milliseconds since the Unix epoch of an ISO-8601 / RFC 3339 instant
 /// (`2026-08-10T19:18:11.311Z`, with any offset or fraction). `None` if it is not one.
-pub fn parse_iso_ms(s: &str) -> Option<i64> {
+pub(crate) fn parse_iso_ms(s: &str) -> Option<i64> {
     s.trim()
         .parse::<Timestamp>()
         .ok()
@@ -14,7 +14,7 @@ pub fn parse_iso_ms(s: &str) -> Option<i64> {
 }
 
 /// The UTC ISO-8601 spelling of `ms`, with milliseconds: `2026-08-10T19:18:11.311Z`.
-pub fn format_iso_ms(ms: i64) -> String {
+pub(crate) fn format_iso_ms(ms: i64) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(t) => t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
         Err(_) => ms.to_string(),
@@ -22,7 +22,7 @@ pub fn format_iso_ms(ms: i64) -> String {
 }
 
 /// `ms` as a date and minute in `tz` (`2026-08-10 21:18`), for people reading listings.
-pub fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
+pub(crate) fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(t) => t
             .to_zoned_datetime(tz.clone())
@@ -35,7 +35,7 @@ pub fn local_minute(ms: i64, tz: &jiff::tz::TimeZone) -> String {
 /// How long before `now_ms` the instant `ts_ms` was: `<1h`, `5h`, `3d`, `2y`. Past a day it
 /// counts calendar days in `tz` (the context's, which the views count days in), as the
 /// brief labels days (`3d ago`), so one session has one age everywhere it is listed.
-pub fn age(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
+pub(crate) fn age(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
     let h = (now_ms - ts_ms).max(0) / 3_600_000;
     let date = |ms: i64| {
         Timestamp::from_millisecond(ms)
@@ -55,7 +55,7 @@ pub fn age(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
 }
 
 /// The last millisecond of the local calendar day `date` (`YYYY-MM-DD`).
-pub fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
+pub(crate) fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
     let d: jiff::civil::Date = date.parse().ok()?;
     let next = d.tomorrow().ok()?.to_zoned_datetime(tz.clone()).ok()?;
     Some(next.timestamp().as_millisecond() - 1)
@@ -63,7 +63,7 @@ pub fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
 
 /// The instant a `--since` value names, relative to `now_ms`: a count of days (`3`), a
 /// duration (`12h`, `3d`, `2w`), or a date (`2026-11-01`, from its start in `tz`).
-pub fn parse_since(spec: &str, now_ms: i64, tz: &jiff::tz::TimeZone) -> Result<i64, String> {
+pub(crate) fn parse_since(spec: &str, now_ms: i64, tz: &jiff::tz::TimeZone) -> Result<i64, String> {
     let spec = spec.trim();
     const HOUR: i64 = 3_600_000;
     let unit = |c: char| match c {
@@ -95,7 +95,7 @@ pub fn parse_since(spec: &str, now_ms: i64, tz: &jiff::tz::TimeZone) -> Result<i
 /// The local day `spec` names, relative to `today`: a date (`2026-07-10`), `today`,
 /// `yesterday`, a count back (`3d`, `2w`, `1m`, `3 days ago`, `2 weeks`, `a month ago`,
 /// `last week`), or a weekday (`monday`, `last fri`: the latest one before today).
-pub fn parse_day(spec: &str, today: jiff::civil::Date) -> Result<jiff::civil::Date, String> {
+pub(crate) fn parse_day(spec: &str, today: jiff::civil::Date) -> Result<jiff::civil::Date, String> {
     use jiff::ToSpan;
     let want = "want a date like 2026-07-10, today, yesterday, 3d, 2w, 1m, \"3 days ago\", \"last week\" or a weekday like monday";
     let lower = spec.trim().to_ascii_lowercase();
@@ -169,7 +169,7 @@ fn weekday(w: &str) -> Option<jiff::civil::Weekday> {
 /// the whole zoneinfo tree (about 1 ms, a fifth of a one-shot read). What this does not
 /// recognise (a POSIX rule in `TZ`, a zone file outside a `zoneinfo` folder) is left to
 /// jiff. `tz_var` is the `TZ` environment variable.
-pub fn system_zone(tz_var: Option<&std::ffi::OsStr>) -> jiff::tz::TimeZone {
+pub(crate) fn system_zone(tz_var: Option<&std::ffi::OsStr>) -> jiff::tz::TimeZone {
     zone_from_file(tz_var).unwrap_or_else(jiff::tz::TimeZone::system)
 }
 

@@ -8,7 +8,7 @@ use jiff::civil::{Date, ISOWeekDate, Weekday};
 
 /// What a window was named as; it decides the label, the key and the children.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Day,
     Week,
     Month,
@@ -19,35 +19,35 @@ pub enum Kind {
 
 /// A span of local calendar days, `start ..= end`, with the names it goes by.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Window {
-    pub kind: Kind,
+pub(crate) struct Window {
+    pub(crate) kind: Kind,
     /// The first day.
-    pub start: Date,
+    pub(crate) start: Date,
     /// The last day, inclusive. A month, quarter or year that has begun ends today.
-    pub end: Date,
+    pub(crate) end: Date,
     /// For people: `aug 14 2026`, `w33 2026`, `jul 2026`, `q3 2026`, `2026`, `a – b`.
-    pub label: String,
+    pub(crate) label: String,
     /// Its canonical spelling, what `peat KEY` reads again: `2026-w33`, `2026-07`, …
-    pub key: String,
+    pub(crate) key: String,
 }
 
 impl Window {
     /// The command that reads this window: `peat 2026-w33`.
-    pub fn handle(&self) -> String {
+    pub(crate) fn handle(&self) -> String {
         format!("peat {}", self.key)
     }
 
     /// The days it covers, spelled for people: `aug 10–16`.
-    pub fn span(&self) -> String {
+    pub(crate) fn span(&self) -> String {
         span_label(self.start, self.end)
     }
 }
 
 /// What to print when an argument is not a window.
-pub const WANT: &str = "want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b";
+pub(crate) const WANT: &str = "want w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, or a..b";
 
 /// Read `s` as a window, relative to the local date `today`. `None` if it is not one.
-pub fn parse(s: &str, today: Date) -> Option<Window> {
+pub(crate) fn parse(s: &str, today: Date) -> Option<Window> {
     let s = s.trim().to_ascii_lowercase();
     if let Some((a, b)) = s.split_once("..") {
         let a = single(a, today)?;
@@ -69,7 +69,7 @@ pub fn parse(s: &str, today: Date) -> Option<Window> {
 /// Why `s`, shaped like a date (`2026-13-01`, `2026-00`, or either side of `a..b`), names
 /// no day: `None` when it is a window or not date-shaped at all. A mistyped date must be
 /// said, not searched for.
-pub fn invalid_date(s: &str) -> Option<String> {
+pub(crate) fn invalid_date(s: &str) -> Option<String> {
     let s = s.trim();
     if let Some((a, b)) = s.split_once("..") {
         return invalid_date(a).or_else(|| invalid_date(b));
@@ -98,7 +98,7 @@ pub fn invalid_date(s: &str) -> Option<String> {
 }
 
 /// The window between two days, as a range handle would name it: `2026-05-29..2026-08-02`.
-pub fn days(start: Date, end: Date) -> Window {
+pub(crate) fn days(start: Date, end: Date) -> Window {
     if start == end {
         return day(start);
     }
@@ -112,7 +112,7 @@ pub fn days(start: Date, end: Date) -> Window {
 }
 
 /// One day as a window.
-pub fn day(d: Date) -> Window {
+pub(crate) fn day(d: Date) -> Window {
     Window {
         kind: Kind::Day,
         start: d,
@@ -123,7 +123,7 @@ pub fn day(d: Date) -> Window {
 }
 
 /// The ISO week holding `d`, unclamped.
-pub fn week_of(d: Date) -> Window {
+pub(crate) fn week_of(d: Date) -> Window {
     let w = d.iso_week_date();
     let monday = monday_of(d);
     let sunday = monday.saturating_add(jiff::Span::new().days(6));
@@ -137,7 +137,7 @@ pub fn week_of(d: Date) -> Window {
 }
 
 /// The month holding `d`, unclamped.
-pub fn month_of(d: Date) -> Window {
+pub(crate) fn month_of(d: Date) -> Window {
     Window {
         kind: Kind::Month,
         start: d.first_of_month(),
@@ -148,7 +148,7 @@ pub fn month_of(d: Date) -> Window {
 }
 
 /// The quarter holding `d`, unclamped.
-pub fn quarter_of(d: Date) -> Window {
+pub(crate) fn quarter_of(d: Date) -> Window {
     let q = quarter(d);
     let into = (d.month() as i64 - 1) % 3;
     let start = d
@@ -167,7 +167,7 @@ pub fn quarter_of(d: Date) -> Window {
 }
 
 /// The year holding `d`, unclamped.
-pub fn year_of(d: Date) -> Window {
+pub(crate) fn year_of(d: Date) -> Window {
     Window {
         kind: Kind::Year,
         start: d.first_of_year(),
@@ -178,23 +178,23 @@ pub fn year_of(d: Date) -> Window {
 }
 
 /// The quarter (1..=4) `d` falls in.
-pub fn quarter(d: Date) -> i32 {
+pub(crate) fn quarter(d: Date) -> i32 {
     (d.month() as i32 - 1) / 3 + 1
 }
 
 /// The Monday of `d`'s ISO week.
-pub fn monday_of(d: Date) -> Date {
+pub(crate) fn monday_of(d: Date) -> Date {
     let back = d.weekday().to_monday_zero_offset() as i64;
     d.saturating_sub(jiff::Span::new().days(back))
 }
 
 /// Whole days from `a` to `b` (negative if `b` is earlier).
-pub fn days_between(a: Date, b: Date) -> i64 {
+pub(crate) fn days_between(a: Date, b: Date) -> i64 {
     b.duration_since(a).as_secs() / 86_400
 }
 
 /// `jan` … `dec`.
-pub fn month_name(m: i8) -> &'static str {
+pub(crate) fn month_name(m: i8) -> &'static str {
     const NAMES: [&str; 12] = [
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ];
@@ -202,7 +202,7 @@ pub fn month_name(m: i8) -> &'static str {
 }
 
 /// Days spelled for people: `aug 14`, `aug 10–15`, `aug 10 – sep 2`, `dec 29 2025 – jan 4 2026`.
-pub fn span_label(start: Date, end: Date) -> String {
+pub(crate) fn span_label(start: Date, end: Date) -> String {
     let (ms, me) = (month_name(start.month()), month_name(end.month()));
     if start == end {
         format!("{ms} {}", start.day())

@@ -16,17 +16,17 @@ use crate::views::handle::Short;
 /// read, it never waits for a capture, answering from the views as they stand and saying
 /// how far behind they are.
 #[derive(Args, Debug)]
-pub struct AsofArgs {
+pub(crate) struct AsofArgs {
     /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",
     /// "last week", or a weekday (monday: the latest one before today)
     #[arg(value_name = "DAY")]
-    pub date: String,
+    pub(crate) date: String,
     /// What to look for, as of that day
     #[arg(value_name = "WORDS")]
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
     /// How many hits
     #[arg(long, default_value_t = 12, value_name = "N")]
-    pub limit: usize,
+    pub(crate) limit: usize,
 }
 
 #[derive(Serialize)]
@@ -41,7 +41,7 @@ struct Summary {
     behind: u64,
 }
 
-pub fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let today = crate::cli::shared::today(ctx);
     let day = crate::vocab::time::parse_day(&args.date, today).map_err(|why| {
         CliError::user(why)

@@ -27,18 +27,18 @@ use crate::vocab::event::{EventId, Seq, SessionId};
 /// knows (committed, or staged in git's index).
 /// `peat FILE:LINE` is the same for one line.
 #[derive(Args, Debug)]
-pub struct BlameArgs {
+pub(crate) struct BlameArgs {
     /// The file (it may no longer exist with --at)
     #[arg(value_name = "FILE")]
-    pub file: String,
+    pub(crate) file: String,
     /// Only lines A to B (1-based, inclusive): `-L 10,20`, or `-L 42` for one line
     #[arg(short = 'L', value_name = "A,B")]
-    pub lines: Option<String>,
+    pub(crate) lines: Option<String>,
     /// The file as it stood at a past moment: a day (YYYY-MM-DD: its end), an instant
     /// (2026-08-10T19:18:11Z), a session (after its last event) or SESSION:SEQ (just after
     /// that event)
     #[arg(long, value_name = "WHEN")]
-    pub at: Option<String>,
+    pub(crate) at: Option<String>,
 }
 
 /// One attributed line, for `--json`.
@@ -61,7 +61,7 @@ struct JsonEdit {
     show: String,
 }
 
-pub fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     let range = args.lines.as_deref().map(parse_range).transpose()?;
     let path = ctx.cwd.join(&args.file);
     let exists = path.is_file();

@@ -24,13 +24,13 @@ use crate::vocab::event::SessionId;
 /// write_stdin poll reads a non-zero exit). Prompts, agent texts and compaction summaries
 /// are kept whole: listings clip them, --json and `peat show SESSION SEQ` never do.
 #[derive(Args, Debug)]
-pub struct CaptureArgs {
+pub(crate) struct CaptureArgs {
     /// Transcript files
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Attribute the events to this session instead of the one the transcript names
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The agent's closing message, as the Stop hook received it (authoritative)
     #[arg(
         long,
@@ -38,10 +38,10 @@ pub struct CaptureArgs {
         env = "PEAT_FINAL_MSG",
         hide_env_values = true
     )]
-    pub final_msg: Option<String>,
+    pub(crate) final_msg: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
     // What cannot be read is refused before the lock is taken: a FIFO or a device would
     // hold it forever, and a missing file need not wait behind a writer.
     let mut failed = 0;
@@ -142,7 +142,7 @@ fn with_spool(
 }
 
 /// `captured 161 events (161 new, 0 revised) from session 2d984148-…; 2 bad lines skipped`
-pub fn receipt_line(r: &Receipt) -> String {
+pub(crate) fn receipt_line(r: &Receipt) -> String {
     let session = r
         .session
         .as_ref()
@@ -169,7 +169,7 @@ pub fn receipt_line(r: &Receipt) -> String {
 /// Bring the views up to date with what was just written, while the lock is still held:
 /// the next read then starts warm. Texts to embed are queued, and the embedding pass
 /// started for them.
-pub fn catch_up_views(
+pub(crate) fn catch_up_views(
     ctx: &Ctx,
     ledger: &crate::ledger::Ledger,
     mut model: crate::views::ModelSlot,

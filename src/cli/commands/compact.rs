@@ -11,9 +11,9 @@ use crate::ledger::{LedgerError, Mode};
 /// This folds everything at once (after a large import, or before copying the store), so
 /// fully folded journal files are dropped and the next open has little to replay.
 #[derive(Args, Debug, Default)]
-pub struct CompactArgs {}
+pub(crate) struct CompactArgs {}
 
-pub fn run(ctx: &Ctx, _args: &CompactArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, _args: &CompactArgs) -> Result<u8, CliError> {
     let ledger = ctx.open(Mode::Existing)?;
     let store = |e: fjall::Error| -> CliError {
         LedgerError::Store {

@@ -31,7 +31,7 @@ use crate::vocab::window::Window;
 const SHOWN: usize = 20;
 
 /// Read `words` by their shape.
-pub fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
     if let [word] = words
         && let Some(why) = crate::vocab::window::invalid_date(word)
     {

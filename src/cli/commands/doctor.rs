@@ -23,26 +23,26 @@ use crate::vocab::event::{Envelope, EventId};
 /// that makes every read mention a damaged ledger. Exits 0 when all is well, 2 when
 /// something is not.
 #[derive(Args, Debug)]
-pub struct DoctorArgs {}
+pub(crate) struct DoctorArgs {}
 
 /// Problems listed per part; past this many only the count grows.
 const LISTED: usize = 20;
 
 /// One count of what was checked.
 #[derive(Debug, Serialize)]
-pub struct Checked {
-    pub what: &'static str,
-    pub count: u64,
+pub(crate) struct Checked {
+    pub(crate) what: &'static str,
+    pub(crate) count: u64,
 }
 
 #[derive(Debug, Default, Serialize)]
-pub struct Part {
-    pub ok: bool,
+pub(crate) struct Part {
+    pub(crate) ok: bool,
     /// What was checked, as counts.
-    pub checked: Vec<Checked>,
+    pub(crate) checked: Vec<Checked>,
     /// How many problems were found (only the first few are listed).
-    pub problems: u64,
-    pub listed: Vec<String>,
+    pub(crate) problems: u64,
+    pub(crate) listed: Vec<String>,
 }
 
 impl Part {
@@ -55,15 +55,15 @@ impl Part {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Report {
-    pub store: PathBuf,
-    pub ledger: Part,
-    pub views: Part,
+pub(crate) struct Report {
+    pub(crate) store: PathBuf,
+    pub(crate) ledger: Part,
+    pub(crate) views: Part,
     /// What to run, in order; empty when nothing is wrong.
-    pub run: Vec<String>,
+    pub(crate) run: Vec<String>,
 }
 
-pub fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
     let ledger = ctx.open(Mode::Existing)?;
     let mut ledger_part = Part::default();
     let (last, digests) = check_ledger(&ledger, &mut ledger_part);

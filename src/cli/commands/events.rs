@@ -15,20 +15,20 @@ use crate::vocab::event::{Event, EventId};
 /// a capture holds the store, the views' copy of the events answers, and stderr says how many
 /// recorded changes it does not show yet.
 #[derive(Args, Debug)]
-pub struct EventsArgs {
+pub(crate) struct EventsArgs {
     /// Only this session (an id or a unique prefix of one)
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Only events of this kind
     #[arg(long, value_name = "KIND", value_parser = clap::builder::PossibleValuesParser::new(Event::TAGS))]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// Only events since: days (3), a duration (12h, 3d, 2w) or a date (2026-11-01)
     #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
 }
 
 /// One event as `--json` prints it (`events`, one per line; `show SESSION SEQ`).
-pub fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     let since = match &args.since {
         Some(s) => {
             Some(crate::vocab::time::parse_since(s, ctx.now_ms, &ctx.tz).map_err(CliError::user)?)

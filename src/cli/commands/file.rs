@@ -23,10 +23,10 @@ const SHOWN: usize = 20;
 /// `peat PATH` is the same when PATH looks like a path; `peat blame FILE` says which edit
 /// wrote each line.
 #[derive(Args, Debug)]
-pub struct FileArgs {
+pub(crate) struct FileArgs {
     /// The file or directory (it need not exist here)
     #[arg(value_name = "PATH")]
-    pub path: String,
+    pub(crate) path: String,
 }
 
 /// One recorded edit, as the listing shows it.
@@ -40,7 +40,7 @@ struct Listed {
 }
 
 /// What a path typed here names, in the record's terms.
-pub fn wanted(ctx: &Ctx, typed: &str) -> Wanted {
+pub(crate) fn wanted(ctx: &Ctx, typed: &str) -> Wanted {
     let joined = ctx.cwd.join(typed);
     let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| normalize(&joined));
     let rel = ctx.location.root.as_deref().and_then(|root| {
@@ -72,7 +72,7 @@ fn normalize(p: &Path) -> std::path::PathBuf {
     out
 }
 
-pub fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let wanted = wanted(ctx, &args.path);
     let paths = recorded_paths(&views, &wanted)?;

@@ -17,17 +17,17 @@ use crate::ledger::Mode;
 /// failures to .peat/hook.log. `peat hook install` wires it into Claude Code or Codex.
 #[derive(Args, Debug, Default)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// Act as this event, whatever stdin's hook_event_name says
     #[arg(long, value_name = "NAME")]
-    pub event: Option<String>,
+    pub(crate) event: Option<String>,
 
     #[command(subcommand)]
-    pub command: Option<HookCommand>,
+    pub(crate) command: Option<HookCommand>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum HookCommand {
+pub(crate) enum HookCommand {
     Install(InstallArgs),
 }
 
@@ -39,22 +39,22 @@ pub enum HookCommand {
 /// writes the skill (.claude/skills/peat/SKILL.md, or .agents/skills/peat/SKILL.md for
 /// Codex) and creates the ledger if there is none, so the hooks record from now on.
 #[derive(Args, Debug, Default)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     /// Codex: .codex/hooks.json and .agents/skills (trust the hook once in Codex's /hooks)
     #[arg(long, conflicts_with = "local")]
-    pub codex: bool,
+    pub(crate) codex: bool,
     /// Claude Code's uncommitted .claude/settings.local.json
     #[arg(long)]
-    pub local: bool,
+    pub(crate) local: bool,
     /// Only say whether the hooks and skill are in place (exit 1 if not)
     #[arg(long, conflicts_with = "print")]
-    pub check: bool,
+    pub(crate) check: bool,
     /// Print the settings fragment instead of writing anything
     #[arg(long)]
-    pub print: bool,
+    pub(crate) print: bool,
 }
 
-pub fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
     match &args.command {
         Some(HookCommand::Install(a)) => run_install(ctx, a),
         None => {
@@ -71,7 +71,7 @@ pub fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
 }
 
 /// Where hooks are installed: the repository root, else the working directory.
-pub fn install_root(ctx: &Ctx) -> PathBuf {
+pub(crate) fn install_root(ctx: &Ctx) -> PathBuf {
     ctx.location.root.clone().unwrap_or_else(|| ctx.cwd.clone())
 }
 
@@ -108,7 +108,7 @@ fn user_level(ctx: &Ctx, harness: Harness) -> install::UserLevel {
 
 /// Create the ledger if there is none, so the hooks record from the first session on.
 /// Returns whether it was created.
-pub fn ensure_ledger(ctx: &Ctx) -> Result<bool, CliError> {
+pub(crate) fn ensure_ledger(ctx: &Ctx) -> Result<bool, CliError> {
     if crate::ledger::recorded(&ctx.location.store) {
         return Ok(false);
     }
@@ -121,7 +121,7 @@ pub fn ensure_ledger(ctx: &Ctx) -> Result<bool, CliError> {
 }
 
 /// Merge the hooks and lay the skill for one harness, saying what changed on stderr.
-pub fn install_harness(
+pub(crate) fn install_harness(
     ctx: &Ctx,
     harness: Harness,
     root: &Path,
@@ -270,7 +270,7 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
 }
 
 /// A path as messages show it: relative to the working directory when under it.
-pub fn shown(ctx: &Ctx, p: &Path) -> String {
+pub(crate) fn shown(ctx: &Ctx, p: &Path) -> String {
     p.strip_prefix(&ctx.cwd)
         .ok()
         .filter(|r| !r.as_os_str().is_empty())

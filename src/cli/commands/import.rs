@@ -13,16 +13,16 @@ use crate::ledger::{Mode, Written};
 /// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME). Idempotent and
 /// incremental: a transcript already captured is only read from where it was left.
 #[derive(Args, Debug)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
     #[arg(value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
+    pub(crate) dirs: Vec<PathBuf>,
 }
 
 /// The ledger is reopened this often during a long import, so hooks can get in between.
 const HOLD_AT_MOST: Duration = Duration::from_secs(1);
 
-pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     let roots = if args.dirs.is_empty() {
         default_roots(ctx)
     } else {
@@ -53,20 +53,20 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
 
 /// What [`import_files`] did.
 #[derive(Debug, Default)]
-pub struct Imported {
-    pub files: usize,
-    pub not_transcripts: usize,
-    pub failed: usize,
-    pub sessions: usize,
-    pub events: usize,
-    pub written: Written,
-    pub skipped: u64,
+pub(crate) struct Imported {
+    pub(crate) files: usize,
+    pub(crate) not_transcripts: usize,
+    pub(crate) failed: usize,
+    pub(crate) sessions: usize,
+    pub(crate) events: usize,
+    pub(crate) written: Written,
+    pub(crate) skipped: u64,
 }
 
 impl Imported {
     /// `imported 3 transcripts (3 sessions): 161 events (161 new, 0 revised)` and what
     /// was skipped.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let mut line = format!(
             "imported {} transcripts ({} sessions): {} events ({} new, {} revised)",
             self.files - self.not_transcripts,
@@ -94,7 +94,7 @@ impl Imported {
 /// Capture `files` (sorted first), reopening the ledger every second so hooks can get in
 /// between, then bring the views up to date. A file that cannot be read is reported on
 /// stderr and counted; the rest go on.
-pub fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliError> {
+pub(crate) fn import_files(ctx: &Ctx, mut files: Vec<PathBuf>) -> Result<Imported, CliError> {
     files.sort();
     files.dedup();
     let bar = ctx.ui.progress(files.len() as u64, "importing");
@@ -170,7 +170,7 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
 }
 
 /// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders.
-pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

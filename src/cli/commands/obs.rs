@@ -19,22 +19,22 @@ use crate::vocab::event::{Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, Se
 /// Without `--from` it is a bare assertion, and every listing marks it uncited. Names close
 /// to SUBJECT are printed first, so one subject does not drift into several.
 #[derive(Args, Debug, Default)]
-pub struct ObsArgs {
+pub(crate) struct ObsArgs {
     /// What the claim is about: a short stable name (`staging`, `fold-hnsw`)
     #[arg(value_name = "SUBJECT")]
-    pub subject: String,
+    pub(crate) subject: String,
     /// The claim, stated so that a reader without this session's context understands it
     #[arg(value_name = "CLAIM", required = true, num_args = 1..)]
-    pub claim: Vec<String>,
+    pub(crate) claim: Vec<String>,
     /// The seqs of the session's events the claim rests on (`peat show SESSION` lists them)
     #[arg(long, value_name = "SEQ,SEQ", value_delimiter = ',')]
-    pub from: Vec<u32>,
+    pub(crate) from: Vec<u32>,
     /// The session it belongs to: an id or a unique prefix
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// File it on this local day (at noon) instead of now
     #[arg(long, value_name = "YYYY-MM-DD")]
-    pub at: Option<String>,
+    pub(crate) at: Option<String>,
 }
 
 /// Claims longer than this are hard to restate in a brief line.
@@ -81,7 +81,7 @@ struct Near<'a> {
     support: i64,
 }
 
-pub fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
     let subject = args.subject.trim();
     if subject.is_empty() || subject.chars().any(char::is_control) {
         return Err(
@@ -337,7 +337,7 @@ fn noon(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
 }
 
 /// Advisory notes on a claim's wording: phrases a later reader cannot resolve, and length.
-pub fn style_notes(text: &str) -> Vec<String> {
+pub(crate) fn style_notes(text: &str) -> Vec<String> {
     let lower = text.to_lowercase();
     let mut notes: Vec<String> = DEICTIC
         .iter()

@@ -12,9 +12,9 @@ use crate::views::{Views, stamp};
 /// old one only once the new one is complete. peat does this by itself when the view
 /// schema, the embedding model or the time zone changes.
 #[derive(Args, Debug)]
-pub struct RebuildArgs {}
+pub(crate) struct RebuildArgs {}
 
-pub fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
     let started = Instant::now();
     let ledger = ctx.open(Mode::Existing)?;
     let mut model = ctx.model_slot()?;

@@ -17,34 +17,34 @@ use crate::views::rows::{TextFilter, TextKind};
 /// age, whether it is cited, how strong a match it is (●●●○○), and the command that reads
 /// it whole. Nothing clearing the bar: "no hits", exit 1.
 #[derive(Args, Debug, Default)]
-pub struct RecallArgs {
+pub(crate) struct RecallArgs {
     /// What to look for
     #[arg(value_name = "WORDS")]
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
     /// Only texts of this kind
     #[arg(long, value_name = "KIND", value_parser = clap::builder::PossibleValuesParser::new(TextKind::TAGS))]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// Only texts since: days (3), a duration (12h, 3d, 2w) or a date (2026-11-01)
     #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
     /// Only this session (an id or a unique prefix)
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Only observations about this subject
     #[arg(long, value_name = "NAME")]
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     /// How many hits
     #[arg(long, default_value_t = 12, value_name = "N")]
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Words only: the keyword lane (BM25), without loading the model
     #[arg(long, conflicts_with = "semantic_only")]
-    pub keyword_only: bool,
+    pub(crate) keyword_only: bool,
     /// Meaning only: the semantic lane (needs the model)
     #[arg(long)]
-    pub semantic_only: bool,
+    pub(crate) semantic_only: bool,
     /// Drop semantic hits below this cosine similarity (0 keeps every one)
     #[arg(long, value_name = "COSINE", default_value_t = FLOOR, value_parser = parse_floor)]
-    pub floor: f32,
+    pub(crate) floor: f32,
 }
 
 fn parse_floor(s: &str) -> Result<f32, String> {
@@ -56,7 +56,7 @@ fn parse_floor(s: &str) -> Result<f32, String> {
     }
 }
 
-pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
     let words = args.words.join(" ");
     if words.trim().is_empty() && args.subject.is_none() {
         return Err(
@@ -129,7 +129,7 @@ pub fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
 
 /// Print recall hits: JSON whole (with `behind`, see [`Behind`]), or one clipped line each
 /// ending in its handle.
-pub fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8, CliError> {
+pub(crate) fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8, CliError> {
     // Texts wait and no pass embeds them (a read rebuilt the views): start one.
     let embedding = match result.semantic {
         Semantic::On { queued, .. } => super::model::start_pass(ctx, queued),

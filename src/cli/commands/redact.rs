@@ -27,16 +27,16 @@ use crate::redact::{Finding, Redactor, retro};
 ///   regex = "ACME-[0-9A-F]{24}"          # a capture group, if any, is what is redacted
 #[derive(Args, Debug, Default)]
 #[command(verbatim_doc_comment)]
-pub struct RedactArgs {
+pub(crate) struct RedactArgs {
     /// Show what would be redacted in FILE, storing nothing
     #[arg(long, value_name = "FILE", conflicts_with = "rules")]
-    pub check: Option<PathBuf>,
+    pub(crate) check: Option<PathBuf>,
     /// List the rules in force and where each comes from
     #[arg(long)]
-    pub rules: bool,
+    pub(crate) rules: bool,
 }
 
-pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &RedactArgs) -> Result<u8, CliError> {
     if let Some(file) = &args.check {
         return check(ctx, file);
     }
@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<u8, CliError> {
 }
 
 /// Apply the store's current rules to all of it (see [`retro::run`]).
-pub fn apply(ctx: &Ctx, ledger: &mut Ledger) -> Result<retro::Report, CliError> {
+pub(crate) fn apply(ctx: &Ctx, ledger: &mut Ledger) -> Result<retro::Report, CliError> {
     let r = Redactor::for_store(ledger.path())?;
     let mut model = ctx.model_slot()?;
     let ui = ctx.ui;

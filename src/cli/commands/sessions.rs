@@ -12,9 +12,9 @@ use crate::views::handle::Short;
 /// Each line: id, when it ran, where, how much work, what the person first asked, and the
 /// command that reads the whole session.
 #[derive(Args, Debug)]
-pub struct SessionsArgs {}
+pub(crate) struct SessionsArgs {}
 
-pub fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let all = views.summaries()?;
     if !ctx.json {

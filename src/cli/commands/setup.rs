@@ -16,13 +16,13 @@ use crate::embed::fetch;
 /// this project's existing transcripts, and shows the brief. Safe to run again: what is
 /// already in place is left as it is.
 #[derive(Args, Debug, Default)]
-pub struct SetupArgs {
+pub(crate) struct SetupArgs {
     /// Don't fetch the embedding model (search stays keyword-only until `peat model fetch`)
     #[arg(long)]
-    pub no_model: bool,
+    pub(crate) no_model: bool,
 }
 
-pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     let root = install_root(ctx);
     ctx.ui.note(&format!("peat: setting up {}", root.display()));
     if !ensure_ledger(ctx)? {
@@ -171,7 +171,11 @@ fn fetch_model(ctx: &Ctx) {
 /// This project's transcripts: Claude Code session folders whose cwd is `root` or under it
 /// (found by Claude Code's folder name, confirmed by a recorded cwd when the name is only a
 /// prefix), and Codex rollouts whose first line (`session_meta`) names a cwd under `root`.
-pub fn project_transcripts(root: &Path, claude_home: &Path, codex_home: &Path) -> Vec<PathBuf> {
+pub(crate) fn project_transcripts(
+    root: &Path,
+    claude_home: &Path,
+    codex_home: &Path,
+) -> Vec<PathBuf> {
     let roots = root_forms(root);
     let mut files = Vec::new();
     let projects = claude_home.join("projects");

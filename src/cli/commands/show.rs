@@ -23,18 +23,18 @@ use crate::vocab::event::{Event, EventId, Seq, SessionId};
 /// its agent id: `peat show 3f6c2a9e/a7c19e2`. While a capture holds the store, the views
 /// answer as they stand (`behind` in --json: recorded changes not shown yet).
 #[derive(Args, Debug)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// A session id or a unique prefix of one (a subagent: PARENT/AGENT, e.g. 3f6c2a9e/a7c19e2)
     /// [default: the latest session]
     #[arg(value_name = "SESSION")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// One event of the session, by seq
     #[arg(value_name = "SEQ")]
-    pub seq: Option<u32>,
+    pub(crate) seq: Option<u32>,
     /// Print the `== session … ==` title (bare `peat SESSION` prints its own, with how the
     /// words were read, and the details go on the next line).
     #[arg(skip = true)]
-    pub titled: bool,
+    pub(crate) titled: bool,
 }
 
 /// The first line: `== title == details`, or only the details under another's title.
@@ -50,7 +50,7 @@ fn head(ctx: &Ctx, titled: bool, title: &str, details: &str) -> String {
 /// How many of the person's prompts the overview lists.
 const PROMPTS_SHOWN: usize = 20;
 
-pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
     // The views answer, an event whole from their copy of the ledger (see `EventSource`).
     let (_ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
@@ -83,7 +83,7 @@ fn latest(views: &Views) -> Result<SessionId, CliError> {
 
 /// The session whose last activity is newest (ties: the smaller id), as
 /// [`Views::summaries`] orders them first, without reading every session's texts.
-pub fn newest(
+pub(crate) fn newest(
     sessions: Vec<(SessionId, crate::views::session::SessionRollup)>,
 ) -> Option<(SessionId, crate::views::session::SessionRollup)> {
     sessions
@@ -249,7 +249,7 @@ struct EventView<'a> {
 
 /// The error for an event `source` does not hold; beside a writer it may be among the
 /// changes the views do not show yet.
-pub fn no_event(id: &EventId, behind: u64) -> CliError {
+pub(crate) fn no_event(id: &EventId, behind: u64) -> CliError {
     let short = id.session.short();
     let err = CliError::not_found(format!("session {} has no event {}", id.session, id.seq));
     match behind {

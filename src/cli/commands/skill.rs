@@ -9,9 +9,9 @@ use crate::cli::error::CliError;
 /// `peat hook install` lays the same file where Claude Code (.claude/skills/peat/) or
 /// Codex (.agents/skills/peat/) discovers it.
 #[derive(Args, Debug, Default)]
-pub struct SkillArgs {}
+pub(crate) struct SkillArgs {}
 
-pub fn run(_ctx: &Ctx, _args: &SkillArgs) -> Result<u8, CliError> {
+pub(crate) fn run(_ctx: &Ctx, _args: &SkillArgs) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(crate::cli::hook::install::SKILL.as_bytes())?;
     out.flush()?;

@@ -17,13 +17,13 @@ use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 /// deposited against (`@abc12345`, `+` for a dirty tree); newest first. With NAME: every
 /// observation ever filed under it, newest first.
 #[derive(Args, Debug, Default)]
-pub struct SubjectsArgs {
+pub(crate) struct SubjectsArgs {
     /// One subject's full evidence trail (its exact name)
     #[arg(value_name = "NAME")]
-    pub name: Vec<String>,
+    pub(crate) name: Vec<String>,
 }
 
-pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     if !args.name.is_empty() {
         let name = args.name.join(" ");
@@ -81,25 +81,25 @@ pub fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
 
 /// One subject in the register.
 #[derive(Clone, Debug, Serialize)]
-pub struct SubjectLine {
-    pub subject: String,
+pub(crate) struct SubjectLine {
+    pub(crate) subject: String,
     /// Observations filed under it.
-    pub support: i64,
+    pub(crate) support: i64,
     /// How many of them cite evidence.
-    pub cited_count: i64,
+    pub(crate) cited_count: i64,
     /// The current claim cites evidence.
-    pub cited: bool,
-    pub age: String,
-    pub ts_ms: i64,
-    pub session: SessionId,
-    pub seq: Seq,
+    pub(crate) cited: bool,
+    pub(crate) age: String,
+    pub(crate) ts_ms: i64,
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
     /// The current claim.
-    pub text: String,
-    pub basis: Option<Basis>,
+    pub(crate) text: String,
+    pub(crate) basis: Option<Basis>,
 }
 
 /// Every subject's current claim, newest first, with ages as of `now_ms`.
-pub fn register(
+pub(crate) fn register(
     views: &Views,
     now_ms: i64,
     tz: &jiff::tz::TimeZone,
@@ -134,7 +134,7 @@ pub fn register(
 
 /// The command that reads a subject's trail: bare `peat NAME` when nothing else claims
 /// that shape, else the explicit spelling.
-pub fn handle(name: &str, today: jiff::civil::Date) -> String {
+pub(crate) fn handle(name: &str, today: jiff::civil::Date) -> String {
     if crate::reads::resolve::bare_reads_subject(name, today) {
         format!("peat {name}")
     } else {
@@ -144,30 +144,30 @@ pub fn handle(name: &str, today: jiff::civil::Date) -> String {
 
 /// One observation in a trail.
 #[derive(Clone, Debug, Serialize)]
-pub struct Evidence {
-    pub session: SessionId,
-    pub seq: Seq,
-    pub age: String,
-    pub ts_ms: i64,
+pub(crate) struct Evidence {
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) age: String,
+    pub(crate) ts_ms: i64,
     /// It cites the events it rests on; otherwise it is a bare assertion.
-    pub cited: bool,
-    pub derived_from: Vec<u32>,
-    pub basis: Option<Basis>,
-    pub text: String,
+    pub(crate) cited: bool,
+    pub(crate) derived_from: Vec<u32>,
+    pub(crate) basis: Option<Basis>,
+    pub(crate) text: String,
 }
 
 /// A subject's full evidence trail, newest first.
 #[derive(Clone, Debug, Serialize)]
-pub struct Trail {
-    pub subject: String,
-    pub current: String,
-    pub support: i64,
-    pub evidence: Vec<Evidence>,
+pub(crate) struct Trail {
+    pub(crate) subject: String,
+    pub(crate) current: String,
+    pub(crate) support: i64,
+    pub(crate) evidence: Vec<Evidence>,
 }
 
 /// The trail of `name` (exact), newest first with ages as of `now_ms`, or `None` if no
 /// observation was filed under it.
-pub fn trail(
+pub(crate) fn trail(
     views: &Views,
     name: &str,
     now_ms: i64,
@@ -202,7 +202,7 @@ pub fn trail(
 
 /// Print a trail: JSON whole (with `behind`, see [`crate::cli::shared::Behind`]), or a head line and one
 /// line per observation, each whole (a trail is read in full) and ending in its handle.
-pub fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, CliError> {
+pub(crate) fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let answer = crate::cli::shared::Behind {
@@ -218,7 +218,7 @@ pub fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, CliError
 }
 
 /// The text form of a trail.
-pub fn write_trail(ctx: &Ctx, out: &mut impl Write, trail: &Trail) -> std::io::Result<()> {
+pub(crate) fn write_trail(ctx: &Ctx, out: &mut impl Write, trail: &Trail) -> std::io::Result<()> {
     let ui = &ctx.ui;
     writeln!(
         out,
@@ -249,7 +249,7 @@ pub fn write_trail(ctx: &Ctx, out: &mut impl Write, trail: &Trail) -> std::io::R
 }
 
 /// "No such subject", naming the near ones.
-pub fn no_such_subject(name: &str, all: &[SubjectLine]) -> CliError {
+pub(crate) fn no_such_subject(name: &str, all: &[SubjectLine]) -> CliError {
     let near = crate::reads::resolve::near_names(
         name,
         all.iter().map(|s| (s.subject.as_str(), s.support)),

@@ -12,9 +12,9 @@ use crate::reads::commits::TRAILER;
 /// `git commit --trailer "$(peat trailer)"`; `peat COMMIT` then names the session first,
 /// before any other route.
 #[derive(Args, Debug)]
-pub struct TrailerArgs {}
+pub(crate) struct TrailerArgs {}
 
-pub fn run(ctx: &Ctx, _args: &TrailerArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, _args: &TrailerArgs) -> Result<u8, CliError> {
     let session = super::obs::current_session(ctx)?;
     if ctx.json {
         let doc = serde_json::json!({ "key": TRAILER, "value": session, "trailer": format!("{TRAILER}: {session}") });

@@ -17,17 +17,17 @@ use crate::vocab::window::{self, Window};
 /// the command that reads it. Without a window: today. A day can also be named as
 /// yesterday, 3d (three days ago), monday. Bare `peat WINDOW` does the same.
 #[derive(Args, Debug)]
-pub struct ZoomArgs {
+pub(crate) struct ZoomArgs {
     /// The window: w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, a..b, or a day named
     /// as today, yesterday, 3d, monday
     #[arg(value_name = "WINDOW", default_value = "today")]
-    pub window: String,
+    pub(crate) window: String,
     /// Print the `== window ==` title (bare `peat WINDOW` prints its own).
     #[arg(skip = true)]
-    pub titled: bool,
+    pub(crate) titled: bool,
 }
 
-pub fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
     let today = crate::reads::brief::local_date(ctx.now_ms, &ctx.tz);
     let w = match window::parse(&args.window, today) {
         Some(w) => w,
@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
 }
 
 /// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
-pub fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
+pub(crate) fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
     let behind = views.behind();

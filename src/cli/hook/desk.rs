@@ -16,17 +16,17 @@ use crate::views::{ViewError, Views};
 use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
 
 /// How recent a session must be for SessionStart to mention it.
-pub const RECENT_MS: i64 = 3 * 86_400_000;
+pub(crate) const RECENT_MS: i64 = 3 * 86_400_000;
 
 /// How much of the closing message SessionStart prints.
 const CLIP: usize = 600;
 
 /// The file SessionStart writes the session id into.
-pub const CURRENT_SESSION: &str = "current-session";
+pub(crate) const CURRENT_SESSION: &str = "current-session";
 
 /// Create the desk's `.peat/` if it is missing, ignoring itself so that neither git nor jj
 /// ever snapshots it.
-pub fn ensure_desk(desk: &Path) -> Result<(), String> {
+pub(crate) fn ensure_desk(desk: &Path) -> Result<(), String> {
     if desk.is_dir() {
         return Ok(());
     }
@@ -37,7 +37,7 @@ pub fn ensure_desk(desk: &Path) -> Result<(), String> {
 
 /// Record `session` as this desk's current session (replacing the file whole, so a reader
 /// never sees half an id).
-pub fn write_current_session(desk: &Path, session: &str) -> Result<(), String> {
+pub(crate) fn write_current_session(desk: &Path, session: &str) -> Result<(), String> {
     ensure_desk(desk)?;
     let path = desk.join(CURRENT_SESSION);
     let tmp = desk.join(format!("{CURRENT_SESSION}.{}", std::process::id()));
@@ -49,8 +49,9 @@ pub fn write_current_session(desk: &Path, session: &str) -> Result<(), String> {
         })
 }
 
+#[cfg(test)]
 /// This desk's current session, as the last SessionStart recorded it.
-pub fn read_current_session(desk: &Path) -> Option<String> {
+pub(crate) fn read_current_session(desk: &Path) -> Option<String> {
     let text = fs::read_to_string(desk.join(CURRENT_SESSION)).ok()?;
     let id = text.trim();
     (!id.is_empty()).then(|| id.to_string())
@@ -58,17 +59,17 @@ pub fn read_current_session(desk: &Path) -> Option<String> {
 
 /// The closing message SessionStart repeats.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Closing {
-    pub session: SessionId,
-    pub seq: Seq,
-    pub end_ms: i64,
-    pub branch: Option<String>,
-    pub text: String,
+pub(crate) struct Closing {
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) end_ms: i64,
+    pub(crate) branch: Option<String>,
+    pub(crate) text: String,
 }
 
 impl Closing {
     /// Three lines: where it comes from, the message (clipped), the command that reads it.
-    pub fn render(&self, now_ms: i64, tz: &jiff::tz::TimeZone) -> String {
+    pub(crate) fn render(&self, now_ms: i64, tz: &jiff::tz::TimeZone) -> String {
         let mut about = vec![
             self.session.short().to_string(),
             format!("{} ago", crate::vocab::time::age(now_ms, self.end_ms, tz)),
@@ -91,7 +92,10 @@ impl Closing {
 /// closing message. Read from the closings file the views leave beside them when it fits
 /// the ledger (no lock, no database); else from the views as they stand (no catch-up, no
 /// model), giving up quietly (`Ok(None)`) when the ledger is busy for longer than a moment.
-pub fn previous_closing(ctx: &Ctx, current: Option<&str>) -> Result<Option<Closing>, String> {
+pub(crate) fn previous_closing(
+    ctx: &Ctx,
+    current: Option<&str>,
+) -> Result<Option<Closing>, String> {
     const WHO: &str = "peat hook (SessionStart)";
     let store = &ctx.location.store;
     let root = desk_root(ctx);
@@ -195,7 +199,7 @@ impl From<closings::Closing> for Closing {
 }
 
 /// The workspace this desk is: its repository root, else the cwd it was resolved from.
-pub fn desk_root(ctx: &Ctx) -> PathBuf {
+pub(crate) fn desk_root(ctx: &Ctx) -> PathBuf {
     let root = ctx
         .location
         .desk
@@ -210,7 +214,7 @@ pub fn desk_root(ctx: &Ctx) -> PathBuf {
 /// `cwd` is at or under `root`, and not inside a nested workspace (a folder between them
 /// holding `.git` or `.jj`: a worktree or jj workspace kept inside the main checkout is a
 /// desk of its own).
-pub fn in_desk(cwd: &Path, root: &Path) -> bool {
+pub(crate) fn in_desk(cwd: &Path, root: &Path) -> bool {
     let cwd = fs::canonicalize(cwd).unwrap_or_else(|_| lexical(cwd));
     let Ok(rest) = cwd.strip_prefix(root) else {
         return false;

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use super::EVENTS;
 
 /// The skill, as `peat skill` prints it and install lays it.
-pub const SKILL: &str = include_str!("../../../skills/peat/SKILL.md");
+pub(crate) const SKILL: &str = include_str!("../../../skills/peat/SKILL.md");
 
 /// Which harness configuration to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Harness {
+pub(crate) enum Harness {
     /// `.claude/settings.json`, or with `local` the uncommitted `.claude/settings.local.json`.
     Claude { local: bool },
     /// `.codex/hooks.json`.
@@ -25,7 +25,7 @@ pub enum Harness {
 }
 
 impl Harness {
-    pub fn config_path(self, root: &Path) -> PathBuf {
+    pub(crate) fn config_path(self, root: &Path) -> PathBuf {
         match self {
             Harness::Claude { local: false } => root.join(".claude/settings.json"),
             Harness::Claude { local: true } => root.join(".claude/settings.local.json"),
@@ -33,7 +33,7 @@ impl Harness {
         }
     }
 
-    pub fn skill_path(self, root: &Path) -> PathBuf {
+    pub(crate) fn skill_path(self, root: &Path) -> PathBuf {
         match self {
             Harness::Claude { .. } => root.join(".claude/skills/peat/SKILL.md"),
             Harness::Codex => root.join(".agents/skills/peat/SKILL.md"),
@@ -41,7 +41,7 @@ impl Harness {
     }
 
     /// The install command for this harness, for messages that say how to fix something.
-    pub fn install_command(self) -> &'static str {
+    pub(crate) fn install_command(self) -> &'static str {
         match self {
             Harness::Claude { local: false } => "peat hook install",
             Harness::Claude { local: true } => "peat hook install --local",
@@ -53,16 +53,16 @@ impl Harness {
 /// The shell command a harness runs: this binary by absolute path, or `peat` on PATH when
 /// that path is gone (a teammate's clone of a committed settings file, an upgrade that moved
 /// the binary). Both harnesses run hook commands through a shell.
-pub fn hook_command(exe: &Path) -> String {
+pub(crate) fn hook_command(exe: &Path) -> String {
     let q = shell_quote(&exe.to_string_lossy());
     format!("[ -x {q} ] && exec {q} hook || exec peat hook")
 }
 
 /// The command when no stable path to this binary is known: `peat` on PATH.
-pub const PLAIN_HOOK_COMMAND: &str = "peat hook";
+pub(crate) const PLAIN_HOOK_COMMAND: &str = "peat hook";
 
 /// The hook command for the running binary, from what the context resolved.
-pub fn this_hook_command(ctx: &crate::cli::ctx::Ctx) -> String {
+pub(crate) fn this_hook_command(ctx: &crate::cli::ctx::Ctx) -> String {
     match stable_exe(
         &ctx.exe,
         ctx.path_var.as_deref(),
@@ -81,7 +81,7 @@ pub fn this_hook_command(ctx: &crate::cli::ctx::Ctx) -> String {
 /// profile's `bin/peat` that resolves to this same binary: the first on PATH, else a
 /// well-known profile (`user`'s among them). `None` when there is none: the command is then
 /// `peat` on PATH.
-pub fn stable_exe(
+pub(crate) fn stable_exe(
     exe: &Path,
     path_var: Option<&std::ffi::OsStr>,
     home: Option<&Path>,
@@ -118,12 +118,12 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// The handler peat installs on each event.
-pub fn entry(command: &str) -> Value {
+pub(crate) fn entry(command: &str) -> Value {
     json!({"type": "command", "command": command})
 }
 
 /// The configuration fragment `--print` shows: what install merges in.
-pub fn snippet(entry: &Value) -> Value {
+pub(crate) fn snippet(entry: &Value) -> Value {
     let mut hooks = Map::new();
     for ev in EVENTS {
         hooks.insert(ev.to_string(), json!([{"hooks": [entry.clone()]}]));
@@ -137,13 +137,18 @@ pub fn snippet(entry: &Value) -> Value {
 /// `skills/peat/SKILL.md` there; Codex: `$CODEX_HOME/hooks.json`, and the skill under
 /// `$CODEX_HOME/skills` or `~/.agents/skills`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UserLevel {
-    pub config: PathBuf,
-    pub skills: Vec<PathBuf>,
+pub(crate) struct UserLevel {
+    pub(crate) config: PathBuf,
+    pub(crate) skills: Vec<PathBuf>,
 }
 
 impl UserLevel {
-    pub fn of(harness: Harness, claude_home: &Path, codex_home: &Path, home: &Path) -> UserLevel {
+    pub(crate) fn of(
+        harness: Harness,
+        claude_home: &Path,
+        codex_home: &Path,
+        home: &Path,
+    ) -> UserLevel {
         match harness {
             Harness::Claude { .. } => UserLevel {
                 config: claude_home.join("settings.json"),
@@ -162,7 +167,7 @@ impl UserLevel {
     /// Whether the user-level file runs a peat hook on every event peat uses. Any peat
     /// command counts: the module's is not this binary's path. An unreadable or invalid
     /// file is not peat's to judge here, so it counts as no.
-    pub fn has_hooks(&self) -> bool {
+    pub(crate) fn has_hooks(&self) -> bool {
         read_config(&self.config)
             .ok()
             .flatten()
@@ -170,7 +175,7 @@ impl UserLevel {
     }
 
     /// The user-level skill, when one is the skill this binary carries.
-    pub fn current_skill(&self) -> Option<&Path> {
+    pub(crate) fn current_skill(&self) -> Option<&Path> {
         self.skills
             .iter()
             .map(PathBuf::as_path)
@@ -179,7 +184,7 @@ impl UserLevel {
 }
 
 /// Whether `config` runs some peat hook command on each of peat's events.
-pub fn runs_peat_on_every_event(config: &Value) -> bool {
+pub(crate) fn runs_peat_on_every_event(config: &Value) -> bool {
     EVENTS.into_iter().all(|ev| {
         config
             .get("hooks")
@@ -199,7 +204,7 @@ pub fn runs_peat_on_every_event(config: &Value) -> bool {
 /// component is `peat` followed by one of peat's verbs (`peat hook`, `/abs/peat hook`, the
 /// pre-0.4 snippets' `peat capture "$tp"`, `peat brief`, `peat obs`). A word that merely
 /// ends in "peat" (`repeat`) is not peat.
-pub fn is_peat_command(cmd: &str) -> bool {
+pub(crate) fn is_peat_command(cmd: &str) -> bool {
     const VERBS: [&str; 6] = ["hook", "capture", "brief", "distill", "obs", "recall"];
     let words: Vec<&str> = cmd
         .split(|c: char| c.is_whitespace() || ";|&()`$".contains(c))
@@ -227,7 +232,7 @@ fn is_peat_handler(h: &Value) -> bool {
 ///
 /// Everything else (other keys, other tools' hooks, matchers) is kept as it was. Errors
 /// when the file's shape is not the one harnesses read (the file is then left alone).
-pub fn merge(config: &mut Value, entry: &Value) -> Result<bool, String> {
+pub(crate) fn merge(config: &mut Value, entry: &Value) -> Result<bool, String> {
     let before = config.clone();
     if config.is_null() {
         *config = json!({});
@@ -296,7 +301,7 @@ fn holds(group: &Value, entry: &Value) -> bool {
 }
 
 /// The events on which `config` does not run `entry` (all of them when it has no hooks).
-pub fn missing_events(config: &Value, entry: &Value) -> Vec<&'static str> {
+pub(crate) fn missing_events(config: &Value, entry: &Value) -> Vec<&'static str> {
     EVENTS
         .into_iter()
         .filter(|ev| {
@@ -311,7 +316,7 @@ pub fn missing_events(config: &Value, entry: &Value) -> Vec<&'static str> {
 
 /// Read a configuration file: `None` when it does not exist; an empty file is an empty
 /// object. A file that is not JSON is an error naming it.
-pub fn read_config(path: &Path) -> Result<Option<Value>, String> {
+pub(crate) fn read_config(path: &Path) -> Result<Option<Value>, String> {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -329,7 +334,7 @@ pub fn read_config(path: &Path) -> Result<Option<Value>, String> {
 }
 
 /// Pretty JSON with a trailing newline, as the file is written.
-pub fn render(config: &Value) -> String {
+pub(crate) fn render(config: &Value) -> String {
     let mut s = serde_json::to_string_pretty(config).unwrap_or_else(|_| "{}".into());
     s.push('\n');
     s
@@ -337,13 +342,13 @@ pub fn render(config: &Value) -> String {
 
 /// What installing did to one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Written,
     Current,
 }
 
 /// Merge peat's hook into the harness configuration under `root`.
-pub fn install_config(path: &Path, entry: &Value) -> Result<Outcome, String> {
+pub(crate) fn install_config(path: &Path, entry: &Value) -> Result<Outcome, String> {
     let mut config = read_config(path)?.unwrap_or(Value::Null);
     let changed = merge(&mut config, entry)
         .map_err(|e| format!("{}: {e}; fix or move it first", path.display()))?;
@@ -355,7 +360,7 @@ pub fn install_config(path: &Path, entry: &Value) -> Result<Outcome, String> {
 }
 
 /// Lay the skill, unless the same text is already there.
-pub fn install_skill(path: &Path) -> Result<Outcome, String> {
+pub(crate) fn install_skill(path: &Path) -> Result<Outcome, String> {
     if fs::read(path).is_ok_and(|b| b == SKILL.as_bytes()) {
         return Ok(Outcome::Current);
     }
@@ -364,7 +369,7 @@ pub fn install_skill(path: &Path) -> Result<Outcome, String> {
 }
 
 /// Whether the skill at `path` is the one this binary carries.
-pub fn skill_is_current(path: &Path) -> bool {
+pub(crate) fn skill_is_current(path: &Path) -> bool {
     fs::read(path).is_ok_and(|b| b == SKILL.as_bytes())
 }
 
@@ -400,7 +405,7 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// Folders between `cwd` (included) and `root` (excluded) with a `.claude/` of their own:
 /// Claude Code reads project settings only in the folder it is started in, so a session
 /// started there runs that folder's hooks, not the ones installed at `root`.
-pub fn shadowing_claude_dirs(cwd: &Path, root: &Path) -> Vec<PathBuf> {
+pub(crate) fn shadowing_claude_dirs(cwd: &Path, root: &Path) -> Vec<PathBuf> {
     if !cwd.starts_with(root) {
         return Vec::new();
     }

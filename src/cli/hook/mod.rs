@@ -10,9 +10,9 @@
 //! The pieces are pure where they can be ([`Input::parse`], [`plan`]) and the effects are
 //! kept in [`fire`].
 
-pub mod desk;
-pub mod install;
-pub mod spool;
+pub(crate) mod desk;
+pub(crate) mod install;
+pub(crate) mod spool;
 
 use serde_json::Value;
 use std::fs::{self, OpenOptions};
@@ -27,14 +27,14 @@ use crate::ledger::Location;
 
 /// The most stdin a hook reads. Harness payloads are a few KB; beyond this the input is
 /// treated as garbage (read to the end and ignored, so the harness never sees a broken pipe).
-pub const STDIN_CAP: usize = 16 << 20;
+pub(crate) const STDIN_CAP: usize = 16 << 20;
 
 /// How long the hook waits for the harness to close stdin before going on without it.
 const STDIN_WAIT: Duration = Duration::from_secs(3);
 
 /// How long SessionStart waits for the ledger lock: a capture may be writing. Past this, the
 /// hook prints only the lookup line.
-pub const START_LOCK_WAIT: Duration = Duration::from_millis(300);
+pub(crate) const START_LOCK_WAIT: Duration = Duration::from_millis(300);
 
 /// The log is moved aside to `hook.log.1` once it grows past this.
 const LOG_CAP: u64 = 256 << 10;
@@ -43,31 +43,31 @@ const LOG_CAP: u64 = 256 << 10;
 const ENV_TEXT_MAX: usize = 120 << 10;
 
 /// The events `peat hook install` wires, in the order they happen.
-pub const EVENTS: [&str; 4] = ["SessionStart", "Stop", "PreCompact", "SessionEnd"];
+pub(crate) const EVENTS: [&str; 4] = ["SessionStart", "Stop", "PreCompact", "SessionEnd"];
 
 /// The one line SessionStart always prints: how to look things up.
-pub const LOOKUP_LINE: &str = "peat: this project's agent sessions are recorded; `peat <words>` searches them, `peat` shows the brief.";
+pub(crate) const LOOKUP_LINE: &str = "peat: this project's agent sessions are recorded; `peat <words>` searches them, `peat` shows the brief.";
 
 /// What the hook reads from the harness's stdin. Every field is optional: a missing or
 /// malformed field is `None`, never an error.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Input {
     /// `hook_event_name`, as sent ("" when absent).
-    pub event: String,
-    pub session_id: Option<String>,
-    pub transcript_path: Option<PathBuf>,
-    pub cwd: Option<PathBuf>,
+    pub(crate) event: String,
+    pub(crate) session_id: Option<String>,
+    pub(crate) transcript_path: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Stop: the agent's closing message, authoritative (the transcript may lag).
-    pub last_assistant_message: Option<String>,
+    pub(crate) last_assistant_message: Option<String>,
     /// SessionStart: startup, resume, clear, compact, fork.
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     /// Which harness sent it, as far as the payload tells.
-    pub agent: Agent,
+    pub(crate) agent: Agent,
 }
 
 /// The harness a hook fired in, for the log.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Agent {
+pub(crate) enum Agent {
     Claude,
     Codex,
     /// Neither the payload nor the environment says.
@@ -76,7 +76,7 @@ pub enum Agent {
 }
 
 impl Agent {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
@@ -140,7 +140,7 @@ fn plausible_id(s: &str) -> bool {
 
 /// The moments peat acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Moment {
+pub(crate) enum Moment {
     SessionStart,
     Stop,
     PreCompact,
@@ -150,7 +150,7 @@ pub enum Moment {
 impl Moment {
     /// The harness's event name, matched loosely (`Stop`, `stop`, `session_end`,
     /// `session-end`): both harnesses send the CamelCase form today.
-    pub fn of(name: &str) -> Option<Moment> {
+    pub(crate) fn of(name: &str) -> Option<Moment> {
         let norm: String = name
             .chars()
             .filter(|c| *c != '_' && *c != '-')
@@ -214,12 +214,12 @@ pub fn plan(input: &Input, event_override: Option<&str>) -> Action {
 
 /// Hooks act only where a ledger exists and nobody paused them with `.peat/off` (in the
 /// desk, or beside a shared ledger).
-pub fn enabled(loc: &Location) -> bool {
+pub(crate) fn enabled(loc: &Location) -> bool {
     crate::ledger::recorded(&loc.store) && paused_by(loc).is_none()
 }
 
 /// The `off` file that pauses hooks here, if any.
-pub fn paused_by(loc: &Location) -> Option<PathBuf> {
+pub(crate) fn paused_by(loc: &Location) -> Option<PathBuf> {
     let mut places = vec![loc.desk.join("off")];
     if let Some(beside) = loc.store.parent() {
         places.push(beside.join("off"));
@@ -229,7 +229,7 @@ pub fn paused_by(loc: &Location) -> Option<PathBuf> {
 
 /// Read all of stdin, up to [`STDIN_CAP`]. `None`: too large, unreadable, or never closed
 /// within a few seconds. A terminal is not read at all (someone ran `peat hook` by hand).
-pub fn read_stdin() -> Option<Vec<u8>> {
+pub(crate) fn read_stdin() -> Option<Vec<u8>> {
     if std::io::stdin().is_terminal() {
         return Some(Vec::new());
     }
@@ -253,7 +253,7 @@ pub fn read_stdin() -> Option<Vec<u8>> {
 
 /// `peat hook`: where hooks are enabled, read stdin and [`fire`]. Elsewhere stdin is not
 /// even read (harnesses take a hook that ignores its stdin in their stride).
-pub fn run(ctx: &Ctx, event_override: Option<&str>) -> String {
+pub(crate) fn run(ctx: &Ctx, event_override: Option<&str>) -> String {
     if !enabled(&ctx.location) {
         return String::new();
     }
@@ -263,7 +263,7 @@ pub fn run(ctx: &Ctx, event_override: Option<&str>) -> String {
 /// Decide and act on stdin as read (`None`: unreadable or too large). Returns the text for
 /// stdout (SessionStart only). Never fails and never panics outward: what goes wrong is
 /// logged in the desk.
-pub fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> String {
+pub(crate) fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> String {
     let loc = &ctx.location;
     if !enabled(loc) {
         return String::new();
@@ -415,7 +415,7 @@ pub fn claude_slug(cwd: &Path) -> String {
 /// The newest `rollout-*<session>*.jsonl` (or `.jsonl.zst`) under `root`, searching the
 /// newest date folders first and at most six levels deep. A plain file wins over its
 /// compressed twin (Codex appends to the plain one when a thread resumes).
-pub fn find_rollout(root: &Path, session: &str) -> Option<PathBuf> {
+pub(crate) fn find_rollout(root: &Path, session: &str) -> Option<PathBuf> {
     fn walk(dir: &Path, session: &str, depth: usize) -> Option<PathBuf> {
         let mut entries: Vec<(String, PathBuf, bool)> = fs::read_dir(dir)
             .ok()?
@@ -566,7 +566,7 @@ fn spawn_capture(
 /// Start `exe` detached: its own process group, no stdin or stdout (`configure` adds the
 /// arguments, the environment and stderr), never waited for, under `nice -n 10` where
 /// `nice` exists.
-pub fn spawn_niced(
+pub(crate) fn spawn_niced(
     exe: &Path,
     configure: impl Fn(&mut Command),
 ) -> std::io::Result<std::process::Child> {
@@ -594,15 +594,15 @@ pub fn spawn_niced(
 
 /// Who a hook log line is about: the harness, the moment, the session.
 #[derive(Clone, Copy, Debug)]
-pub struct Tag<'a> {
-    pub agent: Agent,
-    pub event: &'a str,
-    pub session: Option<&'a str>,
+pub(crate) struct Tag<'a> {
+    pub(crate) agent: Agent,
+    pub(crate) event: &'a str,
+    pub(crate) session: Option<&'a str>,
 }
 
 impl Tag<'_> {
     /// A line about the hook's own environment, before any payload is read.
-    pub const ENVIRONMENT: Tag<'static> = Tag {
+    pub(crate) const ENVIRONMENT: Tag<'static> = Tag {
         agent: Agent::Unknown,
         event: "environment",
         session: None,
@@ -625,7 +625,7 @@ impl std::fmt::Display for Tag<'_> {
 }
 
 /// Append one line to the desk's hook log: the time it is written, who it is about, what.
-pub fn log(ctx: &Ctx, tag: &Tag<'_>, msg: &str) {
+pub(crate) fn log(ctx: &Ctx, tag: &Tag<'_>, msg: &str) {
     let Some(mut f) = open_log(&ctx.location.desk) else {
         return;
     };

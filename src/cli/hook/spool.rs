@@ -20,9 +20,9 @@ const WAITING_AT_MOST: Duration = Duration::from_secs(15 * 60);
 
 /// A closing message waiting to be recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spooled {
-    pub transcript: PathBuf,
-    pub final_msg: String,
+pub(crate) struct Spooled {
+    pub(crate) transcript: PathBuf,
+    pub(crate) final_msg: String,
 }
 
 fn dir(store: &Path) -> PathBuf {
@@ -30,7 +30,7 @@ fn dir(store: &Path) -> PathBuf {
 }
 
 /// A transcript's path as the spool records it: canonical where it can be resolved.
-pub fn canonical(transcript: &Path) -> PathBuf {
+pub(crate) fn canonical(transcript: &Path) -> PathBuf {
     fs::canonicalize(transcript).unwrap_or_else(|_| transcript.to_path_buf())
 }
 
@@ -48,7 +48,7 @@ fn key_of(canonical: &Path) -> String {
 
 /// Keep `final_msg` for `transcript` until a capture records it (replacing an older one:
 /// the latest Stop's message is the closing one).
-pub fn put(store: &Path, transcript: &Path, final_msg: &str) -> io::Result<()> {
+pub(crate) fn put(store: &Path, transcript: &Path, final_msg: &str) -> io::Result<()> {
     let dir = dir(store);
     private::create_dir(&dir)?;
     let entry = Spooled {
@@ -66,7 +66,7 @@ pub fn put(store: &Path, transcript: &Path, final_msg: &str) -> io::Result<()> {
 }
 
 /// Every closing message waiting to be recorded.
-pub fn pending(store: &Path) -> Vec<Spooled> {
+pub(crate) fn pending(store: &Path) -> Vec<Spooled> {
     let Ok(entries) = fs::read_dir(dir(store)) else {
         return Vec::new();
     };
@@ -80,7 +80,7 @@ pub fn pending(store: &Path) -> Vec<Spooled> {
 }
 
 /// `entry` was recorded: remove it, unless a newer message replaced it meanwhile.
-pub fn done(store: &Path, entry: &Spooled) {
+pub(crate) fn done(store: &Path, entry: &Spooled) {
     // Named as `put` named it, even if the path resolves differently since.
     let path = dir(store).join(format!("{}.final", key_of(&entry.transcript)));
     let current: Option<Spooled> = fs::read(&path)
@@ -97,7 +97,7 @@ fn waiting_path(store: &Path, transcript: &Path) -> PathBuf {
 
 /// Claim the one waiting capture of `transcript`: `Ok(true)` when this caller should start
 /// it (then [`waiter`] names its pid), `Ok(false)` when one is already waiting.
-pub fn claim(store: &Path, transcript: &Path) -> io::Result<bool> {
+pub(crate) fn claim(store: &Path, transcript: &Path) -> io::Result<bool> {
     private::create_dir(&dir(store))?;
     let path = waiting_path(store, transcript);
     for _ in 0..2 {
@@ -118,7 +118,7 @@ pub fn claim(store: &Path, transcript: &Path) -> io::Result<bool> {
 
 /// The capture started for a claim runs as `pid`. If it already took the lock and
 /// released the claim, the claim is not made again.
-pub fn waiter(store: &Path, transcript: &Path, pid: u32) {
+pub(crate) fn waiter(store: &Path, transcript: &Path, pid: u32) {
     let claim = fs::OpenOptions::new()
         .write(true)
         .truncate(true)
@@ -129,7 +129,7 @@ pub fn waiter(store: &Path, transcript: &Path, pid: u32) {
 }
 
 /// The capture of `transcript` has the lock (or gave up): it no longer waits.
-pub fn release(store: &Path, transcript: &Path) {
+pub(crate) fn release(store: &Path, transcript: &Path) {
     let path = waiting_path(store, transcript);
     let mine = fs::read_to_string(&path)
         .ok()

@@ -4,7 +4,7 @@
 //! the ledger, so it costs the same on a thousand events as on a million. "Now" and the
 //! time zone are inputs. The command line renders a [`Brief`] as text through `brief.tmpl`.
 
-pub mod zoom;
+pub(crate) mod zoom;
 
 use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
@@ -31,115 +31,115 @@ const SUBJECTS_SHOWN: usize = 5;
 /// Everything the brief says, as the template sees it and `--json` prints it. Texts are
 /// whole here; the template clips them.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Brief {
+pub(crate) struct Brief {
     /// The local date of "now": `2026-07-20`.
-    pub today: String,
+    pub(crate) today: String,
     /// Events in the record (0: nothing captured yet).
-    pub events: i64,
+    pub(crate) events: i64,
     /// Sessions whose last event is within the hour, newest first.
-    pub active: Vec<Active>,
+    pub(crate) active: Vec<Active>,
     /// The most recent days with activity, newest first.
-    pub days: Vec<Day>,
+    pub(crate) days: Vec<Day>,
     /// The ladder: everything before those days, in calendar bands, newest first.
-    pub further: Vec<Band>,
+    pub(crate) further: Vec<Band>,
     /// The newest session with a closing message, on this desk if there is one.
-    pub last_session: Option<LastSession>,
+    pub(crate) last_session: Option<LastSession>,
     /// The files most touched over the days shown, with the sessions that touched them.
-    pub files: Vec<FileLine>,
+    pub(crate) files: Vec<FileLine>,
     /// The subjects observed most recently, with their current claims.
-    pub subjects: Vec<SubjectLine>,
+    pub(crate) subjects: Vec<SubjectLine>,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Active {
+pub(crate) struct Active {
     /// Where it runs: the last component of its working directory.
-    pub place: String,
-    pub session: SessionId,
-    pub short: String,
-    pub age: String,
-    pub commits: usize,
-    pub handle: String,
+    pub(crate) place: String,
+    pub(crate) session: SessionId,
+    pub(crate) short: String,
+    pub(crate) age: String,
+    pub(crate) commits: usize,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Day {
+pub(crate) struct Day {
     /// `today`, `yesterday`, `3d ago`.
-    pub day: String,
-    pub date: String,
+    pub(crate) day: String,
+    pub(crate) date: String,
     #[serde(flatten)]
-    pub tally: Tally,
-    pub handle: String,
+    pub(crate) tally: Tally,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct LastSession {
+pub(crate) struct LastSession {
     /// The last component of its working directory.
     #[serde(rename = "where")]
-    pub place: String,
-    pub cwd: Option<String>,
+    pub(crate) place: String,
+    pub(crate) cwd: Option<String>,
     /// It ran on this desk (under its root).
-    pub here: bool,
-    pub session: SessionId,
-    pub seq: Seq,
-    pub age: String,
-    pub branch: Option<String>,
+    pub(crate) here: bool,
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) age: String,
+    pub(crate) branch: Option<String>,
     /// Its closing message, whole.
-    pub text: String,
-    pub handle: String,
+    pub(crate) text: String,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct FileLine {
-    pub path: String,
+pub(crate) struct FileLine {
+    pub(crate) path: String,
     /// Relative to the working directory when under it, else `…/<dir>/<file>`.
-    pub short: String,
-    pub touches: i64,
+    pub(crate) short: String,
+    pub(crate) touches: i64,
     /// Short ids of the sessions shown that touched it.
-    pub sessions: Vec<String>,
-    pub handle: String,
+    pub(crate) sessions: Vec<String>,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct SubjectLine {
-    pub subject: String,
-    pub count: i64,
-    pub cited: i64,
-    pub uncited: bool,
-    pub age: String,
-    pub text: String,
+pub(crate) struct SubjectLine {
+    pub(crate) subject: String,
+    pub(crate) count: i64,
+    pub(crate) cited: i64,
+    pub(crate) uncited: bool,
+    pub(crate) age: String,
+    pub(crate) text: String,
     /// `@0123abcd` (`+` when the tree was dirty): the commit it was asserted against.
-    pub basis: Option<String>,
-    pub handle: String,
+    pub(crate) basis: Option<String>,
+    pub(crate) handle: String,
 }
 
 /// What the brief needs to know about where it is asked from.
-pub struct Here<'a> {
-    pub now_ms: i64,
-    pub tz: &'a jiff::tz::TimeZone,
+pub(crate) struct Here<'a> {
+    pub(crate) now_ms: i64,
+    pub(crate) tz: &'a jiff::tz::TimeZone,
     /// This desk's root (or the working directory outside a repository).
-    pub root: &'a Path,
+    pub(crate) root: &'a Path,
     /// The working directory, for handles that name files.
-    pub cwd: &'a Path,
+    pub(crate) cwd: &'a Path,
     /// The number of ladder bands.
-    pub budget: usize,
+    pub(crate) budget: usize,
 }
 
 /// The local date of `ms` in `tz`.
-pub fn local_date(ms: i64, tz: &jiff::tz::TimeZone) -> Date {
+pub(crate) fn local_date(ms: i64, tz: &jiff::tz::TimeZone) -> Date {
     jiff::Timestamp::from_millisecond(ms)
         .map(|t| t.to_zoned_datetime(tz.clone()).date())
         .unwrap_or_default()
 }
 
 /// The first millisecond of the local day `d`.
-pub fn day_start_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
+pub(crate) fn day_start_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
     d.to_zoned_datetime(tz.clone())
         .map(|z| z.timestamp().as_millisecond())
         .unwrap_or(i64::MIN)
 }
 
 /// The last millisecond of the local day `d`.
-pub fn day_end_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
+pub(crate) fn day_end_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
     match d.tomorrow() {
         Ok(next) => day_start_ms(next, tz) - 1,
         Err(_) => i64::MAX,
@@ -147,7 +147,7 @@ pub fn day_end_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
 }
 
 /// Every row of the days view with its date, oldest first, undecoded.
-pub fn day_rows(tables: &Tables) -> Result<Vec<(Date, fjall::Slice)>, ViewError> {
+pub(crate) fn day_rows(tables: &Tables) -> Result<Vec<(Date, fjall::Slice)>, ViewError> {
     let mut out = Vec::new();
     for row in tables.scan(Table::Days, b"") {
         let (k, v) = row?;
@@ -162,7 +162,7 @@ pub fn day_rows(tables: &Tables) -> Result<Vec<(Date, fjall::Slice)>, ViewError>
 }
 
 /// Decode the rows [`day_rows`] read.
-pub fn decode_days(
+pub(crate) fn decode_days(
     raw: &[(Date, fjall::Slice)],
 ) -> Result<Vec<(Date, ladder::Day<'_>)>, ViewError> {
     raw.iter()
@@ -177,30 +177,30 @@ pub fn decode_days(
 /// The part of a session's rollup the brief and zoom read; the rest of the row is skipped
 /// unparsed.
 #[derive(Clone, Debug, Default, Deserialize)]
-pub struct Head {
+pub(crate) struct Head {
     #[serde(default)]
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     #[serde(default)]
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     #[serde(default)]
-    pub parent: Option<SessionId>,
+    pub(crate) parent: Option<SessionId>,
     #[serde(default)]
-    pub start_ms: Option<i64>,
+    pub(crate) start_ms: Option<i64>,
     #[serde(default)]
-    pub end_ms: Option<i64>,
+    pub(crate) end_ms: Option<i64>,
     #[serde(default)]
-    pub tools: i64,
+    pub(crate) tools: i64,
     /// How many commits it made.
     #[serde(default, deserialize_with = "count_entries")]
-    pub commits: usize,
+    pub(crate) commits: usize,
     /// The (time, seq) of its closing message: the newest, the Stop hook's winning a tie.
     #[serde(default, rename = "finals", deserialize_with = "newest_pair")]
-    pub closing: Option<(i64, u32)>,
+    pub(crate) closing: Option<(i64, u32)>,
 }
 
 impl Head {
     /// The last component of the working directory.
-    pub fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         place(self.cwd.as_deref())
     }
 
@@ -254,7 +254,7 @@ fn newest_pair<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(i64, u3
 }
 
 /// The last component of a working directory: where a session ran, in a word.
-pub fn place(cwd: Option<&str>) -> String {
+pub(crate) fn place(cwd: Option<&str>) -> String {
     let cwd = cwd.unwrap_or("?");
     cwd.trim_end_matches('/')
         .rsplit('/')
@@ -265,20 +265,20 @@ pub fn place(cwd: Option<&str>) -> String {
 }
 
 /// Session heads read on demand and kept for the rest of the command.
-pub struct Heads<'t> {
+pub(crate) struct Heads<'t> {
     tables: &'t Tables,
     cache: HashMap<String, Option<Head>>,
 }
 
 impl<'t> Heads<'t> {
-    pub fn new(tables: &'t Tables) -> Heads<'t> {
+    pub(crate) fn new(tables: &'t Tables) -> Heads<'t> {
         Heads {
             tables,
             cache: HashMap::new(),
         }
     }
 
-    pub fn get(&mut self, session: &str) -> Result<Option<&Head>, ViewError> {
+    pub(crate) fn get(&mut self, session: &str) -> Result<Option<&Head>, ViewError> {
         if !self.cache.contains_key(session) {
             let head = match self.tables.get_raw(Table::Sessions, session.as_bytes())? {
                 Some(v) => Some(Head::decode(&v)?),
@@ -291,7 +291,7 @@ impl<'t> Heads<'t> {
 }
 
 /// The handle of the session whose id is `session` (see [`SessionId::short`]).
-pub fn short(session: &str) -> String {
+pub(crate) fn short(session: &str) -> String {
     SessionId(session.to_string()).short()
 }
 
@@ -323,7 +323,7 @@ fn is_under(cwd: &str, roots: &[PathBuf]) -> bool {
 }
 
 /// How a subject is read back: by name when bare `peat NAME` reads it unambiguously.
-pub fn subject_handle(subject: &str, today: Date) -> String {
+pub(crate) fn subject_handle(subject: &str, today: Date) -> String {
     let plain = !subject.is_empty()
         && subject
             .chars()
@@ -340,13 +340,13 @@ pub fn subject_handle(subject: &str, today: Date) -> String {
 }
 
 /// `@0123abcd`, with `+` when the tree had uncommitted changes.
-pub fn basis_label(b: &Basis) -> String {
+pub(crate) fn basis_label(b: &Basis) -> String {
     let short: String = b.commit.chars().take(8).collect();
     format!("@{short}{}", if b.dirty { "+" } else { "" })
 }
 
 /// Assemble the brief from the views.
-pub fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
+pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
     let today = local_date(here.now_ms, here.tz);
     let raw = day_rows(tables)?;
     let owned = decode_days(&raw)?;
@@ -446,7 +446,7 @@ pub fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
 
 /// The `n` files most touched over `rows`, with the sessions that touched them, as the
 /// brief and a window's zoom list them.
-pub fn files_of(
+pub(crate) fn files_of(
     tables: &Tables,
     rows: &[DayRow],
     cwd: &Path,
@@ -490,7 +490,7 @@ pub fn files_of(
 }
 
 /// A file for people: relative to the working directory when under it, else shortened.
-pub fn shown_path(path: &str, cwd: &Path) -> String {
+pub(crate) fn shown_path(path: &str, cwd: &Path) -> String {
     match Path::new(path).strip_prefix(cwd) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
         _ => ladder::short_path(path),
@@ -498,7 +498,7 @@ pub fn shown_path(path: &str, cwd: &Path) -> String {
 }
 
 /// A file as an argument: relative to the working directory when under it.
-pub fn file_arg(path: &str, cwd: &Path) -> String {
+pub(crate) fn file_arg(path: &str, cwd: &Path) -> String {
     let rel = Path::new(path)
         .strip_prefix(cwd)
         .ok()

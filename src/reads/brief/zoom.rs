@@ -21,82 +21,82 @@ const OBS_SHOWN: usize = 8;
 const FILES_SHOWN: usize = 8;
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Zoom {
-    pub window: WindowInfo,
-    pub totals: Tally,
+pub(crate) struct Zoom {
+    pub(crate) window: WindowInfo,
+    pub(crate) totals: Tally,
     /// The window's parts one rung finer, quiet ones left out.
-    pub children: Vec<ChildLine>,
+    pub(crate) children: Vec<ChildLine>,
     /// A single day's sessions, earliest first.
-    pub sessions: Vec<SessionLine>,
+    pub(crate) sessions: Vec<SessionLine>,
     /// The newest closing messages (one per session) and compaction summaries in the window,
     /// newest first.
-    pub texts: Vec<TextLine>,
+    pub(crate) texts: Vec<TextLine>,
     /// The newest observations in the window, newest first.
-    pub observations: Vec<ObsLine>,
+    pub(crate) observations: Vec<ObsLine>,
     /// The files most touched in the window (the brief lists a day's the same way).
-    pub files: Vec<super::FileLine>,
+    pub(crate) files: Vec<super::FileLine>,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct WindowInfo {
-    pub label: String,
-    pub key: String,
-    pub start: String,
-    pub end: String,
+pub(crate) struct WindowInfo {
+    pub(crate) label: String,
+    pub(crate) key: String,
+    pub(crate) start: String,
+    pub(crate) end: String,
     /// The days, for people; `None` when the label says it.
-    pub span: Option<String>,
-    pub handle: String,
+    pub(crate) span: Option<String>,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct ChildLine {
-    pub label: String,
-    pub start: String,
-    pub end: String,
+pub(crate) struct ChildLine {
+    pub(crate) label: String,
+    pub(crate) start: String,
+    pub(crate) end: String,
     #[serde(flatten)]
-    pub tally: Tally,
-    pub handle: String,
+    pub(crate) tally: Tally,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct SessionLine {
-    pub session: SessionId,
-    pub short: String,
-    pub place: String,
-    pub cwd: Option<String>,
-    pub branch: Option<String>,
-    pub start_ms: Option<i64>,
-    pub end_ms: Option<i64>,
+pub(crate) struct SessionLine {
+    pub(crate) session: SessionId,
+    pub(crate) short: String,
+    pub(crate) place: String,
+    pub(crate) cwd: Option<String>,
+    pub(crate) branch: Option<String>,
+    pub(crate) start_ms: Option<i64>,
+    pub(crate) end_ms: Option<i64>,
     /// Local `HH:MM` of its first and last event.
-    pub from: String,
-    pub to: String,
-    pub tools: i64,
-    pub commits: usize,
-    pub handle: String,
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) tools: i64,
+    pub(crate) commits: usize,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct TextLine {
-    pub kind: TextKind,
-    pub session: SessionId,
-    pub seq: Seq,
-    pub ts_ms: i64,
-    pub age: String,
-    pub place: String,
-    pub text: String,
-    pub handle: String,
+pub(crate) struct TextLine {
+    pub(crate) kind: TextKind,
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) ts_ms: i64,
+    pub(crate) age: String,
+    pub(crate) place: String,
+    pub(crate) text: String,
+    pub(crate) handle: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct ObsLine {
-    pub subject: String,
-    pub session: SessionId,
-    pub seq: Seq,
-    pub ts_ms: i64,
-    pub age: String,
-    pub cited: bool,
-    pub text: String,
-    pub handle: String,
+pub(crate) struct ObsLine {
+    pub(crate) subject: String,
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) ts_ms: i64,
+    pub(crate) age: String,
+    pub(crate) cited: bool,
+    pub(crate) text: String,
+    pub(crate) handle: String,
 }
 
 /// A text row's kind and time, read without its text.
@@ -116,7 +116,7 @@ fn spelled_in_days(w: &Window) -> bool {
 }
 
 /// Read `w` from the views, with "now" and the time zone as inputs.
-pub fn assemble(
+pub(crate) fn assemble(
     tables: &Tables,
     w: &Window,
     now_ms: i64,

@@ -18,13 +18,13 @@ use crate::reads::ladder::DEFAULT_BUDGET;
 /// The text comes from a minijinja template; put one in .peat/brief.tmpl beside the
 /// repository to change it (`--json` shows the fields it sees).
 #[derive(Args, Debug, Default)]
-pub struct BriefArgs {
+pub(crate) struct BriefArgs {
     /// How many further-back bands to show [default: 8]
     #[arg(long, value_name = "N", env = "PEAT_BRIEF_BUDGET")]
-    pub budget: Option<usize>,
+    pub(crate) budget: Option<usize>,
 }
 
-pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
     let budget = match args.budget {
         Some(n) => n,
         // Bare `peat` does not go through clap's env handling.
@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
 }
 
 /// The brief of this desk's record; an empty one when nothing was ever captured.
-pub fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
+pub(crate) fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
     assemble_behind(ctx, budget).map(|(brief, _)| brief)
 }
 

@@ -10,21 +10,21 @@ use crate::reads::brief::Brief;
 use crate::reads::ladder::knum;
 
 /// The template built into peat.
-pub const EMBEDDED: &str = include_str!("brief.tmpl");
+pub(crate) const EMBEDDED: &str = include_str!("brief.tmpl");
 
 /// The template file a desk may put in its `.peat/` to replace the embedded one.
-pub const OVERRIDE: &str = "brief.tmpl";
+pub(crate) const OVERRIDE: &str = "brief.tmpl";
 
 /// A template that does not parse or render.
 #[derive(Debug)]
-pub struct TemplateError {
+pub(crate) struct TemplateError {
     /// Where the template came from: its path, or `the embedded brief.tmpl`.
-    pub origin: String,
-    pub detail: String,
+    pub(crate) origin: String,
+    pub(crate) detail: String,
 }
 
 /// Where the template comes from: `<desk>/.peat/brief.tmpl` when present.
-pub fn source(desk: &Path) -> Result<(String, Option<PathBuf>), TemplateError> {
+pub(crate) fn source(desk: &Path) -> Result<(String, Option<PathBuf>), TemplateError> {
     let path = desk.join(OVERRIDE);
     match std::fs::read_to_string(&path) {
         Ok(s) => Ok((s, Some(path))),
@@ -38,7 +38,7 @@ pub fn source(desk: &Path) -> Result<(String, Option<PathBuf>), TemplateError> {
 
 /// Render `brief` through `template`. Styles apply only where `ui` allows colour; on a
 /// terminal, transcript text is defused first.
-pub fn render(
+pub(crate) fn render(
     brief: &Brief,
     template: &str,
     origin: Option<&Path>,
@@ -63,7 +63,7 @@ pub fn render(
 }
 
 /// The environment with peat's filters. Styles are identity unless `ui.color`.
-pub fn environment(ui: Ui) -> Environment<'static> {
+pub(crate) fn environment(ui: Ui) -> Environment<'static> {
     let mut env = Environment::new();
     if let Ok(syntax) = SyntaxConfig::builder()
         .trim_blocks(true)
@@ -106,7 +106,7 @@ fn defuse(v: serde_json::Value) -> serde_json::Value {
 }
 
 /// A JSON value as a template value.
-pub fn to_value(v: serde_json::Value) -> Value {
+pub(crate) fn to_value(v: serde_json::Value) -> Value {
     use serde_json::Value as J;
     match v {
         J::Null => Value::from(()),
