@@ -110,7 +110,7 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let count = sessions.len();
     let days = past.views.tables.all_days()?;
     // Only the newest session's texts are read, not every one's.
-    let last = super::show::newest(sessions).map(|(s, r)| past.views.summary(s, r));
+    let last = crate::cli::shared::newest(sessions).map(|(s, r)| past.views.summary(s, r));
     let summary = Summary {
         date: date.clone(),
         cutoff_ms: cutoff,

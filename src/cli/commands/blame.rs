@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     // A file, never a directory: one that is not a file now was refused above.
     let wanted = Wanted {
         dir: false,
-        ..super::file::wanted(ctx, &args.file)
+        ..crate::cli::shared::wanted(ctx, &args.file)
     };
     let abs = std::path::PathBuf::from(&wanted.abs);
     // The views answer, beside a writer too; `--at SESSION:SEQ` reads that event's time
@@ -142,7 +142,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         for earlier in crate::reads::vcs::earlier_paths(&abs, since) {
             let earlier = Wanted {
                 dir: false,
-                ..super::file::wanted(ctx, &earlier.to_string_lossy())
+                ..crate::cli::shared::wanted(ctx, &earlier.to_string_lossy())
             };
             paths.extend(recorded_paths(&views, &earlier)?);
         }

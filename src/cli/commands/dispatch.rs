@@ -71,7 +71,7 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                     seq: crate::vocab::event::Seq(*seq),
                 };
                 if EventSource::of(views).get(&event)?.is_none() {
-                    return Err(super::show::no_event(&event, views.behind()));
+                    return Err(crate::cli::shared::no_event(&event, views.behind()));
                 }
             }
             crate::views::handle::learn([id]); // for the header, printed once the views close
@@ -270,7 +270,7 @@ impl Probes for Live<'_> {
         let Some((_, views, _)) = self.views()? else {
             return Ok(false);
         };
-        let wanted = super::file::wanted(ctx, &path.to_string_lossy());
+        let wanted = crate::cli::shared::wanted(ctx, &path.to_string_lossy());
         Ok(!crate::reads::files::recorded_paths(views, &wanted)?.is_empty())
     }
 

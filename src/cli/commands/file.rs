@@ -39,42 +39,9 @@ struct Listed {
     show: String,
 }
 
-/// What a path typed here names, in the record's terms.
-pub(crate) fn wanted(ctx: &Ctx, typed: &str) -> Wanted {
-    let joined = ctx.cwd.join(typed);
-    let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| normalize(&joined));
-    let rel = ctx.location.root.as_deref().and_then(|root| {
-        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        abs.strip_prefix(root)
-            .ok()
-            .map(|p| p.to_string_lossy().into_owned())
-            .filter(|r| !r.is_empty())
-    });
-    Wanted {
-        dir: abs.is_dir(),
-        abs: abs.to_string_lossy().into_owned(),
-        rel,
-    }
-}
-
-/// `a/./b/../c` as `a/c`, for a path that does not exist (and so cannot be canonicalized).
-fn normalize(p: &Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 pub(crate) fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
-    let wanted = wanted(ctx, &args.path);
+    let wanted = crate::cli::shared::wanted(ctx, &args.path);
     let paths = recorded_paths(&views, &wanted)?;
     let mut edits = edits_of(&views, &paths)?;
     drop(ledger);
@@ -166,17 +133,4 @@ fn print(
 
 fn op_label(op: TouchOp) -> String {
     crate::vocab::event::serde_plain(&op).replace('_', "-")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_missing_path_is_normalized_without_the_disk() {
-        assert_eq!(
-            normalize(Path::new("/r/./src/../lib/x.rs")),
-            Path::new("/r/lib/x.rs")
-        );
-    }
 }

@@ -1,7 +1,6 @@
 use clap::Args;
 use serde::Serialize;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
@@ -104,7 +103,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
     // Read the session file before taking the lock: a missing one fails fast.
     let named = match &args.session {
         Some(s) => SessionArg::Prefix(s.trim().to_string()),
-        None => SessionArg::Current(current_session(ctx)?),
+        None => SessionArg::Current(crate::cli::shared::current_session(ctx)?),
     };
     let basis = crate::reads::vcs::head(&ctx.cwd);
 
@@ -258,30 +257,6 @@ fn nearest(held: &[(u32, Envelope)], seq: u32) -> Vec<&(u32, Envelope)> {
 enum SessionArg {
     Current(SessionId),
     Prefix(String),
-}
-
-/// The session `.peat/current-session` names: the desk's, else the one beside the store.
-pub(super) fn current_session(ctx: &Ctx) -> Result<SessionId, CliError> {
-    let mut places: Vec<PathBuf> = vec![ctx.location.desk.join("current-session")];
-    if let Some(dir) = ctx.location.store.parent() {
-        places.push(dir.join("current-session"));
-    }
-    for p in &places {
-        if let Some(id) = read_session_file(p) {
-            return Ok(id);
-        }
-    }
-    Err(CliError::user(format!(
-        "no session id: {} is missing (here and beside the ledger)",
-        places[0].display()
-    ))
-    .hint("Pass --session ID (`peat sessions` lists them). The SessionStart hook writes that file in agent sessions: `peat setup` installs it."))
-}
-
-fn read_session_file(p: &Path) -> Option<SessionId> {
-    let text = std::fs::read_to_string(p).ok()?;
-    let id = text.lines().next()?.trim();
-    (!id.is_empty()).then(|| SessionId(id.to_string()))
 }
 
 /// The session `--session` names. One the ledger does not hold yet (its transcript is

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::shared::resolve_in_views;
+use crate::cli::shared::{newest, no_event, resolve_in_views};
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
 use crate::views::Views;
@@ -79,16 +79,6 @@ fn latest(views: &Views) -> Result<SessionId, CliError> {
         CliError::user("no sessions in the record yet")
             .hint("`peat import` captures the transcripts already on this machine.")
     })
-}
-
-/// The session whose last activity is newest (ties: the smaller id), as
-/// [`Views::summaries`] orders them first, without reading every session's texts.
-pub(crate) fn newest(
-    sessions: Vec<(SessionId, crate::views::session::SessionRollup)>,
-) -> Option<(SessionId, crate::views::session::SessionRollup)> {
-    sessions
-        .into_iter()
-        .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
 }
 
 #[derive(Serialize)]
@@ -247,19 +237,6 @@ struct EventView<'a> {
     behind: u64,
 }
 
-/// The error for an event `source` does not hold; beside a writer it may be among the
-/// changes the views do not show yet.
-pub(crate) fn no_event(id: &EventId, behind: u64) -> CliError {
-    let short = id.session.short();
-    let err = CliError::not_found(format!("session {} has no event {}", id.session, id.seq));
-    match behind {
-        0 => err.hint(format!("`peat events --session {short}` lists its events.")),
-        n => err.hint(format!(
-            "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes; `peat events --session {short}` lists its events."
-        )),
-    }
-}
-
 fn show_event(
     ctx: &Ctx,
     views: &Views,
@@ -405,34 +382,5 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             s
         }
         other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.summary()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::views::session::SessionRollup;
-
-    #[test]
-    fn the_newest_session_is_the_latest_activity_and_on_a_tie_the_smaller_id() {
-        let at = |id: &str, end: Option<i64>| {
-            (
-                SessionId(id.into()),
-                SessionRollup {
-                    end_ms: end,
-                    ..SessionRollup::default()
-                },
-            )
-        };
-        let pick = |all: Vec<(SessionId, SessionRollup)>| newest(all).map(|(s, _)| s.0);
-        assert_eq!(pick(vec![]), None);
-        assert_eq!(
-            pick(vec![at("a", Some(1)), at("b", Some(3)), at("c", None)]),
-            Some("b".into())
-        );
-        assert_eq!(
-            pick(vec![at("d", Some(3)), at("b", Some(3)), at("c", Some(2))]),
-            Some("b".into())
-        );
     }
 }

@@ -15,7 +15,7 @@ use crate::reads::commits::TRAILER;
 pub(crate) struct TrailerArgs {}
 
 pub(crate) fn run(ctx: &Ctx, _args: &TrailerArgs) -> Result<u8, CliError> {
-    let session = super::obs::current_session(ctx)?;
+    let session = crate::cli::shared::current_session(ctx)?;
     if ctx.json {
         let doc = serde_json::json!({ "key": TRAILER, "value": session, "trailer": format!("{TRAILER}: {session}") });
         writeln!(std::io::stdout(), "{doc}")?;
