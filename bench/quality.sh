@@ -3,7 +3,7 @@
 # on a labelled query set (bench/quality/topics.py: 43 sessions with keyword, paraphrase and
 # mixed queries each, and 25 queries about nothing recorded), among background sessions
 # from examples/synth.rs. Prints a table, then the similarity distributions the floor
-# (src/recall.rs FLOOR) is calibrated from.
+# (src/reads/recall.rs FLOOR) is calibrated from.
 #
 #   bench/quality.sh                    # this tree's peat (release build, as bench/lib.sh)
 #   PEAT_BIN=/path/to/peat bench/quality.sh   # another build (an older one is scored from

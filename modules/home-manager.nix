@@ -29,7 +29,7 @@ let
   cfg = config.programs.peat;
   inherit (lib) mkOption types;
 
-  # The moments peat's hook runs on (src/hook/mod.rs EVENTS).
+  # The moments peat's hook runs on (src/cli/hook/mod.rs EVENTS).
   events = [
     "SessionStart"
     "Stop"

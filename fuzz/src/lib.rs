@@ -43,6 +43,6 @@ pub fn transcript(seed: &str, data: &[u8]) {
 
 /// Any stdin is taken by the hook without a panic.
 pub fn hook_stdin(data: &[u8]) {
-    let input = peat::hook::Input::parse(data);
-    let _ = peat::hook::plan(&input, None);
+    let input = peat::cli::hook::Input::parse(data);
+    let _ = peat::cli::hook::plan(&input, None);
 }

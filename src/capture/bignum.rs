@@ -10,7 +10,7 @@ const MAX_REWRITES: usize = 16;
 
 /// `text` parsed as JSON, each out-of-range number kept as its text; `None` when it does
 /// not parse for any other reason.
-pub fn parse(text: &str) -> Option<Value> {
+pub(crate) fn parse(text: &str) -> Option<Value> {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => Some(v),
         Err(e) if out_of_range(&e) => parse_keeping_text(text, &e),

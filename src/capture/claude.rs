@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
-use crate::change::{Change, Replacement};
-use crate::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
-use crate::time::parse_iso_ms;
+use crate::vocab::change::{Change, Replacement};
+use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
+use crate::vocab::time::parse_iso_ms;
 
 /// Unanswered tool calls kept at most; past this the oldest is forgotten (its result, if it
 /// ever comes, is then ignored). Keeps the saved state small when results go missing.
@@ -53,7 +53,7 @@ const INTERRUPTED: &str = "[Request interrupted";
 /// The Claude Code parser and everything it must remember between captures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Claude {
+pub(crate) struct Claude {
     /// The session, once known.
     session: Option<SessionId>,
     /// The file is a subagent transcript (`agent-<id>.jsonl`): the id from its name.
@@ -122,7 +122,7 @@ struct LineTouch {
 }
 
 impl Claude {
-    pub fn new(hints: &FileHints) -> Claude {
+    pub(crate) fn new(hints: &FileHints) -> Claude {
         let stem = hints.stem.as_str();
         Claude {
             session: is_uuid(stem).then(|| SessionId(stem.to_string())),
@@ -135,8 +135,9 @@ impl Claude {
         }
     }
 
+    #[cfg(test)]
     /// How many events were dropped because a line needed more than its slots.
-    pub fn overflowed(&self) -> u64 {
+    pub(crate) fn overflowed(&self) -> u64 {
         self.overflowed
     }
 
@@ -645,8 +646,8 @@ fn edit(name: &str, input: &Value) -> Option<(String, TouchOp, Change)> {
 mod tests {
     use super::*;
     use crate::capture::{ParserState, parse_str, reader};
-    use crate::change::BlobId;
-    use crate::event::{SEQ_STRIDE, Vcs};
+    use crate::vocab::change::BlobId;
+    use crate::vocab::event::{SEQ_STRIDE, Vcs};
     use serde_json::json;
 
     const CONTENT_SHAPES: &str = include_str!("../../tests/fixtures/claude/content-shapes.jsonl");

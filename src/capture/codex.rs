@@ -20,9 +20,9 @@ use serde_json::Value;
 use super::commit::{self, PendingCommit};
 use super::patch::{self, PatchOp};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
-use crate::change::Change;
-use crate::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
-use crate::time::parse_iso_ms;
+use crate::vocab::change::Change;
+use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
+use crate::vocab::time::parse_iso_ms;
 
 /// Calls waiting for their output (or, for patches, their `patch_apply_end`) beyond this
 /// many are forgotten, oldest answered first: a call is answered within its turn.
@@ -53,7 +53,7 @@ const SHELL_TOOLS: &[&str] = &[
 /// The parser's resumable state. Kept small: it is saved in the capture cursor.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Codex {
+pub(crate) struct Codex {
     /// The thread id in the file name, used when no line names the session.
     #[serde(skip_serializing_if = "Option::is_none")]
     fallback: Option<String>,
@@ -205,15 +205,16 @@ struct NewCall {
 }
 
 impl Codex {
-    pub fn new(hints: &FileHints) -> Codex {
+    pub(crate) fn new(hints: &FileHints) -> Codex {
         Codex {
             fallback: thread_id_in_stem(&hints.stem),
             ..Codex::default()
         }
     }
 
+    #[cfg(test)]
     /// How many events were dropped because a line had more than its slots hold.
-    pub fn overflowed(&self) -> u64 {
+    pub(crate) fn overflowed(&self) -> u64 {
         self.overflowed
     }
 
@@ -1323,7 +1324,7 @@ fn thread_id_in_stem(stem: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::capture::{parse_str, reader};
-    use crate::event::Vcs;
+    use crate::vocab::event::Vcs;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -1509,7 +1510,7 @@ mod tests {
             ]
         );
         // No per-line timestamps: every event carries the header's.
-        let header_ts = crate::time::parse_iso_ms("2025-07-20T13:20:47.060Z").unwrap();
+        let header_ts = crate::vocab::time::parse_iso_ms("2025-07-20T13:20:47.060Z").unwrap();
         assert!(out.events.values().all(|(ts, _)| *ts == header_ts));
     }
 
@@ -1817,7 +1818,7 @@ mod tests {
         let (p, _) = feed(&lines, &FileHints::default());
         assert_eq!(
             p.last_ts(),
-            crate::time::parse_iso_ms("2026-05-04T10:53:05.000Z").unwrap()
+            crate::vocab::time::parse_iso_ms("2026-05-04T10:53:05.000Z").unwrap()
         );
     }
 

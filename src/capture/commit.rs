@@ -2,21 +2,21 @@
 //! output printed. Shared by both parsers: the command is on the tool call, the output on
 //! its result (in Claude Code, a later line).
 
-use crate::event::{COMMIT_MESSAGE_CAP, Event, Vcs, cap};
+use crate::vocab::event::{COMMIT_MESSAGE_CAP, Event, Vcs, cap};
 
 /// A commit-making command seen on a tool call, waiting for its output.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PendingCommit {
-    pub vcs: Vcs,
+pub(crate) struct PendingCommit {
+    pub(crate) vcs: Vcs,
     /// `jj commit` reports the new commit as the parent of the new working copy.
-    pub reports_parent: bool,
+    pub(crate) reports_parent: bool,
     /// The `-m` message from the command, used when the output does not repeat it.
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// Whether `cmd` makes (or describes) a commit: `git commit`, `git -C dir commit`,
 /// `jj commit`, `jj describe`. Chained commands (`git add . && git commit -m x`) count.
-pub fn commit_command(cmd: &str) -> Option<PendingCommit> {
+pub(crate) fn commit_command(cmd: &str) -> Option<PendingCommit> {
     let words: Vec<&str> = cmd.split_whitespace().collect();
     for (i, w) in words.iter().enumerate() {
         let tool = w.rsplit('/').next().unwrap_or(w);
@@ -76,7 +76,7 @@ fn message_from_command(cmd: &str) -> Option<String> {
 }
 
 /// The commit the output of `pending`'s command reports, if it reports one.
-pub fn commit_from_output(pending: &PendingCommit, output: &str) -> Option<Event> {
+pub(crate) fn commit_from_output(pending: &PendingCommit, output: &str) -> Option<Event> {
     match pending.vcs {
         Vcs::Git => git_commit_line(output).map(|(branch, hash, message)| Event::Committed {
             vcs: Vcs::Git,

@@ -5,10 +5,10 @@ use serde_json::Value;
 
 /// How many parsed lines from the top of a file are looked at. Legacy Claude Code files can
 /// open with a run of `summary` lines that carry no session id.
-pub const HEAD_LINES: usize = 64;
+pub(crate) const HEAD_LINES: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     ClaudeCode,
     Codex,
 }
@@ -40,7 +40,7 @@ const CODEX_TYPES: &[&str] = &[
     "compacted",
 ];
 
-pub fn detect(head: &[&Value]) -> Option<Format> {
+pub(crate) fn detect(head: &[&Value]) -> Option<Format> {
     let codex = head.iter().take(8).any(|v| is_codex_line(v));
     if codex {
         return Some(Format::Codex);

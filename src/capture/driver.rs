@@ -10,42 +10,42 @@ use std::path::{Path, PathBuf};
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::{Emit, FileHints, ParserState};
-use crate::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
+use crate::redact::StoreRedactor;
+use crate::vocab::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
 
 /// Commit a chunk once this many events or blob bytes are pending.
 const CHUNK_EVENTS: usize = 5_000;
 const CHUNK_BLOB_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Debug, Default)]
-pub struct CaptureOptions {
+pub(crate) struct CaptureOptions {
     /// Attribute every event to this session instead of the one the transcript names.
-    pub session: Option<SessionId>,
+    pub(crate) session: Option<SessionId>,
     /// The Stop hook's authoritative closing message.
-    pub final_msg: Option<String>,
+    pub(crate) final_msg: Option<String>,
 }
 
 /// What one capture did.
 #[derive(Clone, Debug, Default)]
-pub struct Receipt {
-    pub path: PathBuf,
-    pub session: Option<SessionId>,
-    pub format: Option<Format>,
+pub(crate) struct Receipt {
+    pub(crate) session: Option<SessionId>,
+    pub(crate) format: Option<Format>,
     /// Events emitted by this capture (new, revised or already stored).
-    pub events: usize,
-    pub written: Written,
+    pub(crate) events: usize,
+    pub(crate) written: Written,
     /// Raw lines read this time.
-    pub lines: u64,
+    pub(crate) lines: u64,
     /// Lines that were not JSON and were skipped.
-    pub skipped: u64,
+    pub(crate) skipped: u64,
     /// Events a line had no room for (see `LineSlots`).
-    pub overflowed: u64,
+    pub(crate) overflowed: u64,
     /// The file ends in a line without a newline that is not yet whole: left for next time.
-    pub partial_tail: bool,
+    pub(crate) partial_tail: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum CaptureError {
+pub(crate) enum CaptureError {
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -57,6 +57,9 @@ pub enum CaptureError {
     NoSession(PathBuf),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The store's redaction key or rules could not be read: nothing is written unredacted.
+    #[error(transparent)]
+    Redact(#[from] crate::redact::RedactError),
 }
 
 /// Where a transcript's capture stopped.
@@ -70,8 +73,9 @@ struct Cursor {
 }
 
 /// Capture `path` into `ledger`: only what was added since the last capture of this file.
-pub fn capture_file(
+pub(crate) fn capture_file(
     ledger: &mut Ledger,
+    redactor: &StoreRedactor,
     path: &Path,
     opts: &CaptureOptions,
 ) -> Result<Receipt, CaptureError> {
@@ -82,10 +86,7 @@ pub fn capture_file(
     let absolute = std::fs::canonicalize(path).map_err(io)?;
     let cursor_key = absolute.to_string_lossy().into_owned();
     let hints = FileHints::of(path);
-    let mut receipt = Receipt {
-        path: path.to_path_buf(),
-        ..Receipt::default()
-    };
+    let mut receipt = Receipt::default();
 
     let saved: Option<Cursor> = ledger
         .cursor(&cursor_key)?
@@ -146,6 +147,7 @@ pub fn capture_file(
             if session.is_some() {
                 commit(
                     ledger,
+                    redactor,
                     &mut emit,
                     session.as_ref(),
                     (&cursor_key, &cursor),
@@ -178,6 +180,7 @@ pub fn capture_file(
     }
     commit(
         ledger,
+        redactor,
         &mut emit,
         session.as_ref(),
         (&cursor_key, &cursor),
@@ -239,6 +242,7 @@ fn fresh(path: &Path, hints: &FileHints) -> Result<(Cursor, LineReader), Capture
 /// Write what `emit` holds, with the cursor, in one batch.
 fn commit(
     ledger: &mut Ledger,
+    redactor: &StoreRedactor,
     emit: &mut Emit,
     session: Option<&SessionId>,
     (cursor_key, cursor): (&str, &Cursor),
@@ -258,7 +262,7 @@ fn commit(
         serde_json::to_vec(cursor).unwrap_or_default(),
     ));
     // Secrets never reach the store: redacted before the write, blobs and cursor included.
-    crate::redact::apply::write_set(ledger.redactor()?, &mut set);
+    crate::redact::apply::write_set(redactor.get()?, &mut set);
     receipt.written += ledger.write(set)?;
     emit.clear();
     Ok(())

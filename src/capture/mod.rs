@@ -6,23 +6,23 @@
 //! in the capture cursor, in the same atomic batch as the events, so a grown transcript
 //! ingests only its delta and the result equals a full parse.
 
-pub mod bignum;
-pub mod claude;
-pub mod codex;
-pub mod commit;
-pub mod detect;
+pub(crate) mod bignum;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod commit;
+pub(crate) mod detect;
 mod driver;
-pub mod patch;
+pub(crate) mod patch;
 pub mod reader;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::change::{BlobId, Change};
-use crate::event::{Event, Seq, SessionId};
+use crate::vocab::change::{BlobId, Change};
+use crate::vocab::event::{Event, Seq, SessionId};
 
-pub use driver::{CaptureError, CaptureOptions, Receipt, capture_file};
+pub(crate) use driver::{CaptureError, CaptureOptions, Receipt, capture_file};
 
 /// Events and blobs produced by feeding lines to a parser. A later event at the same seq
 /// replaces an earlier one (a parser revising what it said, e.g. a tool call that failed).
@@ -33,18 +33,18 @@ pub struct Emit {
 }
 
 impl Emit {
-    pub fn event(&mut self, seq: Seq, ts_ms: i64, event: Event) {
+    pub(crate) fn event(&mut self, seq: Seq, ts_ms: i64, event: Event) {
         self.events.insert(seq, (ts_ms, event));
     }
 
     /// Store `change` in the blob store and return the id a `FileTouch` refers to it by.
-    pub fn change(&mut self, change: &Change) -> BlobId {
+    pub(crate) fn change(&mut self, change: &Change) -> BlobId {
         let (id, bytes) = change.to_blob();
         self.blobs.entry(id).or_insert(bytes);
         id
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.events.clear();
         self.blobs.clear();
     }
@@ -54,27 +54,27 @@ impl Emit {
 /// in the order the line's events arise. A pure function of the line, so a re-parse
 /// assigns the same seqs. A line holds at most 15 events after its metadata.
 #[derive(Debug)]
-pub struct LineSlots {
+pub(crate) struct LineSlots {
     line: u64,
     next: u32,
 }
 
 /// The slot of the `SessionMeta` a line may carry.
-pub const META_SLOT: u32 = 0;
+pub(crate) const META_SLOT: u32 = 0;
 
 impl LineSlots {
-    pub fn new(line: u64) -> LineSlots {
+    pub(crate) fn new(line: u64) -> LineSlots {
         LineSlots { line, next: 1 }
     }
 
     /// The seq of slot 0 (the session's metadata).
-    pub fn meta(&self) -> Seq {
+    pub(crate) fn meta(&self) -> Seq {
         Seq::at_line(self.line, META_SLOT)
     }
 
     /// How many slots are left.
-    pub fn left(&self) -> u32 {
-        crate::event::SEQ_STRIDE.saturating_sub(self.next)
+    pub(crate) fn left(&self) -> u32 {
+        crate::vocab::event::SEQ_STRIDE.saturating_sub(self.next)
     }
 }
 
@@ -83,7 +83,7 @@ impl Iterator for LineSlots {
 
     /// The next free seq on this line, or `None` when the line's 16 slots are used up.
     fn next(&mut self) -> Option<Seq> {
-        if self.next >= crate::event::SEQ_STRIDE {
+        if self.next >= crate::vocab::event::SEQ_STRIDE {
             return None;
         }
         let seq = Seq::at_line(self.line, self.next);
@@ -96,11 +96,11 @@ impl Iterator for LineSlots {
 #[derive(Clone, Debug, Default)]
 pub struct FileHints {
     /// The file name without `.jsonl` / `.jsonl.zst`.
-    pub stem: String,
+    pub(crate) stem: String,
 }
 
 impl FileHints {
-    pub fn of(path: &Path) -> FileHints {
+    pub(crate) fn of(path: &Path) -> FileHints {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -116,7 +116,7 @@ impl FileHints {
 }
 
 /// A transcript parser: fed complete JSON lines in file order, resumable from its state.
-pub trait TranscriptParser {
+pub(crate) trait TranscriptParser {
     /// Feed the JSON value of raw line `line` (0-based, counting blank and bad lines).
     fn line(&mut self, line: u64, value: &serde_json::Value, out: &mut Emit);
 
@@ -140,27 +140,27 @@ pub trait TranscriptParser {
 /// The saved state of whichever parser a transcript needs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "format", rename_all = "snake_case")]
-pub enum ParserState {
+pub(crate) enum ParserState {
     Claude(claude::Claude),
     Codex(codex::Codex),
 }
 
 impl ParserState {
-    pub fn new(format: detect::Format, hints: &FileHints) -> ParserState {
+    pub(crate) fn new(format: detect::Format, hints: &FileHints) -> ParserState {
         match format {
             detect::Format::ClaudeCode => ParserState::Claude(claude::Claude::new(hints)),
             detect::Format::Codex => ParserState::Codex(codex::Codex::new(hints)),
         }
     }
 
-    pub fn parser(&mut self) -> &mut dyn TranscriptParser {
+    pub(crate) fn parser(&mut self) -> &mut dyn TranscriptParser {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
         }
     }
 
-    pub fn parser_ref(&self) -> &dyn TranscriptParser {
+    pub(crate) fn parser_ref(&self) -> &dyn TranscriptParser {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,

@@ -12,11 +12,11 @@
 //! trailing newline, bare or headed `@@`, a first hunk without `@@` and `*** End of File` are
 //! all accepted, and lines it cannot place are skipped.
 
-use crate::change::Hunk;
+use crate::vocab::change::Hunk;
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PatchOp {
+pub(crate) enum PatchOp {
     /// `*** Add File:`: the whole new content.
     Add { path: String, content: String },
     /// `*** Delete File:`.
@@ -30,8 +30,9 @@ pub enum PatchOp {
 }
 
 impl PatchOp {
+    #[cfg(test)]
     /// The path the operation names (the source path of a move).
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             PatchOp::Add { path, .. } | PatchOp::Delete { path } | PatchOp::Update { path, .. } => {
                 path
@@ -104,7 +105,7 @@ fn marker_arg<'a>(trimmed: &'a str, marker: &str) -> Option<&'a str> {
 
 /// The operations of an apply_patch text. Text before `*** Begin Patch` is skipped (when the
 /// marker is present); parsing stops at `*** End Patch` or the end of the text.
-pub fn parse_patch(text: &str) -> Vec<PatchOp> {
+pub(crate) fn parse_patch(text: &str) -> Vec<PatchOp> {
     let lines: Vec<&str> = text
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -203,7 +204,7 @@ pub fn parse_patch(text: &str) -> Vec<PatchOp> {
 /// `applypatch`, or an argv `["apply_patch", "*** Begin Patch…"]` joined with spaces): from
 /// `*** Begin Patch` through `*** End Patch` (or through the end of the heredoc when the end
 /// marker is missing). `None` when the command does not invoke apply_patch on a patch.
-pub fn patch_in_command(cmd: &str) -> Option<String> {
+pub(crate) fn patch_in_command(cmd: &str) -> Option<String> {
     let begin = cmd.find(BEGIN)?;
     let before = &cmd[..begin];
     invocation_at(before)?;
@@ -228,7 +229,7 @@ pub fn patch_in_command(cmd: &str) -> Option<String> {
 
 /// The directory a command `cd`s into just before invoking apply_patch
 /// (`cd sub/dir && apply_patch <<'EOF'`), as Codex honours it.
-pub fn cd_before_patch(cmd: &str) -> Option<String> {
+pub(crate) fn cd_before_patch(cmd: &str) -> Option<String> {
     let begin = cmd.find(BEGIN)?;
     let at = invocation_at(&cmd[..begin])?;
     let prefix = cmd[..at].trim_end();

@@ -14,10 +14,10 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 /// Longer lines are skipped (and counted), never held in memory.
-pub const MAX_LINE: usize = 256 << 20;
+pub(crate) const MAX_LINE: usize = 256 << 20;
 
 /// A line longer than this in a plain file is measured before more of it is held.
-pub const PROBE_AT: usize = 4 << 20;
+pub(crate) const PROBE_AT: usize = 4 << 20;
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
@@ -38,7 +38,7 @@ pub struct Line {
 
 /// What `path` is, when it is not a regular file (following symlinks): `None` for a
 /// regular file. A FIFO, a socket or a device would block or never end.
-pub fn not_regular(path: &Path) -> io::Result<Option<&'static str>> {
+pub(crate) fn not_regular(path: &Path) -> io::Result<Option<&'static str>> {
     use std::os::unix::fs::FileTypeExt;
     let kind = std::fs::metadata(path)?.file_type();
     Ok(if kind.is_file() {
@@ -59,7 +59,7 @@ pub fn not_regular(path: &Path) -> io::Result<Option<&'static str>> {
 }
 
 /// `Ok` for a regular file; an `InvalidInput` error naming what it is otherwise.
-pub fn regular_file(path: &Path) -> io::Result<()> {
+pub(crate) fn regular_file(path: &Path) -> io::Result<()> {
     match not_regular(path)? {
         None => Ok(()),
         Some(kind) => Err(io::Error::new(
@@ -79,7 +79,8 @@ pub struct LineReader {
     max_line: usize,
     probe_at: usize,
     /// Whether the file is zstd-compressed (offsets are then in the decompressed stream).
-    pub compressed: bool,
+    #[cfg(test)]
+    compressed: bool,
 }
 
 impl LineReader {
@@ -126,6 +127,7 @@ impl LineReader {
             probe,
             max_line: MAX_LINE,
             probe_at: PROBE_AT,
+            #[cfg(test)]
             compressed,
         }))
     }
@@ -256,7 +258,7 @@ pub fn classify_line(raw: &[u8]) -> Parsed {
 }
 
 /// The JSON object on a raw line, if it holds one.
-pub fn parse_line(raw: &[u8]) -> Option<serde_json::Value> {
+pub(crate) fn parse_line(raw: &[u8]) -> Option<serde_json::Value> {
     match classify_line(raw) {
         Parsed::Json(v) => Some(v),
         Parsed::Blank | Parsed::Bad => None,

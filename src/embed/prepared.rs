@@ -22,12 +22,12 @@ use super::lock::{ModelsLock, Role};
 
 /// Bump when the way the copy is produced changes.
 const FORMAT: &str = "prepared-v1";
-pub const MODEL_FILE: &str = "model.onnx";
-pub const WEIGHTS_FILE: &str = "weights.bin";
+pub(crate) const MODEL_FILE: &str = "model.onnx";
+pub(crate) const WEIGHTS_FILE: &str = "weights.bin";
 
 /// What a one-shot load can use.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// A prepared copy whose files match their stamps.
     Ready(PathBuf),
     /// None yet: build one into this directory (a temporary one, committed afterwards).
@@ -38,16 +38,9 @@ pub enum Prepared {
 
 /// Where a new prepared copy is written, and where it goes when it is complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Build {
-    pub tmp: PathBuf,
-    pub dir: PathBuf,
-}
-
-impl Build {
-    /// Where the session builder writes the optimised graph.
-    pub fn model_out(&self) -> PathBuf {
-        self.tmp.join(MODEL_FILE)
-    }
+pub(crate) struct Build {
+    pub(crate) tmp: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 /// Identify the copy by the exact model and runtime that produce and read it.
@@ -73,7 +66,7 @@ fn key(lock: &ModelsLock, lookup: &Lookup, resolved: &Resolved) -> String {
 }
 
 /// Find a usable prepared copy, or say where to build one.
-pub fn locate(lock: &ModelsLock, lookup: &Lookup, resolved: &Resolved) -> Prepared {
+pub(crate) fn locate(lock: &ModelsLock, lookup: &Lookup, resolved: &Resolved) -> Prepared {
     let (Some(base), Some(stamp_path)) = (lookup.install_dir(lock), lookup.stamp_path(lock)) else {
         return Prepared::Unavailable;
     };
@@ -98,14 +91,18 @@ pub fn locate(lock: &ModelsLock, lookup: &Lookup, resolved: &Resolved) -> Prepar
 }
 
 /// Make room for a build: an empty temporary directory.
-pub fn begin(build: &Build) -> std::io::Result<()> {
+pub(crate) fn begin(build: &Build) -> std::io::Result<()> {
     let _ = fs::remove_dir_all(&build.tmp);
     fs::create_dir_all(&build.tmp)
 }
 
 /// Move a finished build into place and stamp it. Any failure leaves no half copy behind
 /// (the next load simply builds again).
-pub fn commit(lock: &ModelsLock, lookup: &Lookup, build: &Build) -> std::io::Result<PathBuf> {
+pub(crate) fn commit(
+    lock: &ModelsLock,
+    lookup: &Lookup,
+    build: &Build,
+) -> std::io::Result<PathBuf> {
     let result = commit_inner(lock, lookup, build);
     let _ = fs::remove_dir_all(&build.tmp);
     result
@@ -137,12 +134,12 @@ fn commit_inner(lock: &ModelsLock, lookup: &Lookup, build: &Build) -> std::io::R
 }
 
 /// Give up on a build (its session failed): remove what it wrote.
-pub fn abandon(build: &Build) {
+pub(crate) fn abandon(build: &Build) {
     let _ = fs::remove_dir_all(&build.tmp);
 }
 
 /// Remove a prepared copy that failed to load (it is rebuilt next time).
-pub fn discard(model: &Path) {
+pub(crate) fn discard(model: &Path) {
     if let Some(dir) = model.parent() {
         let _ = fs::remove_dir_all(dir);
     }

@@ -34,10 +34,10 @@ use super::lock::{MODELS_LOCK, ModelsLock};
 use super::{EmbedError, Embedder, Profile};
 
 /// The variable that sets how long a resident embedder waits for a search before it exits.
-pub const IDLE_VAR: &str = "PEAT_EMBED_IDLE_SECS";
+pub(crate) const IDLE_VAR: &str = "PEAT_EMBED_IDLE_SECS";
 
 /// How long a resident embedder stays without a search, unless [`IDLE_VAR`] says otherwise.
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
+pub(crate) const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
 
 /// Bump when a request or a reply changes shape.
 const PROTOCOL: u32 = 1;
@@ -68,7 +68,7 @@ const SOCKET_PATH_MAX: usize = 107;
 
 /// Whether searches use a resident embedder, and how long one waits for a search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Residency {
+pub(crate) enum Residency {
     /// `PEAT_EMBED_IDLE_SECS=0`: every search loads the model itself, and none starts a server.
     Off,
     Idle(Duration),
@@ -83,7 +83,7 @@ impl Default for Residency {
 impl Residency {
     /// [`IDLE_VAR`]'s value (`None`: unset). A value that is not a whole number of seconds
     /// is an error naming the variable.
-    pub fn parse(raw: Option<&str>) -> Result<Residency, String> {
+    pub(crate) fn parse(raw: Option<&str>) -> Result<Residency, String> {
         let Some(raw) = raw.filter(|s| !s.trim().is_empty()) else {
             return Ok(Residency::default());
         };
@@ -95,23 +95,23 @@ impl Residency {
     }
 
     /// From the process environment.
-    pub fn from_process() -> Result<Residency, String> {
+    pub(crate) fn from_process() -> Result<Residency, String> {
         Residency::parse(std::env::var(IDLE_VAR).ok().as_deref())
     }
 }
 
 /// Where a model's resident embedder listens, and the lock its one server holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
-    pub dir: PathBuf,
-    pub socket: PathBuf,
-    pub lock: PathBuf,
+pub(crate) struct Place {
+    pub(crate) dir: PathBuf,
+    pub(crate) socket: PathBuf,
+    pub(crate) lock: PathBuf,
 }
 
 impl Place {
     /// `None` when there is no directory of peat's own to put it in (no `XDG_RUNTIME_DIR`,
     /// data directory or HOME).
-    pub fn of(lookup: &Lookup, model_id: &str) -> Option<Place> {
+    pub(crate) fn of(lookup: &Lookup, model_id: &str) -> Option<Place> {
         let dir = match &lookup.runtime_dir {
             Some(run) => run.join("peat"),
             None => lookup.data_dir.as_ref()?.join("run"),
@@ -129,7 +129,7 @@ impl Place {
     }
 
     /// Whether a socket can be bound at this path at all.
-    pub fn fits(&self) -> bool {
+    pub(crate) fn fits(&self) -> bool {
         self.socket.as_os_str().len() <= SOCKET_PATH_MAX
     }
 
@@ -169,21 +169,21 @@ impl Place {
 
 /// Who answers: a client uses a server's answer only when every field is its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Identity {
-    pub protocol: u32,
+pub(crate) struct Identity {
+    pub(crate) protocol: u32,
     /// The model id (the vector space).
-    pub model: String,
+    pub(crate) model: String,
     /// sha256 of the `models.lock` compiled in: every pinned file's hash.
-    pub pin: String,
+    pub(crate) pin: String,
     /// This binary: its version, size and modification time (another build may embed
     /// differently).
-    pub build: String,
+    pub(crate) build: String,
     /// The files the model was resolved to (a runtime the lock does not pin may differ).
-    pub files: String,
+    pub(crate) files: String,
 }
 
 impl Identity {
-    pub fn of(lock: &ModelsLock, resolved: &Resolved) -> Identity {
+    pub(crate) fn of(lock: &ModelsLock, resolved: &Resolved) -> Identity {
         let paths: Vec<&std::ffi::OsStr> =
             resolved.all().iter().map(|l| l.path.as_os_str()).collect();
         let joined = paths.join(std::ffi::OsStr::new("\0"));
@@ -216,7 +216,7 @@ fn build() -> &'static str {
 
 /// What can go wrong asking a server; every one means "embed in process".
 #[derive(Debug, thiserror::Error)]
-pub enum AskError {
+pub(crate) enum AskError {
     #[error("no resident embedder answers at {}: {source}", socket.display())]
     Unreachable { socket: PathBuf, source: io::Error },
     #[error("the resident embedder is another build's or another model's ({0})")]
@@ -321,14 +321,14 @@ fn ask(socket: &Path, request: &Request, bound: Duration) -> Result<(Reply, Vec<
 /// A client of one model's resident embedder.
 #[derive(Debug, Clone)]
 pub struct Client {
-    pub place: Place,
-    pub identity: Identity,
+    pub(crate) place: Place,
+    pub(crate) identity: Identity,
 }
 
 impl Client {
     /// The client for the model `lock` pins as `lookup` resolves it; `None` when there is
     /// no place for a socket, or none that fits a socket's path.
-    pub fn new(lookup: &Lookup, lock: &ModelsLock, resolved: &Resolved) -> Option<Client> {
+    pub(crate) fn new(lookup: &Lookup, lock: &ModelsLock, resolved: &Resolved) -> Option<Client> {
         let place = Place::of(lookup, &lock.model.id).filter(Place::fits)?;
         Some(Client {
             place,
@@ -341,7 +341,7 @@ impl Client {
         let lock = super::pinned()?;
         Ok(match super::artifacts::resolve(lock, lookup)? {
             Resolution::Found(r) => Client::new(lookup, lock, &r),
-            Resolution::NotInstalled(_) => None,
+            Resolution::NotInstalled => None,
         })
     }
 
@@ -365,7 +365,7 @@ impl Client {
     }
 
     /// Whether a server of this very build and model answers.
-    pub fn hello(&self) -> Result<(), AskError> {
+    pub(crate) fn hello(&self) -> Result<(), AskError> {
         let request = Request::Hello {
             identity: self.identity.clone(),
         };
@@ -374,7 +374,7 @@ impl Client {
     }
 
     /// The vectors of `texts`, from the server.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, AskError> {
+    pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, AskError> {
         let request = Request::Embed {
             identity: self.identity.clone(),
             texts: texts.iter().map(|t| t.to_string()).collect(),
@@ -418,7 +418,7 @@ impl Client {
 
     /// Stop the server, whatever its build, and wait (a few seconds at most) for it to be
     /// gone. Returns its pid, or `None` when none ran.
-    pub fn stop(&self) -> Option<u32> {
+    pub(crate) fn stop(&self) -> Option<u32> {
         let pid = match ask(&self.place.socket, &Request::Stop, HELLO_BOUND) {
             Ok((reply, _)) => Some(reply.pid),
             Err(_) if self.place.held() => {
@@ -457,24 +457,25 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Running {
     pub pid: u32,
-    pub socket: PathBuf,
+    pub(crate) socket: PathBuf,
     /// Whether this build's searches use it (another build's is left to time out).
-    pub same_build: bool,
-    pub idle_secs: u64,
-    pub idle_left_secs: u64,
+    pub(crate) same_build: bool,
+    pub(crate) idle_secs: u64,
+    pub(crate) idle_left_secs: u64,
     /// Its resident memory.
-    pub rss_bytes: Option<u64>,
+    pub(crate) rss_bytes: Option<u64>,
     /// Requests it embedded.
-    pub served: u64,
+    pub(crate) served: u64,
 }
 
 /// How a search loads the model: returns a boxed embedder or the reason it cannot.
-pub type Loader = Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send>;
+pub(crate) type Loader = Box<dyn FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send>;
 
 /// A one-shot search's way to its query's vector: the resident embedder if one answers,
 /// else the in-process load, starting a server for the next search.
-pub struct Search {
+pub(crate) struct Search {
     client: Client,
+    #[cfg(test)]
     id: String,
     dim: usize,
     /// The server start this search may ask for, made once the search is done.
@@ -486,7 +487,7 @@ pub struct Search {
 /// at once, the server's load would take the CPU the search still needs (a cold search
 /// that started one at once took 161 ms against 128 ms, load ~3 on 2 cores).
 #[derive(Debug, Clone, Default)]
-pub struct Later {
+pub(crate) struct Later {
     asked: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The binary a server is started from (`None`: start none).
     exe: Option<PathBuf>,
@@ -498,7 +499,7 @@ impl Later {
     }
 
     /// Start the server if the search asked for one.
-    pub fn start_if_asked(&self) {
+    pub(crate) fn start_if_asked(&self) {
         if self.asked.swap(false, std::sync::atomic::Ordering::Relaxed)
             && let Some(exe) = &self.exe
         {
@@ -510,7 +511,7 @@ impl Later {
 impl Search {
     /// For the model `lock` pins, resolved as `resolved`; `None` when searches should not
     /// use a resident embedder (`residency` off, or no place for its socket).
-    pub fn new(
+    pub(crate) fn new(
         lookup: &Lookup,
         lock: &ModelsLock,
         resolved: &Resolved,
@@ -521,6 +522,7 @@ impl Search {
         }
         Some(Search {
             client: Client::new(lookup, lock, resolved)?,
+            #[cfg(test)]
             id: lock.model.id.clone(),
             dim: lock.model.dim,
             later: Later {
@@ -531,14 +533,14 @@ impl Search {
     }
 
     /// Where a server start this search asks for waits for the search to be done.
-    pub fn later(&self) -> Later {
+    pub(crate) fn later(&self) -> Later {
         self.later.clone()
     }
 
     /// The resident embedder when one of this build answers, `query`'s vector already in
     /// hand (asked for now, it is computed while the search opens the store); else
     /// `load()`, and a server started for the next search.
-    pub fn embedder_or(
+    pub(crate) fn embedder_or(
         self,
         mut load: Loader,
         query: &str,
@@ -591,7 +593,7 @@ fn start_server(exe: &Path) {
 /// Start a resident embedder for the installed model when none holds its lock, waiting
 /// for nothing (an open, a lock look, a spawn): SessionStart calls it, so that an agent's
 /// first search finds the model loaded. Best effort, silent.
-pub fn warm_up(lookup: &Lookup, residency: Residency) {
+pub(crate) fn warm_up(lookup: &Lookup, residency: Residency) {
     let Ok(lock) = super::pinned() else { return };
     let Ok(Resolution::Found(resolved)) = super::artifacts::resolve(lock, lookup) else {
         return;
@@ -615,6 +617,7 @@ struct Resident {
 }
 
 impl Embedder for Resident {
+    #[cfg(test)]
     fn model_id(&self) -> &str {
         &self.search.id
     }
@@ -658,7 +661,7 @@ impl Embedder for Resident {
 
 /// Which path embedded a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Served {
+pub(crate) enum Served {
     #[serde(rename = "resident")]
     Resident,
     #[serde(rename = "in-process")]
@@ -667,7 +670,7 @@ pub enum Served {
 
 /// How a server's life ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// Another server of this build and model was at work: this one did nothing.
     AlreadyRunning,
     /// No search came for the idle time.
@@ -680,7 +683,7 @@ pub enum Ended {
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     #[error("{IDLE_VAR}=0 turns the resident embedder off")]
     Off,
     #[error(
@@ -700,7 +703,7 @@ pub enum ServeError {
 /// `peat model serve`: load the one-shot model once and answer searches on the socket
 /// until idle for `residency`'s time, stopped, or displaced. `ready` hears where it
 /// listens, once it does.
-pub fn serve(
+pub(crate) fn serve(
     lookup: &Lookup,
     residency: Residency,
     ready: &mut dyn FnMut(&Path),
@@ -715,7 +718,7 @@ pub fn serve(
     let lock = super::pinned()?;
     let resolved = match super::artifacts::resolve(lock, lookup)? {
         Resolution::Found(r) => r,
-        Resolution::NotInstalled(_) => return Err(ServeError::NotInstalled),
+        Resolution::NotInstalled => return Err(ServeError::NotInstalled),
     };
     let place = Place::of(lookup, &lock.model.id).ok_or(ServeError::Nowhere)?;
     if !place.fits() {

@@ -10,7 +10,7 @@ use std::path::Path;
 const NOTE: &str = "ledger.damaged";
 
 /// Record that the ledger at `store` is damaged: `what` says how, `by` which command found it.
-pub fn record(store: &Path, what: &str, by: &str) {
+pub(crate) fn record(store: &Path, what: &str, by: &str) {
     let when = jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M UTC");
     let first = what.lines().next().unwrap_or(what);
     // Best effort: failing to leave the note must not hide the error being reported.
@@ -21,12 +21,12 @@ pub fn record(store: &Path, what: &str, by: &str) {
 }
 
 /// The recorded damage, if any.
-pub fn noted(store: &Path) -> Option<String> {
+pub(crate) fn noted(store: &Path) -> Option<String> {
     let text = std::fs::read_to_string(store.join(NOTE)).ok()?;
     Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 /// The ledger verified clean: forget any earlier note.
-pub fn clear(store: &Path) {
+pub(crate) fn clear(store: &Path) {
     let _ = std::fs::remove_file(store.join(NOTE));
 }

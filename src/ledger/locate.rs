@@ -10,19 +10,19 @@ use std::path::{Path, PathBuf};
 
 /// The store and the desk a command works with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
+pub(crate) struct Location {
     /// The store directory: the fjall database, the lock, and the views beside them.
-    pub store: PathBuf,
+    pub(crate) store: PathBuf,
     /// This desk's `.peat` directory (current-session, off, redirect, brief.tmpl).
-    pub desk: PathBuf,
+    pub(crate) desk: PathBuf,
     /// The desk's root (the working copy), if it is in a repository.
-    pub root: Option<PathBuf>,
+    pub(crate) root: Option<PathBuf>,
     /// How the store was chosen, for `peat` to say when asked.
-    pub reason: Reason,
+    pub(crate) reason: Reason,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     Env,
     Redirect(PathBuf),
     MainCheckout(PathBuf),
@@ -30,7 +30,7 @@ pub enum Reason {
 }
 
 /// Resolve the location for `cwd`, with `$PEAT_DB` passed in as `env_db`.
-pub fn locate(cwd: &Path, env_db: Option<&Path>) -> Location {
+pub(crate) fn locate(cwd: &Path, env_db: Option<&Path>) -> Location {
     let root = repo_root(cwd);
     let desk_root = root.clone().unwrap_or_else(|| cwd.to_path_buf());
     let desk = desk_root.join(".peat");
@@ -75,12 +75,12 @@ pub fn locate(cwd: &Path, env_db: Option<&Path>) -> Location {
 
 /// Whether a ledger was ever created at `store`: its lock file or its database is there.
 /// The lock file alone is not proof: deleting it must not make a ledger look absent.
-pub fn recorded(store: &Path) -> bool {
+pub(crate) fn recorded(store: &Path) -> bool {
     store.join("lock").exists() || store.join("fjall").exists()
 }
 
 /// The nearest ancestor of `cwd` (itself included) that holds `.git` or `.jj`.
-pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn repo_root(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors()
         .find(|dir| dir.join(".git").exists() || dir.join(".jj").exists())
         .map(Path::to_path_buf)

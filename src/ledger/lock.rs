@@ -143,14 +143,14 @@ impl ViewsLock {
     }
 
     /// Whether another process waits for this lock.
-    pub fn wanted(&self) -> bool {
+    pub(crate) fn wanted(&self) -> bool {
         self.store.join(WANTED).exists()
     }
 
     /// Let the process that asked for the lock have it, then take it back, waiting up to
     /// `wait`. The holder must have closed the views. Re-locking at once would win the
     /// race every time (flock is not fair): the waiter is given a moment to take it first.
-    pub fn pause(self, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
+    pub(crate) fn pause(self, wait: Duration, who: &str) -> Result<ViewsLock, LockError> {
         let store = self.store.clone();
         drop(self);
         let started = Instant::now();

@@ -5,23 +5,23 @@
 //! and append a feed entry carrying both versions, so views can retract the old before
 //! applying the new. Nothing is ever deleted from the ledger.
 
-pub mod damage;
-pub mod locate;
+pub(crate) mod damage;
+pub(crate) mod locate;
 pub mod lock;
-pub mod private;
-pub mod scrub;
-pub mod space;
+pub(crate) mod private;
+pub(crate) mod scrub;
+pub(crate) mod space;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::change::BlobId;
-use crate::event::{Envelope, EventId, Seq, SessionId};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Envelope, EventId, Seq, SessionId};
 
-pub use locate::{Location, locate, recorded};
-pub use lock::LockError;
+pub(crate) use locate::{Location, locate, recorded};
+pub(crate) use lock::LockError;
 
 const EVENTS: &str = "events";
 const FEED: &str = "feed";
@@ -36,13 +36,13 @@ const ID_HINT: &str = "ledger.id";
 /// still reads its active journal whole on every open (it rotates only at 64 MB), but
 /// entries already in tables are not inserted again: on a 44k-event ledger this took a
 /// one-shot open from ~230 ms to ~160 ms.
-pub const SETTLE_AT: u64 = 1 << 20;
+pub(crate) const SETTLE_AT: u64 = 1 << 20;
 
 /// How long closing waits for that flush.
 const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
-pub enum LedgerError {
+pub(crate) enum LedgerError {
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error("no ledger at {}", .0.display())]
@@ -67,33 +67,62 @@ pub enum LedgerError {
     },
     #[error("a stored envelope ({id}) does not parse: {detail}")]
     Corrupt { id: String, detail: String },
-    /// The store's redaction key or rules could not be read: nothing is written unredacted.
-    #[error(transparent)]
-    Redact(#[from] crate::redact::RedactError),
+}
+
+/// What a storage-engine error means, as a sentence: fjall's own text is its Debug form
+/// (`FjallError: Storage(Io(Os { code: 28, … }))`), which tells a user nothing.
+pub(crate) fn storage_sentence(e: &fjall::Error) -> String {
+    use fjall::Error as F;
+    match e {
+        F::Io(io) | F::Storage(fjall::LsmError::Io(io)) => io_sentence(io),
+        F::Storage(fjall::LsmError::ChecksumMismatch { .. }) => {
+            "a table's checksum does not match: its bytes were damaged on disk".into()
+        }
+        F::Storage(_) => "a table file is damaged or unreadable".into(),
+        F::JournalRecovery(_) | F::InvalidTrailer | F::InvalidTag(_) | F::Decompress(_) => {
+            "the journal (the store's recent writes) is damaged".into()
+        }
+        F::InvalidVersion(_) => "the store's version file is missing or damaged".into(),
+        F::Poisoned => "an earlier write failed (often a full disk), so the store refuses more writes until it is reopened".into(),
+        F::Locked => "another process has the database open".into(),
+        F::Unrecoverable => "the store cannot be recovered from its files".into(),
+        F::KeyspaceDeleted => "a table was deleted while in use".into(),
+        _ => "the storage engine failed".into(),
+    }
+}
+
+/// An I/O failure as a sentence; a full disk says so plainly.
+fn io_sentence(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+            "the disk is full (no space left on the device)".into()
+        }
+        _ => format!("a file operation failed: {e}"),
+    }
 }
 
 /// Whether opening may create the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Create,
     Existing,
 }
 
 /// How to wait for the lock, and what to say while waiting.
-pub struct Access<'a> {
-    pub mode: Mode,
-    pub wait: Duration,
+pub(crate) struct Access<'a> {
+    pub(crate) mode: Mode,
+    pub(crate) wait: Duration,
     /// What this process is doing, written into the lock for others to read.
-    pub who: &'a str,
-    pub on_wait: &'a mut dyn FnMut(),
+    pub(crate) who: &'a str,
+    pub(crate) on_wait: &'a mut dyn FnMut(),
 }
 
 /// What one write changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Written {
-    pub new: usize,
-    pub replaced: usize,
-    pub unchanged: usize,
+pub(crate) struct Written {
+    pub(crate) new: usize,
+    pub(crate) replaced: usize,
+    pub(crate) unchanged: usize,
 }
 
 impl std::ops::AddAssign for Written {
@@ -106,27 +135,27 @@ impl std::ops::AddAssign for Written {
 
 /// Everything one atomic write carries.
 #[derive(Default)]
-pub struct WriteSet {
+pub(crate) struct WriteSet {
     /// Each envelope with its seq (the session is the envelope's).
-    pub events: Vec<(Seq, Envelope)>,
-    pub blobs: Vec<(BlobId, Vec<u8>)>,
+    pub(crate) events: Vec<(Seq, Envelope)>,
+    pub(crate) blobs: Vec<(BlobId, Vec<u8>)>,
     /// The capture cursor for a transcript, updated with the events it covers.
-    pub cursor: Option<(String, Vec<u8>)>,
+    pub(crate) cursor: Option<(String, Vec<u8>)>,
 }
 
 impl WriteSet {
-    pub fn event(&mut self, seq: Seq, env: Envelope) {
+    pub(crate) fn event(&mut self, seq: Seq, env: Envelope) {
         self.events.push((seq, env));
     }
 }
 
 /// One change-feed entry: an event was inserted (`old` is None) or replaced.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FeedEntry {
-    pub lsn: u64,
-    pub id: EventId,
-    pub old: Option<Envelope>,
-    pub new: Envelope,
+pub(crate) struct FeedEntry {
+    pub(crate) lsn: u64,
+    pub(crate) id: EventId,
+    pub(crate) old: Option<Envelope>,
+    pub(crate) new: Envelope,
 }
 
 /// The ledger's database, opened on first use.
@@ -148,18 +177,16 @@ struct Db {
 /// a one-shot read. Readers that only need the views learn the ledger's last LSN from a
 /// hint file written after every commit, and never open the ledger when the views are
 /// current.
-pub struct Ledger {
+pub(crate) struct Ledger {
     path: PathBuf,
     db: std::cell::OnceCell<Db>,
     /// A write failed (fjall is then poisoned): closing must not try to flush, which
     /// would wait forever for a flush that cannot happen.
     failed: std::cell::Cell<bool>,
-    /// The store's redaction rules and key, loaded on first write.
-    redactor: std::cell::OnceCell<crate::redact::Redactor>,
     /// Keeps the files the store creates private until the ledger closes.
     _private: private::PrivateUmask,
     /// Entries of an older, wider-open store made private on open.
-    pub tightened: usize,
+    pub(crate) tightened: usize,
     /// What this process is doing, for the holder line of a lock taken late (see
     /// [`Ledger::open_beside_writer`]).
     who: String,
@@ -174,7 +201,7 @@ const LSN_HINT: &str = "ledger.lsn";
 impl Ledger {
     /// Take the store at `path` (see [`locate`]) with its single-writer lock. The ledger's
     /// database itself opens on first use.
-    pub fn open(path: &Path, access: Access<'_>) -> Result<Ledger, LedgerError> {
+    pub(crate) fn open(path: &Path, access: Access<'_>) -> Result<Ledger, LedgerError> {
         if !recorded(path) {
             if access.mode == Mode::Existing {
                 return Err(LedgerError::Missing(path.to_path_buf()));
@@ -192,7 +219,6 @@ impl Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
-            redactor: std::cell::OnceCell::new(),
             _private: umask,
             tightened,
             who,
@@ -206,7 +232,7 @@ impl Ledger {
     /// refused at once ([`LockError::Busy`]) if not: a reader holding the views must never
     /// wait for the store lock (see [`lock`]).
     /// `who` says what this process is doing, in the lock's holder line if it takes it.
-    pub fn open_beside_writer(path: &Path, who: &str) -> Result<Ledger, LedgerError> {
+    pub(crate) fn open_beside_writer(path: &Path, who: &str) -> Result<Ledger, LedgerError> {
         if !recorded(path) {
             return Err(LedgerError::Missing(path.to_path_buf()));
         }
@@ -214,7 +240,6 @@ impl Ledger {
             path: path.to_path_buf(),
             db: std::cell::OnceCell::new(),
             failed: std::cell::Cell::new(false),
-            redactor: std::cell::OnceCell::new(),
             _private: private::private_umask(),
             tightened: 0,
             who: who.to_string(),
@@ -223,7 +248,7 @@ impl Ledger {
     }
 
     /// Whether this process holds the store's lock.
-    pub fn is_locked(&self) -> bool {
+    pub(crate) fn is_locked(&self) -> bool {
         self.lock.get().is_some()
     }
 
@@ -232,21 +257,6 @@ impl Ledger {
     fn lock(path: &Path, access: Access<'_>) -> Result<(lock::StoreLock, usize), LedgerError> {
         let lock = lock::acquire(&path.join("lock"), access.wait, access.who, access.on_wait)?;
         Ok((lock, private::tighten(path).unwrap_or(0)))
-    }
-
-    /// Capture-time redaction off for this process (`PEAT_REDACT=off`, read by the context,
-    /// exists only to measure what redaction costs). No key is created for it.
-    pub fn switch_redaction_off(&self) {
-        let _ = self.redactor.set(crate::redact::Redactor::off());
-    }
-
-    /// The store's redactor: its key (created on first use) and its rules.
-    pub fn redactor(&self) -> Result<&crate::redact::Redactor, LedgerError> {
-        if let Some(r) = self.redactor.get() {
-            return Ok(r);
-        }
-        let r = crate::redact::Redactor::for_store(&self.path)?;
-        Ok(self.redactor.get_or_init(|| r))
     }
 
     fn db(&self) -> Result<&Db, LedgerError> {
@@ -279,17 +289,18 @@ impl Ledger {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
+    #[cfg(test)]
     /// Whether the ledger's database was opened: a read the views answer never opens it.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.db.get().is_some()
     }
 
     /// The ledger's fjall database (for maintenance such as `peat compact`).
-    pub fn database(&self) -> Result<&Database, LedgerError> {
+    pub(crate) fn database(&self) -> Result<&Database, LedgerError> {
         Ok(&self.db()?.db)
     }
 
@@ -300,7 +311,7 @@ impl Ledger {
 
     /// Write `set` in one atomic batch: events (upserted), their feed entries, new blobs,
     /// and the cursor. A failed write leaves the store as it was before it.
-    pub fn write(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
+    pub(crate) fn write(&mut self, set: WriteSet) -> Result<Written, LedgerError> {
         let result = self.write_batch(set);
         if result.is_err() {
             self.failed.set(true);
@@ -385,7 +396,7 @@ impl Ledger {
     /// behind the journal would make readers take the views for caught up and answer
     /// without the batches between (until a writer next opens the ledger); one ahead only
     /// makes a reader open the ledger.
-    pub fn sync(&self) -> Result<(), LedgerError> {
+    pub(crate) fn sync(&self) -> Result<(), LedgerError> {
         let Some(d) = self.db.get() else {
             return Ok(());
         };
@@ -399,7 +410,7 @@ impl Ledger {
     ///
     /// A flush that cannot finish (a disk that filled up) is waited for only [`SETTLE_WAIT`]:
     /// the journal still holds everything, so giving up loses nothing.
-    pub fn settle(&self) -> Result<(), LedgerError> {
+    pub(crate) fn settle(&self) -> Result<(), LedgerError> {
         let Some(d) = self.db.get() else {
             return Ok(());
         };
@@ -436,7 +447,7 @@ impl Ledger {
     /// stored envelope (the events, both versions of every feed entry) through `envelope`,
     /// every cursor through `cursor`, without the blobs `drop_blob` says to drop. `None`
     /// from a transform keeps the entry as it is; an entry that does not decode is kept.
-    pub fn scrub(
+    pub(crate) fn scrub(
         &mut self,
         envelope: &dyn Fn(&Envelope) -> Option<Envelope>,
         cursor: &dyn Fn(&[u8]) -> Option<Vec<u8>>,
@@ -468,7 +479,7 @@ impl Ledger {
         scrub::rewrite(&self.path.join("fjall"), &mut transform).map_err(|e| self.store_err(e))
     }
 
-    pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, LedgerError> {
+    pub(crate) fn get(&self, id: &EventId) -> Result<Option<Envelope>, LedgerError> {
         let key = event_key(&id.session, id.seq);
         match self.db()?.events.get(&key).map_err(|e| self.store_err(e))? {
             Some(v) => decode(&key, &v).map(Some),
@@ -477,7 +488,9 @@ impl Ledger {
     }
 
     /// Every event, in key order (by session, then seq).
-    pub fn events(&self) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
+    pub(crate) fn events(
+        &self,
+    ) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
         self.scan(|d| d.events.iter())
     }
 
@@ -500,7 +513,7 @@ impl Ledger {
     }
 
     /// The events of one session, by seq.
-    pub fn session_events(
+    pub(crate) fn session_events(
         &self,
         session: &SessionId,
     ) -> impl Iterator<Item = Result<(EventId, Envelope), LedgerError>> + '_ {
@@ -510,7 +523,7 @@ impl Ledger {
     }
 
     /// The distinct sessions, in id order, without decoding any envelope.
-    pub fn sessions(&self) -> Result<Vec<SessionId>, LedgerError> {
+    pub(crate) fn sessions(&self) -> Result<Vec<SessionId>, LedgerError> {
         let mut out: Vec<SessionId> = Vec::new();
         let mut from: Vec<u8> = Vec::new();
         loop {
@@ -527,16 +540,16 @@ impl Ledger {
     }
 
     /// How many events the ledger holds.
-    pub fn len(&self) -> Result<usize, LedgerError> {
+    pub(crate) fn len(&self) -> Result<usize, LedgerError> {
         self.db()?.events.len().map_err(|e| self.store_err(e))
     }
 
-    pub fn is_empty(&self) -> Result<bool, LedgerError> {
+    pub(crate) fn is_empty(&self) -> Result<bool, LedgerError> {
         self.db()?.events.is_empty().map_err(|e| self.store_err(e))
     }
 
     /// Change-feed entries after `lsn`, oldest first.
-    pub fn changes_after(
+    pub(crate) fn changes_after(
         &self,
         lsn: u64,
     ) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
@@ -546,7 +559,7 @@ impl Ledger {
     /// Every revision in the feed (entries that replaced an earlier version), oldest first.
     /// Insertions are recognised from the raw entry and never decoded, so this costs a scan
     /// of the feed plus the decoding of the revisions alone.
-    pub fn revisions(&self) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
+    pub(crate) fn revisions(&self) -> impl Iterator<Item = Result<FeedEntry, LedgerError>> + '_ {
         self.changes_where(0, |old| old.is_some())
     }
 
@@ -582,7 +595,7 @@ impl Ledger {
 
     /// The newest change's LSN (0 when the feed is empty). Read from the hint file while
     /// the database is not open; a missing hint opens it.
-    pub fn last_lsn(&self) -> Result<u64, LedgerError> {
+    pub(crate) fn last_lsn(&self) -> Result<u64, LedgerError> {
         if let Some(d) = self.db.get() {
             return Ok(d.next_lsn - 1);
         }
@@ -594,13 +607,13 @@ impl Ledger {
 
     /// The newest change's LSN as the database holds it, never the hint: for a fold that
     /// records it as the position it reached.
-    pub fn last_lsn_stored(&self) -> Result<u64, LedgerError> {
+    pub(crate) fn last_lsn_stored(&self) -> Result<u64, LedgerError> {
         Ok(self.db()?.next_lsn - 1)
     }
 
     /// The ledger's identity. Read from the hint file while the database is not open; a
     /// missing hint opens it.
-    pub fn identity(&self) -> Result<String, LedgerError> {
+    pub(crate) fn identity(&self) -> Result<String, LedgerError> {
         if let Some(d) = self.db.get() {
             return Ok(d.id.clone());
         }
@@ -612,7 +625,7 @@ impl Ledger {
         Ok(self.db()?.id.clone())
     }
 
-    pub fn blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, LedgerError> {
+    pub(crate) fn blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, LedgerError> {
         Ok(self
             .db()?
             .blobs
@@ -621,7 +634,7 @@ impl Ledger {
             .map(|v| v.to_vec()))
     }
 
-    pub fn cursor(&self, key: &str) -> Result<Option<Vec<u8>>, LedgerError> {
+    pub(crate) fn cursor(&self, key: &str) -> Result<Option<Vec<u8>>, LedgerError> {
         Ok(self
             .db()?
             .cursors
@@ -670,7 +683,7 @@ fn fault(path: &Path, e: fjall::Error, carried: u64) -> LedgerError {
         },
         None => LedgerError::Store {
             path: path.to_path_buf(),
-            detail: crate::error::storage_sentence(&e),
+            detail: storage_sentence(&e),
         },
     }
 }
@@ -678,7 +691,7 @@ fn fault(path: &Path, e: fjall::Error, carried: u64) -> LedgerError {
 /// How every keyspace of a store is made. A small memtable per keyspace keeps memory flat
 /// however much one capture writes (the default, 64 MiB each, buffers a large transcript
 /// several times over).
-pub fn keyspace_options() -> KeyspaceCreateOptions {
+pub(crate) fn keyspace_options() -> KeyspaceCreateOptions {
     KeyspaceCreateOptions::default().max_memtable_size(8 << 20)
 }
 
@@ -751,7 +764,7 @@ fn new_identity() -> String {
 /// fjall sees no marker, creates anew and fails on the journal already there. Nothing was
 /// ever written to such a database (writes start only once creation has finished), so the
 /// unfinished folder is removed and creation starts over.
-pub fn clear_unfinished_creation(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn clear_unfinished_creation(dir: &Path) -> std::io::Result<()> {
     if dir.is_dir() && !dir.join("version").exists() {
         std::fs::remove_dir_all(dir)?;
     }
@@ -810,10 +823,10 @@ fn fail_commit() -> bool {
 #[cfg(test)]
 thread_local! {
     /// Test-only: make the next [`Ledger::write`] on this thread fail before it commits.
-    pub static FAIL_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pub(crate) static FAIL_COMMIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Test-only: the hint as the last [`Ledger::write`] on this thread left it just before
     /// committing, where a writer killed mid-commit leaves it.
-    pub static HINT_AT_COMMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    pub(crate) static HINT_AT_COMMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
 /// Record the hint as a commit starts (tests only).
@@ -850,7 +863,7 @@ fn decode(key: &[u8], bytes: &[u8]) -> Result<Envelope, LedgerError> {
 }
 
 /// Session bytes, a NUL, then the seq big-endian: keys sort by session, then seq.
-pub fn event_key(session: &SessionId, seq: Seq) -> Vec<u8> {
+pub(crate) fn event_key(session: &SessionId, seq: Seq) -> Vec<u8> {
     let s = session.as_str().as_bytes();
     let mut key = Vec::with_capacity(s.len() + 5);
     key.extend_from_slice(s);
@@ -860,7 +873,7 @@ pub fn event_key(session: &SessionId, seq: Seq) -> Vec<u8> {
 }
 
 /// The id an [`event_key`] encodes, if `key` is one.
-pub fn decode_event_key(key: &[u8]) -> Option<EventId> {
+pub(crate) fn decode_event_key(key: &[u8]) -> Option<EventId> {
     let split = key.len().checked_sub(5)?;
     let (session, rest) = key.split_at(split);
     if rest.first() != Some(&0) {
@@ -939,7 +952,7 @@ pub(crate) fn open_for_test(dir: &Path) -> Ledger {
 mod tests {
     use super::open_for_test as open;
     use super::*;
-    use crate::event::Event;
+    use crate::vocab::event::Event;
 
     fn said(session: &str, ts: i64, text: &str) -> Envelope {
         Envelope::new(

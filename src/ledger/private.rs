@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 
 /// Create `dir` and its missing parents, private.
-pub fn create_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     #[cfg(unix)]
@@ -23,7 +23,7 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Create `path`, private; fails if it exists.
-pub fn create_file(path: &Path) -> io::Result<File> {
+pub(crate) fn create_file(path: &Path) -> io::Result<File> {
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create_new(true);
     #[cfg(unix)]
@@ -36,7 +36,7 @@ pub fn create_file(path: &Path) -> io::Result<File> {
 /// a test's beside another's): the first guard saves it and the last one puts it back, so
 /// no guard restores it from under another.
 #[derive(Debug)]
-pub struct PrivateUmask(());
+pub(crate) struct PrivateUmask(());
 
 /// How many [`PrivateUmask`] guards live, and the umask the first one replaced.
 static HELD: Mutex<(usize, u32)> = Mutex::new((0, 0));
@@ -48,7 +48,7 @@ fn held() -> MutexGuard<'static, (usize, u32)> {
 
 /// Files and directories created from now on are private, until the guard (and every
 /// other) is dropped.
-pub fn private_umask() -> PrivateUmask {
+pub(crate) fn private_umask() -> PrivateUmask {
     let mut h = held();
     if h.0 == 0 {
         h.1 = set_umask(0o077);
@@ -83,7 +83,7 @@ fn set_umask(mask: u32) -> u32 {
 
 /// If the store directory is open to others, make everything under it private. Returns
 /// how many entries were tightened (0: it was private already).
-pub fn tighten(store: &Path) -> io::Result<usize> {
+pub(crate) fn tighten(store: &Path) -> io::Result<usize> {
     #[cfg(unix)]
     {
         let mode = std::fs::metadata(store)?.permissions().mode();

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// What a transform sees: the keyspace's name, an entry's key and value. It returns the
 /// value to keep (`None`: drop the entry).
-pub type Transform<'a> = dyn FnMut(&str, &[u8], &[u8]) -> Option<Vec<u8>> + 'a;
+pub(crate) type Transform<'a> = dyn FnMut(&str, &[u8], &[u8]) -> Option<Vec<u8>> + 'a;
 
 fn sibling(dir: &Path, suffix: &str) -> PathBuf {
     let mut name = dir.file_name().unwrap_or_default().to_os_string();
@@ -23,7 +23,7 @@ fn sibling(dir: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Finish or undo a swap a crash interrupted. Called before the database at `dir` opens.
-pub fn recover(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn recover(dir: &Path) -> std::io::Result<()> {
     let scrub = sibling(dir, ".scrub");
     let old = sibling(dir, ".old");
     if !dir.exists() {
@@ -46,7 +46,7 @@ pub fn recover(dir: &Path) -> std::io::Result<()> {
 
 /// Copy the (closed) database at `dir` through `transform` into a new one, and put it in
 /// the old one's place. Nobody may have `dir` open.
-pub fn rewrite(dir: &Path, transform: &mut Transform<'_>) -> Result<(), fjall::Error> {
+pub(crate) fn rewrite(dir: &Path, transform: &mut Transform<'_>) -> Result<(), fjall::Error> {
     recover(dir)?;
     let scrub = sibling(dir, ".scrub");
     let old = sibling(dir, ".old");

@@ -4,23 +4,23 @@ use std::path::{Path, PathBuf};
 
 /// A write that failed for lack of space, with what to tell the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shortage {
+pub(crate) struct Shortage {
     /// The mount point of the store's file system, when it can be found.
-    pub mount: Option<PathBuf>,
+    pub(crate) mount: Option<PathBuf>,
     /// Bytes free for this user on that file system.
-    pub free: u64,
+    pub(crate) free: u64,
     /// Bytes the failed write needed, about (what it carried, plus room for the flush).
-    pub needed: u64,
+    pub(crate) needed: u64,
 }
 
 /// Room kept free beyond what a write carries: fjall writes a table per flush and a new
 /// journal on rotation, so a write that only just fits still fails.
-pub const SLACK: u64 = 4 << 20;
+pub(crate) const SLACK: u64 = 4 << 20;
 
 /// Whether `err` (a write that carried `carried` bytes to the store at `store`) failed for
 /// lack of space. fjall reports `ENOSPC` directly on the failing write, but later calls
 /// only say `Poisoned`: then the disk itself is asked.
-pub fn shortage(store: &Path, err: &fjall::Error, carried: u64) -> Option<Shortage> {
+pub(crate) fn shortage(store: &Path, err: &fjall::Error, carried: u64) -> Option<Shortage> {
     let needed = carried.saturating_mul(2).saturating_add(SLACK);
     let free = free_bytes(store);
     let says_full = match err {
@@ -36,7 +36,7 @@ pub fn shortage(store: &Path, err: &fjall::Error, carried: u64) -> Option<Shorta
 }
 
 /// `ENOSPC` or `EDQUOT`.
-pub fn is_full(e: &std::io::Error) -> bool {
+pub(crate) fn is_full(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
@@ -45,14 +45,14 @@ pub fn is_full(e: &std::io::Error) -> bool {
 
 /// Bytes available to this user on the file system holding `path` (or its nearest
 /// existing ancestor).
-pub fn free_bytes(path: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     let existing = path.ancestors().find(|p| p.exists())?;
     fs4::available_space(existing).ok()
 }
 
 /// The mount point of the file system holding `path`: the longest mount point in
 /// `/proc/self/mountinfo` that is a prefix of its canonical form.
-pub fn mount_of(path: &Path) -> Option<PathBuf> {
+pub(crate) fn mount_of(path: &Path) -> Option<PathBuf> {
     let existing = path.ancestors().find(|p| p.exists())?;
     let real = std::fs::canonicalize(existing).ok()?;
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
@@ -85,7 +85,7 @@ fn unescape_mount(field: &str) -> PathBuf {
 }
 
 /// `3.2 MB`, `512 KB`, `17 B`.
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
     if bytes < 1024 {
         return format!("{bytes} B");

@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 
 use super::Redactor;
-use crate::change::{BlobId, Change, Replacement};
-use crate::event::{Envelope, Event};
 use crate::ledger::WriteSet;
+use crate::vocab::change::{BlobId, Change, Replacement};
+use crate::vocab::event::{Envelope, Event};
 
 /// Redact every text of `set` in place: the events, the change blobs (a redacted blob is
 /// a new blob: the events that name it are pointed at the new id) and the cursor.
-pub fn write_set(r: &Redactor, set: &mut WriteSet) {
+pub(crate) fn write_set(r: &Redactor, set: &mut WriteSet) {
     if !r.is_on() {
         return;
     }
@@ -36,7 +36,7 @@ pub fn write_set(r: &Redactor, set: &mut WriteSet) {
 }
 
 /// Redact every text of `env`; true when something changed.
-pub fn envelope(r: &Redactor, env: &mut Envelope) -> bool {
+pub(crate) fn envelope(r: &Redactor, env: &mut Envelope) -> bool {
     let mut changed = false;
     let mut s = |t: &mut String| changed |= r.redact_string(t);
     match &mut env.kind {
@@ -74,7 +74,7 @@ pub fn envelope(r: &Redactor, env: &mut Envelope) -> bool {
 
 /// Point `env`'s change ids through `to` (a blob replaced by its redacted copy). True when
 /// one moved.
-pub fn repoint(env: &mut Envelope, to: &dyn Fn(&BlobId) -> Option<BlobId>) -> bool {
+pub(crate) fn repoint(env: &mut Envelope, to: &dyn Fn(&BlobId) -> Option<BlobId>) -> bool {
     let Event::FileTouch { change, more, .. } = &mut env.kind else {
         return false;
     };
@@ -89,7 +89,7 @@ pub fn repoint(env: &mut Envelope, to: &dyn Fn(&BlobId) -> Option<BlobId>) -> bo
 }
 
 /// The redacted copy of a change blob, if redaction changed it: its new id and bytes.
-pub fn blob(r: &Redactor, bytes: &[u8]) -> Option<(BlobId, Vec<u8>)> {
+pub(crate) fn blob(r: &Redactor, bytes: &[u8]) -> Option<(BlobId, Vec<u8>)> {
     match serde_json::from_slice::<Change>(bytes) {
         Ok(mut change) => change_texts(r, &mut change).then(|| change.to_blob()),
         // Not a change this binary knows: redact its JSON strings, or its text.
@@ -164,7 +164,7 @@ fn change_texts(r: &Redactor, change: &mut Change) -> bool {
 }
 
 /// Redact every string of a JSON value in place.
-pub fn json_value(r: &Redactor, v: &mut serde_json::Value) -> bool {
+pub(crate) fn json_value(r: &Redactor, v: &mut serde_json::Value) -> bool {
     match v {
         serde_json::Value::String(s) => r.redact_string(s),
         serde_json::Value::Array(a) => a.iter_mut().fold(false, |c, x| json_value(r, x) | c),
@@ -174,7 +174,7 @@ pub fn json_value(r: &Redactor, v: &mut serde_json::Value) -> bool {
 }
 
 /// The JSON document `bytes` with its strings redacted, if that changed any.
-pub fn json_bytes(r: &Redactor, bytes: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn json_bytes(r: &Redactor, bytes: &[u8]) -> Option<Vec<u8>> {
     let mut v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     json_value(r, &mut v).then(|| serde_json::to_vec(&v).unwrap_or_default())
 }

@@ -18,20 +18,20 @@ use std::path::{Path, PathBuf};
 
 use super::RedactError;
 
-pub const RULES_FILE: &str = "redact.toml";
+pub(crate) const RULES_FILE: &str = "redact.toml";
 
 /// Rules and allowances read from the user's files.
 #[derive(Default)]
-pub struct UserRules {
-    pub rules: Vec<UserRule>,
-    pub allow: Vec<Regex>,
+pub(crate) struct UserRules {
+    pub(crate) rules: Vec<UserRule>,
+    pub(crate) allow: Vec<Regex>,
 }
 
-pub struct UserRule {
-    pub kind: String,
-    pub regex: Regex,
+pub(crate) struct UserRule {
+    pub(crate) kind: String,
+    pub(crate) regex: Regex,
     /// `<file>: rule N`.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 #[derive(Deserialize)]
@@ -52,7 +52,7 @@ struct RuleEntry {
 
 /// Where the rules of the store at `store` may be: `.peat/redact.toml` when the store is
 /// `.peat/db`, and `redact.toml` inside the store.
-pub fn files(store: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(store: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(parent) = store.parent()
         && parent.file_name().is_some_and(|n| n == ".peat")
@@ -64,7 +64,7 @@ pub fn files(store: &Path) -> Vec<PathBuf> {
 }
 
 /// Read every file of `paths` that exists.
-pub fn load(paths: &[PathBuf]) -> Result<UserRules, RedactError> {
+pub(crate) fn load(paths: &[PathBuf]) -> Result<UserRules, RedactError> {
     let mut all = UserRules::default();
     for path in paths {
         let text = match std::fs::read_to_string(path) {
@@ -86,7 +86,7 @@ pub fn load(paths: &[PathBuf]) -> Result<UserRules, RedactError> {
 }
 
 /// Parse one file's text; errors name the file and the entry.
-pub fn parse(path: &Path, text: &str) -> Result<UserRules, RedactError> {
+pub(crate) fn parse(path: &Path, text: &str) -> Result<UserRules, RedactError> {
     let bad = |detail: String| RedactError::Config {
         path: path.to_path_buf(),
         detail,

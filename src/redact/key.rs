@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use super::RedactError;
 
-pub const KEY_FILE: &str = "redact.key";
+pub(crate) const KEY_FILE: &str = "redact.key";
 
 /// The key of the store at `store`, if it has one.
-pub fn load(store: &Path) -> Result<Option<Vec<u8>>, RedactError> {
+pub(crate) fn load(store: &Path) -> Result<Option<Vec<u8>>, RedactError> {
     let path = store.join(KEY_FILE);
     match std::fs::read_to_string(&path) {
         Ok(s) => parse(&path, &s).map(Some),
@@ -25,7 +25,7 @@ pub fn load(store: &Path) -> Result<Option<Vec<u8>>, RedactError> {
 }
 
 /// A random key for one process (a check where no store exists).
-pub fn throwaway() -> Result<Vec<u8>, RedactError> {
+pub(crate) fn throwaway() -> Result<Vec<u8>, RedactError> {
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| RedactError::Io {
         what: "draw a random key for",
@@ -36,7 +36,7 @@ pub fn throwaway() -> Result<Vec<u8>, RedactError> {
 }
 
 /// The key of the store at `store`, created (with the store directory) on first use.
-pub fn load_or_create(store: &Path) -> Result<Vec<u8>, RedactError> {
+pub(crate) fn load_or_create(store: &Path) -> Result<Vec<u8>, RedactError> {
     if let Some(key) = load(store)? {
         return Ok(key);
     }

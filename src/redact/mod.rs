@@ -13,12 +13,12 @@
 //! Redaction is idempotent: a marker never matches a rule, so redacting twice changes
 //! nothing (which is what lets `peat redact` re-apply the rules to a whole store).
 
-pub mod apply;
-pub mod config;
-pub mod key;
-pub mod retro;
+pub(crate) mod apply;
+pub(crate) mod config;
+pub(crate) mod key;
+pub(crate) mod retro;
 
-pub mod rules;
+pub(crate) mod rules;
 
 use hmac::{Hmac, KeyInit, Mac};
 use regex::{Regex, RegexSet};
@@ -26,17 +26,17 @@ use sha2::Sha256;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-pub use rules::RULES_VERSION;
+pub(crate) use rules::RULES_VERSION;
 
 /// Setting this to `off` turns capture-time redaction off. It exists to measure what
 /// redaction costs (bench/capture.sh); it is never needed otherwise.
-pub const SWITCH_ENV: &str = "PEAT_REDACT";
+pub(crate) const SWITCH_ENV: &str = "PEAT_REDACT";
 
 /// The marker's opening: no rule may match text that starts with it.
 const MARKER: &str = "[REDACTED:";
 
 #[derive(Debug, thiserror::Error)]
-pub enum RedactError {
+pub(crate) enum RedactError {
     #[error("cannot {what} {}: {source}", path.display())]
     Io {
         what: &'static str,
@@ -50,34 +50,70 @@ pub enum RedactError {
 }
 
 /// One compiled rule.
-pub struct Rule {
-    pub kind: String,
+pub(crate) struct Rule {
+    pub(crate) kind: String,
     regex: Regex,
     /// The capture group that is the secret (0: the whole match).
     group: usize,
     check: rules::Check,
     /// Where the rule comes from: a built-in format or the user's file.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Rule {
-    pub fn regex(&self) -> &str {
+    pub(crate) fn regex(&self) -> &str {
         self.regex.as_str()
     }
 }
 
 /// One secret found in a text.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Finding {
-    pub kind: String,
+pub(crate) struct Finding {
+    pub(crate) kind: String,
     /// Byte range of the secret in the text.
-    pub start: usize,
-    pub end: usize,
-    pub marker: String,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) marker: String,
+}
+
+/// A store's redactor for whatever writes into it, loaded on the first write that needs it:
+/// a store that is only opened never has a key made for it. The writer's caller hands it
+/// over, so the ledger stores what it is given and knows nothing of redaction.
+pub(crate) struct StoreRedactor {
+    store: PathBuf,
+    loaded: std::cell::OnceCell<Redactor>,
+}
+
+impl StoreRedactor {
+    /// The redactor of the store at `store`, loaded when first asked for.
+    pub(crate) fn new(store: &Path) -> StoreRedactor {
+        StoreRedactor {
+            store: store.to_path_buf(),
+            loaded: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Capture-time redaction off for this process ([`SWITCH_ENV`], which exists only to
+    /// measure what redaction costs). No key is created for it.
+    pub(crate) fn off(store: &Path) -> StoreRedactor {
+        StoreRedactor {
+            store: store.to_path_buf(),
+            loaded: std::cell::OnceCell::from(Redactor::off()),
+        }
+    }
+
+    /// The store's redactor: its key (created on first use) and its rules.
+    pub(crate) fn get(&self) -> Result<&Redactor, RedactError> {
+        if let Some(r) = self.loaded.get() {
+            return Ok(r);
+        }
+        let r = Redactor::for_store(&self.store)?;
+        Ok(self.loaded.get_or_init(|| r))
+    }
 }
 
 /// The rules and the key of one store.
-pub struct Redactor {
+pub(crate) struct Redactor {
     rules: Vec<Rule>,
     /// Which rules may match at all: one pass over the text before any rule runs.
     any: RegexSet,
@@ -89,14 +125,14 @@ pub struct Redactor {
 impl Redactor {
     /// The redactor of the store at `store`: its key (created on first use) and the rules
     /// of its `redact.toml` (see [`config::files`]), switched on.
-    pub fn for_store(store: &Path) -> Result<Redactor, RedactError> {
+    pub(crate) fn for_store(store: &Path) -> Result<Redactor, RedactError> {
         let key = key::load_or_create(store)?;
         let user = config::load(&config::files(store))?;
         Redactor::new(key, user)
     }
 
     /// The built-in rules, then `user`'s, under `key`.
-    pub fn new(key: Vec<u8>, user: config::UserRules) -> Result<Redactor, RedactError> {
+    pub(crate) fn new(key: Vec<u8>, user: config::UserRules) -> Result<Redactor, RedactError> {
         let mut rules: Vec<Rule> = rules::builtins()
             .into_iter()
             .map(|b| Rule {
@@ -134,13 +170,13 @@ impl Redactor {
     }
 
     /// Whether it redacts (`PEAT_REDACT=off` switches capture-time redaction off).
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.on
     }
 
     /// A redactor that changes nothing: capture-time redaction switched off
     /// (`PEAT_REDACT=off`, as the context read it).
-    pub fn off() -> Redactor {
+    pub(crate) fn off() -> Redactor {
         Redactor {
             rules: Vec::new(),
             any: RegexSet::empty(),
@@ -150,12 +186,12 @@ impl Redactor {
         }
     }
 
-    pub fn rules(&self) -> &[Rule] {
+    pub(crate) fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
     /// `text` with every secret replaced by its marker; borrowed when there was none.
-    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         if !self.on {
             return Cow::Borrowed(text);
         }
@@ -184,7 +220,7 @@ impl Redactor {
     }
 
     /// Redact `text` in place; true when it changed.
-    pub fn redact_string(&self, text: &mut String) -> bool {
+    pub(crate) fn redact_string(&self, text: &mut String) -> bool {
         match self.redact(text) {
             Cow::Borrowed(_) => false,
             Cow::Owned(s) => {
@@ -196,7 +232,7 @@ impl Redactor {
 
     /// Every secret in `text`, in order, as `redact` would replace them (without the
     /// cascade: each rule runs over the original text; overlaps keep the earlier rule's).
-    pub fn findings(&self, text: &str) -> Vec<Finding> {
+    pub(crate) fn findings(&self, text: &str) -> Vec<Finding> {
         let mut all: Vec<Finding> = Vec::new();
         for i in self.any.matches(text).iter() {
             for f in self.find_rule(&self.rules[i], text) {
@@ -235,7 +271,7 @@ impl Redactor {
     }
 
     /// `[REDACTED:<kind>:<hash8>]` for `secret`.
-    pub fn marker(&self, kind: &str, secret: &str) -> String {
+    pub(crate) fn marker(&self, kind: &str, secret: &str) -> String {
         // HMAC accepts a key of any length: this cannot fail.
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
             .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));

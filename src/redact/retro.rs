@@ -18,34 +18,34 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Redactor, apply};
-use crate::change::BlobId;
-use crate::event::Envelope;
 use crate::ledger::{Ledger, LedgerError, WriteSet};
 use crate::views::rows::TextRow;
 use crate::views::{ModelSlot, ViewError, Views};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::Envelope;
 
 /// The file in the store naming the rule-set version last applied to all of it.
-pub const VERSION_FILE: &str = "redact.version";
+pub(crate) const VERSION_FILE: &str = "redact.version";
 
 /// Events rewritten per ledger write.
 const CHUNK: usize = 5_000;
 
 /// What one retroactive pass did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Events examined.
-    pub events: usize,
+    pub(crate) events: usize,
     /// Events written again, redacted.
-    pub revised: usize,
+    pub(crate) revised: usize,
     /// Change blobs replaced by their redacted copies.
-    pub blobs: usize,
+    pub(crate) blobs: usize,
     /// Cached embeddings of old texts dropped.
-    pub vectors_forgotten: usize,
-    pub rules_version: u32,
+    pub(crate) vectors_forgotten: usize,
+    pub(crate) rules_version: u32,
 }
 
 /// The rule-set version last applied to the whole store, if any.
-pub fn applied_version(store: &Path) -> Option<u32> {
+pub(crate) fn applied_version(store: &Path) -> Option<u32> {
     std::fs::read_to_string(store.join(VERSION_FILE))
         .ok()?
         .trim()
@@ -54,7 +54,7 @@ pub fn applied_version(store: &Path) -> Option<u32> {
 }
 
 /// Record that `version` of the rules covers the whole store.
-pub fn record_version(store: &Path, version: u32) -> std::io::Result<()> {
+pub(crate) fn record_version(store: &Path, version: u32) -> std::io::Result<()> {
     let tmp = store.join(format!("{VERSION_FILE}.tmp"));
     std::fs::write(&tmp, version.to_string())?;
     std::fs::rename(tmp, store.join(VERSION_FILE))
@@ -62,7 +62,7 @@ pub fn record_version(store: &Path, version: u32) -> std::io::Result<()> {
 
 /// Whether a writer opening the store should re-apply the rules: it holds events and they
 /// were last redacted under older rules (or never: a store from before redaction).
-pub fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
+pub(crate) fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
     match applied_version(ledger.path()) {
         Some(v) if v >= super::RULES_VERSION => Ok(false),
         Some(_) => Ok(true),
@@ -85,27 +85,20 @@ pub fn needs_upgrade(ledger: &Ledger) -> Result<bool, LedgerError> {
     }
 }
 
-/// What a writer opening the store does when [`needs_upgrade`] says so: the store's
-/// current rules applied to all of it, once, saying so through `note` first.
-pub fn upgrade(
-    ledger: &mut Ledger,
-    model: &mut ModelSlot,
-    tz: jiff::tz::TimeZone,
-    note: &mut dyn FnMut(&str),
-) -> Result<Report, ViewError> {
+/// What a writer opening the store says before it applies the store's current rules to all
+/// of it, once, when [`needs_upgrade`] says so.
+pub(crate) fn upgrade_note(ledger: &Ledger) -> String {
     let from = applied_version(ledger.path()).map_or("a peat without redaction".to_string(), |v| {
         format!("rules v{v}")
     });
-    note(&format!(
+    format!(
         "peat: this store was recorded under {from}: redacting it with rules v{} (once)…",
         super::RULES_VERSION
-    ));
-    let r = Redactor::for_store(ledger.path()).map_err(LedgerError::from)?;
-    run(ledger, &r, model, tz, note)
+    )
 }
 
 /// Apply `r` to everything in `ledger` and its views, then remove the old bytes from disk.
-pub fn run(
+pub(crate) fn run(
     ledger: &mut Ledger,
     r: &Redactor,
     model: &mut ModelSlot,
@@ -225,10 +218,10 @@ fn redact_blob(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::change::Change;
-    use crate::event::{Event, EventId, Seq, SessionId, TouchOp};
     use crate::ledger::open_for_test as open;
     use crate::testing::files_holding;
+    use crate::vocab::change::Change;
+    use crate::vocab::event::{Event, EventId, Seq, SessionId, TouchOp};
 
     const AWS: &str = "AKIAZ7Q2XWJ4VHMK3PLN";
 
@@ -293,9 +286,9 @@ mod tests {
         // The record as it stood before the revision: the first versions, redacted.
         let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
         let copied =
-            crate::asof::copy_past(&views, 200, &dir.path().join("scratch"), true).unwrap();
+            crate::views::asof::copy_past(&views, 200, &dir.path().join("scratch"), true).unwrap();
         drop(views);
-        let past = crate::asof::replay(copied, &mut model, tz).unwrap();
+        let past = crate::views::asof::replay(copied, &mut model, tz).unwrap();
         let id = |seq| EventId {
             session: session(),
             seq: Seq(seq),

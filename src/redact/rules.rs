@@ -17,11 +17,11 @@
 
 /// The version of this rule set, stored in each store once it was applied there.
 /// 2: ASCII word boundaries.
-pub const RULES_VERSION: u32 = 2;
+pub(crate) const RULES_VERSION: u32 = 2;
 
 /// What else a candidate must satisfy beyond its pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// The pattern is specific enough.
     None,
     /// A value after a secret-sounding name: not a placeholder, not a code expression.
@@ -32,15 +32,15 @@ pub enum Check {
 }
 
 /// One built-in recogniser.
-pub struct Builtin {
+pub(crate) struct Builtin {
     /// The `<kind>` in `[REDACTED:<kind>:<hash8>]`.
-    pub kind: &'static str,
-    pub pattern: &'static str,
+    pub(crate) kind: &'static str,
+    pub(crate) pattern: &'static str,
     /// Which capture group is the secret (0: the whole match).
-    pub group: usize,
-    pub check: Check,
+    pub(crate) group: usize,
+    pub(crate) check: Check,
     /// Where the pattern comes from (shown by `peat redact --rules`).
-    pub source: &'static str,
+    pub(crate) source: &'static str,
 }
 
 /// Secret-sounding names, for the assignment and entropy rules.
@@ -52,7 +52,7 @@ macro_rules! names {
 
 /// The rules, tried in this order: specific formats first, so a known token is named by its
 /// kind rather than by a generic rule.
-pub fn builtins() -> Vec<Builtin> {
+pub(crate) fn builtins() -> Vec<Builtin> {
     vec![
         Builtin {
             kind: "private-key",

@@ -15,48 +15,49 @@ use std::path::Path;
 
 use super::rows::TextKind;
 use super::{ViewError, Views};
-use crate::event::{EventId, Seq, SessionId};
 use crate::ledger::Ledger;
-use crate::session::SessionRollup;
+use crate::views::session::SessionRollup;
+use crate::vocab::event::{EventId, Seq, SessionId};
 
 /// The file, in the store.
-pub const FILE: &str = "closings.json";
+pub(crate) const FILE: &str = "closings.json";
 
 /// How many sessions the file keeps, newest first.
 const KEEP: usize = 64;
 
 /// The closings the file holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Closings {
+pub(crate) struct Closings {
     /// The identity of the ledger the views were folded from.
     ledger: String,
     /// The ledger change the views had reached.
     lsn: u64,
     /// Older closings were left out: a session not listed may still have one.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Newest end first.
-    pub sessions: Vec<Closing>,
+    pub(crate) sessions: Vec<Closing>,
 }
 
 /// A top-level session's closing message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Closing {
-    pub session: SessionId,
-    /// Its handle when the file was written (see [`crate::handle`]).
-    pub handle: String,
-    pub seq: Seq,
-    pub end_ms: i64,
-    pub cwd: Option<String>,
-    pub branch: Option<String>,
-    pub text: String,
+pub(crate) struct Closing {
+    pub(crate) session: SessionId,
+    /// Its handle when the file was written (see [`crate::views::handle`]).
+    pub(crate) handle: String,
+    pub(crate) seq: Seq,
+    pub(crate) end_ms: i64,
+    pub(crate) cwd: Option<String>,
+    pub(crate) branch: Option<String>,
+    pub(crate) text: String,
 }
 
 /// Reads a closing message's text: hears the closing event and the text view's row for it.
-pub type TextOf<'a> = dyn FnMut(&EventId, Option<String>) -> Result<Option<String>, ViewError> + 'a;
+pub(crate) type TextOf<'a> =
+    dyn FnMut(&EventId, Option<String>) -> Result<Option<String>, ViewError> + 'a;
 
 /// The closings of `views`, newest end first: each top-level session (not a subagent) whose
 /// last closing message `text_of` can read, skipping those `skip` names, at most `limit`.
-pub fn newest(
+pub(crate) fn newest(
     views: &Views,
     skip: &dyn Fn(&SessionId, &SessionRollup) -> bool,
     limit: usize,
@@ -91,7 +92,7 @@ pub fn newest(
             continue;
         };
         out.push(Closing {
-            handle: crate::handle::of(&session),
+            handle: crate::views::handle::of(&session),
             session,
             seq,
             end_ms,
@@ -109,13 +110,13 @@ fn kept(views: &Views) -> Result<(Vec<Closing>, bool), ViewError> {
 }
 
 /// Whether `file` lists what the views hold (`peat doctor`, on caught-up views).
-pub fn agrees(file: &Closings, views: &Views) -> Result<bool, ViewError> {
+pub(crate) fn agrees(file: &Closings, views: &Views) -> Result<bool, ViewError> {
     let (sessions, truncated) = kept(views)?;
     Ok(file.sessions == sessions && file.truncated == truncated)
 }
 
 /// Write the file for `views`, folded from `ledger` up to their current position.
-pub fn write(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
+pub(crate) fn write(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
     let (sessions, truncated) = kept(views)?;
     let closings = Closings {
         ledger: ledger.identity()?,
@@ -140,7 +141,7 @@ pub fn write(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
 /// The file of the store `ledger` is in, if it is there and fits the ledger (its identity,
 /// and no further than its last change). Never opens the ledger's database while its hints
 /// are there.
-pub fn read(ledger: &Ledger) -> Option<Closings> {
+pub(crate) fn read(ledger: &Ledger) -> Option<Closings> {
     let bytes = std::fs::read(ledger.path().join(FILE)).ok()?;
     let closings: Closings = serde_json::from_slice(&bytes).ok()?;
     let fits =
@@ -149,16 +150,16 @@ pub fn read(ledger: &Ledger) -> Option<Closings> {
 }
 
 /// Remove the file (with the views it was derived from).
-pub fn discard(store: &Path) {
+pub(crate) fn discard(store: &Path) {
     let _ = std::fs::remove_file(store.join(FILE));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Envelope, Event};
     use crate::ledger::{WriteSet, open_for_test};
     use crate::views::ModelSlot;
+    use crate::vocab::event::{Envelope, Event};
 
     fn meta(parent: Option<&str>) -> Event {
         Event::SessionMeta {

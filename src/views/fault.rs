@@ -5,7 +5,7 @@
 /// One way to break the fold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(test), allow(dead_code))]
-pub enum Fault {
+pub(crate) enum Fault {
     /// The keyword lane never retracts a replaced event's document.
     SkipKeywordRetract,
     /// The vector lane never retracts a replaced event's vector.
@@ -32,9 +32,9 @@ pub enum Fault {
     DropPastVersions,
 }
 
-pub use switch::{active, chunk, flush_fails, paused};
+pub(crate) use switch::{active, chunk, flush_fails, paused};
 #[cfg(test)]
-pub use switch::{fail_flush_in, inject, pauses, set_chunk};
+pub(crate) use switch::{fail_flush_in, inject, pauses, set_chunk};
 
 #[cfg(test)]
 mod switch {
@@ -49,12 +49,12 @@ mod switch {
     }
 
     /// Turns `fault` on for this thread until the guard drops.
-    pub fn inject(fault: Fault) -> Guard {
+    pub(crate) fn inject(fault: Fault) -> Guard {
         ON.with(|f| f.set(Some(fault)));
         Guard
     }
 
-    pub struct Guard;
+    pub(crate) struct Guard;
 
     impl Drop for Guard {
         fn drop(&mut self) {
@@ -62,19 +62,19 @@ mod switch {
         }
     }
 
-    pub fn active(fault: Fault) -> bool {
+    pub(crate) fn active(fault: Fault) -> bool {
         ON.with(|f| f.get() == Some(fault))
     }
 
     /// Make the `n`th flush from now on this thread fail midway (after the tables, before
     /// the keyword lane): an interrupted catch-up or rebuild. Not a fault: the views must
     /// recover from it.
-    pub fn fail_flush_in(n: Option<usize>) {
+    pub(crate) fn fail_flush_in(n: Option<usize>) {
         FAIL_IN.with(|c| c.set(n));
     }
 
     /// Counts a flush; true when this one is to fail.
-    pub fn flush_fails() -> bool {
+    pub(crate) fn flush_fails() -> bool {
         FAIL_IN.with(|c| match c.get() {
             Some(1) => {
                 c.set(None);
@@ -89,21 +89,21 @@ mod switch {
     }
 
     /// Fold in chunks of `n` changes on this thread (to interrupt folds mid-way in tests).
-    pub fn set_chunk(n: Option<usize>) {
+    pub(crate) fn set_chunk(n: Option<usize>) {
         CHUNK.with(|c| c.set(n));
     }
 
-    pub fn chunk(default: usize) -> usize {
+    pub(crate) fn chunk(default: usize) -> usize {
         CHUNK.with(|c| c.get()).unwrap_or(default)
     }
 
     /// Counts a fold pausing for a reader (so a test can prove its readers made it pause).
-    pub fn paused() {
+    pub(crate) fn paused() {
         PAUSES.with(|c| c.set(c.get() + 1));
     }
 
     /// How many times folds on this thread paused for a reader.
-    pub fn pauses() -> usize {
+    pub(crate) fn pauses() -> usize {
         PAUSES.with(Cell::get)
     }
 }
@@ -112,17 +112,17 @@ mod switch {
 mod switch {
     use super::Fault;
 
-    pub fn active(_: Fault) -> bool {
+    pub(crate) fn active(_: Fault) -> bool {
         false
     }
 
-    pub fn flush_fails() -> bool {
+    pub(crate) fn flush_fails() -> bool {
         false
     }
 
-    pub fn chunk(default: usize) -> usize {
+    pub(crate) fn chunk(default: usize) -> usize {
         default
     }
 
-    pub fn paused() {}
+    pub(crate) fn paused() {}
 }

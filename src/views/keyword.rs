@@ -44,8 +44,8 @@ use tantivy::{
 };
 
 use super::rows::TextFilter;
-use crate::event::EventId;
 use crate::ledger::{decode_event_key, event_key};
+use crate::vocab::event::EventId;
 
 /// Tantivy's built-in English analyzer: split on non-alphanumerics, drop tokens over 40
 /// bytes (base64, hashes glued to paths), lowercase, Snowball English stemmer. Built in, so
@@ -66,37 +66,38 @@ const MERGE_MIN_LAYER_DOCS: u32 = 1_000;
 
 /// The kind of a searchable text. Defined with the searchable rows (`views::rows`); the index
 /// stores its tag.
-pub use super::rows::TextKind;
+pub(crate) use super::rows::TextKind;
 
 /// What the index takes for one event.
 #[derive(Clone, Copy, Debug)]
-pub struct TextDoc<'a> {
-    pub kind: TextKind,
-    pub ts_ms: i64,
-    pub text: &'a str,
+pub(crate) struct TextDoc<'a> {
+    pub(crate) kind: TextKind,
+    pub(crate) ts_ms: i64,
+    pub(crate) text: &'a str,
     /// Observations only: what they are about (so `--subject` filters inside the index).
-    pub subject: Option<&'a str>,
+    pub(crate) subject: Option<&'a str>,
 }
 
 /// One search result. `kind` and `ts_ms` come along from the stored fields so that filters
 /// (`--kind`, `--since`) need no hydration.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Hit {
-    pub id: EventId,
-    pub score: f32,
+pub(crate) struct Hit {
+    pub(crate) id: EventId,
+    pub(crate) score: f32,
     /// The score over what a document of average length holding each query word once
     /// would score: about 1 for a text that has every word of the query, near 0 for one
     /// that shares only its common words ("the", "fix"). Comparable across queries, where
     /// BM25 itself is not.
-    pub strength: f32,
-    pub kind: TextKind,
-    pub ts_ms: i64,
+    pub(crate) strength: f32,
+    pub(crate) kind: TextKind,
+    pub(crate) ts_ms: i64,
 }
 
 /// Where an index lives, for messages.
 #[derive(Clone, Debug)]
-pub enum Place {
+pub(crate) enum Place {
     Dir(PathBuf),
+    #[cfg(test)]
     Memory,
 }
 
@@ -104,13 +105,14 @@ impl fmt::Display for Place {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Place::Dir(dir) => write!(f, "at {}", dir.display()),
+            #[cfg(test)]
             Place::Memory => f.write_str("in memory"),
         }
     }
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum KeywordError {
+pub(crate) enum KeywordError {
     #[error("cannot create the keyword index directory {}: {source}", dir.display())]
     CreateDir {
         dir: PathBuf,
@@ -194,7 +196,7 @@ impl Fields {
 }
 
 /// The keyword index. See the module documentation for its life cycle.
-pub struct KeywordIndex {
+pub(crate) struct KeywordIndex {
     index: Index,
     reader: IndexReader,
     writer: Option<IndexWriter>,
@@ -205,7 +207,7 @@ pub struct KeywordIndex {
 
 impl KeywordIndex {
     /// Opens the index in `dir`, creating it (and the directory) if there is none yet.
-    pub fn open(dir: &Path) -> Result<KeywordIndex, KeywordError> {
+    pub(crate) fn open(dir: &Path) -> Result<KeywordIndex, KeywordError> {
         let place = Place::Dir(dir.to_path_buf());
         std::fs::create_dir_all(dir).map_err(|source| KeywordError::CreateDir {
             dir: dir.to_path_buf(),
@@ -233,8 +235,9 @@ impl KeywordIndex {
         KeywordIndex::with_index(index, fields, place)
     }
 
+    #[cfg(test)]
     /// A scratch index that lives in memory only (`asof` folds).
-    pub fn in_ram() -> Result<KeywordIndex, KeywordError> {
+    pub(crate) fn in_ram() -> Result<KeywordIndex, KeywordError> {
         let (schema, fields) = Fields::schema();
         let index = IndexBuilder::new()
             .schema(schema)
@@ -285,26 +288,29 @@ impl KeywordIndex {
     }
 
     /// The ledger change (LSN) the last commit covers; 0 for a new index.
-    pub fn applied_lsn(&self) -> u64 {
+    pub(crate) fn applied_lsn(&self) -> u64 {
         self.applied
     }
 
+    #[cfg(test)]
     /// Live documents as of the last commit.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    #[cfg(test)]
     /// Searchable segments as of the last commit (for diagnostics).
-    pub fn segments(&self) -> usize {
+    pub(crate) fn segments(&self) -> usize {
         self.reader.searcher().segment_readers().len()
     }
 
     /// Removes the event's document, if there is one, at the next commit.
-    pub fn retract(&mut self, id: &EventId) -> Result<(), KeywordError> {
+    pub(crate) fn retract(&mut self, id: &EventId) -> Result<(), KeywordError> {
         let term = self.id_term(id);
         self.writer()?.delete_term(term);
         Ok(())
@@ -312,7 +318,7 @@ impl KeywordIndex {
 
     /// Indexes the event's text at the next commit, replacing any document it had before:
     /// a replaced event can never be found twice, whether or not it was retracted first.
-    pub fn add(&mut self, id: &EventId, doc: &TextDoc<'_>) -> Result<(), KeywordError> {
+    pub(crate) fn add(&mut self, id: &EventId, doc: &TextDoc<'_>) -> Result<(), KeywordError> {
         let f = self.fields;
         let key = event_key(&id.session, id.seq);
         let mut d = TantivyDocument::new();
@@ -345,7 +351,7 @@ impl KeywordIndex {
     /// On error the pending changes are gone and [`KeywordIndex::applied_lsn`] still names the
     /// last durable position, which is where the caller resumes. (A merge that fails after the
     /// commit is reported too, but the commit stands and `applied_lsn` says so.)
-    pub fn commit(&mut self, lsn: u64) -> Result<(), KeywordError> {
+    pub(crate) fn commit(&mut self, lsn: u64) -> Result<(), KeywordError> {
         if lsn < self.applied {
             return Err(KeywordError::LsnRegressed {
                 place: self.place.clone(),
@@ -382,7 +388,7 @@ impl KeywordIndex {
 
     /// Merges every segment into one and deletes the files no commit needs, so no retracted
     /// document's terms are left on disk (`peat redact`).
-    pub fn merge_all(&mut self) -> Result<(), KeywordError> {
+    pub(crate) fn merge_all(&mut self) -> Result<(), KeywordError> {
         let place = self.place.clone();
         let err = |action, source| KeywordError::Tantivy {
             place: place.clone(),
@@ -422,7 +428,7 @@ impl KeywordIndex {
     ///
     /// Only documents `filter` admits are ranked: a filtered search returns its best
     /// `limit` matches however far down the unfiltered ranking they sit.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         query: &str,
         filter: &TextFilter,
@@ -575,7 +581,7 @@ impl KeywordIndex {
     /// Every live document, as its event and the kind and time it was indexed with: what
     /// the oracles compare with their model of the lane.
     #[cfg(test)]
-    pub fn dump(&self) -> Result<Vec<Hit>, KeywordError> {
+    pub(crate) fn dump(&self) -> Result<Vec<Hit>, KeywordError> {
         let searcher = self.reader.searcher();
         let addrs = searcher
             .search(
@@ -714,7 +720,7 @@ fn split_quotes(query: &str) -> Vec<(bool, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Seq, SessionId};
+    use crate::vocab::event::{Seq, SessionId};
 
     /// Search with no filter.
     pub(super) trait Unfiltered {
@@ -787,7 +793,7 @@ mod tests {
         assert_eq!(ix.len(), 2);
     }
 
-    const OBS_SEQ: u32 = crate::event::OBS_SEQ_BASE + 3;
+    const OBS_SEQ: u32 = crate::vocab::event::OBS_SEQ_BASE + 3;
 
     #[test]
     fn a_retracted_text_is_unfindable_also_after_reopening() {
@@ -1271,7 +1277,7 @@ mod tests {
 mod bench {
     use super::tests::Unfiltered;
     use super::*;
-    use crate::event::{Seq, SessionId};
+    use crate::vocab::event::{Seq, SessionId};
     use std::time::{Duration, Instant};
 
     const DOCS: u32 = 44_000;

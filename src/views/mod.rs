@@ -6,14 +6,18 @@
 //! embedding model or time zone rebuilds them from the ledger into a new generation, and the
 //! old generation is dropped only once the new one is complete.
 
-pub mod closings;
+pub(crate) mod asof;
+pub(crate) mod closings;
 pub(crate) mod fault;
-pub mod keyword;
-pub mod rows;
-pub mod source;
-pub mod stamp;
-pub mod tables;
-pub mod vectors;
+pub(crate) mod handle;
+pub(crate) mod keyword;
+pub(crate) mod rows;
+pub(crate) mod session;
+pub(crate) mod source;
+pub(crate) mod stamp;
+pub(crate) mod steps;
+pub(crate) mod tables;
+pub(crate) mod vectors;
 
 use fjall::{Database, Keyspace};
 use serde::{Deserialize, Serialize};
@@ -21,10 +25,10 @@ use std::path::{Path, PathBuf};
 
 use crate::embed::resident::{Loader, Residency};
 use crate::embed::{EmbedError, Embedder};
-use crate::event::{Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::lock::ViewsLock;
 use crate::ledger::{FeedEntry, Ledger, LedgerError, event_key};
-use crate::session::{Cited, SessionRollup, SessionSummary};
+use crate::views::session::{Cited, SessionRollup, SessionSummary};
+use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
 use fault::Fault;
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
@@ -32,7 +36,7 @@ use tables::{Blobs, Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub const VIEW_SCHEMA: u32 = 8;
+pub(crate) const VIEW_SCHEMA: u32 = 8;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.
@@ -48,7 +52,7 @@ const CHUNK_BESIDE_READERS: usize = 16_384;
 
 /// How long opening the views waits for their lock. Its holders keep it for one read or
 /// one chunk of a fold, so only something stuck runs this out.
-pub const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Changes folded between looks at whether a reader waits for the views (a look is one
 /// `stat`, a microsecond; a change of a large transcript takes 50-100 to fold, so a reader
@@ -57,7 +61,7 @@ pub const VIEWS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 const PAUSE_CHECK: usize = if cfg!(test) { 3 } else { 8 };
 
 #[derive(Debug, thiserror::Error)]
-pub enum ViewError {
+pub(crate) enum ViewError {
     #[error("the view store failed: {0}")]
     Store(String),
     #[error("a view row does not parse: {0}")]
@@ -76,8 +80,8 @@ pub enum ViewError {
 }
 
 impl ViewError {
-    pub fn store(e: fjall::Error) -> ViewError {
-        ViewError::Store(crate::error::storage_sentence(&e))
+    pub(crate) fn store(e: fjall::Error) -> ViewError {
+        ViewError::Store(crate::ledger::storage_sentence(&e))
     }
 }
 
@@ -88,9 +92,9 @@ impl From<keyword::KeywordError> for ViewError {
 }
 
 /// Which embedding model the vector lane uses, loaded only when something needs embedding.
-pub struct ModelSlot {
+pub(crate) struct ModelSlot {
     /// The installed model's id, or `None`: the semantic lane is off.
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     loader: Loader,
     loaded: Option<Box<dyn Embedder>>,
     /// A one-shot search asks the resident embedder first (see [`ModelSlot::prefetch`]).
@@ -102,7 +106,7 @@ pub struct ModelSlot {
     loading: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>, EmbedError>>>,
     /// A fold embeds the texts the cache lacks itself, instead of queueing them for the
     /// embedding pass (see [`vectors`]).
-    pub inline: bool,
+    pub(crate) inline: bool,
     /// The installed model: left for the process's end to free (see `Drop`).
     installed: bool,
 }
@@ -125,7 +129,7 @@ impl Drop for ModelSlot {
 }
 
 impl ModelSlot {
-    pub fn new(
+    pub(crate) fn new(
         id: Option<String>,
         loader: impl FnMut() -> Result<Box<dyn Embedder>, EmbedError> + Send + 'static,
     ) -> ModelSlot {
@@ -146,7 +150,7 @@ impl ModelSlot {
     /// Folds queue what the cache lacks. A one-shot slot that prefetches (a search) asks
     /// the resident embedder first unless `residency` is off; nothing else does (an
     /// import, a rebuild, the embedding pass load in process).
-    pub fn installed(
+    pub(crate) fn installed(
         profile: crate::embed::Profile,
         lookup: crate::embed::Lookup,
         residency: Residency,
@@ -160,7 +164,7 @@ impl ModelSlot {
                     .then(|| Search::new(&lookup, lock, &r, residency))
                     .flatten(),
             ),
-            crate::embed::Resolution::NotInstalled(_) => (None, None),
+            crate::embed::Resolution::NotInstalled => (None, None),
         };
         let mut slot = ModelSlot::new(id, move || {
             crate::embed::load(&lookup, profile)?.map_or_else(not_installed, Ok)
@@ -171,8 +175,9 @@ impl ModelSlot {
         Ok(slot)
     }
 
+    #[cfg(test)]
     /// An embedder already in hand (tests, and the hash embedder); folds embed inline.
-    pub fn with(embedder: Box<dyn Embedder>) -> ModelSlot {
+    pub(crate) fn with(embedder: Box<dyn Embedder>) -> ModelSlot {
         let id = embedder.model_id().to_string();
         ModelSlot {
             id: Some(id),
@@ -186,8 +191,9 @@ impl ModelSlot {
         }
     }
 
+    #[cfg(test)]
     /// Folds queue what the cache lacks for the embedding pass.
-    pub fn deferred(mut self) -> ModelSlot {
+    pub(crate) fn deferred(mut self) -> ModelSlot {
         self.inline = false;
         self
     }
@@ -197,7 +203,7 @@ impl ModelSlot {
     /// catching the views up and the keyword lane. A resident embedder that answers embeds
     /// `query` (the text the search will embed) meanwhile instead, and the load is not
     /// needed; without one, this load starts one for the next search.
-    pub fn prefetch(&mut self, query: &str) {
+    pub(crate) fn prefetch(&mut self, query: &str) {
         if self.id.is_none() || self.loaded.is_some() || self.loading.is_some() {
             return;
         }
@@ -211,7 +217,7 @@ impl ModelSlot {
     }
 
     /// The embedder, loading it on first use. `None` when the lane is off.
-    pub fn get(&mut self) -> Result<Option<&mut (dyn Embedder + 'static)>, ViewError> {
+    pub(crate) fn get(&mut self) -> Result<Option<&mut (dyn Embedder + 'static)>, ViewError> {
         if self.id.is_none() {
             return Ok(None);
         }
@@ -258,7 +264,7 @@ impl Current {
 }
 
 /// Take the views lock of the store at `store` (see [`crate::ledger::lock`]), for `who`.
-pub fn lock(store: &Path, who: &str) -> Result<ViewsLock, ViewError> {
+pub(crate) fn lock(store: &Path, who: &str) -> Result<ViewsLock, ViewError> {
     ViewsLock::acquire(store, VIEWS_WAIT, who).map_err(|e| ViewError::Ledger(e.into()))
 }
 
@@ -296,20 +302,20 @@ fn views_base(store: &Path, lock: &ViewsLock) -> Result<Base, ViewError> {
 type Base = (Database, Keyspace, Option<Current>);
 
 /// The open views of a store.
-pub struct Views {
+pub(crate) struct Views {
     db: Database,
     meta: Keyspace,
     dir: PathBuf,
     current: Current,
-    pub tables: Tables,
-    pub vectors: VectorLane,
-    pub keyword: KeywordIndex,
+    pub(crate) tables: Tables,
+    pub(crate) vectors: VectorLane,
+    pub(crate) keyword: KeywordIndex,
     tz: jiff::tz::TimeZone,
     /// Ledger changes these views do not show yet: 0 unless opened as they stand beside a
     /// writer (see [`Views::beside_writer`]).
     behind: u64,
-    /// The sessions table registered for this thread's session handles (`crate::handle`).
-    handles: crate::handle::Installed,
+    /// The sessions table registered for this thread's session handles (`crate::views::handle`).
+    handles: crate::views::handle::Installed,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -318,7 +324,7 @@ impl Views {
     /// Open the views beside `ledger`, rebuilding them if they were built for another schema,
     /// model or time zone, and catching them up with the ledger. `note` hears one line when
     /// a rebuild happens.
-    pub fn open(
+    pub(crate) fn open(
         ledger: &Ledger,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
@@ -387,7 +393,7 @@ impl Views {
     /// yet. `None` when they cannot be served as they stand (never built, being rebuilt for
     /// another schema, model or time zone, an interrupted rewrite, not this ledger's): the
     /// reader must then wait for the writer.
-    pub fn beside_writer(
+    pub(crate) fn beside_writer(
         ledger: &Ledger,
         model: Option<&str>,
         tz: jiff::tz::TimeZone,
@@ -438,7 +444,7 @@ impl Views {
     /// `None` when no views were ever built, or they do not fit the ledger (see [`stamp`]).
     /// Waits up to `wait` for the views lock (a writer lets a reader in between changes,
     /// but not while it writes a chunk), then fails as busy.
-    pub fn peek(
+    pub(crate) fn peek(
         ledger: &Ledger,
         tz: jiff::tz::TimeZone,
         wait: std::time::Duration,
@@ -460,7 +466,7 @@ impl Views {
     /// Fold `events` (the change blobs they name read from `blobs`) into fresh views in the
     /// scratch folder `scratch` (see [`Views::seed_scratch`]): an `asof` fold embeds nothing
     /// the real store had embedded, and holds nothing of it meanwhile.
-    pub fn fold_scratch(
+    pub(crate) fn fold_scratch(
         scratch: Scratch,
         blobs: Blobs<'_>,
         events: impl Iterator<Item = Result<(EventId, Envelope), LedgerError>>,
@@ -484,7 +490,11 @@ impl Views {
     /// `from`'s (vectors are a pure function of model and text: the copy is as good as the
     /// original); otherwise it will be read for its tables alone: nothing is copied, and
     /// its fold leaves the keyword lane empty (at a fifth of a small fold's time or more).
-    pub fn seed_scratch(dir: &Path, from: &Views, search: bool) -> Result<Scratch, ViewError> {
+    pub(crate) fn seed_scratch(
+        dir: &Path,
+        from: &Views,
+        search: bool,
+    ) -> Result<Scratch, ViewError> {
         std::fs::create_dir_all(dir).map_err(|source| ViewError::Io {
             path: dir.to_path_buf(),
             source,
@@ -512,7 +522,7 @@ impl Views {
     }
 
     /// Rebuild every view from the ledger into a new generation, now.
-    pub fn rebuild_now(
+    pub(crate) fn rebuild_now(
         ledger: &Ledger,
         model: &mut ModelSlot,
         tz: jiff::tz::TimeZone,
@@ -549,7 +559,7 @@ impl Views {
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
-            handles: crate::handle::install(&tables.ks),
+            handles: crate::views::handle::install(&tables.ks),
             tables,
             keyword,
             db,
@@ -564,7 +574,7 @@ impl Views {
 
     /// How many recorded changes these views do not show yet (0: caught up), as a read's
     /// `--json` says in its `behind` field.
-    pub fn behind(&self) -> u64 {
+    pub(crate) fn behind(&self) -> u64 {
         self.behind
     }
 
@@ -608,7 +618,7 @@ impl Views {
     ) -> Result<Views, ViewError> {
         // The position this fold records: from the database, as the events it folds are.
         let upto = ledger.last_lsn_stored()?;
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
         // The events table holds current versions only: the versions revisions replaced
         // are the old halves of the feed's revisions.
         let folded = Folded {
@@ -697,14 +707,14 @@ impl Views {
     /// say, dropping every row they do not: after `peat redact` scrubbed the ledger, the
     /// past versions it redacted must not survive here. One ingestion: a crash leaves the
     /// table as it was or as the ledger says, never half of each.
-    pub fn refill_past(&mut self, ledger: &Ledger) -> Result<(), ViewError> {
+    pub(crate) fn refill_past(&mut self, ledger: &Ledger) -> Result<(), ViewError> {
         let mut writes = Writes::new();
         for table in [tables::Table::Past, tables::Table::PastBlobs] {
             for r in self.tables.scan(table, b"") {
                 writes.insert(tables::tkey(table, &r?.0), None);
             }
         }
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
         for entry in ledger.revisions() {
             let c = entry?;
             if let Some(old) = &c.old {
@@ -715,7 +725,11 @@ impl Views {
     }
 
     /// Apply the ledger changes these views have not seen.
-    pub fn catch_up(&mut self, ledger: &Ledger, model: &mut ModelSlot) -> Result<(), ViewError> {
+    pub(crate) fn catch_up(
+        &mut self,
+        ledger: &Ledger,
+        model: &mut ModelSlot,
+    ) -> Result<(), ViewError> {
         let applied = self.tables.applied()?;
         self.catch_up_until(ledger, model, false, None)?;
         self.closings_after(Some(applied), ledger);
@@ -765,7 +779,7 @@ impl Views {
         } else {
             fault::chunk(CHUNK)
         };
-        let blobs = |id: &crate::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
         for change in ledger.changes_after(lsn) {
             let c = change?;
             lsn = c.lsn;
@@ -881,7 +895,11 @@ impl Views {
     /// views, and the oracles; the store's own pass lets go of the store while the model
     /// runs, see `peat model embed`).
     /// Returns how many texts were embedded.
-    pub fn embed_queued(&self, model: &mut ModelSlot, batch: usize) -> Result<usize, ViewError> {
+    pub(crate) fn embed_queued(
+        &self,
+        model: &mut ModelSlot,
+        batch: usize,
+    ) -> Result<usize, ViewError> {
         let Some(id) = self.model().map(str::to_string) else {
             return Ok(0);
         };
@@ -900,7 +918,7 @@ impl Views {
     }
 
     /// The local calendar day `ts_ms` falls on, as `YYYY-MM-DD`.
-    pub fn day_of(&self, ts_ms: i64) -> String {
+    pub(crate) fn day_of(&self, ts_ms: i64) -> String {
         match jiff::Timestamp::from_millisecond(ts_ms) {
             Ok(t) => t.to_zoned_datetime(self.tz.clone()).date().to_string(),
             Err(_) => "0000-00-00".to_string(),
@@ -908,7 +926,7 @@ impl Views {
     }
 
     /// What the texts view holds at `seq` of `session`, as a citation.
-    pub fn cited(&self, session: &SessionId, seq: Seq) -> Option<Cited> {
+    pub(crate) fn cited(&self, session: &SessionId, seq: Seq) -> Option<Cited> {
         let id = EventId {
             session: session.clone(),
             seq,
@@ -923,7 +941,7 @@ impl Views {
 
     /// A session's summary, its first prompt and closing message read from the texts view
     /// (never the ledger).
-    pub fn summary(&self, session: SessionId, rollup: SessionRollup) -> SessionSummary {
+    pub(crate) fn summary(&self, session: SessionId, rollup: SessionRollup) -> SessionSummary {
         let s = session.clone();
         SessionSummary::hydrate(session, rollup, |seq| {
             self.cited(&s, seq).map(|c| (c.ts_ms, c.text))
@@ -931,7 +949,7 @@ impl Views {
     }
 
     /// Every session's summary, newest activity first.
-    pub fn summaries(&self) -> Result<Vec<SessionSummary>, ViewError> {
+    pub(crate) fn summaries(&self) -> Result<Vec<SessionSummary>, ViewError> {
         let mut out: Vec<SessionSummary> = self
             .tables
             .all_sessions()?
@@ -948,11 +966,11 @@ impl Views {
     }
 
     /// The embedding model the vector lane was built with (`None`: the lane is off).
-    pub fn model(&self) -> Option<&str> {
+    pub(crate) fn model(&self) -> Option<&str> {
         self.current.model.as_deref()
     }
 
-    pub fn generation(&self) -> u32 {
+    pub(crate) fn generation(&self) -> u32 {
         self.current.generation
     }
 }
@@ -967,7 +985,7 @@ fn onward(applied: u64, lsn: u64) -> u64 {
 }
 
 /// A scratch views folder (an `asof` replay's), open, its vector cache seeded.
-pub struct Scratch {
+pub(crate) struct Scratch {
     dir: PathBuf,
     base: (Database, Keyspace, ViewsLock),
     /// Folded for a search: with the keyword lane (see [`Views::seed_scratch`]).

@@ -4,25 +4,25 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::change::BlobId;
-use crate::event::{Basis, Event, EventId, SessionId, TouchOp};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Basis, Event, EventId, SessionId, TouchOp};
 
 /// One recorded edit of one path (a row of the files view; its change blob is a row of the
 /// changes view under the same key).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FileRow {
-    pub ts_ms: i64,
-    pub op: TouchOp,
+pub(crate) struct FileRow {
+    pub(crate) ts_ms: i64,
+    pub(crate) op: TouchOp,
     /// The tool reported an error: the edit was not applied.
-    pub failed: bool,
+    pub(crate) failed: bool,
     /// What the edit wrote, in the ledger's blob store.
-    pub change: Option<BlobId>,
+    pub(crate) change: Option<BlobId>,
 }
 
 /// The kinds of text recall searches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TextKind {
+pub(crate) enum TextKind {
     Obs,
     Said,
     User,
@@ -31,16 +31,16 @@ pub enum TextKind {
 }
 
 impl TextKind {
-    pub const ALL: [TextKind; 5] = [
+    pub(crate) const ALL: [TextKind; 5] = [
         TextKind::Obs,
         TextKind::Said,
         TextKind::User,
         TextKind::Final,
         TextKind::Compact,
     ];
-    pub const TAGS: [&'static str; 5] = ["obs", "said", "user", "final", "compact"];
+    pub(crate) const TAGS: [&'static str; 5] = ["obs", "said", "user", "final", "compact"];
 
-    pub fn tag(self) -> &'static str {
+    pub(crate) fn tag(self) -> &'static str {
         match self {
             TextKind::Obs => "obs",
             TextKind::Said => "said",
@@ -74,33 +74,33 @@ impl FromStr for TextKind {
 
 /// Mid-turn prose shorter than this is narration ("Let me look at the file."): the ledger
 /// keeps it, search does not.
-pub const SAID_MIN: usize = 80;
+pub(crate) const SAID_MIN: usize = 80;
 /// Texts of fewer words are not embedded (see [`TextRow::dense`]).
-pub const EMBED_MIN_WORDS: usize = 4;
+pub(crate) const EMBED_MIN_WORDS: usize = 4;
 /// The vector lane embeds the first this many bytes of a text (cut at a character
 /// boundary). Texts are stored and keyword-indexed whole, but the model reads at most its
 /// 256 tokens (about 1 KB of prose) anyway: the window bounds tokenizing a 50 KB closing
 /// message to what the model would keep, with room for token-dense code.
-pub const EMBED_WINDOW: usize = 2048;
+pub(crate) const EMBED_WINDOW: usize = 2048;
 
 /// A searchable text: what recall hydrates a hit with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TextRow {
-    pub kind: TextKind,
-    pub ts_ms: i64,
+pub(crate) struct TextRow {
+    pub(crate) kind: TextKind,
+    pub(crate) ts_ms: i64,
     /// Obs: it cites the events it derives from. Everything else is its own evidence.
-    pub cited: bool,
-    pub text: String,
+    pub(crate) cited: bool,
+    pub(crate) text: String,
     /// Obs only: the subject, and the commit it was deposited against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub basis: Option<Basis>,
+    pub(crate) basis: Option<Basis>,
 }
 
 impl TextRow {
     /// The searchable text an event carries, if any.
-    pub fn of(ts_ms: i64, event: &Event) -> Option<TextRow> {
+    pub(crate) fn of(ts_ms: i64, event: &Event) -> Option<TextRow> {
         let row = |kind, cited, text: &String| TextRow {
             kind,
             ts_ms,
@@ -133,7 +133,7 @@ impl TextRow {
     }
 
     /// What the vector lane embeds of this text: its first [`EMBED_WINDOW`] bytes.
-    pub fn embed_text(&self) -> &str {
+    pub(crate) fn embed_text(&self) -> &str {
         let mut end = self.text.len().min(EMBED_WINDOW);
         while !self.text.is_char_boundary(end) {
             end -= 1;
@@ -146,7 +146,7 @@ impl TextRow {
     /// one lane can see can never be found by meaning; the quality benchmark measured what
     /// leaving them out cost). "ok", "yes do it" are left out: they carry no meaning to match,
     /// and short texts collect spurious similarities.
-    pub fn dense(&self) -> bool {
+    pub(crate) fn dense(&self) -> bool {
         self.text
             .split_whitespace()
             .nth(EMBED_MIN_WORDS - 1)
@@ -158,19 +158,19 @@ impl TextRow {
 /// vector scan), so a filtered search finds its matches however far down the unfiltered
 /// ranking they sit.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct TextFilter {
-    pub kind: Option<TextKind>,
+pub(crate) struct TextFilter {
+    pub(crate) kind: Option<TextKind>,
     /// Only texts at or after this instant.
-    pub since_ms: Option<i64>,
+    pub(crate) since_ms: Option<i64>,
     /// Only this session (already resolved from a prefix).
-    pub session: Option<SessionId>,
+    pub(crate) session: Option<SessionId>,
     /// Only observations about this subject.
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
 }
 
 impl TextFilter {
     /// Whether the text `row` of event `id` passes.
-    pub fn admits(&self, id: &EventId, row: &TextRow) -> bool {
+    pub(crate) fn admits(&self, id: &EventId, row: &TextRow) -> bool {
         self.kind.is_none_or(|k| row.kind == k)
             && self.since_ms.is_none_or(|t| row.ts_ms >= t)
             && self.session.as_ref().is_none_or(|s| &id.session == s)
@@ -181,7 +181,7 @@ impl TextFilter {
     }
 
     /// Whether it admits everything.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         *self == TextFilter::default()
     }
 }

@@ -7,58 +7,59 @@
 //! it stands (see [`Views::behind`]), where the ledger could not be opened at all.
 
 use super::{ViewError, Views};
-use crate::change::BlobId;
-use crate::event::{Envelope, Event, EventId, SessionId};
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Envelope, Event, EventId, SessionId};
 
 /// The events a read sees: the views' copy of the ledger's.
 #[derive(Clone, Copy)]
-pub struct EventSource<'a>(&'a Views);
+pub(crate) struct EventSource<'a>(&'a Views);
 
 /// An envelope read from its JSON without decoding its kind: the kind's bytes as the views
 /// hold them. The views wrote them with this binary, by encoding the decoded kind, so they
 /// are what encoding it again would give; a change to how a kind encodes bumps
 /// `VIEW_SCHEMA`, which rebuilds them.
 #[derive(serde::Deserialize)]
-pub struct StoredEnvelope<'a> {
-    pub v: u16,
-    pub ts_ms: i64,
+pub(crate) struct StoredEnvelope<'a> {
+    pub(crate) v: u16,
+    pub(crate) ts_ms: i64,
     #[serde(borrow)]
-    pub kind: &'a serde_json::value::RawValue,
+    pub(crate) kind: &'a serde_json::value::RawValue,
 }
 
 impl<'a> StoredEnvelope<'a> {
-    pub fn parse(bytes: &'a [u8]) -> Result<StoredEnvelope<'a>, ViewError> {
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<StoredEnvelope<'a>, ViewError> {
         serde_json::from_slice(bytes)
             .map_err(|e| ViewError::Corrupt(format!("an envelope row: {e}")))
     }
 
     /// The kind, decoded (its tag, its summary).
-    pub fn event(&self) -> Result<Event, ViewError> {
+    pub(crate) fn event(&self) -> Result<Event, ViewError> {
         serde_json::from_str(self.kind.get())
             .map_err(|e| ViewError::Corrupt(format!("an envelope row's kind: {e}")))
     }
 }
 
 /// A boxed iterator of events.
-pub type EventIter<'a> = Box<dyn Iterator<Item = Result<(EventId, Envelope), ViewError>> + 'a>;
+pub(crate) type EventIter<'a> =
+    Box<dyn Iterator<Item = Result<(EventId, Envelope), ViewError>> + 'a>;
 
 impl<'a> EventSource<'a> {
-    pub fn of(views: &'a Views) -> EventSource<'a> {
+    pub(crate) fn of(views: &'a Views) -> EventSource<'a> {
         EventSource(views)
     }
 
     /// The current version of the event `id`.
-    pub fn get(&self, id: &EventId) -> Result<Option<Envelope>, ViewError> {
+    pub(crate) fn get(&self, id: &EventId) -> Result<Option<Envelope>, ViewError> {
         self.0.tables.envelope(id)
     }
 
     /// Every event in key order (by session, then seq); with a `session`, only its events.
-    pub fn events(&self, session: Option<&SessionId>) -> EventIter<'a> {
+    pub(crate) fn events(&self, session: Option<&SessionId>) -> EventIter<'a> {
         Box::new(self.0.tables.envelopes(session))
     }
 
     /// [`EventSource::events`], each envelope as its JSON (see [`StoredEnvelope`]).
-    pub fn event_bytes(
+    pub(crate) fn event_bytes(
         &self,
         session: Option<&SessionId>,
     ) -> impl Iterator<Item = Result<(EventId, fjall::Slice), ViewError>> + 'a {
@@ -67,13 +68,13 @@ impl<'a> EventSource<'a> {
 
     /// What the edit `id` wrote to `path` (the bytes of its change blob), if it was
     /// recorded. The views keep it by edit and path (the changes table).
-    pub fn change(&self, id: &EventId, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
+    pub(crate) fn change(&self, id: &EventId, path: &str) -> Result<Option<Vec<u8>>, ViewError> {
         self.0.tables.change_bytes(path, id)
     }
 
     /// Every version a revision replaced, each event's in the order they were written
     /// (events in key order): the versions before each event's current one.
-    pub fn past(&self) -> EventIter<'a> {
+    pub(crate) fn past(&self) -> EventIter<'a> {
         Box::new(
             self.0
                 .tables
@@ -83,7 +84,7 @@ impl<'a> EventSource<'a> {
     }
 
     /// What a past version's edit wrote: the bytes of the change blob `id`, if recorded.
-    pub fn past_blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, ViewError> {
+    pub(crate) fn past_blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, ViewError> {
         self.0.tables.past_blob(id)
     }
 }
@@ -91,11 +92,11 @@ impl<'a> EventSource<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::change::{BlobId, Change};
-    use crate::event::{Event, Seq};
     use crate::ledger::Ledger;
     use crate::ledger::{Access, Mode, WriteSet};
     use crate::views::ModelSlot;
+    use crate::vocab::change::{BlobId, Change};
+    use crate::vocab::event::{Event, Seq};
 
     fn open(dir: &std::path::Path) -> Ledger {
         Ledger::open(

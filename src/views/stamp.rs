@@ -15,7 +15,7 @@ use crate::ledger::{Ledger, space};
 const STAMP: &str = "ledger";
 
 /// Stamp `views` as folded from `ledger`.
-pub fn record(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
+pub(crate) fn record(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
     views
         .meta
         .insert(STAMP, ledger.identity()?.as_bytes())
@@ -24,7 +24,7 @@ pub fn record(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {
 
 /// Why `views` must not be served over `ledger`, or `None` when they fit. Views from before
 /// stamps existed are adopted (stamped) when their position fits.
-pub fn misfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError> {
+pub(crate) fn misfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError> {
     let why = unfit(views, ledger)?;
     if why.is_none() && views.meta.get(STAMP).map_err(ViewError::store)?.is_none() {
         record(views, ledger)?;
@@ -33,7 +33,7 @@ pub fn misfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewErro
 }
 
 /// [`misfit`] without writing anything: for a reader beside a writer.
-pub fn unfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError> {
+pub(crate) fn unfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError> {
     let id = ledger.identity()?;
     let stamped = views.meta.get(STAMP).map_err(ViewError::store)?;
     if let Some(s) = &stamped
@@ -56,7 +56,7 @@ pub fn unfit(views: &Views, ledger: &Ledger) -> Result<Option<String>, ViewError
 /// [`Views::open`], but views that fail to open or catch up for damage are discarded and
 /// rebuilt from the ledger (saying so through `note`). A failure of the ledger, the model
 /// or a full disk is returned as it is: rebuilding cannot mend those.
-pub fn open_recovering(
+pub(crate) fn open_recovering(
     ledger: &Ledger,
     model: &mut ModelSlot,
     tz: jiff::tz::TimeZone,
@@ -75,7 +75,7 @@ pub fn open_recovering(
 }
 
 /// Whether `e` is damage to the views themselves (not the ledger, the model or the disk).
-pub fn is_damage(e: &ViewError, store: &Path) -> bool {
+pub(crate) fn is_damage(e: &ViewError, store: &Path) -> bool {
     let views_failed = matches!(
         e,
         ViewError::Store(_) | ViewError::Corrupt(_) | ViewError::Keyword(_) | ViewError::Io { .. }
@@ -84,7 +84,7 @@ pub fn is_damage(e: &ViewError, store: &Path) -> bool {
 }
 
 /// Remove every view of the store at `store` (they are derived: the ledger holds all).
-pub fn discard(store: &Path) -> Result<(), ViewError> {
+pub(crate) fn discard(store: &Path) -> Result<(), ViewError> {
     // Not from under a reader that has them open.
     let _lock = super::lock(store, "discarding the views")?;
     super::closings::discard(store);

@@ -13,45 +13,45 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::ViewError;
 use super::rows::{FileRow, TextRow};
-use crate::change::BlobId;
-use crate::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 use crate::ledger::{LedgerError, event_key};
-use crate::session::SessionRollup;
+use crate::views::session::SessionRollup;
+use crate::vocab::change::BlobId;
+use crate::vocab::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 
 /// What one local calendar day holds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DayStats {
-    pub events: i64,
-    pub prompts: i64,
-    pub tools: i64,
-    pub fails: i64,
-    pub commits: i64,
-    pub obs: i64,
+pub(crate) struct DayStats {
+    pub(crate) events: i64,
+    pub(crate) prompts: i64,
+    pub(crate) tools: i64,
+    pub(crate) fails: i64,
+    pub(crate) commits: i64,
+    pub(crate) obs: i64,
     /// Events per session active that day.
-    pub sessions: BTreeMap<String, i64>,
+    pub(crate) sessions: BTreeMap<String, i64>,
     /// Touches per file that day.
-    pub files: BTreeMap<String, i64>,
+    pub(crate) files: BTreeMap<String, i64>,
 }
 
 /// One observation, as its subject's evidence trail lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ObsRow {
-    pub ts_ms: i64,
-    pub text: String,
-    pub derived_from: Vec<u32>,
-    pub basis: Option<Basis>,
+pub(crate) struct ObsRow {
+    pub(crate) ts_ms: i64,
+    pub(crate) text: String,
+    pub(crate) derived_from: Vec<u32>,
+    pub(crate) basis: Option<Basis>,
 }
 
 /// A subject's current claim: the newest observation (by time, then session and seq).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SubjectStats {
-    pub count: i64,
-    pub cited: i64,
-    pub last_ms: i64,
-    pub session: SessionId,
-    pub seq: Seq,
-    pub text: String,
-    pub basis: Option<Basis>,
+pub(crate) struct SubjectStats {
+    pub(crate) count: i64,
+    pub(crate) cited: i64,
+    pub(crate) last_ms: i64,
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) text: String,
+    pub(crate) basis: Option<Basis>,
 }
 
 fn bump(map: &mut BTreeMap<String, i64>, key: &str, sign: i64) {
@@ -87,7 +87,7 @@ impl DayStats {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.events == 0
     }
 }
@@ -95,7 +95,7 @@ impl DayStats {
 /// Which table a key of a generation's keyspace belongs to: its first byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Table {
+pub(crate) enum Table {
     Sessions = 1,
     Days = 2,
     Files = 3,
@@ -108,7 +108,7 @@ pub enum Table {
     /// Every touched path with its bytes reversed, then the event: a path's tail (its path
     /// relative to a repository root) is a prefix here.
     Tails = 9,
-    /// Each session's log steps, by event key and step index (see `crate::log`).
+    /// Each session's log steps, by event key and step index (see `crate::reads::log`).
     Steps = 10,
     /// Each event's current envelope, as the ledger stores it (redacted at capture), by
     /// event key: what `show` and `events` read while a writer holds the ledger.
@@ -123,10 +123,10 @@ pub enum Table {
 }
 
 /// Where the fold reads the change blobs that recorded edits name (the ledger's blob store).
-pub type Blobs<'a> = &'a dyn Fn(&BlobId) -> Result<Option<Vec<u8>>, LedgerError>;
+pub(crate) type Blobs<'a> = &'a dyn Fn(&BlobId) -> Result<Option<Vec<u8>>, LedgerError>;
 
 /// The key (within its table) of `path`'s touch by the event `key`: `path`, 0, the event key.
-pub fn path_event_key(path: &[u8], key: &[u8]) -> Vec<u8> {
+pub(crate) fn path_event_key(path: &[u8], key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(path.len() + 1 + key.len());
     k.extend_from_slice(path);
     k.push(0);
@@ -135,12 +135,12 @@ pub fn path_event_key(path: &[u8], key: &[u8]) -> Vec<u8> {
 }
 
 /// `path`'s bytes, last first: the key prefix of [`Table::Tails`].
-pub fn reversed(path: &str) -> Vec<u8> {
+pub(crate) fn reversed(path: &str) -> Vec<u8> {
     path.bytes().rev().collect()
 }
 
 /// The key (within [`Table::Steps`]) of step `index` of the event `key`.
-pub fn step_key(key: &[u8], index: u16) -> Vec<u8> {
+pub(crate) fn step_key(key: &[u8], index: u16) -> Vec<u8> {
     let mut k = key.to_vec();
     k.extend_from_slice(&index.to_be_bytes());
     k
@@ -148,14 +148,14 @@ pub fn step_key(key: &[u8], index: u16) -> Vec<u8> {
 
 /// The key (within [`Table::Past`]) of the version of the event `key` that the change
 /// `lsn` replaced.
-pub fn past_key(key: &[u8], lsn: u64) -> Vec<u8> {
+pub(crate) fn past_key(key: &[u8], lsn: u64) -> Vec<u8> {
     let mut k = key.to_vec();
     k.extend_from_slice(&lsn.to_be_bytes());
     k
 }
 
 /// The event and LSN a [`past_key`] encodes.
-pub fn decode_past_key(k: &[u8]) -> Option<(EventId, u64)> {
+pub(crate) fn decode_past_key(k: &[u8]) -> Option<(EventId, u64)> {
     let at = k.len().checked_sub(8)?;
     let lsn = u64::from_be_bytes(k[at..].try_into().ok()?);
     Some((crate::ledger::decode_event_key(&k[..at])?, lsn))
@@ -163,7 +163,7 @@ pub fn decode_past_key(k: &[u8]) -> Option<(EventId, u64)> {
 
 /// Put into `writes` the past-table rows for `old`, the version of `id` that the change
 /// `lsn` replaced, and the change blobs it names that `blobs` holds.
-pub fn keep_past(
+pub(crate) fn keep_past(
     writes: &mut Writes,
     blobs: Blobs<'_>,
     (lsn, id, old): (u64, &EventId, &Envelope),
@@ -190,7 +190,7 @@ pub fn keep_past(
 const APPLIED: &[u8] = b"\xffapplied";
 
 /// `table`'s key for `rest`.
-pub fn tkey(table: Table, rest: &[u8]) -> Vec<u8> {
+pub(crate) fn tkey(table: Table, rest: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(rest.len() + 1);
     k.push(table as u8);
     k.extend_from_slice(rest);
@@ -198,11 +198,11 @@ pub fn tkey(table: Table, rest: &[u8]) -> Vec<u8> {
 }
 
 /// Writes to one keyspace, in key order (None: delete): ingested in one go.
-pub type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+pub(crate) type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 /// Write `writes` into `ks` as one ingestion: new tables, no journal, atomic. Readers that
 /// open the views never replay anything.
-pub fn ingest(ks: &Keyspace, writes: Writes) -> Result<(), ViewError> {
+pub(crate) fn ingest(ks: &Keyspace, writes: Writes) -> Result<(), ViewError> {
     if writes.is_empty() {
         return Ok(());
     }
@@ -223,12 +223,12 @@ pub fn ingest(ks: &Keyspace, writes: Writes) -> Result<(), ViewError> {
 }
 
 /// All the fjall-backed views of one generation, in one keyspace keyed by [`Table`].
-pub struct Tables {
-    pub ks: Keyspace,
+pub(crate) struct Tables {
+    pub(crate) ks: Keyspace,
 }
 
 impl Tables {
-    pub fn open(db: &Database, generation: u32) -> Result<Tables, ViewError> {
+    pub(crate) fn open(db: &Database, generation: u32) -> Result<Tables, ViewError> {
         let ks = db
             .keyspace(&format!("v{generation}"), crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
@@ -236,7 +236,7 @@ impl Tables {
     }
 
     /// The last ledger change these tables reflect.
-    pub fn applied(&self) -> Result<u64, ViewError> {
+    pub(crate) fn applied(&self) -> Result<u64, ViewError> {
         Ok(self
             .ks
             .get(APPLIED)
@@ -245,30 +245,30 @@ impl Tables {
             .unwrap_or(0))
     }
 
-    pub fn session(&self, session: &SessionId) -> Result<Option<SessionRollup>, ViewError> {
+    pub(crate) fn session(&self, session: &SessionId) -> Result<Option<SessionRollup>, ViewError> {
         get_json(
             &self.ks,
             &tkey(Table::Sessions, session.as_str().as_bytes()),
         )
     }
 
-    pub fn text(&self, id: &EventId) -> Result<Option<TextRow>, ViewError> {
+    pub(crate) fn text(&self, id: &EventId) -> Result<Option<TextRow>, ViewError> {
         get_json(
             &self.ks,
             &tkey(Table::Texts, &event_key(&id.session, id.seq)),
         )
     }
 
-    pub fn day(&self, date: &str) -> Result<Option<DayStats>, ViewError> {
+    pub(crate) fn day(&self, date: &str) -> Result<Option<DayStats>, ViewError> {
         get_json(&self.ks, &tkey(Table::Days, date.as_bytes()))
     }
 
-    pub fn subject(&self, subject: &str) -> Result<Option<SubjectStats>, ViewError> {
+    pub(crate) fn subject(&self, subject: &str) -> Result<Option<SubjectStats>, ViewError> {
         get_json(&self.ks, &tkey(Table::Subjects, subject.as_bytes()))
     }
 
     /// The event `id`'s current envelope, as the ledger holds it.
-    pub fn envelope(&self, id: &EventId) -> Result<Option<Envelope>, ViewError> {
+    pub(crate) fn envelope(&self, id: &EventId) -> Result<Option<Envelope>, ViewError> {
         get_json(
             &self.ks,
             &tkey(Table::Envelopes, &event_key(&id.session, id.seq)),
@@ -277,7 +277,7 @@ impl Tables {
 
     /// Every event's current envelope in key order (by session, then seq); with a
     /// `session`, only its events.
-    pub fn envelopes(
+    pub(crate) fn envelopes(
         &self,
         session: Option<&SessionId>,
     ) -> impl Iterator<Item = Result<(EventId, Envelope), ViewError>> + use<'_> {
@@ -287,7 +287,7 @@ impl Tables {
 
     /// [`Tables::envelopes`], each envelope as the JSON this binary encoded it to, not
     /// decoded (`events --json` copies its kind's bytes).
-    pub fn envelope_bytes(
+    pub(crate) fn envelope_bytes(
         &self,
         session: Option<&SessionId>,
     ) -> impl Iterator<Item = Result<(EventId, fjall::Slice), ViewError>> + use<'_> {
@@ -306,7 +306,7 @@ impl Tables {
 
     /// Every past version (see [`Table::Past`]), each event's in the order they were
     /// written: (the event, the LSN of the change that replaced it, the version).
-    pub fn past_versions(
+    pub(crate) fn past_versions(
         &self,
     ) -> impl Iterator<Item = Result<(EventId, u64, Envelope), ViewError>> + use<'_> {
         self.scan(Table::Past, b"").map(|r| {
@@ -318,12 +318,15 @@ impl Tables {
     }
 
     /// What a past version's edit wrote: the change blob `id`'s bytes, if kept.
-    pub fn past_blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, ViewError> {
+    pub(crate) fn past_blob(&self, id: &BlobId) -> Result<Option<Vec<u8>>, ViewError> {
         Ok(self.get_raw(Table::PastBlobs, &id.0)?.map(|v| v.to_vec()))
     }
 
+    #[cfg(test)]
     /// Every change blob the past versions name, kept: (its id, its bytes), by id.
-    pub fn past_blobs(&self) -> impl Iterator<Item = Result<(BlobId, Vec<u8>), ViewError>> + '_ {
+    pub(crate) fn past_blobs(
+        &self,
+    ) -> impl Iterator<Item = Result<(BlobId, Vec<u8>), ViewError>> + '_ {
         self.scan(Table::PastBlobs, b"").map(|r| {
             let (k, v) = r?;
             let id = <[u8; 32]>::try_from(k.as_slice())
@@ -334,7 +337,7 @@ impl Tables {
 
     /// Every row of `table` whose key starts with `prefix`, raw: (the key within the table,
     /// the value).
-    pub fn scan(
+    pub(crate) fn scan(
         &self,
         table: Table,
         prefix: &[u8],
@@ -346,7 +349,11 @@ impl Tables {
     }
 
     /// One row of `table`, raw.
-    pub fn get_raw(&self, table: Table, key: &[u8]) -> Result<Option<fjall::Slice>, ViewError> {
+    pub(crate) fn get_raw(
+        &self,
+        table: Table,
+        key: &[u8],
+    ) -> Result<Option<fjall::Slice>, ViewError> {
         self.ks.get(tkey(table, key)).map_err(ViewError::store)
     }
 
@@ -364,14 +371,14 @@ impl Tables {
 
     /// Every session's id, in id order, without decoding a rollup: what resolving a prefix
     /// needs.
-    pub fn session_ids(&self) -> Result<Vec<SessionId>, ViewError> {
+    pub(crate) fn session_ids(&self) -> Result<Vec<SessionId>, ViewError> {
         self.rows(Table::Sessions, b"")
             .map(|r| Ok(SessionId(String::from_utf8_lossy(&r?.0).into_owned())))
             .collect()
     }
 
     /// Every session's rollup, in id order.
-    pub fn all_sessions(&self) -> Result<Vec<(SessionId, SessionRollup)>, ViewError> {
+    pub(crate) fn all_sessions(&self) -> Result<Vec<(SessionId, SessionRollup)>, ViewError> {
         self.rows(Table::Sessions, b"")
             .map(|r| {
                 let (k, v) = r?;
@@ -384,7 +391,7 @@ impl Tables {
     }
 
     /// Every day with events, oldest first.
-    pub fn all_days(&self) -> Result<Vec<(String, DayStats)>, ViewError> {
+    pub(crate) fn all_days(&self) -> Result<Vec<(String, DayStats)>, ViewError> {
         self.rows(Table::Days, b"")
             .map(|r| {
                 let (k, v) = r?;
@@ -394,7 +401,7 @@ impl Tables {
     }
 
     /// Every subject's current claim, in name order.
-    pub fn all_subjects(&self) -> Result<Vec<(String, SubjectStats)>, ViewError> {
+    pub(crate) fn all_subjects(&self) -> Result<Vec<(String, SubjectStats)>, ViewError> {
         self.rows(Table::Subjects, b"")
             .map(|r| {
                 let (k, v) = r?;
@@ -404,7 +411,10 @@ impl Tables {
     }
 
     /// A subject's evidence trail, oldest key first.
-    pub fn evidence_of(&self, subject: &str) -> Result<Vec<(SessionId, Seq, ObsRow)>, ViewError> {
+    pub(crate) fn evidence_of(
+        &self,
+        subject: &str,
+    ) -> Result<Vec<(SessionId, Seq, ObsRow)>, ViewError> {
         let mut prefix = subject.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
@@ -418,7 +428,7 @@ impl Tables {
     }
 
     /// The events that touched `path`.
-    pub fn touches_of(&self, path: &str) -> Result<Vec<EventId>, ViewError> {
+    pub(crate) fn touches_of(&self, path: &str) -> Result<Vec<EventId>, ViewError> {
         Ok(self
             .file_rows(path)?
             .into_iter()
@@ -427,7 +437,7 @@ impl Tables {
     }
 
     /// The recorded edits of `path`: each event and its row, in event-key order.
-    pub fn file_rows(&self, path: &str) -> Result<Vec<(EventId, FileRow)>, ViewError> {
+    pub(crate) fn file_rows(&self, path: &str) -> Result<Vec<(EventId, FileRow)>, ViewError> {
         let mut prefix = path.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
@@ -441,13 +451,17 @@ impl Tables {
     }
 
     /// What the edit `id` wrote to `path` (its change blob), if it recorded one.
-    pub fn change_bytes(&self, path: &str, id: &EventId) -> Result<Option<Vec<u8>>, ViewError> {
+    pub(crate) fn change_bytes(
+        &self,
+        path: &str,
+        id: &EventId,
+    ) -> Result<Option<Vec<u8>>, ViewError> {
         let k = path_event_key(path.as_bytes(), &event_key(&id.session, id.seq));
         Ok(self.get_raw(Table::Changes, &k)?.map(|v| v.to_vec()))
     }
 
     /// Every recorded path that ends with `tail` (bytewise), each once.
-    pub fn paths_ending(&self, tail: &str) -> Result<BTreeSet<String>, ViewError> {
+    pub(crate) fn paths_ending(&self, tail: &str) -> Result<BTreeSet<String>, ViewError> {
         let mut out = BTreeSet::new();
         for key in self.distinct(Table::Tails, &reversed(tail))? {
             if let Ok(p) = String::from_utf8(key.into_iter().rev().collect()) {
@@ -458,7 +472,7 @@ impl Tables {
     }
 
     /// Every recorded path that starts with `head` (bytewise; `""`: every path), each once.
-    pub fn paths_starting(&self, head: &str) -> Result<BTreeSet<String>, ViewError> {
+    pub(crate) fn paths_starting(&self, head: &str) -> Result<BTreeSet<String>, ViewError> {
         let mut out = BTreeSet::new();
         for key in self.distinct(Table::Files, head.as_bytes())? {
             if let Ok(p) = String::from_utf8(key) {
@@ -508,7 +522,7 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 
 /// Changes folded but not yet written.
 #[derive(Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     sessions: HashMap<SessionId, SessionRollup>,
     days: HashMap<String, DayStats>,
     /// Raw writes to the texts, files, changes, tails, steps and evidence tables (None:
@@ -527,7 +541,7 @@ pub struct Pending {
 impl Pending {
     /// Fold `env` (the event at `id`, whose searchable text is `text`, see [`TextRow::of`])
     /// in with `sign` +1, or back out with -1.
-    pub fn fold(
+    pub(crate) fn fold(
         &mut self,
         tables: &Tables,
         blobs: Blobs<'_>,
@@ -559,7 +573,7 @@ impl Pending {
             );
         }
         // What each edit's change blob adds and removes (read once, for the changes table).
-        let mut sizes: HashMap<BlobId, crate::diff::Size> = HashMap::new();
+        let mut sizes: HashMap<BlobId, crate::vocab::diff::Size> = HashMap::new();
         if let Event::FileTouch {
             path,
             op,
@@ -584,7 +598,7 @@ impl Pending {
                 };
                 // The step below is sized from the same bytes: each blob is read once.
                 if let (Some(blob), Some(b)) = (change, &bytes) {
-                    let size = serde_json::from_slice(b).map(|c| crate::diff::size(&c));
+                    let size = serde_json::from_slice(b).map(|c| crate::vocab::diff::size(&c));
                     sizes.insert(blob, size.unwrap_or_default());
                 }
                 self.files.insert(
@@ -600,7 +614,7 @@ impl Pending {
             }
         }
         // Every step the event makes, each edit sized from what it wrote.
-        let size = |change: &Option<BlobId>| -> Result<crate::diff::Size, ViewError> {
+        let size = |change: &Option<BlobId>| -> Result<crate::vocab::diff::Size, ViewError> {
             Ok(change
                 .and_then(|blob| sizes.get(&blob).copied())
                 .unwrap_or_default())
@@ -609,7 +623,7 @@ impl Pending {
         let steps = if stale {
             Vec::new()
         } else {
-            crate::log::steps_of(&env.kind, size)?
+            crate::views::steps::steps_of(&env.kind, size)?
         };
         for (i, step) in steps.iter().enumerate() {
             let k = tkey(Table::Steps, &step_key(&key, i as u16));
@@ -656,7 +670,7 @@ impl Pending {
     }
 
     /// Keep `old`, the version of `id` that the change `lsn` replaced (see [`keep_past`]).
-    pub fn past(
+    pub(crate) fn past(
         &mut self,
         blobs: Blobs<'_>,
         (lsn, id, old): (u64, &EventId, &Envelope),
@@ -665,7 +679,12 @@ impl Pending {
     }
 
     /// Put everything folded so far, and the LSN it reaches, into `writes`.
-    pub fn write(self, tables: &Tables, writes: &mut Writes, lsn: u64) -> Result<(), ViewError> {
+    pub(crate) fn write(
+        self,
+        tables: &Tables,
+        writes: &mut Writes,
+        lsn: u64,
+    ) -> Result<(), ViewError> {
         for (session, rollup) in self.sessions {
             let k = tkey(Table::Sessions, session.as_str().as_bytes());
             writes.insert(k, (rollup.events != 0).then(|| encode_json(&rollup)));
@@ -747,7 +766,7 @@ pub(crate) fn split_key(k: &[u8]) -> Option<(SessionId, Seq)> {
     crate::ledger::decode_event_key(k).map(|id| (id.session, id.seq))
 }
 
-pub fn encode_json<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn encode_json<T: Serialize>(v: &T) -> Vec<u8> {
     // View rows are plain data with string keys: serialization cannot fail.
     serde_json::to_vec(v).unwrap_or_default()
 }

@@ -20,7 +20,7 @@ use super::fault::{self, Fault};
 use super::tables::{Table, Writes, split_key, tkey};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
-use crate::event::{EventId, SessionId};
+use crate::vocab::event::{EventId, SessionId};
 
 /// Texts embedded per model call.
 const BATCH: usize = 32;
@@ -39,51 +39,47 @@ fn queue_key(key: &[u8]) -> Vec<u8> {
 /// The lane's vectors live in the generation's keyspace (under [`Table::Vectors`]); the
 /// cache has a keyspace of its own that no rebuild clears. An `asof` fold starts from a copy
 /// of the real store's cache (see `Views::seed_scratch`).
-pub struct VectorLane {
+pub(crate) struct VectorLane {
     vectors: Keyspace,
     cache: Keyspace,
 }
 
 /// Dense texts added and removed, not yet embedded or written.
 #[derive(Default)]
-pub struct PendingVectors {
+pub(crate) struct PendingVectors {
     upserts: BTreeMap<Vec<u8>, String>,
     deletes: BTreeSet<Vec<u8>>,
 }
 
 impl PendingVectors {
-    pub fn add(&mut self, key: Vec<u8>, text: &str) {
+    pub(crate) fn add(&mut self, key: Vec<u8>, text: &str) {
         self.deletes.remove(&key);
         self.upserts.insert(key, text.to_string());
     }
 
-    pub fn remove(&mut self, key: Vec<u8>) {
+    pub(crate) fn remove(&mut self, key: Vec<u8>) {
         self.upserts.remove(&key);
         self.deletes.insert(key);
     }
 }
 
 /// Queued texts taken for embedding: (event key, text).
-pub struct Batch {
+pub(crate) struct Batch {
     items: Vec<(Vec<u8>, String)>,
 }
 
 /// A batch with its vectors.
-pub struct Embedded {
+pub(crate) struct Embedded {
     items: Vec<(Vec<u8>, String, Vec<f32>)>,
 }
 
 impl Batch {
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
     /// Run the model over the batch (no store need be open meanwhile).
-    pub fn embed(self, embedder: &mut dyn Embedder) -> Result<Embedded, ViewError> {
+    pub(crate) fn embed(self, embedder: &mut dyn Embedder) -> Result<Embedded, ViewError> {
         // All at once: the embedder orders the texts by length and batches them itself,
         // so the more it sees, the less it pads.
         let texts: Vec<&str> = self.items.iter().map(|(_, t)| t.as_str()).collect();
@@ -100,15 +96,15 @@ impl Batch {
 
 /// A hit: the event and its cosine similarity to the query.
 #[derive(Clone, Debug, PartialEq)]
-pub struct VectorHit {
-    pub id: EventId,
-    pub score: f32,
+pub(crate) struct VectorHit {
+    pub(crate) id: EventId,
+    pub(crate) score: f32,
 }
 
 /// The lane in memory, in key order: one block of codes (a row of `dim` per vector), its
 /// scales and its event keys.
 #[derive(Default)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     keys: Vec<u8>,
     key_ends: Vec<u32>,
     scales: Vec<f32>,
@@ -117,12 +113,8 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.scales.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.scales.is_empty()
     }
 
     fn key(&self, i: usize) -> &[u8] {
@@ -137,7 +129,7 @@ impl Loaded {
     /// The similarity of `query` to the vector loaded for `id`, if it has one: what fusion
     /// asks of a text the keyword lane found and the scan did not rank. Rows are in key
     /// order, so this is a binary search in memory, not a read of the store.
-    pub fn similarity(&self, query: &[f32], id: &EventId) -> Option<f32> {
+    pub(crate) fn similarity(&self, query: &[f32], id: &EventId) -> Option<f32> {
         let key = crate::ledger::event_key(&id.session, id.seq);
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
@@ -158,7 +150,7 @@ impl Loaded {
     /// least `floor` that `admits` accepts; best first, ties by id, so the order is
     /// deterministic. `admits` is asked only about a vector that would enter the best `k`,
     /// so a filter costs a lookup per contender, not per vector.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         query: &[f32],
         k: usize,
@@ -204,7 +196,7 @@ impl Loaded {
 
 impl VectorLane {
     /// The lane over `generation`'s keyspace; the cache is `db`'s, shared by generations.
-    pub fn open(db: &Database, generation: &Keyspace) -> Result<VectorLane, ViewError> {
+    pub(crate) fn open(db: &Database, generation: &Keyspace) -> Result<VectorLane, ViewError> {
         let cache = db
             .keyspace("embed_cache", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
@@ -225,7 +217,7 @@ impl VectorLane {
     /// Write what is pending: vectors from the cache, and for texts it never saw either the
     /// model's (an inline slot) or a queue entry for the embedding pass. Returns how many
     /// texts needed the model.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         pending: PendingVectors,
         slot: &mut ModelSlot,
@@ -283,7 +275,7 @@ impl VectorLane {
     }
 
     /// How many texts wait for the embedding pass.
-    pub fn queued(&self) -> Result<usize, ViewError> {
+    pub(crate) fn queued(&self) -> Result<usize, ViewError> {
         let mut n = 0;
         for kv in self.vectors.prefix([QUEUED]) {
             kv.key().map_err(ViewError::store)?;
@@ -293,7 +285,7 @@ impl VectorLane {
     }
 
     /// Up to `limit` queued texts, in key order.
-    pub fn take(&self, limit: usize) -> Result<Batch, ViewError> {
+    pub(crate) fn take(&self, limit: usize) -> Result<Batch, ViewError> {
         let mut items = Vec::new();
         for kv in self.vectors.prefix([QUEUED]).take(limit) {
             let (key, value) = kv.into_inner().map_err(ViewError::store)?;
@@ -308,7 +300,7 @@ impl VectorLane {
     /// Write the vectors of `done` (embedded under `model`) whose queue entry still holds
     /// the text that was embedded; a text revised meanwhile stays queued with its new
     /// version. Every vector is cached either way. Returns how many left the queue.
-    pub fn store(&self, model: &str, done: Embedded) -> Result<usize, ViewError> {
+    pub(crate) fn store(&self, model: &str, done: Embedded) -> Result<usize, ViewError> {
         let mut writes = Writes::new();
         let mut cache_writes = Writes::new();
         let mut stored = 0;
@@ -334,7 +326,7 @@ impl VectorLane {
     /// The stored vectors, `within`'s only when given, read into memory in one pass: a
     /// one-shot search reads them while the model loads, so that only the arithmetic of
     /// [`Loaded::search`] waits for the query's vector.
-    pub fn load(&self, within: Option<&SessionId>) -> Result<Loaded, ViewError> {
+    pub(crate) fn load(&self, within: Option<&SessionId>) -> Result<Loaded, ViewError> {
         let mut prefix = vec![Table::Vectors as u8];
         if let Some(session) = within {
             prefix.extend_from_slice(session.as_str().as_bytes());
@@ -364,7 +356,7 @@ impl VectorLane {
     /// Every stored vector (quantized), by event: what
     /// the oracles compare with their model of the lane.
     #[cfg(test)]
-    pub fn dump(&self) -> Result<Vec<(EventId, Vec<u8>)>, ViewError> {
+    pub(crate) fn dump(&self) -> Result<Vec<(EventId, Vec<u8>)>, ViewError> {
         self.vectors
             .prefix([Table::Vectors as u8])
             .map(|kv| {
@@ -378,7 +370,7 @@ impl VectorLane {
 
     /// Drop the cached vectors of `texts` under `model` (texts redacted by `peat redact`:
     /// an embedding of a secret is not kept either).
-    pub fn forget<'a>(
+    pub(crate) fn forget<'a>(
         &self,
         model: &str,
         texts: impl IntoIterator<Item = &'a str>,
@@ -395,7 +387,7 @@ impl VectorLane {
     }
 
     /// The cache keyspace, for ingesting new vectors.
-    pub fn cache(&self) -> &Keyspace {
+    pub(crate) fn cache(&self) -> &Keyspace {
         &self.cache
     }
 }
@@ -508,7 +500,7 @@ mod tests {
     fn a_loaded_lane_gives_the_stored_similarity_of_each_event_and_none_of_others() {
         let id = |s: &str, seq: u32| EventId {
             session: SessionId(s.into()),
-            seq: crate::event::Seq(seq),
+            seq: crate::vocab::event::Seq(seq),
         };
         let vector = |k: usize| -> Vec<f32> {
             let v: Vec<f32> = (0..16).map(|i| ((i * (k + 3)) % 7) as f32 - 3.0).collect();

@@ -92,7 +92,7 @@ fn a_claude_session_is_recorded_at_every_moment() {
     let work = env.path("work");
     let t = env
         .path("home/.claude/projects")
-        .join(peat::hook::claude_slug(&work))
+        .join(peat::cli::hook::claude_slug(&work))
         .join(format!("{SESSION_A}.jsonl"));
     std::fs::create_dir_all(t.parent().unwrap()).unwrap();
     let lines = claude_lines(SESSION_A, 3, &work);
@@ -1032,7 +1032,7 @@ fn setup_wires_everything_imports_this_project_and_is_safe_twice() {
     let work = env.path("work");
     std::fs::create_dir_all(work.join(".git")).unwrap();
     // This project's transcript, and another project's that setup must leave alone.
-    let slug = peat::hook::claude_slug(&std::fs::canonicalize(&work).unwrap());
+    let slug = peat::cli::hook::claude_slug(&std::fs::canonicalize(&work).unwrap());
     let here = env
         .path("home/.claude/projects")
         .join(&slug)

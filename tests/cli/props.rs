@@ -195,7 +195,7 @@ proptest! {
     ) {
         let payload = |i: usize| seed(&format!("hook-{i}.json"));
         let raw = mutate(&d, &payload(which), &payload(other));
-        let input = peat::hook::Input::parse(&raw);
-        let _ = peat::hook::plan(&input, None);
+        let input = peat::cli::hook::Input::parse(&raw);
+        let _ = peat::cli::hook::plan(&input, None);
     }
 }

@@ -287,7 +287,7 @@ fn events_json_prints_each_kind_as_decoding_and_encoding_it_would() {
     let mut kinds = std::collections::BTreeSet::new();
     for line in r.stdout.lines() {
         let raw = serde_json::from_str::<Line>(line).unwrap().event.get();
-        let event: peat::event::Event = serde_json::from_str(raw).unwrap();
+        let event: peat::vocab::event::Event = serde_json::from_str(raw).unwrap();
         assert_eq!(raw, serde_json::to_string(&event).unwrap(), "{line}");
         kinds.insert(event.tag());
     }

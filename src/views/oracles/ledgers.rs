@@ -6,18 +6,18 @@
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::change::{BlobId, Change, Replacement};
-use crate::event::{
+use crate::vocab::change::{BlobId, Change, Replacement};
+use crate::vocab::event::{
     Agent, Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId, TouchOp, Touched, Vcs,
 };
 
 /// 2025-06-15, noon UTC: the generated record starts here.
-pub const T0: i64 = 1_749_988_800_000;
-pub const HOUR: i64 = 3_600_000;
+pub(crate) const T0: i64 = 1_749_988_800_000;
+pub(crate) const HOUR: i64 = 3_600_000;
 
 /// The kind of one version, with what varies within the kind.
 #[derive(Clone, Debug)]
-pub enum Kind {
+pub(crate) enum Kind {
     Meta {
         cwd: u8,
         branch: u8,
@@ -54,17 +54,17 @@ pub enum Kind {
 
 /// One version of one event: `reps` sets its text's length (0: empty, 1: blank).
 #[derive(Clone, Debug)]
-pub struct Version {
-    pub session: u8,
-    pub slot: u8,
-    pub hours: i64,
-    pub kind: Kind,
-    pub reps: u16,
+pub(crate) struct Version {
+    pub(crate) session: u8,
+    pub(crate) slot: u8,
+    pub(crate) hours: i64,
+    pub(crate) kind: Kind,
+    pub(crate) reps: u16,
 }
 
 /// A step of a case.
 #[derive(Clone, Debug)]
-pub enum Step {
+pub(crate) enum Step {
     Write(Vec<Version>),
     /// Open the views (catching them up) folding `chunk` changes at a time; with `fail_at`,
     /// that flush fails midway and the catch-up is abandoned.
@@ -80,7 +80,7 @@ pub enum Step {
 
 /// Revisions keep their event's time when `fixed_times` (as capture's do: the session
 /// span is documented never to shrink), or move it anywhere when not (for `asof`).
-pub fn steps(fixed_times: bool) -> impl Strategy<Value = Vec<Step>> {
+pub(crate) fn steps(fixed_times: bool) -> impl Strategy<Value = Vec<Step>> {
     let step = prop_oneof![
         3 => prop::collection::vec(version(fixed_times), 1..8).prop_map(Step::Write),
         1 => (1usize..6, prop::option::of(1usize..4))
@@ -134,7 +134,7 @@ fn version(fixed_times: bool) -> impl Strategy<Value = Version> {
 }
 
 /// The text of the `n`th version: its own four words, `reps` times over (1: a blank).
-pub fn text(n: usize, reps: u16) -> String {
+pub(crate) fn text(n: usize, reps: u16) -> String {
     if reps == 1 {
         return "  \n ".to_string();
     }
@@ -143,7 +143,7 @@ pub fn text(n: usize, reps: u16) -> String {
 }
 
 /// The word that finds the `n`th version's text.
-pub fn probe(n: usize) -> String {
+pub(crate) fn probe(n: usize) -> String {
     format!("u{n}v")
 }
 
@@ -151,7 +151,7 @@ pub fn probe(n: usize) -> String {
 /// meta (capture writes one, first); observations and the retired distiller's notes live in
 /// their own seq ranges, as they always did, so no transcript event is ever revised into one
 /// (they are not session activity, and a session's span only ever grows).
-pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
+pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     let session = SessionId(format!("s{}", v.session));
     let meta = matches!(v.kind, Kind::Meta { .. });
     let slot = match (meta, v.slot) {
@@ -161,7 +161,7 @@ pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     };
     let seq = match v.kind {
         Kind::Obs { .. } => OBS_SEQ_BASE + slot,
-        Kind::Distill => crate::event::RESERVED_SEQ_BASE + slot,
+        Kind::Distill => crate::vocab::event::RESERVED_SEQ_BASE + slot,
         _ => slot * 16,
     };
     // A fixed time is a function of the event's id, so a revision keeps it.
@@ -275,7 +275,7 @@ pub fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
 /// blob store holds it. Kinds by `change` (the further files take the next ones): 0 none,
 /// 1 a whole write, 2 an edit whose old and new lines share no line, 3 a change whose blob
 /// is missing from the store.
-pub fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Change, bool)>> {
+pub(crate) fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Change, bool)>> {
     (0..=paths)
         .map(|p| {
             let lines = |tag: &str, k: u8| -> String {
@@ -309,7 +309,7 @@ pub fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Change, boo
 }
 
 /// The blobs the `n`th version's touch stores.
-pub fn blobs_of(n: usize, v: &Version) -> Vec<(BlobId, Vec<u8>)> {
+pub(crate) fn blobs_of(n: usize, v: &Version) -> Vec<(BlobId, Vec<u8>)> {
     match v.kind {
         Kind::Touch { paths, change } => touch_changes(n, paths, change)
             .into_iter()
@@ -334,17 +334,17 @@ fn written(steps: &[Step]) -> impl Iterator<Item = (usize, &Version)> {
 }
 
 /// Every blob a case stores, by id.
-pub fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
+pub(crate) fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
     written(steps).flat_map(|(n, v)| blobs_of(n, v)).collect()
 }
 
 /// Every version of a case in the order it is written, numbered.
-pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
+pub(crate) fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
     written(steps).map(|(n, v)| envelope(n, v)).collect()
 }
 
 /// The probe words and texts of every version of a case.
-pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
+pub(crate) fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut probes = BTreeSet::new();
     let mut texts = BTreeSet::new();
     for (n, v) in written(steps) {
@@ -357,7 +357,7 @@ pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
 }
 
 /// Each event's newest version whose time is at or before `cutoff` (all of them: `i64::MAX`).
-pub fn as_of(versions: &[(EventId, Envelope)], cutoff: i64) -> BTreeMap<EventId, Envelope> {
+pub(crate) fn as_of(versions: &[(EventId, Envelope)], cutoff: i64) -> BTreeMap<EventId, Envelope> {
     let mut out = BTreeMap::new();
     for (id, env) in versions {
         if env.ts_ms <= cutoff {

@@ -15,8 +15,8 @@ use std::time::Duration;
 use super::fault::{self, Fault};
 use super::{ModelSlot, Views};
 use crate::embed::hash::HashEmbedder;
-use crate::event::{Envelope, EventId};
 use crate::ledger::{Access, Ledger, Mode, WriteSet};
+use crate::vocab::event::{Envelope, EventId};
 use ledgers::{HOUR, Kind, Step, T0, Version};
 use model::{diff, model, observe};
 
@@ -182,8 +182,10 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
             let then = ledgers::as_of(&versions, *cutoff);
             // As `peat asof` does: copy the past out of the views, then replay it.
             let scratch = dir.path().join(format!("asof-{how}-{i}"));
-            let past = crate::asof::copy_past(&real, *cutoff, &scratch, true)
-                .and_then(|copied| crate::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC));
+            let past =
+                crate::views::asof::copy_past(&real, *cutoff, &scratch, true).and_then(|copied| {
+                    crate::views::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC)
+                });
             let what = format!("asof {cutoff} from the views {how}");
             match past {
                 Ok(p) => {
@@ -385,7 +387,7 @@ fn retraction_findings() -> Vec<String> {
 
 /// The searchable text an envelope carries, whatever its kind.
 fn words_of(env: &Envelope) -> Option<&str> {
-    use crate::event::Event::*;
+    use crate::vocab::event::Event::*;
     match &env.kind {
         FinalMsg { text } | Said { text } | CompactSummary { text } | UserMsg { text, .. } => {
             Some(text)
@@ -766,9 +768,9 @@ fn asof_oracle_goes_red_when_a_change_is_applied_twice() {
 fn equal_timestamp_observations_resolve_by_seq() {
     let obs = |text: &str| {
         Envelope::new(
-            crate::event::SessionId("s".into()),
+            crate::vocab::event::SessionId("s".into()),
             5000,
-            crate::event::Event::Obs {
+            crate::vocab::event::Event::Obs {
                 subject: "x".into(),
                 text: text.into(),
                 derived_from: vec![],
@@ -781,11 +783,11 @@ fn equal_timestamp_observations_resolve_by_seq() {
         let mut l = open(dir.path());
         let mut set = WriteSet::default();
         set.event(
-            crate::event::Seq(crate::event::OBS_SEQ_BASE + 1),
+            crate::vocab::event::Seq(crate::vocab::event::OBS_SEQ_BASE + 1),
             obs("second claim"),
         );
         set.event(
-            crate::event::Seq(crate::event::OBS_SEQ_BASE),
+            crate::vocab::event::Seq(crate::vocab::event::OBS_SEQ_BASE),
             obs("first claim"),
         );
         l.write(set).unwrap();

@@ -5,47 +5,47 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::change::{BlobId, Change};
-use crate::diff::Size;
 use crate::embed::hash::HashEmbedder;
-use crate::event::{Envelope, Event, EventId, SessionId};
 use crate::ledger::decode_event_key;
-use crate::log::Step;
-use crate::session::SessionRollup;
 use crate::views::Views;
 use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextKind, TextRow};
+use crate::views::session::SessionRollup;
+use crate::views::steps::Step;
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
+use crate::vocab::change::{BlobId, Change};
+use crate::vocab::diff::Size;
+use crate::vocab::event::{Envelope, Event, EventId, SessionId};
 
 /// Everything the views hold, as plain data.
 #[derive(Debug, Default, PartialEq)]
-pub struct Snapshot {
-    pub sessions: BTreeMap<SessionId, SessionRollup>,
-    pub days: BTreeMap<String, DayStats>,
-    pub files: BTreeMap<(String, EventId), FileRow>,
+pub(crate) struct Snapshot {
+    pub(crate) sessions: BTreeMap<SessionId, SessionRollup>,
+    pub(crate) days: BTreeMap<String, DayStats>,
+    pub(crate) files: BTreeMap<(String, EventId), FileRow>,
     /// What each touch wrote to each path: its blob's bytes, when the store holds them.
-    pub changes: BTreeMap<(String, EventId), String>,
+    pub(crate) changes: BTreeMap<(String, EventId), String>,
     /// Each touched path, its bytes reversed, with the touch.
-    pub tails: BTreeSet<(Vec<u8>, EventId)>,
+    pub(crate) tails: BTreeSet<(Vec<u8>, EventId)>,
     /// Each session's log steps: (event, index) → (time, step).
-    pub steps: BTreeMap<(EventId, u16), (i64, Step)>,
-    pub texts: BTreeMap<EventId, TextRow>,
-    pub subjects: BTreeMap<String, SubjectStats>,
-    pub evidence: BTreeMap<(String, EventId), ObsRow>,
+    pub(crate) steps: BTreeMap<(EventId, u16), (i64, Step)>,
+    pub(crate) texts: BTreeMap<EventId, TextRow>,
+    pub(crate) subjects: BTreeMap<String, SubjectStats>,
+    pub(crate) evidence: BTreeMap<(String, EventId), ObsRow>,
     /// Each event's current version, whole.
-    pub envelopes: BTreeMap<EventId, Envelope>,
+    pub(crate) envelopes: BTreeMap<EventId, Envelope>,
     /// Each revised event's earlier versions, in the order they were written.
-    pub past: BTreeMap<EventId, Vec<Envelope>>,
+    pub(crate) past: BTreeMap<EventId, Vec<Envelope>>,
     /// The change blobs those earlier versions name, when the store holds them.
-    pub past_blobs: BTreeMap<BlobId, Vec<u8>>,
+    pub(crate) past_blobs: BTreeMap<BlobId, Vec<u8>>,
     /// The keyword lane: each document's kind and time, and which of the probe words find it.
-    pub keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
+    pub(crate) keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
     /// The vector lane: each vector, as the text it was made from.
-    pub vectors: BTreeMap<EventId, String>,
+    pub(crate) vectors: BTreeMap<EventId, String>,
 }
 
 /// Where two snapshots differ, one line per differing row (empty: identical).
-pub fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
+pub(crate) fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
     let mut out = Vec::new();
     differ(&mut out, what, "sessions", &got.sessions, &want.sessions);
     differ(&mut out, what, "days", &got.days, &want.days);
@@ -149,7 +149,7 @@ fn embedded(row: &TextRow) -> bool {
 
 /// What the vector lane embeds of a text: its first `EMBED_WINDOW` bytes, cut back to a
 /// character boundary.
-pub fn window(text: &str) -> &str {
+pub(crate) fn window(text: &str) -> &str {
     let mut end = text.len().min(crate::views::rows::EMBED_WINDOW);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -232,7 +232,7 @@ fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec<Step> {
 
 /// What views over `events` (each event's current version, their change blobs in `blobs`)
 /// hold; `probes` are the words the keyword lane is asked for.
-pub fn model(
+pub(crate) fn model(
     events: &BTreeMap<EventId, Envelope>,
     blobs: &BTreeMap<BlobId, Vec<u8>>,
     probes: &BTreeSet<String>,
@@ -380,7 +380,7 @@ pub fn model(
 /// written; the change blobs the store holds in `blobs`): each event's versions before its
 /// current one. Writing a version equal to the event's current one changes nothing, so it
 /// replaces nothing either.
-pub fn past(
+pub(crate) fn past(
     versions: &[(EventId, Envelope)],
     blobs: &BTreeMap<BlobId, Vec<u8>>,
 ) -> (BTreeMap<EventId, Vec<Envelope>>, BTreeMap<BlobId, Vec<u8>>) {
@@ -416,7 +416,11 @@ pub fn past(
 
 /// Everything `views` hold, in the model's shape. The keyword lane is asked for every probe
 /// word; each vector is named by the text among `texts` it was made from.
-pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String>) -> Snapshot {
+pub(crate) fn observe(
+    views: &Views,
+    probes: &BTreeSet<String>,
+    texts: &BTreeSet<String>,
+) -> Snapshot {
     let t = &views.tables;
     let mut s = Snapshot {
         sessions: t.all_sessions().unwrap().into_iter().collect(),

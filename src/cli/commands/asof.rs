@@ -1,0 +1,157 @@
+use clap::Args;
+use serde::Serialize;
+use std::io::Write;
+
+use crate::cli::ctx::Ctx;
+use crate::cli::error::CliError;
+use crate::reads::recall::{Query, recall};
+use crate::views::handle::Short;
+
+/// Answer as of the end of a past day
+///
+/// Folds every ledger event up to the end of that local day through the same pipeline into
+/// a scratch store, with "now" pinned to that moment: the record as it stood then. With
+/// words, searches it; without, says what it held. The past is copied out of the views
+/// (which keep every earlier version too), then replayed with the store free: like every
+/// read, it never waits for a capture, answering from the views as they stand and saying
+/// how far behind they are.
+#[derive(Args, Debug)]
+pub(crate) struct AsofArgs {
+    /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",
+    /// "last week", or a weekday (monday: the latest one before today)
+    #[arg(value_name = "DAY")]
+    pub(crate) date: String,
+    /// What to look for, as of that day
+    #[arg(value_name = "WORDS")]
+    pub(crate) words: Vec<String>,
+    /// How many hits
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    pub(crate) limit: usize,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    date: String,
+    cutoff_ms: i64,
+    events: usize,
+    sessions: usize,
+    days: usize,
+    last_session: Option<crate::views::session::SessionSummary>,
+    /// Recorded changes the views did not show yet (0 unless a capture was running).
+    behind: u64,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
+    let today = crate::cli::shared::today(ctx);
+    let day = crate::vocab::time::parse_day(&args.date, today).map_err(|why| {
+        CliError::user(why)
+            .hint("For example `peat asof 2026-07-10`, `peat asof yesterday` or `peat asof 2w`.")
+    })?;
+    if day > today {
+        return Err(CliError::user(format!(
+            "{day} is in the future (today is {today}): asof reads the record as it stood on a past day"
+        ))
+        .hint("For the record as it stands now, run `peat` (the brief) or `peat recall WORDS`."));
+    }
+    let date = day.to_string();
+    let cutoff = crate::vocab::time::end_of_local_day(&date, &ctx.tz)
+        .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
+    // The past is copied out of the views (they keep the versions revisions replaced),
+    // beside a writer as they stand, then replayed holding nothing of the store.
+    let words = args.words.join(" ");
+    // Without words only the tables are read: no vectors are copied, no keyword lane folded.
+    let search = !words.trim().is_empty();
+    // A search's query is embedded (by the resident embedder, or a model loading on a
+    // thread of its own) while the past is copied and replayed.
+    let (ledger, views, mut model) = match search {
+        true => ctx.read_views_to_search(words.trim())?,
+        false => ctx.read_views()?,
+    };
+    drop(ledger);
+    let behind = views.behind();
+    let scratch = tempfile::Builder::new()
+        .prefix("peat-asof-")
+        .tempdir()
+        .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
+    let copied = crate::views::asof::copy_past(&views, cutoff, scratch.path(), search)?;
+    let queued = views.vectors.queued()?;
+    // Printed after the store's views close, against the store's sessions, not the past's.
+    crate::views::handle::learn_all(&views.tables.session_ids()?);
+    drop(views);
+    let past = crate::views::asof::replay(copied, &mut model, ctx.tz.clone())?;
+    // The fold took every vector it could from the copy of the store's cache. What it
+    // queued is either still queued in the store too (its embedding pass will cache it: the
+    // search says so meanwhile), or a version since revised, which no pass will ever embed:
+    // embed those now, for this search.
+    if search && queued == 0 {
+        past.views.embed_queued(&mut model, 256)?;
+    }
+    let head = format!("== peat · as of {date} · {} events ==", past.events);
+    // Under --json the summary says it (0 events): the output stays one document.
+    if past.events == 0 && !ctx.json {
+        ctx.ui.note(&format!(
+            "{head}\nthe record starts after {date}: nothing was captured by then"
+        ));
+        return Ok(1);
+    }
+    if search {
+        let q = Query {
+            words,
+            limit: args.limit,
+            ..Query::default()
+        };
+        let result = recall(&past.views, &mut model, &q)?;
+        if !ctx.json {
+            println!("{}", ctx.ui.bold(&head));
+        }
+        return super::recall::print(ctx, &result, cutoff, behind);
+    }
+    let sessions = past.views.tables.all_sessions()?;
+    let count = sessions.len();
+    let days = past.views.tables.all_days()?;
+    // Only the newest session's texts are read, not every one's.
+    let last = crate::cli::shared::newest(sessions).map(|(s, r)| past.views.summary(s, r));
+    let summary = Summary {
+        date: date.clone(),
+        cutoff_ms: cutoff,
+        events: past.events,
+        sessions: count,
+        days: days.len(),
+        last_session: last,
+        behind,
+    };
+    let mut out = std::io::stdout().lock();
+    if ctx.json {
+        serde_json::to_writer(&mut out, &summary).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(u8::from(summary.events == 0));
+    }
+    writeln!(out, "{}", ctx.ui.bold(&head))?;
+    writeln!(
+        out,
+        "{} sessions over {} days",
+        summary.sessions, summary.days
+    )?;
+    if let Some(s) = &summary.last_session {
+        let short = s.session.short();
+        let age = s
+            .rollup
+            .end_ms
+            .map(|t| crate::vocab::time::age(cutoff, t, &ctx.tz))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "last session ({}, {age} before): {}",
+            s.rollup.place(),
+            ctx.ui.dim(&format!("▸ peat show {short}"))
+        )?;
+        if let Some(c) = &s.closing {
+            writeln!(
+                out,
+                "  {}",
+                ctx.ui.safe(&crate::cli::ui::clip(&c.text, 400))
+            )?;
+        }
+    }
+    Ok(0)
+}

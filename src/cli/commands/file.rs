@@ -1,0 +1,136 @@
+use clap::Args;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::ctx::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::ui::clip;
+use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths};
+use crate::views::Views;
+use crate::views::handle::Short;
+use crate::vocab::event::{SessionId, TouchOp};
+
+/// How many edits the text reading lists before pointing at `--json`.
+const SHOWN: usize = 20;
+
+/// List the recorded edits of a file or directory, present here or not
+///
+/// Newest first, each with its session, age, what it did, the prompt that led to it and the
+/// command that shows it. A path is found by its exact recording, else by its path relative
+/// to the repository root (edits made in another checkout, or to a file deleted since).
+/// `peat PATH` is the same when PATH looks like a path; `peat blame FILE` says which edit
+/// wrote each line.
+#[derive(Args, Debug)]
+pub(crate) struct FileArgs {
+    /// The file or directory (it need not exist here)
+    #[arg(value_name = "PATH")]
+    pub(crate) path: String,
+}
+
+/// One recorded edit, as the listing shows it.
+#[derive(Serialize)]
+struct Listed {
+    #[serde(flatten)]
+    edit: FileEdit,
+    age: String,
+    prompt: Option<Prompt>,
+    show: String,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
+    let (ledger, views, _model) = ctx.read_views()?;
+    let wanted = crate::cli::shared::wanted(ctx, &args.path);
+    let paths = recorded_paths(&views, &wanted)?;
+    let mut edits = edits_of(&views, &paths)?;
+    drop(ledger);
+    if edits.is_empty() {
+        if ctx.json {
+            writeln!(
+                std::io::stdout(),
+                "{}",
+                serde_json::json!({ "touches": [], "behind": views.behind() })
+            )?;
+        }
+        ctx.ui
+            .note(&format!("peat: no recorded edit touched {}", args.path));
+        return Ok(1);
+    }
+    edits.reverse();
+    print(ctx, &views, &args.path, &wanted, edits)
+}
+
+/// Print `edits` (newest first) of the path typed as `shown`.
+fn print(
+    ctx: &Ctx,
+    views: &Views,
+    shown: &str,
+    wanted: &Wanted,
+    edits: Vec<FileEdit>,
+) -> Result<u8, CliError> {
+    let mut prompts = Prompts::default();
+    let mut listed = Vec::with_capacity(edits.len());
+    for e in edits {
+        listed.push(Listed {
+            age: crate::vocab::time::age(ctx.now_ms, e.ts_ms, &ctx.tz),
+            prompt: prompts.answered_by(views, &e.session, e.seq)?,
+            show: format!("peat show {} {}", e.session.short(), e.seq),
+            edit: e,
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    if ctx.json {
+        let doc = serde_json::json!({ "touches": listed, "behind": views.behind() });
+        serde_json::to_writer(&mut out, &doc).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let ui = &ctx.ui;
+    for l in listed.iter().take(SHOWN) {
+        let e = &l.edit;
+        let mut tag = format!("{} · {}", e.session.short(), l.age);
+        if e.failed {
+            tag.push_str(" · failed");
+        }
+        let mut what = op_label(e.op);
+        if e.path != wanted.abs {
+            what.push(' ');
+            what.push_str(&crate::cli::shared::short_path(ctx, &e.path));
+        }
+        if let Some(p) = &l.prompt {
+            what.push_str(&format!("  \"{}\"", clip(&p.text.replace('\n', " "), 60)));
+        }
+        writeln!(
+            out,
+            "  {} {}  {}",
+            ui.dim(&format!("[{tag}]")),
+            ui.safe(&what),
+            ui.dim(&format!("▸ {}", l.show))
+        )?;
+    }
+    if listed.len() > SHOWN {
+        let sessions: BTreeSet<&SessionId> = listed.iter().map(|l| &l.edit.session).collect();
+        writeln!(
+            out,
+            "  … {} more edits ({} sessions in all)  {}",
+            listed.len() - SHOWN,
+            sessions.len(),
+            ui.dim(&format!("▸ peat file {shown} --json"))
+        )?;
+    }
+    if Path::new(&wanted.abs).is_file() {
+        writeln!(
+            out,
+            "  {}",
+            ui.dim(&format!(
+                "▸ peat blame {shown}   (which edit wrote each line)"
+            ))
+        )?;
+    }
+    Ok(0)
+}
+
+fn op_label(op: TouchOp) -> String {
+    crate::vocab::event::serde_plain(&op).replace('_', "-")
+}

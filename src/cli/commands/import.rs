@@ -1,0 +1,225 @@
+use clap::Args;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::capture::{self, CaptureError, CaptureOptions};
+use crate::cli::ctx::Ctx;
+use crate::cli::error::{CliError, EXIT_ERROR};
+use crate::ledger::{Mode, Written};
+
+/// Capture every transcript on this machine (or under the given folders)
+///
+/// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and
+/// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME). Idempotent and
+/// incremental: a transcript already captured is only read from where it was left.
+#[derive(Args, Debug)]
+pub(crate) struct ImportArgs {
+    /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
+    #[arg(value_name = "DIR")]
+    pub(crate) dirs: Vec<PathBuf>,
+}
+
+/// The ledger is reopened this often during a long import, so hooks can get in between.
+const HOLD_AT_MOST: Duration = Duration::from_secs(1);
+
+pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
+    let roots = if args.dirs.is_empty() {
+        default_roots(ctx)
+    } else {
+        for d in &args.dirs {
+            if !d.is_dir() {
+                return Err(
+                    CliError::user(format!("{} is not a folder", d.display())).hint(
+                        "Give folders that hold transcripts, or no argument for the usual places.",
+                    ),
+                );
+            }
+        }
+        args.dirs.clone()
+    };
+    let mut found = Found::default();
+    for root in &roots {
+        found.walk(root);
+    }
+    let done = import_files(ctx, found)?;
+    ctx.ui.note(&done.line());
+    // A folder that could not be read may hold transcripts: "none found" would be a guess.
+    if done.files == 0 && done.unreadable == 0 {
+        let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        ctx.ui
+            .note(&format!("no transcripts found under {}", looked.join(", ")));
+    }
+    Ok(if done.failed > 0 || done.unreadable > 0 {
+        EXIT_ERROR
+    } else {
+        0
+    })
+}
+
+/// The transcripts below some folders, and what could not be read on the way there.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub files: Vec<PathBuf>,
+    /// `<folder>: <why>` for each folder that could not be read.
+    pub unreadable: Vec<String>,
+}
+
+impl Found {
+    /// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders. A
+    /// folder that cannot be read is kept in `unreadable`, never taken for an empty one.
+    pub fn walk(&mut self, dir: &Path) {
+        for entry in walkdir::WalkDir::new(dir) {
+            let entry = match entry {
+                Ok(entry) => entry,
+                // A folder gone since it was listed (or a root that does not exist) holds
+                // nothing to import.
+                Err(e) if e.io_error().map(std::io::Error::kind) == Some(ErrorKind::NotFound) => {
+                    continue;
+                }
+                Err(e) => {
+                    let place = e.path().unwrap_or(dir).display().to_string();
+                    let why = e
+                        .io_error()
+                        .map_or_else(|| e.to_string(), ToString::to_string);
+                    self.unreadable.push(format!("{place}: {why}"));
+                    continue;
+                }
+            };
+            let path = entry.path();
+            let file = entry.file_type().is_file() || entry.path_is_symlink() && path.is_file();
+            let name = entry.file_name().to_string_lossy();
+            if file && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")) {
+                self.files.push(entry.into_path());
+            }
+        }
+    }
+}
+
+/// What [`import_files`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Imported {
+    pub(crate) files: usize,
+    pub(crate) not_transcripts: usize,
+    pub(crate) failed: usize,
+    pub(crate) sessions: usize,
+    pub(crate) events: usize,
+    pub(crate) written: Written,
+    pub(crate) skipped: u64,
+    /// Folders the walk could not read (each warned about).
+    pub(crate) unreadable: usize,
+}
+
+impl Imported {
+    /// `imported 3 transcripts (3 sessions): 161 events (161 new, 0 revised)` and what
+    /// was skipped.
+    pub(crate) fn line(&self) -> String {
+        let mut line = format!(
+            "imported {} transcripts ({} sessions): {} events ({} new, {} revised)",
+            self.files - self.not_transcripts,
+            self.sessions,
+            self.events,
+            self.written.new,
+            self.written.replaced
+        );
+        if self.skipped > 0 {
+            line.push_str(&format!("; {} bad lines skipped", self.skipped));
+        }
+        if self.not_transcripts > 0 {
+            line.push_str(&format!(
+                "; {} files were not transcripts",
+                self.not_transcripts
+            ));
+        }
+        if self.failed > 0 {
+            line.push_str(&format!("; {} files could not be read", self.failed));
+        }
+        if self.unreadable > 0 {
+            line.push_str(&format!("; {} folders could not be read", self.unreadable));
+        }
+        line
+    }
+}
+
+/// Capture the `found` files (sorted first), reopening the ledger every second so hooks can
+/// get in between, then bring the views up to date. A folder or file that cannot be read is
+/// reported on stderr and counted; the rest go on.
+pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError> {
+    for unreadable in &found.unreadable {
+        ctx.ui.warn(&format!("cannot read {unreadable}"));
+    }
+    let mut files = found.files;
+    files.sort();
+    files.dedup();
+    let bar = ctx.ui.progress(files.len() as u64, "importing");
+    let opts = CaptureOptions::default();
+    let redactor = ctx.redactor();
+    let mut done = Imported {
+        files: files.len(),
+        unreadable: found.unreadable.len(),
+        ..Imported::default()
+    };
+    let mut sessions = std::collections::BTreeSet::new();
+    let mut ledger = None;
+    let mut opened = Instant::now();
+    for file in &files {
+        if ledger.is_none() || opened.elapsed() > HOLD_AT_MOST {
+            if let Some(l) = ledger.take() {
+                crate::ledger::Ledger::sync(&l)?;
+            }
+            ledger = Some(ctx.open(Mode::Create)?);
+            opened = Instant::now();
+        }
+        let Some(l) = ledger.as_mut() else { continue };
+        match capture::capture_file(l, &redactor, file, &opts) {
+            Ok(r) => {
+                done.written += r.written;
+                done.events += r.events;
+                done.skipped += r.skipped;
+                if let Some(s) = r.session {
+                    sessions.insert(s);
+                }
+            }
+            Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
+            // The store failing (busy, full, damaged) stops the import; a bad file does not.
+            Err(e @ (CaptureError::Ledger(_) | CaptureError::Redact(_))) => return Err(e.into()),
+            Err(e) => {
+                let e = CliError::from(e);
+                done.failed += 1;
+                match &bar {
+                    Some(b) => b.suspend(|| crate::cli::ui::stderr_line(&e.to_string())),
+                    None => crate::cli::ui::stderr_line(&e.to_string()),
+                }
+            }
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    done.sessions = sessions.len();
+    let ledger = match ledger {
+        Some(l) => l,
+        None => ctx.open(Mode::Create)?,
+    };
+    ledger.sync()?;
+    if let Some(b) = &bar {
+        b.set_message("indexing");
+    }
+    super::capture::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
+    drop(ledger);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(done)
+}
+
+fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
+    [
+        ctx.claude_home.join("projects"),
+        ctx.codex_home.join("sessions"),
+        ctx.codex_home.join("archived_sessions"),
+    ]
+    .into_iter()
+    .filter(|p| p.is_dir())
+    .collect()
+}

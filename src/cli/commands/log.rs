@@ -1,0 +1,146 @@
+use clap::Args;
+use std::io::Write;
+
+use crate::cli::ctx::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::ui::clip;
+use crate::reads::ladder::noun;
+use crate::reads::log::{Entry, SessionLog, session_log};
+use crate::views::handle::Short;
+use crate::views::steps::Step;
+
+/// Show what a session did, in order
+///
+/// Each prompt, the tool calls it led to (files touched with the lines each change added and
+/// removed, commands run, failures), the commits made and the closing messages, each line
+/// ending in the command that shows that step whole. Subagent sessions are nested under the
+/// call that started them.
+#[derive(Args, Debug)]
+pub(crate) struct LogArgs {
+    /// A session id or a unique prefix of one
+    #[arg(value_name = "SESSION")]
+    pub(crate) session: String,
+}
+
+pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
+    let (ledger, views, _model) = ctx.read_views()?;
+    let session = crate::cli::shared::resolve_in_views(&views, &args.session)?;
+    let log = session_log(&views, &session)?;
+    let behind = views.behind();
+    crate::views::handle::learn([&log.session]);
+    drop(views);
+    drop(ledger);
+    if ctx.json {
+        let mut out = std::io::stdout().lock();
+        let answer = crate::cli::shared::Behind {
+            answer: &log,
+            behind,
+        };
+        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let mut out = ctx.ui.pager();
+    print_log(ctx, &mut out, &log, 0)?;
+    out.finish()?;
+    Ok(0)
+}
+
+fn print_log(
+    ctx: &Ctx,
+    out: &mut impl Write,
+    log: &SessionLog,
+    depth: usize,
+) -> Result<(), CliError> {
+    let ui = &ctx.ui;
+    let indent = "    ".repeat(depth);
+    let r = &log.rollup;
+    let mut head = format!("== log {}", log.session.short());
+    if let Some(a) = r.agent {
+        head.push_str(&format!(" · {}", a.label()));
+    }
+    head.push_str(&format!(" · {}", r.place()));
+    if let Some(b) = &r.branch {
+        head.push_str(&format!(" · {b}"));
+    }
+    head.push_str(&format!(
+        " · {} · {}",
+        noun(r.prompts, "prompt"),
+        noun(r.tools, "tool call")
+    ));
+    if r.failed_tools > 0 {
+        head.push_str(&format!(" ({} failed)", r.failed_tools));
+    }
+    head.push_str(&format!(" · {} ==", noun(r.files.len() as i64, "file")));
+    writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
+    let short = log.session.short();
+    for e in &log.entries {
+        print_entry(ctx, out, e, &short, &indent)?;
+        for sub in &e.subagents {
+            print_log(ctx, out, sub, depth + 1)?;
+        }
+    }
+    for sub in &log.unplaced_subagents {
+        print_log(ctx, out, sub, depth + 1)?;
+    }
+    Ok(())
+}
+
+fn print_entry(
+    ctx: &Ctx,
+    out: &mut impl Write,
+    e: &Entry,
+    short: &str,
+    indent: &str,
+) -> Result<(), CliError> {
+    let ui = &ctx.ui;
+    let when = crate::vocab::time::local_minute(e.ts_ms, &ctx.tz);
+    let time = when.rsplit(' ').next().unwrap_or(&when).to_string();
+    let (mark, body) = match &e.step {
+        Step::Prompt { text, harness } => (
+            if *harness { "·" } else { "❯" },
+            clip(&text.replace('\n', " "), 120),
+        ),
+        Step::Tool { tool, detail, ok } => (
+            if *ok { "  $" } else { "  ✗" },
+            clip(&format!("{tool} {}", detail.replace('\n', " ")), 110),
+        ),
+        Step::Edit {
+            path,
+            op,
+            failed,
+            size,
+        } => {
+            let op = crate::vocab::event::serde_plain(op);
+            let failed = if *failed { " (failed)" } else { "" };
+            (
+                "  ✎",
+                format!(
+                    "{} {op} +{} −{}{failed}",
+                    crate::cli::shared::short_path(ctx, path),
+                    size.added,
+                    size.removed
+                ),
+            )
+        }
+        Step::Commit { hash, message, .. } => (
+            "  ●",
+            format!(
+                "commit {} {}",
+                hash.chars().take(10).collect::<String>(),
+                clip(message.lines().next().unwrap_or(""), 100)
+            ),
+        ),
+        Step::Closing { text } => ("◂", clip(&text.replace('\n', " "), 160)),
+        Step::Compaction => ("  ~", "context compacted".to_string()),
+        Step::Obs { subject, text } => ("  ◆", clip(&format!("{subject}: {text}"), 120)),
+    };
+    writeln!(
+        out,
+        "{indent}{} {mark} {}  {}",
+        ui.dim(&time),
+        ui.safe(&body),
+        ui.dim(&format!("▸ peat show {short} {}", e.seq))
+    )?;
+    Ok(())
+}

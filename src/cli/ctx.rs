@@ -1,0 +1,329 @@
+//! What every command works with, resolved once from the process and its environment: the
+//! store, "now", the time zone, the lock wait, where the harnesses keep their files. Nothing
+//! below this module reads those settings from the environment itself.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::error::CliError;
+use crate::cli::ui::Ui;
+use crate::ledger::{self, Access, Ledger, Location, Mode};
+use crate::redact::StoreRedactor;
+use crate::views::{ModelSlot, Views};
+
+/// How long a writer waits for the lock unless `PEAT_LOCK_WAIT_SECS` says otherwise.
+const DEFAULT_LOCK_WAIT_SECS: u64 = 120;
+
+/// What every command works with, resolved once: no verb reads the environment itself.
+pub(crate) struct Ctx {
+    pub(crate) ui: Ui,
+    pub(crate) json: bool,
+    pub(crate) cwd: PathBuf,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) location: Location,
+    /// "Now", read once here (or pinned by `PEAT_NOW` for reproducible output).
+    pub(crate) now_ms: i64,
+    pub(crate) lock_wait: Duration,
+    /// What this process is doing, for the lock's holder line.
+    pub(crate) who: String,
+    /// The time zone calendar days are counted in.
+    pub(crate) tz: jiff::tz::TimeZone,
+    /// Where Claude Code keeps its files: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub(crate) claude_home: PathBuf,
+    /// Where Codex keeps its files: `$CODEX_HOME`, else `~/.codex`.
+    pub(crate) codex_home: PathBuf,
+    /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
+    pub(crate) brief_budget: Option<String>,
+    /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
+    /// built-in copy).
+    pub(crate) model_lookup: crate::embed::Lookup,
+    /// The interpreter that runs pip: `$PEAT_PYTHON`, else `python3`.
+    pub(crate) python: std::ffi::OsString,
+    /// `PEAT_NOW` named a valid instant: `now_ms` is pinned, and detached work is given it.
+    pub(crate) now_pinned: bool,
+    /// Capture-time redaction is on (`PEAT_REDACT=off`, a benchmark switch, turns it off).
+    pub(crate) redact: bool,
+    /// This binary, if it is still where it ran from (an upgrade may have replaced it);
+    /// else `peat` on PATH.
+    pub(crate) exe: PathBuf,
+    /// `$PATH`, `$NIX_STORE_DIR` and `$USER`: where a hook command finds a stable name for
+    /// this binary (see `hook::install::stable_exe`).
+    pub(crate) path_var: Option<std::ffi::OsString>,
+    pub(crate) nix_store_dir: Option<PathBuf>,
+    pub(crate) user: Option<String>,
+    /// Claude Code set `CLAUDE_PROJECT_DIR`: a hook without a transcript is still Claude's.
+    pub(crate) claude_hook_env: bool,
+    /// This process is a hook's detached work, its stderr going to the hook log (see
+    /// `ui::LOG_TAG_VAR`): what it starts in turn writes there too.
+    pub(crate) in_hook_log: bool,
+    /// `PEAT_EMBED_IDLE_SECS`: whether searches use a resident embedder, and how long one
+    /// waits for a search.
+    pub(crate) residency: crate::embed::resident::Residency,
+}
+
+impl Ctx {
+    /// Resolve the context; an invalid environment value is an error.
+    pub(crate) fn resolve(json: bool) -> Result<Ctx, CliError> {
+        let (ctx, mut problems) = Ctx::resolve_lenient(json)?;
+        match problems.is_empty() {
+            true => Ok(ctx),
+            false => Err(problems.remove(0)),
+        }
+    }
+
+    /// Resolve the context, taking the default for an invalid environment value and
+    /// returning what was wrong: a hook must still run, and say so in its log.
+    pub(crate) fn resolve_lenient(json: bool) -> Result<(Ctx, Vec<CliError>), CliError> {
+        let mut problems = Vec::new();
+        let cwd = std::env::current_dir()
+            .map_err(|e| CliError::user(format!("cannot read the current directory: {e}")))?;
+        let env_db = std::env::var_os("PEAT_DB").map(PathBuf::from);
+        let location = ledger::locate(&cwd, env_db.as_deref());
+        let now = jiff::Timestamp::now().as_millisecond();
+        let pinned = match std::env::var("PEAT_NOW") {
+            Ok(s) => crate::vocab::time::parse_iso_ms(&s).or_else(|| {
+                problems.push(
+                    CliError::user(format!("PEAT_NOW is not an ISO-8601 instant: {s:?}"))
+                        .hint("Use a form like 2026-08-10T19:18:11Z, or unset it."),
+                );
+                None
+            }),
+            Err(_) => None,
+        };
+        let now_ms = pinned.unwrap_or(now);
+        let lock_wait = match std::env::var("PEAT_LOCK_WAIT_SECS") {
+            Ok(s) => Duration::from_secs(s.trim().parse().unwrap_or_else(|_| {
+                problems.push(
+                    CliError::user(format!(
+                        "PEAT_LOCK_WAIT_SECS is not a number of seconds: {s:?}"
+                    ))
+                    .hint("Set it to a whole number like 30, or unset it for the default (120)."),
+                );
+                DEFAULT_LOCK_WAIT_SECS
+            })),
+            Err(_) => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
+        };
+        // `args()` would panic on a word that is not UTF-8 (a file's name may not be).
+        let who: Vec<String> = std::env::args_os()
+            .take(3)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let residency = crate::embed::resident::Residency::from_process().unwrap_or_else(|e| {
+            problems.push(CliError::user(e).hint(
+                "Set it to a whole number of seconds (0 turns the resident embedder off), or unset it for the default (900).",
+            ));
+            crate::embed::resident::Residency::default()
+        });
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let dir = |k: &str, default: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.clone().unwrap_or_default().join(default))
+        };
+        let ctx = Ctx {
+            claude_home: dir("CLAUDE_CONFIG_DIR", ".claude"),
+            codex_home: dir("CODEX_HOME", ".codex"),
+            brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
+            model_lookup: crate::embed::Lookup::from_process(),
+            python: std::env::var_os("PEAT_PYTHON")
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "python3".into()),
+            ui: Ui::detect(
+                std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+                    || std::env::var("TERM").is_ok_and(|t| t == "dumb"),
+            ),
+            json,
+            cwd,
+            home,
+            location,
+            now_ms,
+            lock_wait,
+            who: who.join(" "),
+            tz: crate::vocab::time::system_zone(std::env::var_os("TZ").as_deref()),
+            now_pinned: pinned.is_some(),
+            redact: std::env::var(crate::redact::SWITCH_ENV).map_or(true, |v| v.trim() != "off"),
+            exe: std::env::current_exe()
+                .ok()
+                .filter(|p| p.is_file())
+                .unwrap_or_else(|| PathBuf::from("peat")),
+            path_var: std::env::var_os("PATH"),
+            nix_store_dir: std::env::var_os("NIX_STORE_DIR").map(PathBuf::from),
+            user: std::env::var("USER").ok().filter(|u| !u.is_empty()),
+            claude_hook_env: std::env::var_os("CLAUDE_PROJECT_DIR").is_some(),
+            in_hook_log: std::env::var_os(crate::cli::ui::LOG_TAG_VAR).is_some(),
+            residency,
+        };
+        Ok((ctx, problems))
+    }
+
+    /// Open the ledger, waiting for the lock as configured.
+    /// The redactor for what this process writes into the store (off under
+    /// [`crate::redact::SWITCH_ENV`]).
+    pub(crate) fn redactor(&self) -> StoreRedactor {
+        if self.redact {
+            StoreRedactor::new(&self.location.store)
+        } else {
+            StoreRedactor::off(&self.location.store)
+        }
+    }
+
+    pub(crate) fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
+        let ui = self.ui;
+        let wait = self.lock_wait;
+        let mut on_wait = move || {
+            ui.note(&format!(
+                "peat: the ledger is busy (another peat process); waiting up to {}s…",
+                wait.as_secs()
+            ))
+        };
+        let ledger = Ledger::open(
+            &self.location.store,
+            Access {
+                mode,
+                wait: self.lock_wait,
+                who: &self.who,
+                on_wait: &mut on_wait,
+            },
+        )?;
+        self.opened(ledger, mode)
+    }
+
+    /// A damaged ledger is mentioned by every read.
+    fn warn_damage(&self, ledger: &Ledger) {
+        if let Some(damage) = ledger::damage::noted(ledger.path()) {
+            self.ui.warn(&format!(
+                "the ledger is damaged: {damage}. Answers may miss what the damaged part held; `peat doctor` says what to run."
+            ));
+        }
+    }
+
+    /// Say what a newly locked `ledger` needs said, and bring an older store up to date.
+    fn opened(&self, ledger: Ledger, mode: Mode) -> Result<Ledger, CliError> {
+        self.warn_damage(&ledger);
+        if ledger.tightened > 0 {
+            self.ui.note(&format!(
+                "peat: the store at {} was open to other users: {} files and folders made private",
+                self.location.store.display(),
+                ledger.tightened
+            ));
+        }
+        let mut ledger = ledger;
+        if mode == Mode::Create && crate::redact::retro::needs_upgrade(&ledger)? {
+            let ui = self.ui;
+            let mut model = self.model_slot()?;
+            ui.note(&crate::redact::retro::upgrade_note(&ledger));
+            let r = crate::redact::Redactor::for_store(ledger.path())?;
+            crate::redact::retro::run(&mut ledger, &r, &mut model, self.tz.clone(), &mut |l| {
+                ui.note(l)
+            })?;
+        }
+        Ok(ledger)
+    }
+}
+
+impl Ctx {
+    /// The embedding model, if installed (loaded only when something needs it), set up
+    /// for a few texts at a time.
+    pub(crate) fn model_slot(&self) -> Result<ModelSlot, CliError> {
+        Ok(ModelSlot::installed(
+            crate::embed::Profile::OneShot,
+            self.model_lookup.clone(),
+            self.residency,
+        )?)
+    }
+
+    /// The embedding model set up for embedding many texts (the embedding pass).
+    pub(crate) fn bulk_model_slot(&self) -> Result<ModelSlot, CliError> {
+        Ok(ModelSlot::installed(
+            crate::embed::Profile::Bulk,
+            self.model_lookup.clone(),
+            self.residency,
+        )?)
+    }
+
+    /// Open the views for a read that needs nothing else: caught up when the store is free;
+    /// while a writer holds it, as they stand, saying on stderr how far behind they are.
+    /// Only when they cannot be served as they stand (never built, being rebuilt, damaged)
+    /// does the read wait for the writer, as [`Ctx::open_views`] does.
+    ///
+    /// The ledger returned beside the views may lack the store lock: reading its database
+    /// then fails at once as busy, never waits. Whole events are read through
+    /// [`crate::views::source::EventSource`], which then reads the views' copy of them;
+    /// [`Views::behind`] says how far behind the answer is.
+    pub(crate) fn read_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.read_views_with(self.model_slot()?)
+    }
+
+    /// [`Ctx::read_views`] for a search that will embed `query`: the model loads (or the
+    /// resident embedder embeds it) meanwhile, on a thread of its own.
+    pub(crate) fn read_views_to_search(
+        &self,
+        query: &str,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.read_views_with(self.prefetched_model(query)?)
+    }
+
+    fn read_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        let access = Access {
+            mode: Mode::Existing,
+            wait: Duration::ZERO,
+            who: &self.who,
+            on_wait: &mut || {},
+        };
+        let holder = match Ledger::open(&self.location.store, access) {
+            Ok(ledger) => return self.with_views(self.opened(ledger, Mode::Existing)?, model),
+            Err(ledger::LedgerError::Lock(ledger::LockError::Busy { holder, .. })) => holder,
+            // Let the waiting open say what is wrong.
+            Err(_) => return self.open_views_with(model),
+        };
+        let ledger = Ledger::open_beside_writer(&self.location.store, &self.who)?;
+        self.warn_damage(&ledger);
+        // Views that cannot be served as they stand, or fail to open (damage is repaired
+        // only by the store's holder), are waited for.
+        let Ok(Some((views, behind))) =
+            Views::beside_writer(&ledger, model.id.as_deref(), self.tz.clone())
+        else {
+            drop(ledger);
+            return self.open_views_with(model);
+        };
+        if behind > 0 {
+            self.ui.note(&format!(
+                "peat: the store is busy, {holder}: this answer is from the views as they stand, {behind} recorded changes behind; run it again once that finishes to see them."
+            ));
+        }
+        Ok((ledger, views, model))
+    }
+
+    /// Open the ledger and its views, caught up. A rebuild says so on stderr.
+    pub(crate) fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.open_views_with(self.model_slot()?)
+    }
+
+    /// The one-shot model, already loading on a thread of its own.
+    fn prefetched_model(&self, query: &str) -> Result<ModelSlot, CliError> {
+        let mut model = self.model_slot()?;
+        model.prefetch(query);
+        Ok(model)
+    }
+
+    fn open_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.with_views(self.open(Mode::Existing)?, model)
+    }
+
+    /// The views of the locked `ledger`, caught up (rebuilt if they must be).
+    fn with_views(
+        &self,
+        ledger: Ledger,
+        mut model: ModelSlot,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        let ui = self.ui;
+        let views = crate::views::stamp::open_recovering(
+            &ledger,
+            &mut model,
+            self.tz.clone(),
+            &mut |line| ui.note(line),
+        )?;
+        Ok((ledger, views, model))
+    }
+}

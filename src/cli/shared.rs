@@ -1,0 +1,225 @@
+//! What the commands share, as jj's `cli_util` holds it: finding a session by prefix or
+//! from `.peat/current-session`, the newest session, a missing event's error, the `--json`
+//! shape of one event, today's date, and paths as typed here and as listings show them. A
+//! command file calls this module and the library, never another command file's helpers.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+use crate::cli::ctx::Ctx;
+use crate::cli::error::CliError;
+use crate::reads::files::Wanted;
+use crate::views::Views;
+use crate::views::handle::NoSession;
+use crate::views::handle::Short;
+use crate::vocab::event::{Event, EventId, Seq, SessionId};
+
+/// A read's `--json` object with how many recorded changes its answer does not show yet:
+/// `behind` is 0 when caught up, more while a writer beside the read was still folding them
+/// (the stderr note says so too). Array outputs keep their shape and only the note says it.
+#[derive(Serialize)]
+pub(crate) struct Behind<'a, T: Serialize> {
+    #[serde(flatten)]
+    pub(crate) answer: &'a T,
+    pub(crate) behind: u64,
+}
+
+/// One event as `--json` prints it. Its kind is the decoded [`Event`], or (for `events`,
+/// which prints many) the bytes the views hold for it, copied as they are.
+#[derive(Serialize)]
+pub(crate) struct Row<'a, E: Serialize + ?Sized = Event> {
+    pub(crate) session: &'a SessionId,
+    pub(crate) seq: Seq,
+    pub(crate) ts_ms: i64,
+    pub(crate) ts: String,
+    pub(crate) v: u16,
+    pub(crate) event: &'a E,
+}
+
+impl<'a> Row<'a> {
+    pub(crate) fn of(seq: Seq, env: &'a crate::vocab::event::Envelope) -> Row<'a> {
+        Row::with(&env.session, seq, env.ts_ms, env.v, &env.kind)
+    }
+}
+
+impl<'a, E: Serialize + ?Sized> Row<'a, E> {
+    pub(crate) fn with(
+        session: &'a SessionId,
+        seq: Seq,
+        ts_ms: i64,
+        v: u16,
+        event: &'a E,
+    ) -> Row<'a, E> {
+        Row {
+            session,
+            seq,
+            ts_ms,
+            ts: crate::vocab::time::format_iso_ms(ts_ms),
+            v,
+            event,
+        }
+    }
+}
+
+/// The session a prefix names among the sessions the views know (no ledger read), or an
+/// error that says what to type instead.
+pub(crate) fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
+    let all = views.tables.session_ids()?;
+    explain(prefix, crate::views::handle::pick(all, prefix))
+}
+
+fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionId, CliError> {
+    match found {
+        Ok(s) => Ok(s),
+        Err(NoSession::None) => Err(
+            CliError::not_found(format!("no session matches {prefix:?}"))
+                .hint("`peat sessions` lists every session."),
+        ),
+        Err(NoSession::Ambiguous(many)) => {
+            let names: Vec<&str> = many.iter().take(6).map(SessionId::as_str).collect();
+            Err(CliError::user(format!(
+                "{prefix:?} matches {} sessions: {}",
+                many.len(),
+                names.join(", ")
+            ))
+            .hint("Give more characters of the id."))
+        }
+    }
+}
+
+/// Today's local date: the day windows are read relative to.
+pub(crate) fn today(ctx: &Ctx) -> jiff::civil::Date {
+    crate::reads::brief::local_date(ctx.now_ms, &ctx.tz)
+}
+
+/// A recorded path as listings show it: relative to this repository when inside it.
+pub(crate) fn short_path(ctx: &Ctx, p: &str) -> String {
+    ctx.location
+        .root
+        .as_deref()
+        .and_then(|r| {
+            let r = std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf());
+            Path::new(p)
+                .strip_prefix(r)
+                .ok()
+                .map(|x| x.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| p.to_string())
+}
+
+/// The session `.peat/current-session` names: the desk's, else the one beside the store.
+pub(super) fn current_session(ctx: &Ctx) -> Result<SessionId, CliError> {
+    let mut places: Vec<PathBuf> = vec![ctx.location.desk.join("current-session")];
+    if let Some(dir) = ctx.location.store.parent() {
+        places.push(dir.join("current-session"));
+    }
+    for p in &places {
+        if let Some(id) = read_session_file(p) {
+            return Ok(id);
+        }
+    }
+    Err(CliError::user(format!(
+        "no session id: {} is missing (here and beside the ledger)",
+        places[0].display()
+    ))
+    .hint("Pass --session ID (`peat sessions` lists them). The SessionStart hook writes that file in agent sessions: `peat setup` installs it."))
+}
+
+fn read_session_file(p: &Path) -> Option<SessionId> {
+    let text = std::fs::read_to_string(p).ok()?;
+    let id = text.lines().next()?.trim();
+    (!id.is_empty()).then(|| SessionId(id.to_string()))
+}
+
+/// The session whose last activity is newest (ties: the smaller id), as
+/// [`Views::summaries`] orders them first, without reading every session's texts.
+pub(crate) fn newest(
+    sessions: Vec<(SessionId, crate::views::session::SessionRollup)>,
+) -> Option<(SessionId, crate::views::session::SessionRollup)> {
+    sessions
+        .into_iter()
+        .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
+}
+
+/// The error for an event `source` does not hold; beside a writer it may be among the
+/// changes the views do not show yet.
+pub(crate) fn no_event(id: &EventId, behind: u64) -> CliError {
+    let short = id.session.short();
+    let err = CliError::not_found(format!("session {} has no event {}", id.session, id.seq));
+    match behind {
+        0 => err.hint(format!("`peat events --session {short}` lists its events.")),
+        n => err.hint(format!(
+            "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes; `peat events --session {short}` lists its events."
+        )),
+    }
+}
+
+/// What a path typed here names, in the record's terms.
+pub(crate) fn wanted(ctx: &Ctx, typed: &str) -> Wanted {
+    let joined = ctx.cwd.join(typed);
+    let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| normalize(&joined));
+    let rel = ctx.location.root.as_deref().and_then(|root| {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        abs.strip_prefix(root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|r| !r.is_empty())
+    });
+    Wanted {
+        dir: abs.is_dir(),
+        abs: abs.to_string_lossy().into_owned(),
+        rel,
+    }
+}
+
+/// `a/./b/../c` as `a/c`, for a path that does not exist (and so cannot be canonicalized).
+fn normalize(p: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::session::SessionRollup;
+
+    #[test]
+    fn the_newest_session_is_the_latest_activity_and_on_a_tie_the_smaller_id() {
+        let at = |id: &str, end: Option<i64>| {
+            (
+                SessionId(id.into()),
+                SessionRollup {
+                    end_ms: end,
+                    ..SessionRollup::default()
+                },
+            )
+        };
+        let pick = |all: Vec<(SessionId, SessionRollup)>| newest(all).map(|(s, _)| s.0);
+        assert_eq!(pick(vec![]), None);
+        assert_eq!(
+            pick(vec![at("a", Some(1)), at("b", Some(3)), at("c", None)]),
+            Some("b".into())
+        );
+        assert_eq!(
+            pick(vec![at("d", Some(3)), at("b", Some(3)), at("c", Some(2))]),
+            Some("b".into())
+        );
+    }
+
+    #[test]
+    fn a_missing_path_is_normalized_without_the_disk() {
+        assert_eq!(
+            normalize(Path::new("/r/./src/../lib/x.rs")),
+            Path::new("/r/lib/x.rs")
+        );
+    }
+}

@@ -1,0 +1,585 @@
+use super::*;
+use crate::vocab::change::{Change, Hunk, Replacement};
+use proptest::prelude::*;
+
+fn edit(old: &str, new: &str) -> Change {
+    Change::Edit(Replacement {
+        old: old.into(),
+        new: new.into(),
+        replace_all: false,
+    })
+}
+
+fn write(content: &str) -> Change {
+    Change::Write {
+        content: content.into(),
+    }
+}
+
+use LineOrigin::{Edit as E, Unexplained as U};
+
+#[test]
+fn a_write_then_an_edit_owns_exactly_the_lines_each_wrote() {
+    let changes = [write("a\nb\nc\n"), edit("b\n", "B\nB2\n")];
+    let b = blame("a\nB\nB2\nc\n", &changes);
+    assert_eq!(b.lines, vec![E(0), E(1), E(1), E(0)]);
+    assert_eq!(b.placed, vec![true, true]);
+}
+
+#[test]
+fn context_lines_an_edit_repeats_keep_their_origin() {
+    let changes = [
+        write("fn a() {\n    1\n}\n"),
+        edit("fn a() {\n    1\n}\n", "fn a() {\n    2\n}\n"),
+    ];
+    let b = blame("fn a() {\n    2\n}\n", &changes);
+    assert_eq!(b.lines, vec![E(0), E(1), E(0)]);
+}
+
+#[test]
+fn an_edit_inside_a_line_owns_that_line() {
+    let changes = [write("let x = foo(1);\nok\n"), edit("foo(1)", "foo(2)")];
+    let b = blame("let x = foo(2);\nok\n", &changes);
+    assert_eq!(b.lines, vec![E(1), E(0)]);
+}
+
+#[test]
+fn a_file_that_predates_the_record_is_unexplained_except_where_edited() {
+    let changes = [edit("two\n", "TWO\n")];
+    let b = blame("one\nTWO\nthree\n", &changes);
+    assert_eq!(b.lines, vec![U, E(0), U]);
+}
+
+#[test]
+fn lines_changed_by_hand_after_the_last_edit_are_unexplained() {
+    let changes = [write("a\nb\nc\n")];
+    let b = blame("a\nhand\nc\n", &changes);
+    assert_eq!(b.lines, vec![E(0), U, E(0)]);
+}
+
+#[test]
+fn an_edit_whose_text_was_changed_by_hand_since_is_not_placed_and_nothing_older_is_guessed() {
+    let changes = [write("a\nb\n"), edit("b\n", "b2\n")];
+    // b2 was rewritten by hand: the edit cannot be located, so the Write behind it is unknown.
+    let b = blame("a\nb3\n", &changes);
+    assert_eq!(b.lines, vec![U, U]);
+    assert_eq!(b.placed, vec![false, false]);
+}
+
+#[test]
+fn an_ambiguous_place_is_not_guessed() {
+    // `x` occurs twice after the edit and either could have been `y` before it.
+    let changes = [edit("y", "x")];
+    let b = blame("x\nx\n", &changes);
+    assert_eq!(b.lines, vec![U, U]);
+    assert_eq!(b.placed, vec![false]);
+}
+
+#[test]
+fn replace_all_owns_every_line_it_rewrote() {
+    let changes = [
+        write("foo\nbar\nfoo\n"),
+        Change::Edit(Replacement {
+            old: "foo".into(),
+            new: "baz".into(),
+            replace_all: true,
+        }),
+    ];
+    let b = blame("baz\nbar\nbaz\n", &changes);
+    assert_eq!(b.lines, vec![E(1), E(0), E(1)]);
+}
+
+#[test]
+fn multi_edit_replacements_apply_in_order() {
+    let changes = [
+        write("a\nb\nc\n"),
+        Change::MultiEdit {
+            edits: vec![
+                Replacement {
+                    old: "a\n".into(),
+                    new: "A\n".into(),
+                    replace_all: false,
+                },
+                Replacement {
+                    old: "A\nb\n".into(),
+                    new: "A\nB\n".into(),
+                    replace_all: false,
+                },
+            ],
+        },
+    ];
+    let b = blame("A\nB\nc\n", &changes);
+    assert_eq!(b.lines, vec![E(1), E(1), E(0)]);
+}
+
+#[test]
+fn patch_hunks_are_placed_by_their_context() {
+    let changes = [
+        write("def greet():\n    print('hi')\n\nx = 1\n"),
+        Change::Patch {
+            move_to: None,
+            hunks: vec![Hunk {
+                header: Some("def greet():".into()),
+                lines: vec![
+                    " def greet():".into(),
+                    "-    print('hi')".into(),
+                    "+    print('hello')".into(),
+                    "+    return 1".into(),
+                ],
+                end_of_file: false,
+            }],
+        },
+    ];
+    let now = "def greet():\n    print('hello')\n    return 1\n\nx = 1\n";
+    let b = blame(now, &changes);
+    assert_eq!(b.lines, vec![E(0), E(1), E(1), E(0), E(0)]);
+}
+
+#[test]
+fn unified_diffs_are_placed_like_patches() {
+    let changes = [
+        write("one\ntwo\nthree\n"),
+        Change::UnifiedDiff {
+            move_to: None,
+            diff: "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n".into(),
+        },
+    ];
+    let b = blame("one\n2\nthree\n", &changes);
+    assert_eq!(b.lines, vec![E(0), E(1), E(0)]);
+}
+
+#[test]
+fn a_file_without_a_final_newline_is_attributed_to_its_last_line() {
+    let changes = [write("a\nb"), edit("b", "b!")];
+    let b = blame("a\nb!", &changes);
+    assert_eq!(b.lines, vec![E(0), E(1)]);
+}
+
+#[test]
+fn blame_at_a_cut_shows_the_file_as_it_stood() {
+    let changes = [write("a\nb\n"), edit("b\n", "B\n"), edit("a\n", "A\n")];
+    let now = "A\nB\n";
+    // Before the Write, the record cannot tell whether the file existed.
+    assert_eq!(blame_at(Some(now), &changes, 0), None);
+    let at1 = blame_at(Some(now), &changes, 1).unwrap();
+    assert_eq!(at1.text, "a\nb\n");
+    assert_eq!(at1.lines, vec![E(0), E(0)]);
+    let at2 = blame_at(Some(now), &changes, 2).unwrap();
+    assert_eq!(at2.text, "a\nB\n");
+    assert_eq!(at2.lines, vec![E(0), E(1)]);
+    assert_eq!(
+        blame_at(Some(now), &changes, 3).unwrap().lines,
+        vec![E(2), E(1)]
+    );
+}
+
+#[test]
+fn a_cut_hidden_behind_a_later_write_is_replayed_forward_from_an_earlier_one() {
+    let changes = [write("a\nb\n"), edit("b\n", "B\n"), write("new\n")];
+    let at2 = blame_at(Some("new\n"), &changes, 2).unwrap();
+    assert_eq!(at2.text, "a\nB\n");
+    assert_eq!(at2.lines, vec![E(0), E(1)]);
+    assert_eq!(at2.placed, vec![true, true]);
+    // A file that is gone is replayed forward from its last Write.
+    let gone = blame_at(None, &changes[..2], 2).unwrap();
+    assert_eq!(gone.text, "a\nB\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// The reference: a file simulated as a list of (line, author), changed by random edits from
+// several sessions and by hand. It knows who wrote each line because it wrote it; it shares
+// no code with the attribution above (no diff, no search, no revert).
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Author {
+    Before,
+    Hand,
+    Edit(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Sim {
+    lines: Vec<(String, Author)>,
+    next_token: usize,
+    changes: Vec<Change>,
+    /// The file after each recorded change (for cuts).
+    snapshots: Vec<Vec<(String, Author)>>,
+    hand_edits: usize,
+}
+
+/// What one random step does, drawn by proptest.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Replace `len` lines at `at` (positions taken modulo the file) with `new` fresh lines,
+    /// quoting `ctx` lines of context on each side.
+    Lines {
+        at: usize,
+        len: usize,
+        new: usize,
+        ctx: usize,
+    },
+    /// Rewrite part of one line's token.
+    InLine { at: usize },
+    /// Two line replacements in one MultiEdit.
+    Multi { a: usize, b: usize },
+    /// Rewrite the whole file, keeping every `keep`-th line's text.
+    Write { keep: usize, new: usize },
+    /// An apply_patch hunk replacing `len` lines at `at` with `new`, with context.
+    Patch { at: usize, len: usize, new: usize },
+    /// A person's edit, never recorded.
+    Hand { at: usize, len: usize, new: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..50usize, 0..3usize, 0..3usize, 0..2usize)
+            .prop_map(|(at, len, new, ctx)| Op::Lines { at, len, new, ctx }),
+        2 => (0..50usize).prop_map(|at| Op::InLine { at }),
+        1 => (0..50usize, 0..50usize).prop_map(|(a, b)| Op::Multi { a, b }),
+        1 => (1..4usize, 0..4usize).prop_map(|(keep, new)| Op::Write { keep, new }),
+        2 => (0..50usize, 0..3usize, 0..3usize)
+            .prop_map(|(at, len, new)| Op::Patch { at, len, new }),
+        1 => (0..50usize, 0..2usize, 0..2usize)
+            .prop_map(|(at, len, new)| Op::Hand { at, len, new }),
+    ]
+}
+
+impl Sim {
+    fn new(initial: usize, written: bool) -> Sim {
+        let mut s = Sim {
+            lines: Vec::new(),
+            next_token: 0,
+            changes: Vec::new(),
+            snapshots: Vec::new(),
+            hand_edits: 0,
+        };
+        let author = if written {
+            Author::Edit(0)
+        } else {
+            Author::Before
+        };
+        for _ in 0..initial {
+            let t = s.token();
+            s.lines.push((t, author));
+        }
+        if written {
+            let content = s.text();
+            s.record(Change::Write { content });
+        }
+        s
+    }
+
+    /// A fresh line, unique in the whole run and never a substring of another (`<n>`).
+    fn token(&mut self) -> String {
+        self.next_token += 1;
+        format!("<{}>\n", self.next_token)
+    }
+
+    fn text(&self) -> String {
+        self.lines.iter().map(|(l, _)| l.as_str()).collect()
+    }
+
+    fn joined(lines: &[(String, Author)]) -> String {
+        lines.iter().map(|(l, _)| l.as_str()).collect()
+    }
+
+    fn record(&mut self, c: Change) {
+        self.changes.push(c);
+        self.snapshots.push(self.lines.clone());
+    }
+
+    /// Replace `len` lines at `at` with `new` fresh ones by `author`; returns the old and new
+    /// text of the span including `ctx` lines of context on each side. `None` when the old
+    /// and new spans would be empty or equal (nothing an edit could carry).
+    fn replace(
+        &mut self,
+        at: usize,
+        len: usize,
+        new: usize,
+        ctx: usize,
+        author: Author,
+        need_old: bool,
+    ) -> Option<Replaced> {
+        let n = self.lines.len();
+        let at = if n == 0 { 0 } else { at % (n + 1) };
+        let len = len.min(n - at);
+        let fresh: Vec<(String, Author)> = (0..new).map(|_| (self.token(), author)).collect();
+        let before_ctx: Vec<String> = self.lines[at.saturating_sub(ctx)..at]
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect();
+        let after_ctx: Vec<String> = self.lines[at + len..(at + len + ctx).min(n)]
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect();
+        let removed: Vec<String> = self.lines[at..at + len]
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect();
+        let added: Vec<String> = fresh.iter().map(|(l, _)| l.clone()).collect();
+        if removed.is_empty() && added.is_empty() {
+            return None;
+        }
+        let old = format!(
+            "{}{}{}",
+            before_ctx.concat(),
+            removed.concat(),
+            after_ctx.concat()
+        );
+        let new_text = format!(
+            "{}{}{}",
+            before_ctx.concat(),
+            added.concat(),
+            after_ctx.concat()
+        );
+        // An edit carries text on both sides (Claude Code's Edit has a non-empty old
+        // string; a pure deletion quotes context), or it could not be placed.
+        if new_text.is_empty() || (need_old && old.is_empty()) {
+            return None;
+        }
+        self.lines.splice(at..at + len, fresh);
+        Some(Replaced {
+            old,
+            new: new_text,
+            before: before_ctx,
+            removed,
+            added,
+            after: after_ctx,
+        })
+    }
+
+    fn step(&mut self, op: &Op) {
+        let me = Author::Edit(self.changes.len());
+        match *op {
+            Op::Lines { at, len, new, ctx } => {
+                if let Some(Replaced { old, new, .. }) = self.replace(at, len, new, ctx, me, true) {
+                    self.record(Change::Edit(Replacement {
+                        old,
+                        new,
+                        replace_all: false,
+                    }));
+                }
+            }
+            Op::InLine { at } => {
+                if self.lines.is_empty() {
+                    return;
+                }
+                let i = at % self.lines.len();
+                let old_line = self.lines[i].0.clone();
+                let core = old_line.trim_end_matches('\n').trim_end_matches('>');
+                self.next_token += 1;
+                let new_line = format!("{core}.{}>\n", self.next_token);
+                // Quote only the changed tail: an edit inside the line.
+                let old = format!("{}>", &core[core.len() - 1..]);
+                let new = format!("{}.{}>", &core[core.len() - 1..], self.next_token);
+                if self.text().matches(&old).count() != 1 {
+                    return;
+                }
+                self.lines[i] = (new_line, me);
+                self.record(Change::Edit(Replacement {
+                    old,
+                    new,
+                    replace_all: false,
+                }));
+            }
+            Op::Multi { a, b } => {
+                let mut edits = Vec::new();
+                for at in [a, b] {
+                    if let Some(Replaced { old, new, .. }) = self.replace(at, 1, 1, 1, me, true) {
+                        edits.push(Replacement {
+                            old,
+                            new,
+                            replace_all: false,
+                        });
+                    }
+                }
+                if !edits.is_empty() {
+                    self.record(Change::MultiEdit { edits });
+                }
+            }
+            Op::Write { keep, new } => {
+                let mut lines: Vec<(String, Author)> = self
+                    .lines
+                    .iter()
+                    .step_by(keep)
+                    .map(|(l, _)| (l.clone(), me))
+                    .collect();
+                for _ in 0..new {
+                    let t = self.token();
+                    lines.push((t, me));
+                }
+                self.lines = lines;
+                let content = self.text();
+                self.record(Change::Write { content });
+            }
+            Op::Patch { at, len, new } => {
+                let Some(Replaced {
+                    before,
+                    removed,
+                    added,
+                    after,
+                    ..
+                }) = self.replace(at, len, new, 1, me, false)
+                else {
+                    return;
+                };
+                let strip = |l: &String| l.trim_end_matches('\n').to_string();
+                let mut lines: Vec<String> =
+                    before.iter().map(|l| format!(" {}", strip(l))).collect();
+                lines.extend(removed.iter().map(|l| format!("-{}", strip(l))));
+                lines.extend(added.iter().map(|l| format!("+{}", strip(l))));
+                lines.extend(after.iter().map(|l| format!(" {}", strip(l))));
+                self.record(Change::Patch {
+                    move_to: None,
+                    hunks: vec![Hunk {
+                        header: None,
+                        lines,
+                        end_of_file: false,
+                    }],
+                });
+            }
+            Op::Hand { at, len, new } => {
+                if self.replace(at, len, new, 0, Author::Hand, false).is_some() {
+                    self.hand_edits += 1;
+                }
+            }
+        }
+    }
+}
+
+/// What one replacement quoted: the old and new text of the span, and its lines by part.
+struct Replaced {
+    old: String,
+    new: String,
+    before: Vec<String>,
+    removed: Vec<String>,
+    added: Vec<String>,
+    after: Vec<String>,
+}
+
+fn expected(lines: &[(String, Author)]) -> Vec<LineOrigin> {
+    lines
+        .iter()
+        .map(|(_, a)| match a {
+            Author::Edit(i) => LineOrigin::Edit(*i),
+            Author::Before | Author::Hand => LineOrigin::Unexplained,
+        })
+        .collect()
+}
+
+fn run(initial: usize, written: bool, ops: &[Op]) -> Sim {
+    let mut sim = Sim::new(initial, written);
+    for op in ops {
+        sim.step(op);
+    }
+    sim
+}
+
+#[test]
+fn a_multi_edit_that_cannot_be_placed_whole_leaves_the_text_as_it_was() {
+    let rep = |old: &str, new: &str| Replacement {
+        old: old.into(),
+        new: new.into(),
+        replace_all: false,
+    };
+    // The newer replacement reverts; the older one's text is gone (changed by hand since).
+    let change = Change::MultiEdit {
+        edits: vec![rep("a", "zzz"), rep("b", "x1")],
+    };
+    let mut state = "x1\ny2\n".to_string();
+    assert_eq!(revert(&mut state, &change), None);
+    assert_eq!(state, "x1\ny2\n");
+    let whole = Change::MultiEdit {
+        edits: vec![rep("a", "y"), rep("b", "x1")],
+    };
+    assert!(revert(&mut state, &whole).is_some());
+    assert_eq!(state, "b\na2\n");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// With only recorded edits, every line is attributed exactly as the reference says: no
+    /// line is off by one, none is left unexplained that an edit wrote.
+    #[test]
+    fn recorded_edits_are_attributed_exactly(
+        initial in 0..12usize,
+        written in any::<bool>(),
+        ops in proptest::collection::vec(op(), 0..25),
+    ) {
+        let ops: Vec<Op> = ops.into_iter().filter(|o| !matches!(o, Op::Hand { .. })).collect();
+        let sim = run(initial, written, &ops);
+        let b = blame(&sim.text(), &sim.changes);
+        prop_assert_eq!(&b.text, &sim.text());
+        prop_assert_eq!(b.lines, expected(&sim.lines));
+    }
+
+    /// As of any cut, the file is the reference's file after that many edits, attributed as
+    /// the reference attributed it then.
+    #[test]
+    fn blame_at_any_cut_equals_the_reference_then(
+        initial in 0..8usize,
+        ops in proptest::collection::vec(op(), 0..15),
+        cut in 0..16usize,
+    ) {
+        let ops: Vec<Op> = ops.into_iter().filter(|o| !matches!(o, Op::Hand { .. })).collect();
+        let sim = run(initial, true, &ops);
+        let cut = cut.min(sim.changes.len());
+        let b = blame_at(Some(&sim.text()), &sim.changes, cut);
+        if cut == 0 {
+            // Before the first Write, whether the file existed is unknown.
+            prop_assert_eq!(b, None);
+            return Ok(());
+        }
+        let b = b.expect("every cut after a Write can be recovered");
+        let then = sim.snapshots[cut - 1].clone();
+        prop_assert_eq!(&b.text, &Sim::joined(&then));
+        prop_assert_eq!(b.lines, expected(&then));
+    }
+
+    /// With a person's edits in between, an attribution may be withheld (an edit whose text
+    /// was changed by hand cannot be placed) but is never wrong: every attributed line was
+    /// written by that edit, and a person's line is never given to a session.
+    #[test]
+    fn with_hand_edits_attribution_is_never_wrong(
+        initial in 0..12usize,
+        written in any::<bool>(),
+        ops in proptest::collection::vec(op(), 0..25),
+    ) {
+        let sim = run(initial, written, &ops);
+        let b = blame(&sim.text(), &sim.changes);
+        let want = expected(&sim.lines);
+        prop_assert_eq!(b.lines.len(), want.len());
+        for (i, (got, want)) in b.lines.iter().zip(&want).enumerate() {
+            if *got != LineOrigin::Unexplained {
+                prop_assert_eq!(got, want, "line {}", i + 1);
+            }
+        }
+        if sim.hand_edits == 0 {
+            prop_assert_eq!(b.lines, want);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Checking where an edit's old text would occur without building the text before it
+    /// answers as building it does, overlaps and repeats included (a two-letter alphabet
+    /// makes them common; `é` puts char boundaries inside the window).
+    #[test]
+    fn placing_an_edit_without_building_the_text_before_agrees_with_building_it(
+        after in "[abé\n]{0,24}",
+        old in "[abé]{1,4}",
+        new in "[abé]{1,4}",
+    ) {
+        let r = Replacement { old: old.clone(), new: new.clone(), replace_all: false };
+        for start in match_positions(&after, &new) {
+            let mut before = after.clone();
+            before.replace_range(start..start + new.len(), &old);
+            let mut at = match_positions(&before, &old);
+            let built = matches!((at.next(), at.next()), (Some(i), None) if i == start);
+            prop_assert_eq!(old_only_at(&after, start, &r), built, "start {}", start);
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! Which session made a commit, by every route the record offers, in order of certainty:
+//!
+//! 1. **trailer**: the commit message carries `Peat-Session: <session id>` (see
+//!    [`TRAILER`]; `peat trailer` prints it for the session an agent runs in);
+//! 2. **recorded**: an agent's commit command was captured with the hash it printed;
+//! 3. **workspace**: a session ran in this repository's workspace while the commit was made;
+//! 4. **content**: the session whose recorded edits wrote the most of the lines the commit
+//!    added (a share of them), which survives amends, rebases and squashes.
+//!
+//! The first route that names a session answers; the others are kept as corroboration. A
+//! commit no route explains says so, with the nearest candidates. Every route reads the
+//! views alone (the sessions, steps, files and changes views), never the ledger.
+
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+
+use crate::reads::files::{applied_changes, paths_for_relative};
+use crate::reads::vcs::CommitContent;
+use crate::views::session::SessionRollup;
+use crate::views::steps::Step;
+use crate::views::{ViewError, Views};
+use crate::vocab::change::Change;
+use crate::vocab::event::SessionId;
+
+/// The commit trailer that names the session which made a commit.
+pub(crate) const TRAILER: &str = "Peat-Session";
+
+/// A content share at or above this explains a commit.
+pub(crate) const CONTENT_SHARE: f64 = 0.5;
+
+/// A commit's own facts, as the repository gave them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Commit {
+    pub(crate) hash: String,
+    pub(crate) ts_ms: Option<i64>,
+    pub(crate) content: CommitContent,
+}
+
+/// How a session was tied to the commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Route {
+    Trailer,
+    Recorded,
+    Workspace,
+    Content,
+}
+
+impl Route {
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Route::Trailer => "its Peat-Session trailer",
+            Route::Recorded => "the commit command the session ran",
+            Route::Workspace => "the session that ran in this workspace when it was made",
+            Route::Content => "the recorded edits that wrote its lines",
+        }
+    }
+}
+
+/// One session a route tied to the commit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Tie {
+    pub(crate) session: SessionId,
+    pub(crate) route: Route,
+    /// The event that shows it (the commit command, or the session's last edit of its lines).
+    pub(crate) seq: Option<u32>,
+    pub(crate) ts_ms: Option<i64>,
+    /// For the content route: the share of the commit's added lines the session wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) share: Option<f64>,
+}
+
+/// Everything the record says about a commit.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(crate) struct Explained {
+    /// The route that answered, and the sessions it named (best first).
+    pub(crate) answer: Vec<Tie>,
+    /// Other routes' sessions, or the nearest candidates when nothing answered.
+    pub(crate) others: Vec<Tie>,
+}
+
+/// The sessions that made `commit`, by every route (see the module documentation). `root` is
+/// the repository's root, for the workspace route and for matching the commit's paths.
+pub(crate) fn explain(
+    views: &Views,
+    root: Option<&str>,
+    commit: &Commit,
+) -> Result<Explained, ViewError> {
+    let sessions = views.tables.all_sessions()?;
+    let mut ties: Vec<Tie> = Vec::new();
+    ties.extend(by_trailer(&sessions, &commit.content.message));
+    ties.extend(by_record(views, &sessions, &commit.hash)?);
+    if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
+        ties.extend(by_workspace(&sessions, root, ts));
+    }
+    ties.extend(by_content(views, &commit.content)?);
+    let best = ties
+        .iter()
+        .filter(|t| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE)
+        .map(|t| t.route)
+        .min();
+    let (mut answer, others): (Vec<Tie>, Vec<Tie>) =
+        ties.into_iter().partition(|t| Some(t.route) == best);
+    answer.sort_by(|a, b| {
+        b.share
+            .partial_cmp(&a.share)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.session.cmp(&b.session))
+    });
+    Ok(Explained { answer, others })
+}
+
+/// Sessions named by a `Peat-Session:` trailer (an id or a unique prefix of one).
+fn by_trailer(sessions: &[(SessionId, SessionRollup)], message: &str) -> Vec<Tie> {
+    let mut out = Vec::new();
+    for value in trailers(message) {
+        let matching: Vec<&SessionId> = sessions
+            .iter()
+            .map(|(s, _)| s)
+            .filter(|s| s.as_str().starts_with(value))
+            .collect();
+        if let [one] = matching[..] {
+            out.push(Tie {
+                session: one.clone(),
+                route: Route::Trailer,
+                seq: None,
+                ts_ms: None,
+                share: None,
+            });
+        }
+    }
+    out
+}
+
+/// The values of the message's `Peat-Session:` trailers (its last paragraph's lines).
+pub(crate) fn trailers(message: &str) -> Vec<&str> {
+    let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
+    last.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim().eq_ignore_ascii_case(TRAILER)).then(|| v.trim())
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// Whether a recorded session's commit command printed `hash` (from the sessions view alone:
+/// no event is read).
+pub(crate) fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> bool {
+    sessions
+        .iter()
+        .any(|(_, r)| r.commits.keys().any(|h| same_commit(h, hash)))
+}
+
+fn same_commit(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
+}
+
+/// Sessions that ran a commit command which printed this hash.
+fn by_record(
+    views: &Views,
+    sessions: &[(SessionId, SessionRollup)],
+    hash: &str,
+) -> Result<Vec<Tie>, ViewError> {
+    let mut out = Vec::new();
+    for (session, rollup) in sessions {
+        if !rollup.commits.keys().any(|h| same_commit(h, hash)) {
+            continue;
+        }
+        for (seq, ts_ms, step) in crate::reads::log::session_steps(views, session)? {
+            if matches!(&step, Step::Commit { hash: h, .. } if same_commit(h, hash)) {
+                out.push(Tie {
+                    session: session.clone(),
+                    route: Route::Recorded,
+                    seq: Some(seq.0),
+                    ts_ms: Some(ts_ms),
+                    share: None,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How far after a session's last event a commit still counts as made in it: a commit
+/// time has whole seconds, and an agent's last event may be written just before it.
+const SPAN_GRACE_MS: i64 = 60_000;
+
+/// Sessions whose working directory is this repository's workspace (or inside it) and whose
+/// active span contains the commit's time.
+fn by_workspace(sessions: &[(SessionId, SessionRollup)], root: &str, ts_ms: i64) -> Vec<Tie> {
+    let root = root.trim_end_matches('/');
+    sessions
+        .iter()
+        .filter(|(_, r)| {
+            r.cwd
+                .as_deref()
+                .is_some_and(|c| c == root || c.starts_with(&format!("{root}/")))
+        })
+        .filter(|(_, r)| match (r.start_ms, r.end_ms) {
+            (Some(a), Some(b)) => a - SPAN_GRACE_MS <= ts_ms && ts_ms <= b + SPAN_GRACE_MS,
+            _ => false,
+        })
+        .map(|(s, r)| Tie {
+            session: s.clone(),
+            route: Route::Workspace,
+            seq: None,
+            ts_ms: r.end_ms,
+            share: None,
+        })
+        .collect()
+}
+
+/// The lines a change wrote.
+fn written_lines(change: &Change) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut text = |s: &str| out.extend(s.lines().map(str::to_string));
+    match change {
+        Change::Edit(r) => text(&r.new),
+        Change::MultiEdit { edits } => edits.iter().for_each(|r| text(&r.new)),
+        Change::Write { content } => text(content),
+        Change::NotebookEdit { source, .. } => text(source),
+        Change::Patch { hunks, .. } => {
+            for h in hunks {
+                for l in &h.lines {
+                    if let Some(added) = l.strip_prefix('+') {
+                        out.push(added.to_string());
+                    }
+                }
+            }
+        }
+        Change::UnifiedDiff { diff, .. } => out.extend(
+            crate::vocab::diff::added_by_file(diff)
+                .into_iter()
+                .flat_map(|(_, l)| l),
+        ),
+        Change::Delete => {}
+    }
+    out
+}
+
+/// A line worth matching: trimmed, and not so short or bare that any session could have
+/// written it (`}`, blank lines, `} else {`, `return x;`).
+fn meaningful(line: &str) -> Option<&str> {
+    let t = line.trim();
+    (t.len() >= 10 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3).then_some(t)
+}
+
+/// Per session, the share of the commit's meaningful added lines its recorded edits wrote.
+fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewError> {
+    let wanted: Vec<(&str, Vec<&str>)> = content
+        .added
+        .iter()
+        .map(|(p, lines)| {
+            (
+                p.as_str(),
+                lines.iter().filter_map(|l| meaningful(l)).collect(),
+            )
+        })
+        .filter(|(_, l): &(&str, Vec<&str>)| !l.is_empty())
+        .collect();
+    let total: usize = wanted.iter().map(|(_, l)| l.len()).sum();
+    if total == 0 {
+        return Ok(Vec::new());
+    }
+    let mut matched: BTreeMap<SessionId, (usize, Option<(i64, u32)>)> = BTreeMap::new();
+    for (rel, lines) in &wanted {
+        // The recorded paths the commit's file can be: those ending in its path.
+        let recorded = paths_for_relative(views, rel)?;
+        let mut by_session: BTreeMap<SessionId, (HashSet<String>, (i64, u32))> = BTreeMap::new();
+        for (e, change) in applied_changes(views, &recorded)? {
+            let entry = by_session
+                .entry(e.session.clone())
+                .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
+            entry.1 = entry.1.max((e.ts_ms, e.seq));
+            for l in written_lines(&change) {
+                if let Some(m) = meaningful(&l) {
+                    entry.0.insert(m.to_string());
+                }
+            }
+        }
+        for (session, (written, last)) in by_session {
+            let n = lines.iter().filter(|l| written.contains(**l)).count();
+            if n > 0 {
+                let m = matched.entry(session).or_insert((0, None));
+                m.0 += n;
+                m.1 = m.1.max(Some(last));
+            }
+        }
+    }
+    Ok(matched
+        .into_iter()
+        .map(|(session, (n, last))| Tie {
+            session,
+            route: Route::Content,
+            seq: last.map(|(_, s)| s),
+            ts_ms: last.map(|(t, _)| t),
+            share: Some(n as f64 / total as f64),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reads::files::fixture::{Store, touch};
+    use crate::vocab::event::{Event, TouchOp, Vcs};
+
+    #[test]
+    fn the_recorded_and_content_routes_read_the_views_alone() {
+        let store = Store::new();
+        let wrote = Change::Write {
+            content: "fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n".into(),
+        };
+        store.write(
+            vec![
+                (
+                    "maker",
+                    3,
+                    1_000,
+                    touch("/old/checkout/src/lim.rs", TouchOp::Write, &wrote),
+                ),
+                (
+                    "maker",
+                    4,
+                    2_000,
+                    Event::Committed {
+                        vcs: Vcs::Git,
+                        hash: "abc1234def".into(),
+                        message: "limit".into(),
+                        branch: None,
+                    },
+                ),
+            ],
+            &[&wrote],
+        );
+        let (ledger, views) = store.open();
+        let content = CommitContent {
+            message: "limit".into(),
+            added: vec![(
+                "src/lim.rs".into(),
+                vec![
+                    "fn limiter(rate: u32) -> u32 {".into(),
+                    "    rate * 2".into(),
+                ],
+            )],
+        };
+        let recorded = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "abc1234def5678".into(),
+                ts_ms: None,
+                content: content.clone(),
+            },
+        )
+        .unwrap();
+        assert_eq!(recorded.answer.len(), 1);
+        assert_eq!(recorded.answer[0].route, Route::Recorded);
+        assert_eq!(recorded.answer[0].seq, Some(4));
+        assert_eq!(recorded.answer[0].ts_ms, Some(2_000));
+        // Amended: another hash, the same lines.
+        let amended = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "fff0000aaa".into(),
+                ts_ms: None,
+                content,
+            },
+        )
+        .unwrap();
+        assert_eq!(amended.answer.len(), 1);
+        assert_eq!(amended.answer[0].route, Route::Content);
+        assert_eq!(amended.answer[0].share, Some(1.0));
+        assert_eq!(amended.answer[0].seq, Some(3));
+        assert!(!ledger.is_open(), "explaining a commit opened the ledger");
+    }
+
+    #[test]
+    fn hashes_match_when_one_is_a_prefix_of_the_other() {
+        assert!(same_commit("abc1234", "abc1234def567"));
+        assert!(same_commit("ABC1234DEF", "abc1234"));
+        assert!(!same_commit("abc1234", "abc1235"));
+        assert!(!same_commit("abc123", "abc1234"), "too short to say");
+    }
+
+    #[test]
+    fn trailers_are_read_from_the_last_paragraph_only() {
+        let m = "fix the limiter\n\nPeat-Session: 3f6c2a9e mentioned in the body\n\nCo-Authored-By: x\npeat-session: 7a1b2c3d\n";
+        assert_eq!(trailers(m), vec!["7a1b2c3d"]);
+        assert!(trailers("no trailer here").is_empty());
+    }
+
+    #[test]
+    fn short_punctuation_lines_never_match_by_content() {
+        assert_eq!(meaningful("  }"), None);
+        assert_eq!(meaningful("} else {"), None);
+        assert_eq!(meaningful("  let rate = 5;"), Some("let rate = 5;"));
+    }
+
+    #[test]
+    fn the_workspace_route_needs_the_repository_and_the_span() {
+        let rollup = |cwd: &str, a: i64, b: i64| SessionRollup {
+            cwd: Some(cwd.into()),
+            start_ms: Some(a),
+            end_ms: Some(b),
+            ..SessionRollup::default()
+        };
+        let sessions = vec![
+            (
+                SessionId("in".into()),
+                rollup("/r/sub", 1_000_000, 2_000_000),
+            ),
+            (
+                SessionId("elsewhere".into()),
+                rollup("/other", 1_000_000, 2_000_000),
+            ),
+            (SessionId("before".into()), rollup("/r", 0, 100_000)),
+            (
+                SessionId("prefix".into()),
+                rollup("/rx", 1_000_000, 2_000_000),
+            ),
+        ];
+        let hit: Vec<String> = by_workspace(&sessions, "/r", 1_500_000)
+            .into_iter()
+            .map(|t| t.session.0)
+            .collect();
+        assert_eq!(hit, vec!["in"]);
+    }
+}

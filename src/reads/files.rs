@@ -1,0 +1,394 @@
+//! The recorded edits of a file: which recorded paths a path on this disk names, the edits
+//! made to them in ledger order, what each wrote, and the prompt each edit answered.
+//!
+//! Paths are recorded absolute, as the agent saw them. A path names its exact recording
+//! first (a prefix scan of the files view); failing that, its path relative to the repository
+//! root matched as a suffix (a prefix scan of the reversed paths), which finds edits made in
+//! another checkout of the same repository, or of a file that no longer exists here.
+//!
+//! Everything here reads the views alone: each edit's row and the change it wrote are
+//! materialised by the fold, so a lookup never opens the ledger.
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::views::rows::{TextKind, TextRow};
+use crate::views::tables::Table;
+use crate::views::{ViewError, Views};
+use crate::vocab::change::{BlobId, Change};
+use crate::vocab::event::{EventId, Seq, SessionId, TouchOp};
+
+/// What a path given on the command line is, relative to the record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Wanted {
+    /// The absolute path (canonical where it exists).
+    pub(crate) abs: String,
+    /// The same path relative to the repository root, when it lies inside it.
+    pub(crate) rel: Option<String>,
+    /// Everything under it is wanted (a directory).
+    pub(crate) dir: bool,
+}
+
+/// One recorded edit of a file.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct FileEdit {
+    pub(crate) session: SessionId,
+    pub(crate) seq: u32,
+    pub(crate) ts_ms: i64,
+    pub(crate) op: TouchOp,
+    /// The path as the agent recorded it.
+    pub(crate) path: String,
+    /// The tool reported an error: the edit was not applied.
+    pub(crate) failed: bool,
+    /// What the edit wrote, in the blob store.
+    #[serde(skip)]
+    pub(crate) change: Option<BlobId>,
+}
+
+impl FileEdit {
+    pub(crate) fn id(&self) -> EventId {
+        EventId {
+            session: self.session.clone(),
+            seq: Seq(self.seq),
+        }
+    }
+}
+
+/// The recorded paths `wanted` names: its exact recording (or those under it), else those
+/// whose tail is its repository-relative path.
+pub(crate) fn recorded_paths(
+    views: &Views,
+    wanted: &Wanted,
+) -> Result<BTreeSet<String>, ViewError> {
+    let t = &views.tables;
+    if !wanted.dir {
+        if !t.touches_of(&wanted.abs)?.is_empty() {
+            return Ok(BTreeSet::from([wanted.abs.clone()]));
+        }
+        return match &wanted.rel {
+            Some(rel) => t.paths_ending(&format!("/{rel}")),
+            None => Ok(BTreeSet::new()),
+        };
+    }
+    let abs = wanted.abs.trim_end_matches('/');
+    let mut exact = t.paths_starting(&format!("{abs}/"))?;
+    if !t.touches_of(&wanted.abs)?.is_empty() {
+        exact.insert(wanted.abs.clone());
+    }
+    if !exact.is_empty() {
+        return Ok(exact);
+    }
+    let Some(rel) = &wanted.rel else {
+        return Ok(exact);
+    };
+    // A directory of another checkout: its relative path is somewhere inside the recorded
+    // path, which no prefix finds; every distinct path is looked at once.
+    let tail = format!("/{rel}");
+    let inside = format!("{tail}/");
+    let mut suffix = t.paths_ending(&tail)?;
+    suffix.extend(
+        t.paths_starting("")?
+            .into_iter()
+            .filter(|p| p.contains(&inside)),
+    );
+    Ok(suffix)
+}
+
+/// The recorded paths that are `rel` itself or end in `/rel`: where a repository-relative
+/// path was recorded, in any checkout.
+pub(crate) fn paths_for_relative(views: &Views, rel: &str) -> Result<BTreeSet<String>, ViewError> {
+    let mut out = views.tables.paths_ending(&format!("/{rel}"))?;
+    if !views.tables.touches_of(rel)?.is_empty() {
+        out.insert(rel.to_string());
+    }
+    Ok(out)
+}
+
+/// Every recorded edit of `paths`, in ledger order (by time, then session and seq).
+pub(crate) fn edits_of(
+    views: &Views,
+    paths: &BTreeSet<String>,
+) -> Result<Vec<FileEdit>, ViewError> {
+    let mut out = Vec::new();
+    for p in paths {
+        for (id, row) in views.tables.file_rows(p)? {
+            out.push(FileEdit {
+                session: id.session,
+                seq: id.seq.0,
+                ts_ms: row.ts_ms,
+                op: row.op,
+                path: p.clone(),
+                failed: row.failed,
+                change: row.change,
+            });
+        }
+    }
+    out.sort_by(|a, b| (a.ts_ms, &a.session, a.seq).cmp(&(b.ts_ms, &b.session, b.seq)));
+    Ok(out)
+}
+
+/// What an edit wrote, from the changes view. `None` when it recorded no change or the blob
+/// does not parse (an edit from before changes were kept).
+pub(crate) fn change_of(views: &Views, edit: &FileEdit) -> Result<Option<Change>, ViewError> {
+    if edit.change.is_none() {
+        return Ok(None);
+    }
+    Ok(views
+        .tables
+        .change_bytes(&edit.path, &edit.id())?
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+}
+
+/// The applied edits of `paths` (failed ones left out) that recorded what they wrote, with
+/// that change, in ledger order: what blame replays and commit content is matched against.
+pub(crate) fn applied_changes(
+    views: &Views,
+    paths: &BTreeSet<String>,
+) -> Result<Vec<(FileEdit, Change)>, ViewError> {
+    let mut out = Vec::new();
+    for e in edits_of(views, paths)?.into_iter().filter(|e| !e.failed) {
+        if let Some(c) = change_of(views, &e)? {
+            out.push((e, c));
+        }
+    }
+    Ok(out)
+}
+
+/// A prompt, as an edit's reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Prompt {
+    pub(crate) seq: u32,
+    pub(crate) ts_ms: i64,
+    pub(crate) text: String,
+}
+
+/// The person's prompts of each session asked about, read once from the texts view.
+#[derive(Default)]
+pub(crate) struct Prompts {
+    by_session: BTreeMap<SessionId, Vec<Prompt>>,
+}
+
+impl Prompts {
+    /// The prompt the event at `seq` of `session` answered: the person's last prompt before it
+    /// in that session.
+    pub(crate) fn answered_by(
+        &mut self,
+        views: &Views,
+        session: &SessionId,
+        seq: u32,
+    ) -> Result<Option<Prompt>, ViewError> {
+        if !self.by_session.contains_key(session) {
+            let mut prefix = session.as_str().as_bytes().to_vec();
+            prefix.push(0);
+            let mut prompts = Vec::new();
+            for row in views.tables.scan(Table::Texts, &prefix) {
+                let (key, value) = row?;
+                let Some(id) = crate::ledger::decode_event_key(&key) else {
+                    continue;
+                };
+                let Ok(text) = serde_json::from_slice::<TextRow>(&value) else {
+                    continue;
+                };
+                if text.kind == TextKind::User {
+                    prompts.push(Prompt {
+                        seq: id.seq.0,
+                        ts_ms: text.ts_ms,
+                        text: text.text,
+                    });
+                }
+            }
+            self.by_session.insert(session.clone(), prompts);
+        }
+        let prompts = &self.by_session[session];
+        let before = prompts.partition_point(|p| p.seq < seq);
+        Ok(before.checked_sub(1).map(|i| prompts[i].clone()))
+    }
+}
+
+/// A store written for the tests of the lookups: events and their change blobs, with the
+/// views caught up, reopened as a one-shot read would open them.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use std::time::Duration;
+
+    use crate::ledger::{Access, Ledger, Mode, WriteSet};
+    use crate::views::{ModelSlot, Views};
+    use crate::vocab::change::Change;
+    use crate::vocab::event::{Envelope, Event, Seq, SessionId, TouchOp};
+
+    pub(crate) struct Store {
+        pub(crate) dir: tempfile::TempDir,
+    }
+
+    fn ledger(dir: &std::path::Path, mode: Mode) -> Ledger {
+        let access = Access {
+            mode,
+            wait: Duration::from_secs(5),
+            who: "test",
+            on_wait: &mut || {},
+        };
+        Ledger::open(dir, access).unwrap()
+    }
+
+    fn views(ledger: &Ledger) -> Views {
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        Views::open(ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap()
+    }
+
+    /// A file touch of `path` that wrote `change` (stored, unless `stored` is false).
+    pub(crate) fn touch(path: &str, op: TouchOp, change: &Change) -> Event {
+        Event::FileTouch {
+            path: path.into(),
+            op,
+            change: Some(change.to_blob().0),
+            failed: false,
+            more: Vec::new(),
+        }
+    }
+
+    impl Store {
+        pub(crate) fn new() -> Store {
+            Store {
+                dir: tempfile::tempdir().unwrap(),
+            }
+        }
+
+        /// Record `events` (session, seq, time, event) and the blobs of `changes`, then
+        /// catch the views up.
+        pub(crate) fn write(&self, events: Vec<(&str, u32, i64, Event)>, changes: &[&Change]) {
+            let mut l = ledger(self.dir.path(), Mode::Create);
+            let mut set = WriteSet::default();
+            for (session, seq, ts, event) in events {
+                set.event(
+                    Seq(seq),
+                    Envelope::new(SessionId(session.into()), ts, event),
+                );
+            }
+            set.blobs.extend(changes.iter().map(|c| c.to_blob()));
+            l.write(set).unwrap();
+            drop(views(&l));
+        }
+
+        /// The store as a read opens it: the ledger locked but not opened, the views current.
+        pub(crate) fn open(&self) -> (Ledger, Views) {
+            let l = ledger(self.dir.path(), Mode::Existing);
+            let v = views(&l);
+            (l, v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::{Store, touch};
+    use super::*;
+    use crate::vocab::change::Replacement;
+
+    fn edit(old: &str, new: &str) -> Change {
+        Change::Edit(Replacement {
+            old: old.into(),
+            new: new.into(),
+            replace_all: false,
+        })
+    }
+
+    fn wanted(abs: &str, rel: Option<&str>, dir: bool) -> Wanted {
+        Wanted {
+            abs: abs.into(),
+            rel: rel.map(str::to_string),
+            dir,
+        }
+    }
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn a_file_is_found_by_its_exact_path_or_its_path_in_any_checkout_from_the_views_alone() {
+        let store = Store::new();
+        let (a, b, c) = (edit("a\n", "b\n"), edit("b\n", "c\n"), edit("x\n", "y\n"));
+        let write = Change::Write {
+            content: "one\n".into(),
+        };
+        store.write(
+            vec![
+                ("s2", 4, 300, touch("/a/repo/src/x.rs", TouchOp::Edit, &b)),
+                ("s1", 2, 100, touch("/a/repo/src/x.rs", TouchOp::Edit, &a)),
+                ("s3", 2, 200, touch("/b/other/src/x.rs", TouchOp::Edit, &c)),
+                (
+                    "s3",
+                    3,
+                    250,
+                    touch("/a/repo/mysrc/x.rs", TouchOp::Write, &write),
+                ),
+                (
+                    "s3",
+                    4,
+                    260,
+                    touch("/a/repo/src/xx.rs", TouchOp::Write, &write),
+                ),
+            ],
+            &[&a, &b, &c, &write],
+        );
+        let (ledger, views) = store.open();
+        let here = wanted("/a/repo/src/x.rs", Some("src/x.rs"), false);
+        assert_eq!(
+            recorded_paths(&views, &here).unwrap(),
+            set(&["/a/repo/src/x.rs"])
+        );
+        let elsewhere = wanted("/c/new/src/x.rs", Some("src/x.rs"), false);
+        assert_eq!(
+            recorded_paths(&views, &elsewhere).unwrap(),
+            set(&["/a/repo/src/x.rs", "/b/other/src/x.rs"]),
+            "a tail matches at a path boundary only: mysrc/x.rs is another file"
+        );
+        let dir = wanted("/a/repo/src", Some("src"), true);
+        assert_eq!(
+            recorded_paths(&views, &dir).unwrap(),
+            set(&["/a/repo/src/x.rs", "/a/repo/src/xx.rs"])
+        );
+        let other_dir = wanted("/c/new/src", Some("src"), true);
+        assert_eq!(
+            recorded_paths(&views, &other_dir).unwrap(),
+            set(&["/a/repo/src/x.rs", "/a/repo/src/xx.rs", "/b/other/src/x.rs"])
+        );
+        assert!(
+            recorded_paths(&views, &wanted("/c/new/none.rs", None, false))
+                .unwrap()
+                .is_empty()
+        );
+
+        let edits = edits_of(&views, &set(&["/a/repo/src/x.rs", "/b/other/src/x.rs"])).unwrap();
+        let order: Vec<(&str, u32, i64)> = edits
+            .iter()
+            .map(|e| (e.session.as_str(), e.seq, e.ts_ms))
+            .collect();
+        assert_eq!(
+            order,
+            vec![("s1", 2, 100), ("s3", 2, 200), ("s2", 4, 300)],
+            "ledger order: by time"
+        );
+        let changes: Vec<Option<Change>> = edits
+            .iter()
+            .map(|e| change_of(&views, e).unwrap())
+            .collect();
+        assert_eq!(changes, vec![Some(a), Some(c), Some(b)]);
+        assert!(!ledger.is_open(), "the lookups opened the ledger");
+    }
+
+    #[test]
+    fn an_edit_whose_blob_the_store_lacks_has_no_change() {
+        let store = Store::new();
+        let lost = edit("p\n", "q\n");
+        store.write(
+            vec![("s1", 2, 100, touch("/r/f.rs", TouchOp::Edit, &lost))],
+            &[],
+        );
+        let (_ledger, views) = store.open();
+        let edits = edits_of(&views, &set(&["/r/f.rs"])).unwrap();
+        assert_eq!(edits.len(), 1);
+        assert_eq!(edits[0].change, Some(lost.to_blob().0));
+        assert_eq!(change_of(&views, &edits[0]).unwrap(), None);
+    }
+}

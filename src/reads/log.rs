@@ -1,0 +1,271 @@
+//! A session in causal order: each prompt, the tool calls it led to (files touched with the
+//! size of each change, commands run, failures), the commits made, the closing messages, and
+//! the subagent sessions it started, nested under the call that started them.
+//!
+//! The steps are materialised by the views' fold ([`crate::views::steps`], each edit sized
+//! from its change blob while the ledger is open anyway), so a log is a prefix scan of the
+//! steps view and never opens the ledger.
+
+use serde::Serialize;
+
+use crate::views::session::SessionRollup;
+use crate::views::steps::Step;
+use crate::views::tables::Table;
+use crate::views::{ViewError, Views};
+use crate::vocab::event::{Seq, SessionId};
+
+/// How deep subagents nest in a log (a subagent's own subagents, and so on).
+const MAX_DEPTH: usize = 4;
+
+/// One step with where it sits.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Entry {
+    pub(crate) seq: u32,
+    pub(crate) ts_ms: i64,
+    #[serde(flatten)]
+    pub(crate) step: Step,
+    /// The subagent sessions this call started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) subagents: Vec<SessionLog>,
+}
+
+/// A session's log.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct SessionLog {
+    pub(crate) session: SessionId,
+    #[serde(flatten)]
+    pub(crate) rollup: SessionRollup,
+    pub(crate) entries: Vec<Entry>,
+    /// Subagents whose starting call could not be found (they started before the first step).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unplaced_subagents: Vec<SessionLog>,
+}
+
+/// The log of `session`, with its subagents nested.
+pub(crate) fn session_log(views: &Views, session: &SessionId) -> Result<SessionLog, ViewError> {
+    let sessions = views.tables.all_sessions()?;
+    build(views, &sessions, session, 0)
+}
+
+/// The steps of `session` from the steps view, in seq order: (seq, time, step).
+pub(crate) fn session_steps(
+    views: &Views,
+    session: &SessionId,
+) -> Result<Vec<(Seq, i64, Step)>, ViewError> {
+    let mut prefix = session.as_str().as_bytes().to_vec();
+    prefix.push(0);
+    let mut out = Vec::new();
+    for row in views.tables.scan(Table::Steps, &prefix) {
+        let (key, value) = row?;
+        // The event key, then the step's index (two bytes).
+        let Some(id) = key
+            .len()
+            .checked_sub(2)
+            .and_then(|n| crate::ledger::decode_event_key(&key[..n]))
+        else {
+            continue;
+        };
+        let (ts_ms, step): (i64, Step) =
+            serde_json::from_slice(&value).map_err(|e| ViewError::Corrupt(e.to_string()))?;
+        out.push((id.seq, ts_ms, step));
+    }
+    Ok(out)
+}
+
+fn build(
+    views: &Views,
+    sessions: &[(SessionId, SessionRollup)],
+    session: &SessionId,
+    depth: usize,
+) -> Result<SessionLog, ViewError> {
+    let rollup = sessions
+        .iter()
+        .find(|(s, _)| s == session)
+        .map(|(_, r)| r.clone())
+        .unwrap_or_default();
+    let entries = session_steps(views, session)?;
+    let mut entries: Vec<Entry> = entries
+        .into_iter()
+        .map(|(seq, ts_ms, step)| Entry {
+            seq: seq.0,
+            ts_ms,
+            step,
+            subagents: Vec::new(),
+        })
+        .collect();
+    let mut unplaced = Vec::new();
+    if depth < MAX_DEPTH {
+        let mut children: Vec<&(SessionId, SessionRollup)> = sessions
+            .iter()
+            .filter(|(_, r)| r.parent.as_ref() == Some(session))
+            .collect();
+        children.sort_by_key(|(s, r)| (r.start_ms, s.clone()));
+        for (child, r) in children {
+            let log = build(views, sessions, child, depth + 1)?;
+            match starting_call(&entries, r.start_ms.unwrap_or(i64::MAX)) {
+                Some(i) => entries[i].subagents.push(log),
+                None => unplaced.push(log),
+            }
+        }
+    }
+    Ok(SessionLog {
+        session: session.clone(),
+        rollup,
+        entries,
+        unplaced_subagents: unplaced,
+    })
+}
+
+/// The call that started a subagent beginning at `start`: the last agent-starting tool call
+/// (Task, Agent) at or before it, else the last step of any kind at or before it.
+fn starting_call(entries: &[Entry], start: i64) -> Option<usize> {
+    let before = |e: &Entry| e.ts_ms <= start;
+    let spawns =
+        |e: &Entry| matches!(&e.step, Step::Tool { tool, .. } if tool == "Task" || tool == "Agent");
+    entries
+        .iter()
+        .rposition(|e| before(e) && spawns(e))
+        .or_else(|| entries.iter().rposition(before))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reads::files::fixture::{Store, touch};
+    use crate::vocab::change::{Change, Replacement};
+    use crate::vocab::diff::Size;
+    use crate::vocab::event::{Event, TouchOp, Vcs};
+
+    #[test]
+    fn a_log_is_read_from_the_steps_view_with_each_edit_sized_and_subagents_nested() {
+        let store = Store::new();
+        let edit = Change::Edit(Replacement {
+            old: "a\nb\n".into(),
+            new: "a\nc\nd\n".into(),
+            replace_all: false,
+        });
+        let tool = |tool: &str, ok| Event::ToolCall {
+            tool: tool.into(),
+            detail: "go".into(),
+            ok,
+        };
+        let meta = |parent: Option<&str>| Event::SessionMeta {
+            cwd: "/r".into(),
+            branch: None,
+            agent: None,
+            version: None,
+            parent: parent.map(|p| SessionId(p.into())),
+        };
+        store.write(
+            vec![
+                ("main", 0, 1_000, meta(None)),
+                (
+                    "main",
+                    1,
+                    1_000,
+                    Event::UserMsg {
+                        text: "fix it".into(),
+                        harness: false,
+                    },
+                ),
+                ("main", 2, 2_000, tool("Task", true)),
+                ("main", 3, 3_000, touch("/r/x.rs", TouchOp::Edit, &edit)),
+                ("main", 4, 4_000, tool("Bash", false)),
+                (
+                    "main",
+                    5,
+                    5_000,
+                    Event::Committed {
+                        vcs: Vcs::Git,
+                        hash: "abc1234".into(),
+                        message: "fix".into(),
+                        branch: None,
+                    },
+                ),
+                (
+                    "main",
+                    6,
+                    6_000,
+                    Event::Said {
+                        text: "narration is left out".into(),
+                    },
+                ),
+                (
+                    "main",
+                    7,
+                    7_000,
+                    Event::FinalMsg {
+                        text: "done".into(),
+                    },
+                ),
+                ("sub", 0, 2_500, meta(Some("main"))),
+                ("sub", 1, 2_500, tool("Read", true)),
+            ],
+            &[&edit],
+        );
+        let (ledger, views) = store.open();
+        let log = session_log(&views, &SessionId("main".into())).unwrap();
+        let seqs: Vec<u32> = log.entries.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, vec![1, 2, 3, 4, 5, 7]);
+        assert_eq!(
+            log.entries[2].step,
+            Step::Edit {
+                path: "/r/x.rs".into(),
+                op: TouchOp::Edit,
+                failed: false,
+                size: Size {
+                    added: 2,
+                    removed: 1
+                },
+            }
+        );
+        assert_eq!(log.entries[2].ts_ms, 3_000);
+        assert!(matches!(&log.entries[3].step, Step::Tool { ok: false, .. }));
+        assert!(matches!(&log.entries[4].step, Step::Commit { hash, .. } if hash == "abc1234"));
+        assert_eq!(
+            log.entries[5].step,
+            Step::Closing {
+                text: "done".into()
+            }
+        );
+        let nested: Vec<&SessionId> = log.entries[1]
+            .subagents
+            .iter()
+            .map(|l| &l.session)
+            .collect();
+        assert_eq!(
+            nested,
+            vec![&SessionId("sub".into())],
+            "under the Task call"
+        );
+        assert!(!ledger.is_open(), "the log opened the ledger");
+    }
+
+    fn entry(ts_ms: i64, tool: &str) -> Entry {
+        Entry {
+            seq: 0,
+            ts_ms,
+            step: Step::Tool {
+                tool: tool.into(),
+                detail: String::new(),
+                ok: true,
+            },
+            subagents: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_subagent_nests_under_the_last_task_call_before_it_started() {
+        let entries = [
+            entry(1, "Bash"),
+            entry(2, "Task"),
+            entry(3, "Bash"),
+            entry(9, "Task"),
+        ];
+        assert_eq!(starting_call(&entries, 5), Some(1));
+        assert_eq!(starting_call(&entries, 9), Some(3));
+        // No Task call before it: the last step before it.
+        assert_eq!(starting_call(&entries[..1], 5), Some(0));
+        assert_eq!(starting_call(&entries, 0), None);
+    }
+}

@@ -1,0 +1,582 @@
+//! Read-only questions to the repository a command runs in: which commit the working copy
+//! sits on, and what a revision names.
+//!
+//! `git` and `jj` are run directly with fixed argument lists (never through a shell), with
+//! stdin closed and their stderr discarded. Nothing here writes: git runs with
+//! `--no-optional-locks` (so `status` does not refresh the index), jj with
+//! `--ignore-working-copy` (so it does not snapshot). A missing tool, a directory outside any
+//! repository, or a revision that does not resolve all read as `None`: every caller has a
+//! reading that does without.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::vocab::event::Basis;
+
+/// Which tools manage the repository at `root`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Repo {
+    pub(crate) root: PathBuf,
+    /// A `.git` directory or file: git can answer (a colocated jj repo has both).
+    pub(crate) git: bool,
+    /// A `.jj` directory.
+    pub(crate) jj: bool,
+}
+
+impl Repo {
+    /// The repository holding `cwd`, if any.
+    pub(crate) fn find(cwd: &Path) -> Option<Repo> {
+        let root = crate::ledger::locate::repo_root(cwd)?;
+        Some(Repo {
+            git: root.join(".git").exists(),
+            jj: root.join(".jj").is_dir(),
+            root,
+        })
+    }
+}
+
+/// A revision the repository resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    /// The full commit hash.
+    pub(crate) hash: String,
+    /// The first line of its message.
+    pub(crate) subject: String,
+    /// When it was committed (ms since the epoch), if the tool said.
+    pub(crate) ts_ms: Option<i64>,
+}
+
+/// The commit the working copy of the repository at `cwd` sits on, and whether tracked
+/// files differ from it. In a colocated jj repository git's HEAD is jj's `@-`, so git
+/// answers for both; a jj-only repository asks jj for `@-`, and counts the working-copy
+/// commit as dirty when it is not empty (as of jj's last snapshot).
+pub(crate) fn head(cwd: &Path) -> Option<Basis> {
+    let repo = Repo::find(cwd)?;
+    if repo.git {
+        let commit = git(&repo.root, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
+        let commit = commit.trim();
+        if !is_hex(commit) {
+            return None;
+        }
+        let status = git(&repo.root, &["status", "--porcelain", "-uno"])?;
+        return Some(Basis {
+            commit: commit.to_string(),
+            dirty: !status.trim().is_empty(),
+        });
+    }
+    if repo.jj {
+        let parents = jj(
+            &repo.root,
+            &[
+                "log",
+                "-r",
+                "@-",
+                "--no-graph",
+                "-T",
+                "commit_id ++ \"\\n\"",
+            ],
+        )?;
+        let commit = parents.lines().next()?.trim();
+        if !is_hex(commit) {
+            return None;
+        }
+        let empty = jj(&repo.root, &["log", "-r", "@", "--no-graph", "-T", "empty"])?;
+        return Some(Basis {
+            commit: commit.to_string(),
+            dirty: empty.trim() == "false",
+        });
+    }
+    None
+}
+
+/// Whether `word` could be a commit hash (or a prefix of one git accepts): 7 to 40 hex digits.
+pub(crate) fn is_commit_shape(word: &str) -> bool {
+    (7..=40).contains(&word.len()) && is_hex(word)
+}
+
+/// Whether `word` could be a jj change id: 8 to 32 letters of jj's `k`..`z` alphabet.
+pub(crate) fn is_change_shape(word: &str) -> bool {
+    (8..=32).contains(&word.len()) && word.bytes().all(|b| (b'k'..=b'z').contains(&b))
+}
+
+/// The commit `rev` names in the repository at `cwd`: a commit hash (or unique prefix), or
+/// in a jj repository a change id. Anything else is refused without running a tool.
+pub(crate) fn resolve_commit(cwd: &Path, rev: &str) -> Option<Resolved> {
+    let hex = is_commit_shape(rev);
+    let change = is_change_shape(rev);
+    if !hex && !change {
+        return None;
+    }
+    let repo = Repo::find(cwd)?;
+    if repo.git && hex {
+        // One run resolves and describes: `^{commit}` refuses a prefix that is ambiguous or
+        // names no commit, and the signature check a config may ask for stays off stdout.
+        let spec = format!("{rev}^{{commit}}");
+        let shown = git(
+            &repo.root,
+            &[
+                "show",
+                "-s",
+                "--no-show-signature",
+                "--format=%H%n%ct%n%s",
+                "--end-of-options",
+                &spec,
+            ],
+        )?;
+        let mut lines = shown.lines();
+        let full = lines.next()?.trim();
+        if !is_hex(full) {
+            return None;
+        }
+        let ts_ms = lines
+            .next()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .map(|s| s * 1000);
+        return Some(Resolved {
+            hash: full.to_string(),
+            subject: lines.next().unwrap_or("").to_string(),
+            ts_ms,
+        });
+    }
+    if repo.jj {
+        let out = jj(
+            &repo.root,
+            &[
+                "log",
+                "-r",
+                rev,
+                "--no-graph",
+                "--limit",
+                "1",
+                "-T",
+                "commit_id ++ \"\\t\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\t\" ++ description.first_line() ++ \"\\n\"",
+            ],
+        )?;
+        let line = out.lines().next()?;
+        let mut parts = line.splitn(3, '\t');
+        let hash = parts.next()?.trim();
+        if !is_hex(hash) {
+            return None;
+        }
+        let ts_ms = parts
+            .next()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .map(|s| s * 1000);
+        return Some(Resolved {
+            hash: hash.to_string(),
+            subject: parts.next().unwrap_or("").to_string(),
+            ts_ms,
+        });
+    }
+    None
+}
+
+/// What a commit wrote: its whole message and, per file (relative to the repository root),
+/// the lines it added.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CommitContent {
+    pub(crate) message: String,
+    pub(crate) added: Vec<(String, Vec<String>)>,
+}
+
+/// The message and added lines of the commit `hash` (full, as [`resolve_commit`] gave it).
+pub(crate) fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
+    if !is_hex(hash) {
+        return None;
+    }
+    let repo = Repo::find(cwd)?;
+    if repo.git {
+        let message = git(
+            &repo.root,
+            &["show", "-s", "--format=%B", "--end-of-options", hash],
+        )?;
+        let diff = git(
+            &repo.root,
+            &[
+                "diff-tree",
+                "-p",
+                "--root",
+                "--no-commit-id",
+                "--no-ext-diff",
+                "--no-color",
+                "-U0",
+                "--end-of-options",
+                hash,
+            ],
+        )?;
+        return Some(CommitContent {
+            message,
+            added: added_lines(&diff),
+        });
+    }
+    if repo.jj {
+        let message = jj(
+            &repo.root,
+            &["log", "-r", hash, "--no-graph", "-T", "description"],
+        )?;
+        let diff = jj(&repo.root, &["diff", "-r", hash, "--git", "--context=0"])?;
+        return Some(CommitContent {
+            message,
+            added: added_lines(&diff),
+        });
+    }
+    None
+}
+
+/// The added lines of a git-format patch, per destination file.
+fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
+    crate::vocab::diff::added_by_file(diff)
+        .into_iter()
+        .filter_map(|(path, lines)| Some((path?, lines)))
+        .filter(|(p, lines)| p != "/dev/null" && !lines.is_empty())
+        .collect()
+}
+
+/// The paths `file` (absolute) had before its renames, newest first, each absolute; empty
+/// when it was never renamed, or outside any repository. git follows the file through its
+/// history (`git log --follow`) after a rename staged but not yet committed; jj has no
+/// `--follow`, so its log is asked, rename by rename, for the commit that made the current
+/// name from an older one (as of jj's last snapshot of the working copy). A rename nobody has
+/// committed or staged (a plain `mv`) is unknown to both, and so to this.
+///
+/// Only commits since `since_ms` are walked, when given: a caller that wants the names
+/// edits were recorded under passes the record's beginning, so the cost of the walk grows
+/// with the recorded span, not with the repository's whole history.
+pub(crate) fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> {
+    let Some(repo) = file.parent().and_then(Repo::find) else {
+        return Vec::new();
+    };
+    let root = std::fs::canonicalize(&repo.root).unwrap_or_else(|_| repo.root.clone());
+    let Some(rel) = file
+        .strip_prefix(&root)
+        .ok()
+        .and_then(Path::to_str)
+        .filter(|r| !r.is_empty())
+    else {
+        return Vec::new();
+    };
+    let names = if repo.git {
+        git_earlier_names(&root, rel, since_ms)
+    } else if repo.jj {
+        jj_earlier_names(&root, rel, since_ms)
+    } else {
+        Vec::new()
+    };
+    names.into_iter().map(|n| root.join(n)).collect()
+}
+
+/// How many renames are followed at most: a bound on the tool runs, not a real limit.
+const MAX_RENAMES: usize = 64;
+
+fn git_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut current = rel.to_string();
+    // A rename staged in the index: the history knows the file by its older name.
+    if let Some(staged) = git(
+        root,
+        &[
+            "diff",
+            "--cached",
+            "-M",
+            "--name-status",
+            "-z",
+            "--no-ext-diff",
+        ],
+    ) {
+        for (old, new) in renames(&staged) {
+            if new == current {
+                names.push(old.clone());
+                current = old;
+            }
+        }
+    }
+    let since = since_ms.map(|ms| format!("--since=@{}", ms.div_euclid(1000)));
+    let mut args = vec![
+        "log",
+        "--follow",
+        "-M",
+        "--name-status",
+        "-z",
+        "--no-ext-diff",
+        "--format=%x01",
+    ];
+    args.extend(since.as_deref());
+    args.extend(["--", &current]);
+    let Some(log) = git(root, &args) else {
+        return names;
+    };
+    // Newest first: each rename into the name followed so far is one step back.
+    for (old, new) in renames(&log) {
+        if new == current && !names.contains(&old) && old != rel {
+            names.push(old.clone());
+            current = old;
+        }
+    }
+    names.truncate(MAX_RENAMES);
+    names
+}
+
+/// The renames (old, new) in `git --name-status -z` output, in the order given. Commit
+/// separators (`--format=%x01`) and the newlines after them are skipped.
+fn renames(out: &str) -> Vec<(String, String)> {
+    let mut tokens = out
+        .split('\0')
+        .map(|t| t.trim_start_matches(['\n', '\u{1}']))
+        .filter(|t| !t.is_empty());
+    let mut found = Vec::new();
+    while let Some(status) = tokens.next() {
+        match status.as_bytes()[0] {
+            b'R' | b'C' => {
+                let (Some(old), Some(new)) = (tokens.next(), tokens.next()) else {
+                    break;
+                };
+                if status.starts_with('R') {
+                    found.push((old.to_string(), new.to_string()));
+                }
+            }
+            _ => {
+                tokens.next();
+            }
+        }
+    }
+    found
+}
+
+fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
+    // Each commit that touched the current name, newest first, with its renames as
+    // `old<TAB>new` lines; the revset narrows to the ancestors of the last rename found.
+    const TEMPLATE: &str = "commit_id ++ \"\\n\" ++ diff.files().filter(|f| f.status() == \"renamed\").map(|f| f.source().path() ++ \"\\t\" ++ f.target().path() ++ \"\\n\").join(\"\")";
+    let mut names: Vec<String> = Vec::new();
+    let mut current = rel.to_string();
+    let mut heads = "@".to_string();
+    let since = since_ms.map_or(String::new(), |ms| {
+        format!(
+            " & committer_date(after:\"{}\")",
+            crate::vocab::time::format_iso_ms(ms)
+        )
+    });
+    while names.len() < MAX_RENAMES {
+        let quoted = current.replace('\\', "\\\\").replace('"', "\\\"");
+        // The cheap date filter first: `files()` diffs each commit it is asked about.
+        let revset = format!("::({heads}){since} & files(root-file:\"{quoted}\")");
+        let Some(out) = jj(root, &["log", "--no-graph", "-r", &revset, "-T", TEMPLATE]) else {
+            break;
+        };
+        let mut commit = "";
+        let mut step = None;
+        for line in out.lines() {
+            match line.split_once('\t') {
+                Some((old, new)) if new == current => {
+                    step = Some((commit.to_string(), old.to_string()));
+                    break;
+                }
+                Some(_) => {}
+                None => commit = line.trim(),
+            }
+        }
+        let Some((commit, old)) = step else { break };
+        if !is_hex(&commit) || names.contains(&old) || old == rel {
+            break;
+        }
+        heads = format!("{commit}-");
+        names.push(old.clone());
+        current = old;
+    }
+    names
+}
+
+/// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
+pub(crate) fn basis_label(basis: &Basis) -> String {
+    let short: String = basis.commit.chars().take(8).collect();
+    format!("@{short}{}", if basis.dirty { "+" } else { "" })
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let mut cmd = Command::new("git");
+    cmd.arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(args);
+    run(cmd)
+}
+
+fn jj(root: &Path, args: &[&str]) -> Option<String> {
+    let mut cmd = Command::new("jj");
+    cmd.args(["--ignore-working-copy", "--no-pager", "--color=never", "-R"])
+        .arg(root)
+        .args(args);
+    run(cmd)
+}
+
+/// Stdout of a successful run, or `None` (tool missing, failed, or not UTF-8).
+fn run(mut cmd: Command) -> Option<String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    // `sh`: the tests' git, beside the module's own `git`.
+    use crate::testing::{git as sh, require_git};
+
+    /// A repository with one commit of `a.txt`.
+    fn repo() -> (tempfile::TempDir, String) {
+        require_git();
+        let dir = tempfile::tempdir().unwrap();
+        sh(dir.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        sh(dir.path(), &["add", "a.txt"]);
+        sh(dir.path(), &["commit", "-q", "-m", "add a\n\nwith a body"]);
+        let hash = sh(dir.path(), &["rev-parse", "HEAD"]);
+        (dir, hash)
+    }
+
+    #[test]
+    fn head_names_the_commit_and_a_dirty_tree() {
+        let (dir, hash) = repo();
+        let sub = dir.path().join("deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(
+            head(&sub),
+            Some(Basis {
+                commit: hash.clone(),
+                dirty: false
+            })
+        );
+        // Untracked files do not make a tree dirty; a change to a tracked one does.
+        std::fs::write(dir.path().join("new.txt"), "x").unwrap();
+        assert_eq!(head(dir.path()).map(|b| b.dirty), Some(false));
+        std::fs::write(dir.path().join("a.txt"), "two\n").unwrap();
+        assert_eq!(head(dir.path()).map(|b| b.dirty), Some(true));
+    }
+
+    #[test]
+    fn a_revision_resolves_to_its_full_hash_subject_and_time() {
+        let (dir, hash) = repo();
+        let r = resolve_commit(dir.path(), &hash[..7]).unwrap();
+        assert_eq!(r.hash, hash);
+        assert_eq!(r.subject, "add a");
+        assert_eq!(
+            r.ts_ms,
+            crate::vocab::time::parse_iso_ms("2026-07-14T09:30:00Z")
+        );
+        assert_eq!(resolve_commit(dir.path(), &hash).unwrap().hash, hash);
+        assert_eq!(resolve_commit(dir.path(), "0000000"), None);
+        // Not a commit's shape: refused before any tool runs.
+        assert_eq!(resolve_commit(dir.path(), "HEAD"), None);
+        assert_eq!(resolve_commit(dir.path(), "--all"), None);
+    }
+
+    #[test]
+    fn a_commit_names_its_message_and_the_lines_it_added() {
+        let (dir, _) = repo();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "bee\n").unwrap();
+        sh(dir.path(), &["add", "."]);
+        sh(
+            dir.path(),
+            &["commit", "-q", "-m", "more\n\nPeat-Session: 3f6c2a9e"],
+        );
+        let hash = sh(dir.path(), &["rev-parse", "HEAD"]);
+        let c = commit_content(dir.path(), &hash).unwrap();
+        assert!(c.message.contains("Peat-Session: 3f6c2a9e"), "{c:?}");
+        assert_eq!(
+            c.added,
+            vec![
+                ("a.txt".to_string(), vec!["two".to_string()]),
+                ("b.txt".to_string(), vec!["bee".to_string()])
+            ]
+        );
+        assert_eq!(commit_content(dir.path(), "--all"), None);
+    }
+
+    #[test]
+    fn a_file_renamed_by_commits_and_in_the_index_names_its_earlier_paths() {
+        let (dir, _) = repo();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        sh(&root, &["mv", "a.txt", "b.txt"]);
+        sh(&root, &["commit", "-q", "-m", "a becomes b"]);
+        std::fs::write(root.join("b.txt"), "one\ntwo\n").unwrap();
+        sh(&root, &["commit", "-q", "-a", "-m", "b grows"]);
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        sh(&root, &["mv", "b.txt", "d/c x.txt"]);
+        sh(&root, &["commit", "-q", "-m", "into d"]);
+        // Staged, not committed: still followed.
+        sh(&root, &["mv", "d/c x.txt", "e.txt"]);
+        assert_eq!(
+            earlier_paths(&root.join("e.txt"), None),
+            vec![
+                root.join("d/c x.txt"),
+                root.join("b.txt"),
+                root.join("a.txt")
+            ]
+        );
+        assert_eq!(
+            earlier_paths(&root.join("d/c x.txt"), None),
+            vec![root.join("b.txt"), root.join("a.txt")]
+        );
+        // The commits are dated 2026-07-14: a walk that starts later finds no rename but the
+        // staged one.
+        let later = crate::vocab::time::parse_iso_ms("2026-07-15T00:00:00Z");
+        assert_eq!(
+            earlier_paths(&root.join("e.txt"), later),
+            vec![root.join("d/c x.txt")]
+        );
+        std::fs::write(root.join("fresh.txt"), "x\n").unwrap();
+        assert!(earlier_paths(&root.join("fresh.txt"), None).is_empty());
+        let outside = tempfile::tempdir().unwrap();
+        assert!(earlier_paths(&outside.path().join("a.txt"), None).is_empty());
+    }
+
+    #[test]
+    fn renames_are_read_from_name_status_output() {
+        let out = "\u{1}\0\nR100\0b.txt\0d/c x.txt\0\u{1}\0\nM\0b.txt\0\u{1}\0\nC075\0x\0y\0R090\0a.txt\0b.txt\0\u{1}\0\nA\0a.txt\0";
+        assert_eq!(
+            renames(out),
+            vec![
+                ("b.txt".to_string(), "d/c x.txt".to_string()),
+                ("a.txt".to_string(), "b.txt".to_string())
+            ]
+        );
+        assert!(renames("").is_empty());
+    }
+
+    #[test]
+    fn outside_a_repository_there_is_nothing_to_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(head(dir.path()), None);
+        assert_eq!(resolve_commit(dir.path(), "abc1234"), None);
+    }
+
+    #[test]
+    fn shapes_of_commits_and_changes() {
+        assert!(is_commit_shape("abc1234"));
+        assert!(is_commit_shape(&"f".repeat(40)));
+        assert!(!is_commit_shape("abc123"));
+        assert!(!is_commit_shape(&"f".repeat(41)));
+        assert!(!is_commit_shape("abc123g"));
+        assert!(is_change_shape("kmkuslsw"));
+        assert!(!is_change_shape("kmkusls"));
+        assert!(!is_change_shape("kmkuslsa"));
+        assert_eq!(
+            basis_label(&Basis {
+                commit: "0123456789abcdef".into(),
+                dirty: true
+            }),
+            "@01234567+"
+        );
+    }
+}

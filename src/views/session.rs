@@ -1,0 +1,338 @@
+//! What a session was, folded from its events: where it ran, when, what the person first
+//! asked, what the agent said last, and how much work it did.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::vocab::event::{Agent, Envelope, Event, Seq, SessionId};
+
+/// A text and where it sits, so every summary line can name the command that reads more.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Cited {
+    pub(crate) seq: Seq,
+    pub(crate) ts_ms: i64,
+    pub(crate) text: String,
+}
+
+/// A session folded from its events, invertibly: applying an event with `sign` -1 undoes
+/// applying it with +1, so a revised event can be retracted exactly. Texts are not kept,
+/// only where they are (`prompt_seqs`, `finals`); [`SessionSummary`] hydrates them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SessionRollup {
+    pub(crate) agent: Option<Agent>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) branch: Option<String>,
+    pub(crate) parent: Option<SessionId>,
+    /// Earliest and latest time of the session's own activity (observations and
+    /// distillations deposited about it do not count). Not invertible: a revision keeps its event's time,
+    /// so a span only ever grows.
+    pub(crate) start_ms: Option<i64>,
+    pub(crate) end_ms: Option<i64>,
+    pub(crate) events: i64,
+    pub(crate) prompts: i64,
+    pub(crate) tools: i64,
+    pub(crate) failed_tools: i64,
+    pub(crate) compactions: i64,
+    pub(crate) files: BTreeMap<String, i64>,
+    pub(crate) commits: BTreeMap<String, i64>,
+    /// Seqs of the person's prompts.
+    pub(crate) prompt_seqs: BTreeSet<u32>,
+    /// (time, seq) of every closing message; the last is the session's.
+    pub(crate) finals: BTreeSet<(i64, u32)>,
+}
+
+fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
+    match map.get_mut(&key) {
+        Some(n) => {
+            *n += sign;
+            // Keep maps free of zero rows so a retracted key leaves no trace.
+            if *n == 0 {
+                map.remove(&key);
+            }
+        }
+        None => {
+            map.insert(key, sign);
+        }
+    }
+}
+
+impl SessionRollup {
+    /// Fold one event in (`sign` +1) or back out (`sign` -1).
+    pub(crate) fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
+        self.events += sign;
+        // A zero timestamp means the transcript gave none; it says nothing about the span.
+        // A claim deposited later (`peat obs --session` on an old session) is not the
+        // session's activity: it must not make the session look current.
+        if sign > 0 && env.ts_ms > 0 && is_activity(&env.kind) {
+            self.start_ms = Some(self.start_ms.map_or(env.ts_ms, |s| s.min(env.ts_ms)));
+            self.end_ms = Some(self.end_ms.map_or(env.ts_ms, |e| e.max(env.ts_ms)));
+        }
+        match &env.kind {
+            Event::SessionMeta {
+                cwd,
+                branch,
+                agent,
+                parent,
+                ..
+            } => {
+                if sign > 0 {
+                    self.cwd = Some(cwd.clone());
+                    self.branch = branch.clone().filter(|b| !b.is_empty());
+                    self.agent = *agent;
+                    self.parent = parent.clone();
+                } else if self.cwd.as_deref() == Some(cwd) {
+                    self.cwd = None;
+                    self.branch = None;
+                }
+            }
+            Event::UserMsg { harness: false, .. } => {
+                self.prompts += sign;
+                set_member(&mut self.prompt_seqs, seq.0, sign);
+            }
+            Event::ToolCall { ok, .. } => {
+                self.tools += sign;
+                if !ok {
+                    self.failed_tools += sign;
+                }
+            }
+            Event::FileTouch { path, more, .. } => {
+                bump(&mut self.files, path.clone(), sign);
+                for t in more {
+                    bump(&mut self.files, t.path.clone(), sign);
+                }
+            }
+            Event::Committed { hash, .. } => bump(&mut self.commits, hash.clone(), sign),
+            Event::Commit { hash, .. } if !hash.is_empty() => {
+                bump(&mut self.commits, hash.clone(), sign)
+            }
+            Event::FinalMsg { .. } => set_member(&mut self.finals, (env.ts_ms, seq.0), sign),
+            Event::Compaction {} => self.compactions += sign,
+            _ => {}
+        }
+    }
+
+    /// The last component of the working directory: where the session ran, in a word.
+    pub(crate) fn place(&self) -> String {
+        let cwd = self.cwd.as_deref().unwrap_or("?");
+        cwd.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(cwd)
+            .to_string()
+    }
+
+    /// The seq of the session's closing message (newest by time; the Stop hook's wins a tie).
+    pub(crate) fn closing_seq(&self) -> Option<Seq> {
+        self.finals.last().map(|(_, s)| Seq(*s))
+    }
+
+    pub(crate) fn first_prompt_seq(&self) -> Option<Seq> {
+        self.prompt_seqs.first().map(|s| Seq(*s))
+    }
+}
+
+/// Whether an event is the session's own work, rather than something deposited about it
+/// afterwards (a claim, a retired distillation), which says nothing about when it ran.
+fn is_activity(kind: &Event) -> bool {
+    !matches!(kind, Event::Obs { .. } | Event::Distill { .. })
+}
+
+fn set_member<T: Ord>(set: &mut BTreeSet<T>, v: T, sign: i64) {
+    if sign > 0 {
+        set.insert(v);
+    } else {
+        set.remove(&v);
+    }
+}
+
+/// A session as listings show it: its rollup with the first prompt and closing message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct SessionSummary {
+    pub(crate) session: SessionId,
+    #[serde(flatten)]
+    pub(crate) rollup: SessionRollup,
+    pub(crate) first_prompt: Option<Cited>,
+    pub(crate) closing: Option<Cited>,
+}
+
+impl SessionSummary {
+    /// Fill in the texts `rollup` points at, reading them with `text_of`.
+    pub(crate) fn hydrate(
+        session: SessionId,
+        rollup: SessionRollup,
+        mut text_of: impl FnMut(Seq) -> Option<(i64, String)>,
+    ) -> SessionSummary {
+        let mut cite = |seq: Option<Seq>| {
+            let seq = seq?;
+            text_of(seq).map(|(ts_ms, text)| Cited { seq, ts_ms, text })
+        };
+        let first_prompt = cite(rollup.first_prompt_seq());
+        let closing = cite(rollup.closing_seq());
+        SessionSummary {
+            session,
+            rollup,
+            first_prompt,
+            closing,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(ts: i64, kind: Event) -> Envelope {
+        Envelope::new(SessionId("s".into()), ts, kind)
+    }
+
+    #[test]
+    fn the_newest_closing_message_wins_and_the_hook_breaks_ties() {
+        let mut s = SessionRollup::default();
+        s.apply(
+            Seq(50),
+            &env(
+                20,
+                Event::FinalMsg {
+                    text: "late".into(),
+                },
+            ),
+            1,
+        );
+        s.apply(
+            Seq(18),
+            &env(
+                10,
+                Event::FinalMsg {
+                    text: "early".into(),
+                },
+            ),
+            1,
+        );
+        assert_eq!(s.closing_seq(), Some(Seq(50)));
+        let hook = crate::vocab::event::HOOK_FINAL_SEQ;
+        s.apply(
+            Seq(hook),
+            &env(
+                20,
+                Event::FinalMsg {
+                    text: "hook".into(),
+                },
+            ),
+            1,
+        );
+        assert_eq!(s.closing_seq(), Some(Seq(hook)));
+        assert_eq!((s.start_ms, s.end_ms), (Some(10), Some(20)));
+    }
+
+    #[test]
+    fn retracting_an_event_undoes_it_exactly() {
+        let events = [
+            (
+                Seq(0),
+                env(
+                    1,
+                    Event::SessionMeta {
+                        cwd: "/r".into(),
+                        branch: None,
+                        agent: None,
+                        version: None,
+                        parent: None,
+                    },
+                ),
+            ),
+            (
+                Seq(2),
+                env(
+                    2,
+                    Event::UserMsg {
+                        text: "go".into(),
+                        harness: false,
+                    },
+                ),
+            ),
+            (
+                Seq(3),
+                env(
+                    3,
+                    Event::ToolCall {
+                        tool: "Bash".into(),
+                        detail: "x".into(),
+                        ok: false,
+                    },
+                ),
+            ),
+            (
+                Seq(4),
+                env(
+                    3,
+                    Event::FinalMsg {
+                        text: "done".into(),
+                    },
+                ),
+            ),
+        ];
+        let mut s = SessionRollup::default();
+        for (seq, e) in &events[..3] {
+            s.apply(*seq, e, 1);
+        }
+        let before = s.clone();
+        s.apply(events[3].0, &events[3].1, 1);
+        s.apply(events[3].0, &events[3].1, -1);
+        assert_eq!(s, before);
+        let demoted = env(
+            3,
+            Event::Said {
+                text: "done".into(),
+            },
+        );
+        s.apply(Seq(4), &demoted, 1);
+        assert_eq!(s.closing_seq(), None);
+    }
+
+    #[test]
+    fn a_claim_deposited_later_does_not_extend_the_span() {
+        let mut s = SessionRollup::default();
+        let said = Event::Said { text: "ok".into() };
+        s.apply(Seq(1), &env(10, said.clone()), 1);
+        s.apply(Seq(2), &env(20, said), 1);
+        let obs = Event::Obs {
+            subject: "staging".into(),
+            text: "blue first".into(),
+            derived_from: vec![1],
+            basis: None,
+        };
+        s.apply(Seq(crate::vocab::event::OBS_SEQ_BASE), &env(9_000, obs), 1);
+        assert_eq!((s.start_ms, s.end_ms), (Some(10), Some(20)));
+        assert_eq!(s.events, 3);
+    }
+
+    #[test]
+    fn harness_text_is_not_a_prompt() {
+        let mut s = SessionRollup::default();
+        s.apply(
+            Seq(2),
+            &env(
+                1,
+                Event::UserMsg {
+                    text: "<command-name>/clear".into(),
+                    harness: true,
+                },
+            ),
+            1,
+        );
+        s.apply(
+            Seq(34),
+            &env(
+                2,
+                Event::UserMsg {
+                    text: "fix the parser".into(),
+                    harness: false,
+                },
+            ),
+            1,
+        );
+        assert_eq!(s.prompts, 1);
+        assert_eq!(s.first_prompt_seq(), Some(Seq(34)));
+    }
+}

@@ -1,0 +1,473 @@
+//! The ledger's vocabulary: envelopes, event kinds, ids and the seq layout.
+//!
+//! Every envelope ever written must parse forever. Envelopes are stored as JSON so that
+//! evolution is additive: a new kind is a new variant, a new field is optional with a default.
+//! A kind this binary does not know (written by a newer peat) parses as [`Event::Unknown`]
+//! and is carried through untouched instead of failing the read.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::vocab::change::BlobId;
+
+/// The schema version this binary writes into every envelope.
+pub(crate) const SCHEMA_VERSION: u16 = 3;
+
+/// Transcript-derived events live at `line_index * SEQ_STRIDE + slot`.
+pub(crate) const SEQ_STRIDE: u32 = 16;
+/// The Stop hook's authoritative closing message (`capture --final-msg`).
+pub(crate) const HOOK_FINAL_SEQ: u32 = (1 << 31) - 1;
+/// Observations take the first free seq from here on, per session.
+pub(crate) const OBS_SEQ_BASE: u32 = 1 << 31;
+#[cfg(test)]
+/// Reserved (the original's distiller sidecar); nothing in the ledger is written here.
+pub(crate) const RESERVED_SEQ_BASE: u32 = 3 << 30;
+
+/// Caps in bytes, cut at a char boundary, for what is a pointer rather than a text: a tool
+/// call's detail and a commit's message. What was said (prompts, agent texts, compaction
+/// summaries) is never cut at capture: displays clip it, `--json` carries it whole.
+pub(crate) const DETAIL_CAP: usize = 500;
+pub(crate) const COMMIT_MESSAGE_CAP: usize = 500;
+
+/// A session: a Claude Code session uuid, a Codex thread id, or a subagent's derived id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(pub String);
+
+impl SessionId {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// For a Claude subagent's id, `<parent>/agent-<id>`: the parent's id and the agent's.
+    pub(crate) fn subagent(&self) -> Option<(&str, &str)> {
+        let (parent, child) = self.0.split_once('/')?;
+        Some((parent, child.strip_prefix("agent-").unwrap_or(child)))
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Position of an event within its session. See the module constants for the layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Seq(pub u32);
+
+impl Seq {
+    /// The seq of `slot` on raw transcript line `line` (0-based, blank lines counted).
+    pub(crate) fn at_line(line: u64, slot: u32) -> Seq {
+        debug_assert!(slot < SEQ_STRIDE);
+        let line = u32::try_from(line).unwrap_or(u32::MAX / SEQ_STRIDE);
+        Seq(line
+            .saturating_mul(SEQ_STRIDE)
+            .saturating_add(slot)
+            .min(HOOK_FINAL_SEQ - 1))
+    }
+}
+
+impl fmt::Display for Seq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An event's identity: upserting the same id again replaces it (identical bytes: no-op).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub(crate) struct EventId {
+    pub(crate) session: SessionId,
+    pub(crate) seq: Seq,
+}
+
+/// What is stored for every event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Envelope {
+    /// The schema version the envelope was written under.
+    pub(crate) v: u16,
+    /// Milliseconds since the Unix epoch, from the transcript (never the wall clock).
+    pub(crate) ts_ms: i64,
+    pub(crate) session: SessionId,
+    pub(crate) kind: Event,
+}
+
+impl Envelope {
+    pub(crate) fn new(session: SessionId, ts_ms: i64, kind: Event) -> Envelope {
+        Envelope {
+            v: SCHEMA_VERSION,
+            ts_ms,
+            session,
+            kind,
+        }
+    }
+}
+
+/// Which harness wrote a transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+impl Agent {
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// Which version-control tool made a commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vcs {
+    Git,
+    Jj,
+}
+
+/// How a file was touched. `Unknown` is what an envelope from before this field reads as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TouchOp {
+    #[default]
+    Unknown,
+    Edit,
+    Write,
+    MultiEdit,
+    NotebookEdit,
+    PatchAdd,
+    PatchUpdate,
+    PatchDelete,
+}
+
+/// One more file in a `FileTouch` that holds several.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Touched {
+    pub(crate) path: String,
+    #[serde(default)]
+    pub(crate) op: TouchOp,
+    #[serde(default)]
+    pub(crate) change: Option<BlobId>,
+}
+
+/// The commit an observation was deposited against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Basis {
+    /// Full hash of HEAD (in a colocated jj repo, `@-`).
+    pub(crate) commit: String,
+    /// The working tree had uncommitted changes to tracked files.
+    pub(crate) dirty: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The event kinds. Declaration order does not matter (the encoding is by name), but no
+/// variant may ever be removed or renamed, and fields may only be added as optional.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Event {
+    /// Where and on what the session ran: from the first line that names a working directory.
+    SessionMeta {
+        cwd: String,
+        #[serde(default)]
+        branch: Option<String>,
+        #[serde(default)]
+        agent: Option<Agent>,
+        /// The harness version that wrote the transcript.
+        #[serde(default)]
+        version: Option<String>,
+        /// For a subagent's transcript: the session that spawned it.
+        #[serde(default)]
+        parent: Option<SessionId>,
+    },
+    /// What the person (or, with `harness`, the harness on their behalf) said.
+    UserMsg {
+        text: String,
+        /// Injected by the harness (slash-command expansions, caveats, environment context,
+        /// interruption markers), not typed by the person.
+        #[serde(default, skip_serializing_if = "is_false")]
+        harness: bool,
+    },
+    ToolCall {
+        tool: String,
+        detail: String,
+        ok: bool,
+    },
+    /// A file an edit tool changed; `change` names what it wrote in the blob store.
+    FileTouch {
+        path: String,
+        #[serde(default)]
+        op: TouchOp,
+        #[serde(default)]
+        change: Option<BlobId>,
+        /// The tool reported an error: the edit was not applied.
+        #[serde(default, skip_serializing_if = "is_false")]
+        failed: bool,
+        /// Further files the same call touched, when a line has more than its slots hold
+        /// (an apply_patch over many files).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        more: Vec<Touched>,
+    },
+    /// Retired (the original's commit event, whose hash was usually empty): parse only.
+    Commit { hash: String, message: String },
+    /// The last thing the agent said in a turn: the closing message.
+    FinalMsg { text: String },
+    /// The context window was compacted here.
+    Compaction {},
+    /// Anything else the agent said in prose.
+    Said { text: String },
+    /// The compactor's summary of everything before it.
+    CompactSummary { text: String },
+    /// A claim deposited with `peat obs`, optionally citing the seqs it derives from.
+    #[serde(alias = "Obs2")]
+    Obs {
+        subject: String,
+        text: String,
+        #[serde(default)]
+        derived_from: Vec<u32>,
+        #[serde(default)]
+        basis: Option<Basis>,
+    },
+    /// Retired (the original's distiller output): parse only.
+    Distill {
+        #[serde(default)]
+        lane: serde_json::Value,
+        key: String,
+        text: String,
+        #[serde(default)]
+        open: bool,
+        #[serde(default)]
+        cites: Vec<(String, u32)>,
+        #[serde(default)]
+        src: u64,
+        #[serde(default)]
+        by: String,
+    },
+    /// A commit the agent made, with the hash its command printed.
+    Committed {
+        vcs: Vcs,
+        hash: String,
+        message: String,
+        #[serde(default)]
+        branch: Option<String>,
+    },
+    /// A kind written by a newer peat: kept as it was, shown as raw JSON.
+    #[serde(untagged)]
+    Unknown(serde_json::Value),
+}
+
+impl Event {
+    /// The change blobs this event names: an edit's, one per file it touched that recorded
+    /// what it wrote; none for any other kind.
+    pub(crate) fn change_blobs(&self) -> Vec<BlobId> {
+        self.changes().into_iter().map(|(_, blob)| blob).collect()
+    }
+
+    /// [`Event::change_blobs`], each with the path it was written to.
+    pub(crate) fn changes(&self) -> Vec<(&str, BlobId)> {
+        match self {
+            Event::FileTouch {
+                path, change, more, ..
+            } => change
+                .map(|c| (path.as_str(), c))
+                .into_iter()
+                .chain(
+                    more.iter()
+                        .filter_map(|t| Some((t.path.as_str(), t.change?))),
+                )
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The short tag used by `--kind` and in listings.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            Event::SessionMeta { .. } => "meta",
+            Event::UserMsg { .. } => "user",
+            Event::ToolCall { .. } => "tool",
+            Event::FileTouch { .. } => "file",
+            Event::Commit { .. } | Event::Committed { .. } => "commit",
+            Event::FinalMsg { .. } => "final",
+            Event::Compaction {} => "compacted",
+            Event::Said { .. } => "said",
+            Event::CompactSummary { .. } => "compact",
+            Event::Obs { .. } => "obs",
+            Event::Distill { .. } => "distill",
+            Event::Unknown(_) => "unknown",
+        }
+    }
+
+    /// Every tag `--kind` accepts.
+    pub(crate) const TAGS: &'static [&'static str] = &[
+        "meta",
+        "user",
+        "tool",
+        "file",
+        "commit",
+        "final",
+        "compacted",
+        "said",
+        "compact",
+        "obs",
+        "distill",
+        "unknown",
+    ];
+
+    /// One line describing the event, unclipped (renderers clip).
+    pub(crate) fn summary(&self) -> String {
+        match self {
+            Event::SessionMeta {
+                cwd, branch, agent, ..
+            } => {
+                let mut s = cwd.clone();
+                if let Some(b) = branch.as_deref().filter(|b| !b.is_empty()) {
+                    s.push_str(" · ");
+                    s.push_str(b);
+                }
+                if let Some(a) = agent {
+                    s.push_str(" · ");
+                    s.push_str(a.label());
+                }
+                s
+            }
+            Event::UserMsg { text, .. }
+            | Event::FinalMsg { text }
+            | Event::Said { text }
+            | Event::CompactSummary { text } => text.clone(),
+            Event::ToolCall { tool, detail, ok } => {
+                let failed = if *ok { "" } else { " FAILED" };
+                format!("{tool}{failed} {detail}")
+            }
+            Event::FileTouch {
+                path, op, failed, ..
+            } => {
+                let failed = if *failed { " (failed)" } else { "" };
+                format!("{path} [{}]{failed}", serde_plain(op))
+            }
+            Event::Commit { hash, message } | Event::Committed { hash, message, .. } => {
+                let short: String = hash.chars().take(8).collect();
+                format!("{short} {message}")
+            }
+            Event::Compaction {} => "— context window compacted —".to_string(),
+            Event::Obs {
+                subject,
+                text,
+                derived_from,
+                basis,
+            } => {
+                let mut s = format!("{subject}: {text}");
+                if !derived_from.is_empty() {
+                    s.push_str(&format!(" [cites {} events]", derived_from.len()));
+                }
+                if let Some(b) = basis {
+                    let short: String = b.commit.chars().take(8).collect();
+                    s.push_str(&format!(" @{short}{}", if b.dirty { "+" } else { "" }));
+                }
+                s
+            }
+            Event::Distill { key, text, .. } => format!("{key}: {text}"),
+            Event::Unknown(v) => v.to_string(),
+        }
+    }
+}
+
+/// A value as its serialized name: a unit variant as its bare snake_case word.
+pub(crate) fn serde_plain<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Cut `s` to at most `max` bytes without splitting a character.
+pub(crate) fn cap(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_never_splits_a_character() {
+        let s = "aé€😀";
+        for max in 0..=s.len() {
+            let c = cap(s, max);
+            assert!(c.len() <= max);
+            assert!(s.starts_with(&c));
+        }
+        assert_eq!(cap("short", 500), "short");
+    }
+
+    #[test]
+    fn seq_layout_matches_the_original() {
+        assert_eq!(Seq::at_line(0, 0), Seq(0));
+        assert_eq!(Seq::at_line(3, 2), Seq(50));
+        assert_eq!(HOOK_FINAL_SEQ, 2_147_483_647);
+        assert_eq!(OBS_SEQ_BASE, 2_147_483_648);
+        assert_eq!(RESERVED_SEQ_BASE, 3_221_225_472);
+    }
+
+    #[test]
+    fn original_envelopes_still_parse() {
+        // Shapes the original wrote (schema v1-v3), including the retired kinds.
+        let lines = [
+            r#"{"v":3,"ts_ms":1,"session":"s","kind":{"SessionMeta":{"cwd":"/r","branch":null,"ese_version":"ese dim=512"}}}"#,
+            r#"{"v":3,"ts_ms":1,"session":"s","kind":{"Commit":{"hash":"","message":"fix"}}}"#,
+            r#"{"v":4,"ts_ms":1,"session":"s","kind":{"Distill":{"lane":"Ruling","key":"k","text":"t","open":true,"cites":[["s",3]],"src":9,"by":"claude"}}}"#,
+            r#"{"v":2,"ts_ms":1,"session":"s","kind":{"Obs":{"subject":"a","text":"b","derived_from":[1]}}}"#,
+            r#"{"v":3,"ts_ms":1,"session":"s","kind":{"Obs2":{"subject":"a","text":"b","derived_from":[],"basis":{"commit":"abc","dirty":true}}}}"#,
+            r#"{"v":3,"ts_ms":1,"session":"s","kind":{"FileTouch":{"path":"/a.rs"}}}"#,
+            r#"{"v":3,"ts_ms":1,"session":"s","kind":{"Compaction":{}}}"#,
+        ];
+        for line in lines {
+            let env: Envelope =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert!(
+                !matches!(env.kind, Event::Unknown(_)),
+                "{line} fell through"
+            );
+        }
+    }
+
+    #[test]
+    fn a_kind_from_a_newer_peat_is_carried_not_rejected() {
+        let line = r#"{"v":9,"ts_ms":5,"session":"s","kind":{"Hologram":{"depth":3}}}"#;
+        let env: Envelope = serde_json::from_str(line).unwrap();
+        assert_eq!(env.kind.tag(), "unknown");
+        let back = serde_json::to_string(&env).unwrap();
+        assert_eq!(back, line);
+    }
+
+    #[test]
+    fn envelopes_round_trip_byte_for_byte() {
+        let env = Envelope::new(
+            SessionId("abc".into()),
+            42,
+            Event::FileTouch {
+                path: "/x".into(),
+                op: TouchOp::Edit,
+                change: None,
+                failed: false,
+                more: vec![],
+            },
+        );
+        let a = serde_json::to_vec(&env).unwrap();
+        let back: Envelope = serde_json::from_slice(&a).unwrap();
+        assert_eq!(back, env);
+        assert_eq!(serde_json::to_vec(&back).unwrap(), a);
+    }
+}
