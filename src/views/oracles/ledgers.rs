@@ -338,9 +338,28 @@ pub fn all_blobs(steps: &[Step]) -> BTreeMap<BlobId, Vec<u8>> {
     written(steps).flat_map(|(n, v)| blobs_of(n, v)).collect()
 }
 
-/// Every version of a case in the order it is written, numbered.
-pub fn versions(steps: &[Step]) -> Vec<(EventId, Envelope)> {
-    written(steps).map(|(n, v)| envelope(n, v)).collect()
+/// One change of a case's ledger: the `n`th version written.
+#[derive(Clone, Debug)]
+pub struct Written {
+    pub n: usize,
+    pub id: EventId,
+    pub env: Envelope,
+}
+
+/// The changes a case's writes make, in the order of their positions (a lane at position
+/// `p` has folded the first `p`): every version written, but one equal to its event's
+/// current version, which the ledger does not write.
+pub fn feed(steps: &[Step]) -> Vec<Written> {
+    let mut current = BTreeMap::new();
+    let mut out = Vec::new();
+    for (n, v) in written(steps) {
+        let (id, env) = envelope(n, v);
+        if current.get(&id) != Some(&env) {
+            current.insert(id.clone(), env.clone());
+            out.push(Written { n, id, env });
+        }
+    }
+    out
 }
 
 /// The probe words and texts of every version of a case.
@@ -357,11 +376,11 @@ pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
 }
 
 /// Each event's newest version whose time is at or before `cutoff` (all of them: `i64::MAX`).
-pub fn as_of(versions: &[(EventId, Envelope)], cutoff: i64) -> BTreeMap<EventId, Envelope> {
+pub fn as_of(feed: &[Written], cutoff: i64) -> BTreeMap<EventId, Envelope> {
     let mut out = BTreeMap::new();
-    for (id, env) in versions {
-        if env.ts_ms <= cutoff {
-            out.insert(id.clone(), env.clone());
+    for w in feed {
+        if w.env.ts_ms <= cutoff {
+            out.insert(w.id.clone(), w.env.clone());
         }
     }
     out
