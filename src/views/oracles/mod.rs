@@ -48,13 +48,19 @@ fn embed_queued(views: &Views) -> Result<usize, super::ViewError> {
     views.embed_queued(&mut slot(), 3)
 }
 
+/// The time zone the views are opened in: behind UTC and half an hour off the hour, so the
+/// record's days (it starts at noon UTC) split where UTC's do not.
+fn tz() -> jiff::tz::TimeZone {
+    jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(-(9 * 3600 + 1800)).unwrap())
+}
+
 fn open_views(ledger: &Ledger, slot: &mut ModelSlot) -> Result<Views, super::ViewError> {
-    Views::open(ledger, slot, jiff::tz::TimeZone::UTC, &mut |_| {})
+    Views::open(ledger, slot, tz(), &mut |_| {})
 }
 
 /// What a reader is served: the views as they stand, nothing caught up.
 fn peek(ledger: &Ledger) -> Result<Option<Views>, super::ViewError> {
-    Views::peek(ledger, jiff::tz::TimeZone::UTC, Duration::from_secs(30))
+    Views::peek(ledger, tz(), Duration::from_secs(30))
 }
 
 /// What views were folded from: the feed up to each lane's position, and whether the
@@ -175,7 +181,7 @@ fn play(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
                 let what = format!("after step {i}, a rebuild with the hint at {hint}");
                 std::fs::write(dir.join("ledger.lsn"), hint.to_string()).unwrap();
                 ledger = open(dir);
-                let r = Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC);
+                let r = Views::rebuild_now(&ledger, &mut deferred(), tz());
                 if let Err(e) = r {
                     found.push(Finding::new(About::Failed, format!("{what}: {e}")));
                 }
@@ -281,7 +287,7 @@ fn findings_in(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
         check("reopened", open_views(&ledger, &mut deferred()));
         check(
             "rebuilt",
-            Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC),
+            Views::rebuild_now(&ledger, &mut deferred(), tz()),
         );
     }
     let ledger = open(dir);
@@ -322,7 +328,7 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
     for how in ["caught up", "rebuilt"] {
         let opened = match how {
             "caught up" => open_views(&ledger, &mut slot),
-            _ => Views::rebuild_now(&ledger, &mut slot, jiff::tz::TimeZone::UTC),
+            _ => Views::rebuild_now(&ledger, &mut slot, tz()),
         };
         let real = match opened {
             Ok(v) => v,
@@ -338,10 +344,8 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
             let then = ledgers::as_of(&feed, *cutoff);
             // As `peat asof` does: copy the past out of the views, then replay it.
             let scratch = dir.path().join(format!("asof-{how}-{i}"));
-            let past =
-                crate::views::asof::copy_past(&real, *cutoff, &scratch, true).and_then(|copied| {
-                    crate::views::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC)
-                });
+            let past = crate::views::asof::copy_past(&real, *cutoff, &scratch, true)
+                .and_then(|copied| crate::views::asof::replay(copied, &mut slot, tz()));
             let what = format!("asof {cutoff} from the views {how}");
             match past {
                 Ok(p) => {
@@ -382,7 +386,8 @@ fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
 /// interrupted catch-ups on the way: a provisional closing message rewritten as narration
 /// (long and short), narration shrunk below the indexing minimum and grown above it, a
 /// prompt that becomes harness text or outgrows embedding, claims and summaries emptied or
-/// blanked, texts turned into tool calls and back. Plus one event of every other kind.
+/// blanked, texts shrunk below the embedding minimum and grown above it, texts turned into
+/// tool calls and back. Plus one event of every other kind.
 fn revision_paths() -> Vec<Step> {
     use Kind::*;
     let said = || Said;
@@ -451,6 +456,8 @@ fn revision_paths() -> Vec<Step> {
         ),
         v(1, 8, Summary, 4),
         v(1, 9, Tool { ok: false }, 2),
+        v(1, 11, Final, 6),
+        v(1, 12, User { harness: false }, 9),
     ];
     let revised = vec![
         v(0, 1, said(), 2),                   // closing message → short narration
@@ -494,6 +501,8 @@ fn revision_paths() -> Vec<Step> {
         ), // a claim changes subject
         v(1, 8, Summary, 5),                  // a summary rewritten
         v(1, 9, Tool { ok: true }, 2),        // a failure becomes a success
+        v(1, 11, Final, 10),                  // a closing message shrinks below embedding
+        v(1, 12, User { harness: false }, 5), // a two-word prompt grows to be embedded
         v(
             0,
             0,
@@ -826,11 +835,23 @@ fn replay_oracle_holds_over_rebuilds_beside_a_wrong_hint() {
     }
 }
 
+/// Fewer random cases than this prove next to nothing, and none nothing at all: under CI
+/// (`CI=true`) the random oracles refuse to run with fewer, and `tests/oracles` (which CI
+/// runs, and reads this line) refuses them too.
+const CASES_FLOOR: u32 = 24;
+
+/// Random cases per proptest: `PROPTEST_CASES`, or the floor.
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
+    let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())
-        .unwrap_or(24)
+        .unwrap_or(CASES_FLOOR);
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(
+        cases > 0 && (cases >= CASES_FLOOR || !ci),
+        "PROPTEST_CASES={cases}: the random oracles run at least {CASES_FLOOR} cases under CI, and never none"
+    );
+    cases
 }
 
 proptest! {
@@ -1099,6 +1120,84 @@ fn asof_oracle_goes_red_when_a_change_is_applied_twice() {
         About::Differs(View::Sessions),
         &[About::Differs(View::Days)],
     );
+}
+
+/// The cases proptest once shrank failures of the random asof oracle to, as written: their
+/// seeds were recorded before the generator changed, and no longer draw them.
+#[test]
+fn asof_holds_on_the_cases_proptest_recorded() {
+    use Kind::*;
+    let at = |slot, hours, kind, reps| Version {
+        session: 0,
+        slot,
+        hours,
+        kind,
+        reps,
+    };
+    let meta = |cwd, branch| Meta {
+        cwd,
+        branch,
+        agent: 2,
+        parent: true,
+    };
+    let cases = [
+        (vec![at(0, 0, Summary, 200)], vec![0]),
+        (vec![at(0, 45, Compaction, 200)], vec![7, 89]),
+        (
+            vec![at(5, 1, meta(0, 2), 200), at(2, 73, meta(1, 0), 23)],
+            vec![7, 111],
+        ),
+    ];
+    for (written, hours) in cases {
+        let cutoffs: Vec<i64> = hours.iter().map(|h| T0 + h * HOUR).collect();
+        let found = asof_findings(&[Step::Write(written)], &cutoffs);
+        assert!(found.is_empty(), "{}", report(&found));
+    }
+}
+
+/// The case proptest once shrank a failure of the random replay oracle to, as written (its
+/// seed no longer draws it): five batches revising a meta, closing messages, prompts and
+/// compactions, none caught up until the end.
+#[test]
+fn replay_holds_on_the_case_proptest_recorded() {
+    use Kind::*;
+    let meta = Meta {
+        cwd: 0,
+        branch: 0,
+        agent: 0,
+        parent: false,
+    };
+    let user = |harness| User { harness };
+    let steps = [
+        vec![
+            v(0, 0, meta.clone(), 0),
+            v(0, 0, meta, 0),
+            v(0, 0, Distill, 17),
+            v(0, 4, Final, 200),
+            v(1, 5, Compaction, 4),
+        ],
+        vec![v(2, 9, Tool { ok: true }, 15)],
+        vec![
+            v(1, 0, Final, 1),
+            v(2, 1, user(true), 1),
+            v(0, 0, Committed, 20),
+        ],
+        vec![
+            v(2, 8, Said, 3),
+            v(0, 0, Said, 18),
+            v(2, 3, Compaction, 23),
+            v(1, 9, Compaction, 200),
+            v(2, 1, user(true), 200),
+            v(0, 3, user(false), 0),
+        ],
+        vec![
+            v(0, 2, user(false), 200),
+            v(1, 8, Compaction, 200),
+            v(2, 1, Final, 200),
+        ],
+    ];
+    let found = replay_findings(&steps.map(Step::Write));
+    assert!(found.is_empty(), "{}", report(&found));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::ledger::decode_event_key;
 use crate::reads::log::Step;
 use crate::reads::session::SessionRollup;
 use crate::views::Views;
-use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextKind, TextRow};
+use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextFilter, TextKind, TextRow};
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 use crate::vocab::change::{BlobId, Change};
@@ -39,10 +39,21 @@ pub struct Snapshot {
     pub past: BTreeMap<EventId, Vec<Envelope>>,
     /// The change blobs those earlier versions name, when the store holds them.
     pub past_blobs: BTreeMap<BlobId, Vec<u8>>,
-    /// The keyword lane: each document's kind and time, and which of the probe words find it.
-    pub keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
+    /// The keyword lane, document by document.
+    pub keyword: BTreeMap<EventId, KeywordDoc>,
     /// The vector lane: each vector, as the text it was made from.
     pub vectors: BTreeMap<EventId, String>,
+}
+
+/// A keyword document as searches see it: its kind and time, which of the probe words find
+/// it, and under which session and subject filters they do.
+#[derive(Debug, PartialEq)]
+pub struct KeywordDoc {
+    pub kind: TextKind,
+    pub ts_ms: i64,
+    pub words: BTreeSet<String>,
+    pub sessions: BTreeSet<SessionId>,
+    pub subjects: BTreeSet<String>,
 }
 
 /// A view of the views, as a finding names it.
@@ -170,9 +181,14 @@ fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
     }
 }
 
+/// The calendar day `ts_ms` falls on where the views were opened.
 fn day(ts_ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ts_ms)
-        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .map(|t| {
+            t.to_zoned_datetime(super::tz())
+                .strftime("%Y-%m-%d")
+                .to_string()
+        })
         .unwrap_or_else(|_| "0000-00-00".into())
 }
 
@@ -445,7 +461,16 @@ pub fn model(
                 .filter(|w| probes.contains(*w))
                 .map(str::to_string)
                 .collect();
-            s.keyword.insert(id.clone(), (row.kind, row.ts_ms, words));
+            // A document no probe finds is found under no filter either.
+            let found = !words.is_empty();
+            let doc = KeywordDoc {
+                kind: row.kind,
+                ts_ms: row.ts_ms,
+                sessions: found.then(|| id.session.clone()).into_iter().collect(),
+                subjects: row.subject.clone().filter(|_| found).into_iter().collect(),
+                words,
+            };
+            s.keyword.insert(id.clone(), doc);
             if embedded(&row) {
                 s.vectors.insert(id.clone(), window(&row.text).to_string());
             }
@@ -579,17 +604,50 @@ pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String
         );
     }
     for hit in views.keyword.dump().unwrap() {
-        s.keyword
-            .insert(hit.id, (hit.kind, hit.ts_ms, BTreeSet::new()));
+        let doc = KeywordDoc {
+            kind: hit.kind,
+            ts_ms: hit.ts_ms,
+            words: BTreeSet::new(),
+            sessions: BTreeSet::new(),
+            subjects: BTreeSet::new(),
+        };
+        s.keyword.insert(hit.id, doc);
     }
+    let search = |query: &str, filter: &TextFilter| {
+        let hits = views.keyword.search(query, filter, 100_000).unwrap();
+        hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
+    };
     for probe in probes {
-        for hit in views
-            .keyword
-            .search(probe, &Default::default(), 100_000)
-            .unwrap()
-        {
-            if let Some(doc) = s.keyword.get_mut(&hit.id) {
-                doc.2.insert(probe.clone());
+        for id in search(probe, &TextFilter::default()) {
+            if let Some(doc) = s.keyword.get_mut(&id) {
+                doc.words.insert(probe.clone());
+            }
+        }
+    }
+    // Any probe word finds a document (the words of a query are alternatives): one search
+    // per session, and per subject, says which documents each filter admits.
+    let any = probes.iter().cloned().collect::<Vec<_>>().join(" ");
+    let sessions: BTreeSet<SessionId> = s.keyword.keys().map(|id| id.session.clone()).collect();
+    for session in sessions {
+        let filter = TextFilter {
+            session: Some(session.clone()),
+            ..TextFilter::default()
+        };
+        for id in search(&any, &filter) {
+            if let Some(doc) = s.keyword.get_mut(&id) {
+                doc.sessions.insert(session.clone());
+            }
+        }
+    }
+    let subjects: Vec<String> = s.subjects.keys().cloned().collect();
+    for subject in subjects {
+        let filter = TextFilter {
+            subject: Some(subject.clone()),
+            ..TextFilter::default()
+        };
+        for id in search(&any, &filter) {
+            if let Some(doc) = s.keyword.get_mut(&id) {
+                doc.subjects.insert(subject.clone());
             }
         }
     }
