@@ -402,7 +402,7 @@ pub fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
     for (n, v) in written(steps) {
         // The first word and the last: a lane that indexed only part of a text misses one.
         let text = text(n, v.reps);
-        probes.extend(text.split_whitespace().take(1).map(str::to_string));
+        probes.extend(text.split_whitespace().next().map(str::to_string));
         probes.extend(text.split_whitespace().last().map(str::to_string));
         // A vector is made from its text's window (the whole text, when short): vectors are
         // named by windows.

@@ -387,7 +387,8 @@ fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
 /// (long and short), narration shrunk below the indexing minimum and grown above it, a
 /// prompt that becomes harness text or outgrows embedding, claims and summaries emptied or
 /// blanked, texts shrunk below the embedding minimum and grown above it, texts turned into
-/// tool calls and back. Plus one event of every other kind.
+/// tool calls and back, a kind from a newer peat turned into a closing message. Plus one
+/// event of every other kind.
 fn revision_paths() -> Vec<Step> {
     use Kind::*;
     let said = || Said;
@@ -458,6 +459,7 @@ fn revision_paths() -> Vec<Step> {
         v(1, 9, Tool { ok: false }, 2),
         v(1, 11, Final, 6),
         v(1, 12, User { harness: false }, 9),
+        v(1, 13, Unknown, 0),
     ];
     let revised = vec![
         v(0, 1, said(), 2),                   // closing message → short narration
@@ -503,6 +505,7 @@ fn revision_paths() -> Vec<Step> {
         v(1, 9, Tool { ok: true }, 2),        // a failure becomes a success
         v(1, 11, Final, 10),                  // a closing message shrinks below embedding
         v(1, 12, User { harness: false }, 5), // a two-word prompt grows to be embedded
+        v(1, 13, Final, 6),                   // a newer peat's kind becomes a closing message
         v(
             0,
             0,
@@ -787,6 +790,57 @@ fn asof_folds_each_events_newest_version_at_the_cutoff() {
 #[test]
 fn replay_oracle_holds_over_every_revision_path() {
     let found = replay_findings(&revision_paths());
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+/// 600 changes in two batches, 75 events revised again and again (kinds and lengths
+/// changing): positions run past 256, where LSN keys in the wrong byte order would list a
+/// revision's later versions before its earlier ones.
+fn hundreds_of_changes() -> Vec<Step> {
+    let kind = |i: usize| match i % 5 {
+        0 => Kind::Final,
+        1 => Kind::User {
+            harness: i.is_multiple_of(4),
+        },
+        2 => Kind::Tool {
+            ok: i.is_multiple_of(3),
+        },
+        3 => Kind::Touch {
+            paths: (i % 3) as u8,
+            change: (i % 4) as u8,
+        },
+        _ => Kind::Said,
+    };
+    let batch = |from: usize| {
+        let reps = [2, 3, 5, 9, 10, 17, 0, 1];
+        (from..from + 300)
+            .map(|i| {
+                v(
+                    (i % 3) as u8,
+                    (i / 3 % 25 + 1) as u8,
+                    kind(i / 75),
+                    reps[i % 8],
+                )
+            })
+            .collect()
+    };
+    vec![
+        Step::Write(batch(0)),
+        Step::CatchUp {
+            chunk: 128,
+            fail_at: Some(2),
+        },
+        Step::Write(batch(300)),
+        Step::CatchUp {
+            chunk: 100,
+            fail_at: None,
+        },
+    ]
+}
+
+#[test]
+fn replay_oracle_holds_past_the_256th_change() {
+    let found = replay_findings(&hundreds_of_changes());
     assert!(found.is_empty(), "{}", report(&found));
 }
 

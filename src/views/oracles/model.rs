@@ -628,26 +628,22 @@ pub fn observe(views: &Views, probes: &BTreeSet<String>, texts: &BTreeSet<String
     // per session, and per subject, says which documents each filter admits.
     let any = probes.iter().cloned().collect::<Vec<_>>().join(" ");
     let sessions: BTreeSet<SessionId> = s.keyword.keys().map(|id| id.session.clone()).collect();
-    for session in sessions {
-        let filter = TextFilter {
-            session: Some(session.clone()),
+    let filters: Vec<TextFilter> = sessions
+        .into_iter()
+        .map(|session| TextFilter {
+            session: Some(session),
             ..TextFilter::default()
-        };
-        for id in search(&any, &filter) {
-            if let Some(doc) = s.keyword.get_mut(&id) {
-                doc.sessions.insert(session.clone());
-            }
-        }
-    }
-    let subjects: Vec<String> = s.subjects.keys().cloned().collect();
-    for subject in subjects {
-        let filter = TextFilter {
+        })
+        .chain(s.subjects.keys().map(|subject| TextFilter {
             subject: Some(subject.clone()),
             ..TextFilter::default()
-        };
+        }))
+        .collect();
+    for filter in filters {
         for id in search(&any, &filter) {
             if let Some(doc) = s.keyword.get_mut(&id) {
-                doc.subjects.insert(subject.clone());
+                doc.sessions.extend(filter.session.clone());
+                doc.subjects.extend(filter.subject.clone());
             }
         }
     }
