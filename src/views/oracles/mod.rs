@@ -229,8 +229,8 @@ fn served(
 }
 
 /// The replay oracle's judge: the views equal the independent model of what they folded,
-/// every table and both lanes (a lane behind the other compared with its own prefix; before
-/// the embedding pass, the vectors the fold did not queue).
+/// every table, both lanes and the embedding queue (a lane behind the other compared with
+/// its own prefix; before the embedding pass, the vectors the fold did not queue).
 fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
@@ -242,10 +242,25 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
             want.keyword = model(&now(seen.keyword), &blobs, &probes).keyword;
         }
         let got = observe(views, &probes, &texts);
+        let mut found = Vec::new();
+        // Every text to embed has its vector or waits in the queue, never both: the queue
+        // holds exactly the texts without one (none after the pass).
+        let missing = want
+            .vectors
+            .keys()
+            .filter(|id| !got.vectors.contains_key(id));
+        let (missing, queued) = (missing.count(), views.vectors.queued().unwrap());
+        if queued != missing {
+            found.push(Finding::new(
+                About::Differs(View::Queue),
+                format!("{what}: {queued} texts queued, {missing} have no vector"),
+            ));
+        }
         if !seen.embedded {
             want.vectors.retain(|id, _| got.vectors.contains_key(id));
         }
-        diff(what, &got, &want)
+        found.extend(diff(what, &got, &want));
+        found
     }
 }
 
@@ -1054,6 +1069,16 @@ fn replay_oracle_goes_red_without_vector_retraction() {
         Fault::SkipVectorRetract,
         About::Differs(View::Vectors),
         &[],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_queued_text_keeps_its_old_vector() {
+    goes_red(
+        Oracle::Replay,
+        Fault::QueueKeepsOldVector,
+        About::Differs(View::Queue),
+        &[About::Differs(View::Vectors)],
     );
 }
 

@@ -73,6 +73,8 @@ pub enum View {
     PastBlobs,
     Keyword,
     Vectors,
+    /// The texts waiting for the embedding pass.
+    Queue,
 }
 
 /// What a finding is about. A fault test names the kinds its fault must produce: a fault
