@@ -1,8 +1,9 @@
 //! The oracles: replaying the ledger is the truth, and every view must agree with it.
 //!
-//! Each oracle returns what it found wrong (empty: nothing), so the same code runs green on
-//! the real fold and red on a deliberately broken one (see [`super::fault`]): the `*_goes_red_*`
-//! tests turn each fault on and require the oracle to report it. `tests/oracles` runs them all.
+//! Each oracle returns what it found wrong (empty: nothing), each finding typed by what it
+//! is about, so the same code runs green on the real fold and red on a deliberately broken
+//! one (see [`super::fault`]): the `*_goes_red_*` tests turn each fault on and require the
+//! oracle to report it with the finding that fault is about. `tests/oracles` runs them all.
 
 mod ledgers;
 mod model;
@@ -17,8 +18,8 @@ use super::{ModelSlot, Views};
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::{Access, Ledger, Mode, WriteSet};
 use crate::vocab::event::{Envelope, EventId};
-use ledgers::{HOUR, Kind, Step, T0, Version};
-use model::{diff, model, observe};
+use ledgers::{HOUR, Kind, Step, T0, Version, Written};
+use model::{About, Finding, View, diff, model, observe};
 
 fn open(dir: &Path) -> Ledger {
     Ledger::open(
@@ -47,20 +48,90 @@ fn embed_queued(views: &Views) -> Result<usize, super::ViewError> {
     views.embed_queued(&mut slot(), 3)
 }
 
-fn open_views(ledger: &Ledger, slot: &mut ModelSlot) -> Result<Views, super::ViewError> {
-    Views::open(ledger, slot, jiff::tz::TimeZone::UTC, &mut |_| {})
+/// The time zone the views are opened in: behind UTC and half an hour off the hour, so the
+/// record's days (it starts at noon UTC) split where UTC's do not.
+fn tz() -> jiff::tz::TimeZone {
+    jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(-(9 * 3600 + 1800)).unwrap())
 }
 
-/// Run `steps` against a fresh store in `dir`: writes, and catch-ups that may be chunked
-/// small and interrupted. Returns what went wrong on the way (a catch-up failing for any
-/// reason but the injected interruption).
-fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
+fn open_views(ledger: &Ledger, slot: &mut ModelSlot) -> Result<Views, super::ViewError> {
+    Views::open(ledger, slot, tz(), &mut |_| {})
+}
+
+/// What a reader is served: the views as they stand, nothing caught up.
+fn peek(ledger: &Ledger) -> Result<Option<Views>, super::ViewError> {
+    Views::peek(ledger, tz(), Duration::from_secs(30))
+}
+
+/// What views were folded from: the feed up to each lane's position, and whether the
+/// embedding pass ran since (if not, texts a fold queued have no vector yet).
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    tables: &'a [Written],
+    keyword: &'a [Written],
+    embedded: bool,
+}
+
+impl<'a> Seen<'a> {
+    /// Both lanes at the end of `feed`.
+    fn all(feed: &'a [Written], embedded: bool) -> Seen<'a> {
+        Seen {
+            tables: feed,
+            keyword: feed,
+            embedded,
+        }
+    }
+}
+
+/// An oracle's comparison of open views with what they were folded from.
+type Judge<'a> = dyn Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + 'a;
+
+/// What a catch-up does, by the rules the fold documents: a rebuild (no views yet) folds
+/// every change of the feed, each event's current version and each revision's old one; a
+/// catch-up folds the changes after the lower lane's position. Either flushes after each
+/// `chunk` changes and once at the end, and a catch-up with nothing behind not at all. A
+/// flush writes the tables, then commits the keyword lane, each up to the change it
+/// reached, never moving a lane back; a rebuild becomes current only after its last flush.
+/// Returns whether an interruption armed at flush `fail_at` fires, and the lanes' positions
+/// after the catch-up (`None`: no views were ever completed).
+fn catch_up_model(
+    at: Option<(usize, usize)>,
+    last: usize,
+    chunk: usize,
+    fail_at: Option<usize>,
+) -> (bool, Option<(usize, usize)>) {
+    let from = at.map_or(0, |(t, k)| t.min(k));
+    let flushes = match at {
+        Some(_) if from == last => 0,
+        _ => (last - from) / chunk + 1,
+    };
+    let reached = |flush: usize| (from + flush * chunk).min(last);
+    match (fail_at.filter(|f| *f <= flushes), at) {
+        (None, _) => (false, Some((last, last))),
+        (Some(_), None) => (true, None),
+        (Some(f), Some((t, k))) => (true, Some((t.max(reached(f)), k.max(reached(f - 1))))),
+    }
+}
+
+/// Whether `r` is the failure of a flush a test armed with [`fault::fail_flush_in`].
+fn interrupted<T>(r: &Result<T, super::ViewError>) -> bool {
+    matches!(r, Err(e) if e.to_string().contains("injected"))
+}
+
+/// Run `steps` against a fresh store in `dir`: writes, catch-ups that may be chunked small
+/// and interrupted, rebuilds. After every step but a write, `judge` compares the views a
+/// reader is then served with the feed up to their lanes' positions, which the catch-ups'
+/// model predicts, as it predicts which armed interruptions fire. Returns what went wrong.
+fn play(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
     let mut found = Vec::new();
     let mut ledger = open(dir);
     let mut n = 0;
     let mut catch_ups = 0;
-    for step in steps {
-        match step {
+    let mut at = None;
+    for (i, step) in steps.iter().enumerate() {
+        let feed = ledgers::feed(&steps[..=i]);
+        let mut embedded = false;
+        let what = match step {
             Step::Write(vs) => {
                 let mut set = WriteSet::default();
                 for v in vs {
@@ -70,8 +141,11 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
                     n += 1;
                 }
                 ledger.write(set).unwrap();
+                continue;
             }
             Step::CatchUp { chunk, fail_at } => {
+                let what = format!("after step {i}, a catch-up by {chunk} failing at {fail_at:?}");
+                let (fires, then) = catch_up_model(at, feed.len(), *chunk, *fail_at);
                 fault::set_chunk(Some(*chunk));
                 fault::fail_flush_in(*fail_at);
                 let r = open_views(&ledger, &mut deferred());
@@ -80,63 +154,144 @@ fn play(dir: &Path, steps: &[Step]) -> Vec<String> {
                 // Every other catch-up is followed by the embedding pass: later revisions
                 // then meet texts embedded, and texts still queued.
                 catch_ups += 1;
-                let r = r.and_then(|v| match catch_ups % 2 {
-                    0 => embed_queued(&v).map(|_| ()),
-                    _ => Ok(()),
+                embedded = r.is_ok() && catch_ups % 2 == 0;
+                let r = r.and_then(|v| match embedded {
+                    true => embed_queued(&v).map(|_| ()),
+                    false => Ok(()),
                 });
-                if let Err(e) = r
-                    && !e.to_string().contains("injected")
-                {
-                    found.push(format!("a catch-up failed: {e}"));
+                let fired = interrupted(&r);
+                if fired != fires {
+                    found.push(Finding::new(
+                        About::Flushes,
+                        format!("{what}: the interruption fired: {fired}, the model says {fires}"),
+                    ));
                 }
+                if let Err(e) = r
+                    && !fired
+                {
+                    found.push(Finding::new(About::Failed, format!("{what}: {e}")));
+                }
+                at = then;
+                what
             }
             Step::RebuildWithHintOff(off) => {
                 let last = ledger.last_lsn().unwrap();
                 drop(ledger);
                 let hint = last.saturating_add_signed(*off);
+                let what = format!("after step {i}, a rebuild with the hint at {hint}");
                 std::fs::write(dir.join("ledger.lsn"), hint.to_string()).unwrap();
                 ledger = open(dir);
-                if let Err(e) =
-                    Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC)
-                {
-                    found.push(format!("a rebuild with the hint at {hint} failed: {e}"));
+                let r = Views::rebuild_now(&ledger, &mut deferred(), tz());
+                if let Err(e) = r {
+                    found.push(Finding::new(About::Failed, format!("{what}: {e}")));
                 }
+                at = Some((feed.len(), feed.len()));
+                what
             }
-        }
+        };
+        found.extend(served(&what, &ledger, at, &feed, embedded, judge));
     }
     found
 }
 
-/// Replay determinism: after `steps`, the views caught up incrementally, the views reopened,
-/// and the views rebuilt from scratch all equal the independent model of the ledger.
-fn replay_findings(steps: &[Step]) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
-    replay_findings_in(dir.path(), steps)
+/// What a reader is served after a step, judged against the feed up to the positions the
+/// model has for the lanes (`at`; `None`: no views were ever completed, nothing is served).
+fn served(
+    what: &str,
+    ledger: &Ledger,
+    at: Option<(usize, usize)>,
+    feed: &[Written],
+    embedded: bool,
+    judge: &Judge<'_>,
+) -> Vec<Finding> {
+    let position = |s: String| vec![Finding::new(About::Positions, format!("{what}: {s}"))];
+    let views = match (peek(ledger), at) {
+        (Err(e), _) => return vec![Finding::new(About::Failed, format!("{what}: {e}"))],
+        (Ok(None), None) => return Vec::new(),
+        (Ok(Some(_)), None) => return position("a reader is served views never completed".into()),
+        (Ok(None), Some(_)) => return position("a reader is served no views".into()),
+        (Ok(Some(v)), Some(_)) => v,
+    };
+    let (t, k) = at.unwrap();
+    let held = (views.tables.applied().unwrap(), views.keyword.applied_lsn());
+    if held != (t as u64, k as u64) {
+        return position(format!(
+            "the tables and the keyword lane are at {held:?}, the model says {:?}",
+            (t, k)
+        ));
+    }
+    let seen = Seen {
+        tables: &feed[..t],
+        keyword: &feed[..k],
+        embedded,
+    };
+    judge(what, &views, seen)
 }
 
-fn replay_findings_in(dir: &Path, steps: &[Step]) -> Vec<String> {
-    let mut found = play(dir, steps);
+/// The replay oracle's judge: the views equal the independent model of what they folded,
+/// every table, both lanes and the embedding queue (a lane behind the other compared with
+/// its own prefix; before the embedding pass, the vectors the fold did not queue).
+fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
-    let versions = ledgers::versions(steps);
-    let mut want = model(&ledgers::as_of(&versions, i64::MAX), &blobs, &probes);
-    (want.past, want.past_blobs) = model::past(&versions, &blobs);
-    // Before the embedding pass no vector may be stale; after it, every lane equals the
-    // model.
+    move |what, views, seen| {
+        let now = |feed| ledgers::as_of(feed, i64::MAX);
+        let mut want = model(&now(seen.tables), &blobs, &probes);
+        (want.past, want.past_blobs) = model::past(seen.tables, &blobs);
+        if seen.keyword.len() != seen.tables.len() {
+            want.keyword = model(&now(seen.keyword), &blobs, &probes).keyword;
+        }
+        let got = observe(views, &probes, &texts);
+        let mut found = Vec::new();
+        // Every text to embed has its vector or waits in the queue, never both: the queue
+        // holds exactly the texts without one (none after the pass).
+        let missing = want
+            .vectors
+            .keys()
+            .filter(|id| !got.vectors.contains_key(id));
+        let (missing, queued) = (missing.count(), views.vectors.queued().unwrap());
+        if queued != missing {
+            found.push(Finding::new(
+                About::Differs(View::Queue),
+                format!("{what}: {queued} texts queued, {missing} have no vector"),
+            ));
+        }
+        if !seen.embedded {
+            want.vectors.retain(|id, _| got.vectors.contains_key(id));
+        }
+        found.extend(diff(what, &got, &want));
+        found
+    }
+}
+
+/// The retraction oracle's judge: no replaced version can be found by its own content.
+fn retraction_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
+    let blobs = ledgers::all_blobs(steps);
+    move |what, views, seen| superseded_findings(what, views, seen, &blobs)
+}
+
+/// After `steps` (judged after each), the views caught up incrementally, the views
+/// reopened, the views rebuilt from scratch and reopened again, each before and after the
+/// embedding pass, as `judge` finds them.
+fn findings_in(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
+    let mut found = play(dir, steps, judge);
+    let feed = ledgers::feed(steps);
     let mut check = |what: &str, views: Result<Views, super::ViewError>| match views {
         Ok(v) => {
-            found.extend(superseded_findings(
-                &format!("{what}, before the embedding pass"),
-                &v,
-                &versions,
-            ));
+            let before = format!("{what}, before the embedding pass");
+            found.extend(judge(&before, &v, Seen::all(&feed, false)));
             if let Err(e) = embed_queued(&v) {
-                found.push(format!("{what}: the embedding pass failed: {e}"));
+                found.push(Finding::new(
+                    About::Failed,
+                    format!("{what}: the embedding pass failed: {e}"),
+                ));
             }
-            found.extend(diff(what, &observe(&v, &probes, &texts), &want));
-            found.extend(superseded_findings(what, &v, &versions));
+            found.extend(judge(what, &v, Seen::all(&feed, true)));
         }
-        Err(e) => found.push(format!("{what}: the views did not open: {e}")),
+        Err(e) => found.push(Finding::new(
+            About::Failed,
+            format!("{what}: the views did not open: {e}"),
+        )),
     };
     {
         let ledger = open(dir);
@@ -147,7 +302,7 @@ fn replay_findings_in(dir: &Path, steps: &[Step]) -> Vec<String> {
         check("reopened", open_views(&ledger, &mut deferred()));
         check(
             "rebuilt",
-            Views::rebuild_now(&ledger, &mut deferred(), jiff::tz::TimeZone::UTC),
+            Views::rebuild_now(&ledger, &mut deferred(), tz()),
         );
     }
     let ledger = open(dir);
@@ -158,42 +313,65 @@ fn replay_findings_in(dir: &Path, steps: &[Step]) -> Vec<String> {
     found
 }
 
+/// Replay determinism: after every step of `steps` and at their end, the views caught up
+/// incrementally, reopened, and rebuilt from scratch all equal the independent model.
+fn replay_findings(steps: &[Step]) -> Vec<Finding> {
+    let dir = tempfile::tempdir().unwrap();
+    findings_in(dir.path(), steps, &replay_judge(steps))
+}
+
+/// Retraction: after every step of `steps` and at their end, no version a revision
+/// replaced is found in any lane, nor its steps and changes in the tables.
+fn retraction_findings(steps: &[Step]) -> Vec<Finding> {
+    let dir = tempfile::tempdir().unwrap();
+    findings_in(dir.path(), steps, &retraction_judge(steps))
+}
+
 /// `asof` at each cutoff equals the model of each event's newest version at or before it,
 /// from the views caught up and from the views rebuilt (whose past versions a rebuild
 /// fills from the feed's revisions, not from the changes as they come).
-fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
+fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
     let dir = tempfile::tempdir().unwrap();
-    let mut found = play(&dir.path().join("store"), steps);
+    // The views' own states are the replay oracle's to judge; here only the catch-ups'
+    // failures and interruptions count.
+    let mut found = play(&dir.path().join("store"), steps, &|_, _, _| Vec::new());
     let (probes, texts) = ledgers::vocabulary(steps);
-    let versions = ledgers::versions(steps);
+    let feed = ledgers::feed(steps);
     let blobs = ledgers::all_blobs(steps);
     let ledger = open(&dir.path().join("store"));
     let mut slot = slot();
     for how in ["caught up", "rebuilt"] {
         let opened = match how {
             "caught up" => open_views(&ledger, &mut slot),
-            _ => Views::rebuild_now(&ledger, &mut slot, jiff::tz::TimeZone::UTC),
+            _ => Views::rebuild_now(&ledger, &mut slot, tz()),
         };
         let real = match opened {
             Ok(v) => v,
-            Err(e) => return vec![format!("the views did not open ({how}): {e}")],
+            Err(e) => {
+                found.push(Finding::new(
+                    About::Failed,
+                    format!("the views did not open ({how}): {e}"),
+                ));
+                return found;
+            }
         };
         for (i, cutoff) in cutoffs.iter().enumerate() {
-            let then = ledgers::as_of(&versions, *cutoff);
+            let then = ledgers::as_of(&feed, *cutoff);
             // As `peat asof` does: copy the past out of the views, then replay it.
             let scratch = dir.path().join(format!("asof-{how}-{i}"));
-            let past =
-                crate::views::asof::copy_past(&real, *cutoff, &scratch, true).and_then(|copied| {
-                    crate::views::asof::replay(copied, &mut slot, jiff::tz::TimeZone::UTC)
-                });
+            let past = crate::views::asof::copy_past(&real, *cutoff, &scratch, true)
+                .and_then(|copied| crate::views::asof::replay(copied, &mut slot, tz()));
             let what = format!("asof {cutoff} from the views {how}");
             match past {
                 Ok(p) => {
                     if p.events != then.len() {
-                        found.push(format!(
-                            "{what}: {} events folded, the model has {}",
-                            p.events,
-                            then.len()
+                        found.push(Finding::new(
+                            About::Folded,
+                            format!(
+                                "{what}: {} events folded, the model has {}",
+                                p.events,
+                                then.len()
+                            ),
                         ));
                     }
                     found.extend(diff(
@@ -202,7 +380,7 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<String> {
                         &model(&then, &blobs, &probes),
                     ));
                 }
-                Err(e) => found.push(format!("{what} failed: {e}")),
+                Err(e) => found.push(Finding::new(About::Failed, format!("{what} failed: {e}"))),
             }
         }
     }
@@ -223,7 +401,9 @@ fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
 /// interrupted catch-ups on the way: a provisional closing message rewritten as narration
 /// (long and short), narration shrunk below the indexing minimum and grown above it, a
 /// prompt that becomes harness text or outgrows embedding, claims and summaries emptied or
-/// blanked, texts turned into tool calls and back. Plus one event of every other kind.
+/// blanked, texts shrunk below the embedding minimum and grown above it, texts turned into
+/// tool calls and back, a kind from a newer peat turned into a closing message. Plus one
+/// event of every other kind.
 fn revision_paths() -> Vec<Step> {
     use Kind::*;
     let said = || Said;
@@ -292,6 +472,9 @@ fn revision_paths() -> Vec<Step> {
         ),
         v(1, 8, Summary, 4),
         v(1, 9, Tool { ok: false }, 2),
+        v(1, 11, Final, 6),
+        v(1, 12, User { harness: false }, 9),
+        v(1, 13, Unknown, 0),
     ];
     let revised = vec![
         v(0, 1, said(), 2),                   // closing message → short narration
@@ -335,6 +518,9 @@ fn revision_paths() -> Vec<Step> {
         ), // a claim changes subject
         v(1, 8, Summary, 5),                  // a summary rewritten
         v(1, 9, Tool { ok: true }, 2),        // a failure becomes a success
+        v(1, 11, Final, 10),                  // a closing message shrinks below embedding
+        v(1, 12, User { harness: false }, 5), // a two-word prompt grows to be embedded
+        v(1, 13, Final, 6),                   // a newer peat's kind becomes a closing message
         v(
             0,
             0,
@@ -378,13 +564,6 @@ fn revision_paths() -> Vec<Step> {
     ]
 }
 
-/// The old text of a revised event is unfindable and the new one findable, in both lanes,
-/// as caught up, reopened and rebuilt: the replay oracle over every revision path, whose
-/// checks include each superseded version searched for by its own words.
-fn retraction_findings() -> Vec<String> {
-    replay_findings(&revision_paths())
-}
-
 /// The searchable text an envelope carries, whatever its kind.
 fn words_of(env: &Envelope) -> Option<&str> {
     use crate::vocab::event::Event::*;
@@ -397,36 +576,84 @@ fn words_of(env: &Envelope) -> Option<&str> {
     }
 }
 
-/// Every version that was replaced is searched for by name: its words must not find its
-/// event in the keyword lane, and its event's vector must not be made from it.
-fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope)]) -> Vec<String> {
+/// The versions of `feed` a later one replaced, with their event's current version.
+fn replaced(feed: &[Written]) -> impl Iterator<Item = (&Written, Envelope)> {
+    let now = ledgers::as_of(feed, i64::MAX);
+    feed.iter().filter_map(move |w| {
+        let current = &now[&w.id];
+        (current != &w.env).then(|| (w, current.clone()))
+    })
+}
+
+/// Every version that was replaced is searched for by its own content: its words must not
+/// find its event in the keyword lane, its event's vector must not be made from it, and
+/// the log steps and changes it had (and its current version has not) must be gone.
+fn superseded_findings(
+    what: &str,
+    views: &Views,
+    seen: Seen<'_>,
+    blobs: &BTreeMap<crate::vocab::change::BlobId, Vec<u8>>,
+) -> Vec<Finding> {
     let mut found = Vec::new();
-    let now = ledgers::as_of(versions, i64::MAX);
-    let vectors: BTreeMap<EventId, Vec<u8>> = views.vectors.dump().unwrap().into_iter().collect();
-    for (n, (id, env)) in versions.iter().enumerate() {
-        if now.get(id) == Some(env) || words_of(env).is_none_or(|t| t.trim().is_empty()) {
+    let mut stale = |view: View, s: String| found.push(Finding::new(About::Stale(view), s));
+    for (w, _) in replaced(seen.keyword) {
+        if words_of(&w.env).is_none_or(|t| t.trim().is_empty()) {
             continue;
         }
         let hits = views
             .keyword
-            .search(&ledgers::probe(n), &Default::default(), 1000)
+            .search(&ledgers::probe(w.n), &Default::default(), 1000)
             .unwrap();
-        if hits.iter().any(|h| &h.id == id) {
-            found.push(format!(
-                "{what}: keyword lane: {id:?} is still found by the words of version {n}"
-            ));
+        if hits.iter().any(|h| h.id == w.id) {
+            stale(
+                View::Keyword,
+                format!(
+                    "{what}: {:?} is still found by the words of version {}",
+                    w.id, w.n
+                ),
+            );
         }
-        if let (Some(stored), Some(text)) = (vectors.get(id), words_of(env)) {
+    }
+    let vectors: BTreeMap<EventId, Vec<u8>> = views.vectors.dump().unwrap().into_iter().collect();
+    let held = observe(views, &Default::default(), &Default::default());
+    for (w, current) in replaced(seen.tables) {
+        if let (Some(stored), Some(text)) = (vectors.get(&w.id), words_of(&w.env)) {
             let like = |t: &str| super::vectors::dot_quantized(&HashEmbedder::vector(t), stored);
             let score = like(text);
             // An old version whose words are near the current one's (a long text cut by the
             // embedding window, a revision that changed little) is near the right vector
             // too: stale means nearer the old words than the current ones.
-            let current = now.get(id).and_then(words_of).map_or(f32::MIN, like);
-            if score > 0.5 && score > current {
-                found.push(format!(
-                    "{what}: vector lane: {id:?} holds the vector of version {n}"
-                ));
+            if score > 0.5 && score > words_of(&current).map_or(f32::MIN, like) {
+                stale(
+                    View::Vectors,
+                    format!("{what}: {:?} holds the vector of version {}", w.id, w.n),
+                );
+            }
+        }
+        let now = model::steps_of(&current, blobs);
+        for step in model::steps_of(&w.env, blobs) {
+            let kept = held
+                .steps
+                .iter()
+                .any(|((id, _), (_, s))| id == &w.id && s == &step);
+            if kept && !now.contains(&step) {
+                stale(
+                    View::Steps,
+                    format!(
+                        "{what}: {:?} keeps the step {step:?} of version {}",
+                        w.id, w.n
+                    ),
+                );
+            }
+        }
+        let changes = |env: &Envelope| model::changes_of(&w.id, env, blobs);
+        let now = changes(&current);
+        for (key, text) in changes(&w.env) {
+            if held.changes.get(&key) == Some(&text) && now.get(&key) != Some(&text) {
+                stale(
+                    View::Changes,
+                    format!("{what}: {key:?} keeps the change of version {}", w.n),
+                );
             }
         }
     }
@@ -435,10 +662,10 @@ fn superseded_findings(what: &str, views: &Views, versions: &[(EventId, Envelope
 
 /// The embedding pass takes a batch; the text is revised and caught up before the pass
 /// stores it: the revision wins (no vector of the old text), and the next pass embeds it.
-fn revised_while_embedding_findings() -> Vec<String> {
+fn revised_while_embedding_findings() -> Vec<Finding> {
     let dir = tempfile::tempdir().unwrap();
     let mut ledger = open(dir.path());
-    let mut versions = Vec::new();
+    let mut feed = Vec::new();
     let mut write = |ledger: &mut Ledger, n: usize| {
         let v = Version {
             session: 0,
@@ -451,7 +678,7 @@ fn revised_while_embedding_findings() -> Vec<String> {
         let mut set = WriteSet::default();
         set.event(id.seq, env.clone());
         ledger.write(set).unwrap();
-        versions.push((id, env));
+        feed.push(Written { n, id, env });
     };
     write(&mut ledger, 0);
     let batch = {
@@ -463,36 +690,46 @@ fn revised_while_embedding_findings() -> Vec<String> {
     let done = batch.embed(&mut HashEmbedder::new()).unwrap();
     let model = views.model().unwrap().to_string();
     views.vectors.store(&model, done).unwrap();
-    let mut found = superseded_findings("stored after a revision", &views, &versions);
+    let what = "stored after a revision";
+    let mut found = superseded_findings(what, &views, Seen::all(&feed, false), &BTreeMap::new());
     if views.vectors.queued().unwrap() != 1 {
-        found.push("the revised text left the queue unembedded".into());
+        found.push(Finding::new(
+            About::Differs(View::Vectors),
+            "the revised text left the queue unembedded".into(),
+        ));
     }
     embed_queued(&views).unwrap();
-    let (id, newest) = &versions[1];
+    let newest = &feed[1];
     let stored = views.vectors.dump().unwrap();
     let ok = stored.iter().any(|(i, v)| {
-        i == id
-            && words_of(newest)
+        i == &newest.id
+            && words_of(&newest.env)
                 .is_some_and(|t| super::vectors::dot_quantized(&HashEmbedder::vector(t), v) > 0.98)
     });
     if !ok {
-        found.push("after the next pass the event has no vector of its newest text".into());
+        found.push(Finding::new(
+            About::Differs(View::Vectors),
+            "after the next pass the event has no vector of its newest text".into(),
+        ));
     }
     found
 }
 
-fn report(found: &[String]) -> String {
-    let mut s = format!("{} discrepancies:\n", found.len());
+fn report(found: &[Finding]) -> String {
+    let mut kinds = BTreeMap::new();
+    for f in found {
+        *kinds.entry(format!("{:?}", f.about)).or_insert(0) += 1;
+    }
+    let mut s = format!("{} discrepancies {kinds:?}:\n", found.len());
     for f in found.iter().take(12) {
-        s.push_str(f);
-        s.push('\n');
+        s.push_str(&format!("[{:?}] {}\n", f.about, f.what));
     }
     s
 }
 
 #[test]
 fn retraction_oracle_holds_over_every_revision_path() {
-    let found = retraction_findings();
+    let found = retraction_findings(&revision_paths());
     assert!(found.is_empty(), "{}", report(&found));
 }
 
@@ -571,6 +808,57 @@ fn replay_oracle_holds_over_every_revision_path() {
     assert!(found.is_empty(), "{}", report(&found));
 }
 
+/// 600 changes in two batches, 75 events revised again and again (kinds and lengths
+/// changing): positions run past 256, where LSN keys in the wrong byte order would list a
+/// revision's later versions before its earlier ones.
+fn hundreds_of_changes() -> Vec<Step> {
+    let kind = |i: usize| match i % 5 {
+        0 => Kind::Final,
+        1 => Kind::User {
+            harness: i.is_multiple_of(4),
+        },
+        2 => Kind::Tool {
+            ok: i.is_multiple_of(3),
+        },
+        3 => Kind::Touch {
+            paths: (i % 3) as u8,
+            change: (i % 4) as u8,
+        },
+        _ => Kind::Said,
+    };
+    let batch = |from: usize| {
+        let reps = [2, 3, 5, 9, 10, 17, 0, 1];
+        (from..from + 300)
+            .map(|i| {
+                v(
+                    (i % 3) as u8,
+                    (i / 3 % 25 + 1) as u8,
+                    kind(i / 75),
+                    reps[i % 8],
+                )
+            })
+            .collect()
+    };
+    vec![
+        Step::Write(batch(0)),
+        Step::CatchUp {
+            chunk: 128,
+            fail_at: Some(2),
+        },
+        Step::Write(batch(300)),
+        Step::CatchUp {
+            chunk: 100,
+            fail_at: None,
+        },
+    ]
+}
+
+#[test]
+fn replay_oracle_holds_past_the_256th_change() {
+    let found = replay_findings(&hundreds_of_changes());
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
 /// Readers beside the writer keep asking for the views: every catch-up pauses for them,
 /// mid-chunk (holding what it folded, its keyword writer open) and after flushes, and
 /// still ends where the model and a rebuild do.
@@ -591,7 +879,8 @@ fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
         served
     });
     let before = fault::pauses();
-    let found = replay_findings_in(&store, &revision_paths());
+    let steps = revision_paths();
+    let found = findings_in(&store, &steps, &replay_judge(&steps));
     let paused = fault::pauses() - before;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let served = reader.join().unwrap();
@@ -615,11 +904,23 @@ fn replay_oracle_holds_over_rebuilds_beside_a_wrong_hint() {
     }
 }
 
+/// Fewer random cases than this prove next to nothing, and none nothing at all: under CI
+/// (`CI=true`) the random oracles refuse to run with fewer, and `tests/oracles` (which CI
+/// runs, and reads this line) refuses them too.
+const CASES_FLOOR: u32 = 24;
+
+/// Random cases per proptest: `PROPTEST_CASES`, or the floor.
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
+    let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())
-        .unwrap_or(24)
+        .unwrap_or(CASES_FLOOR);
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(
+        cases > 0 && (cases >= CASES_FLOOR || !ci),
+        "PROPTEST_CASES={cases}: the random oracles run at least {CASES_FLOOR} cases under CI, and never none"
+    );
+    cases
 }
 
 proptest! {
@@ -652,25 +953,58 @@ enum Oracle {
     Retraction,
     Replay,
     Asof,
+    RevisedWhileEmbedding,
 }
 
-fn findings_under(oracle: Oracle, fault: Fault) -> Vec<String> {
+fn findings_under(oracle: Oracle, fault: Fault) -> Vec<Finding> {
     let _on = fault::inject(fault);
     match oracle {
-        Oracle::Retraction => retraction_findings(),
+        Oracle::Retraction => retraction_findings(&revision_paths()),
         Oracle::Replay => replay_findings(&revision_paths()),
         Oracle::Asof => asof_findings(&revisions_in_time(), &asof_cutoffs()),
+        Oracle::RevisedWhileEmbedding => revised_while_embedding_findings(),
     }
 }
 
-fn goes_red(oracle: Oracle, fault: Fault) {
+/// Under `fault`, `oracle` reports it with a finding `about` what the fault breaks, and
+/// with no finding but those and its `consequences`: a fault caught by an unrelated
+/// difference, or by a failure, is not caught.
+fn goes_red(oracle: Oracle, fault: Fault, about: About, consequences: &[About]) {
     let found = findings_under(oracle, fault);
     assert!(
-        !found.is_empty(),
-        "the {oracle:?} oracle passed with the fold broken by {fault:?}: it cannot fail"
+        found.iter().any(|f| f.about == about),
+        "the {oracle:?} oracle has no {about:?} finding with the fold broken by {fault:?}: {}",
+        report(&found)
     );
-    eprintln!("{oracle:?} oracle under {fault:?}: {}", found[0]);
+    let other: Vec<Finding> = found
+        .iter()
+        .filter(|f| f.about != about && !consequences.contains(&f.about))
+        .cloned()
+        .collect();
+    assert!(
+        other.is_empty(),
+        "the {oracle:?} oracle went red under {fault:?} for more than {about:?}: {}",
+        report(&other)
+    );
+    eprintln!("{oracle:?} oracle under {fault:?}: {}", report(&found));
 }
+
+/// `asof` folding other versions than the cutoff's shows in every view those versions
+/// feed, and in the count of events it folded; never as a failure, a flush or a position.
+const ASOF_VERSIONS: &[About] = &[
+    About::Differs(View::Sessions),
+    About::Differs(View::Days),
+    About::Differs(View::Files),
+    About::Differs(View::Changes),
+    About::Differs(View::Tails),
+    About::Differs(View::Steps),
+    About::Differs(View::Texts),
+    About::Differs(View::Subjects),
+    About::Differs(View::Evidence),
+    About::Differs(View::Envelopes),
+    About::Differs(View::Keyword),
+    About::Differs(View::Vectors),
+];
 
 #[test]
 fn a_text_revised_while_the_pass_embeds_it_keeps_no_old_vector() {
@@ -680,88 +1014,269 @@ fn a_text_revised_while_the_pass_embeds_it_keeps_no_old_vector() {
 
 #[test]
 fn the_revision_check_goes_red_when_the_pass_ignores_revisions() {
-    let _on = fault::inject(Fault::PassIgnoresRevisions);
-    assert!(!revised_while_embedding_findings().is_empty());
+    goes_red(
+        Oracle::RevisedWhileEmbedding,
+        Fault::PassIgnoresRevisions,
+        About::Stale(View::Vectors),
+        &[About::Differs(View::Vectors)],
+    );
 }
 
 #[test]
 fn retraction_oracle_goes_red_when_a_queued_text_keeps_its_old_vector() {
-    goes_red(Oracle::Retraction, Fault::QueueKeepsOldVector);
+    goes_red(
+        Oracle::Retraction,
+        Fault::QueueKeepsOldVector,
+        About::Stale(View::Vectors),
+        &[],
+    );
 }
 
 #[test]
 fn retraction_oracle_goes_red_without_keyword_retraction() {
-    goes_red(Oracle::Retraction, Fault::SkipKeywordRetract);
+    goes_red(
+        Oracle::Retraction,
+        Fault::SkipKeywordRetract,
+        About::Stale(View::Keyword),
+        &[],
+    );
 }
 
 #[test]
 fn retraction_oracle_goes_red_without_vector_retraction() {
-    goes_red(Oracle::Retraction, Fault::SkipVectorRetract);
+    goes_red(
+        Oracle::Retraction,
+        Fault::SkipVectorRetract,
+        About::Stale(View::Vectors),
+        &[],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_without_keyword_retraction() {
-    goes_red(Oracle::Replay, Fault::SkipKeywordRetract);
+    goes_red(
+        Oracle::Replay,
+        Fault::SkipKeywordRetract,
+        About::Differs(View::Keyword),
+        &[],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_without_vector_retraction() {
-    goes_red(Oracle::Replay, Fault::SkipVectorRetract);
+    goes_red(
+        Oracle::Replay,
+        Fault::SkipVectorRetract,
+        About::Differs(View::Vectors),
+        &[],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_queued_text_keeps_its_old_vector() {
+    goes_red(
+        Oracle::Replay,
+        Fault::QueueKeepsOldVector,
+        About::Differs(View::Queue),
+        &[About::Differs(View::Vectors)],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_when_a_kind_is_dropped() {
-    goes_red(Oracle::Replay, Fault::DropToolCalls);
+    goes_red(
+        Oracle::Replay,
+        Fault::DropToolCalls,
+        About::Differs(View::Envelopes),
+        &[
+            About::Differs(View::Sessions),
+            About::Differs(View::Days),
+            About::Differs(View::Steps),
+        ],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_when_a_change_is_applied_twice() {
-    goes_red(Oracle::Replay, Fault::ApplyTwice);
+    goes_red(
+        Oracle::Replay,
+        Fault::ApplyTwice,
+        About::Differs(View::Sessions),
+        &[About::Differs(View::Days)],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_when_positions_move_backwards() {
-    goes_red(Oracle::Replay, Fault::RawPositions);
+    goes_red(
+        Oracle::Replay,
+        Fault::RawPositions,
+        About::Positions,
+        &[About::Differs(View::Sessions), About::Differs(View::Days)],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_when_replaced_edits_keep_their_changes_and_steps() {
-    goes_red(Oracle::Replay, Fault::KeepStaleChanges);
+    goes_red(
+        Oracle::Replay,
+        Fault::KeepStaleChanges,
+        About::Differs(View::Steps),
+        &[About::Differs(View::Changes)],
+    );
 }
 
 #[test]
 fn retraction_oracle_goes_red_when_replaced_edits_keep_their_changes_and_steps() {
-    goes_red(Oracle::Retraction, Fault::KeepStaleChanges);
+    goes_red(
+        Oracle::Retraction,
+        Fault::KeepStaleChanges,
+        About::Stale(View::Steps),
+        &[About::Stale(View::Changes)],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_when_a_revised_event_keeps_its_old_envelope() {
-    goes_red(Oracle::Replay, Fault::KeepOldEnvelopes);
+    goes_red(
+        Oracle::Replay,
+        Fault::KeepOldEnvelopes,
+        About::Differs(View::Envelopes),
+        &[],
+    );
 }
 
 #[test]
 fn replay_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
-    goes_red(Oracle::Replay, Fault::DropPastVersions);
+    goes_red(
+        Oracle::Replay,
+        Fault::DropPastVersions,
+        About::Differs(View::Past),
+        &[About::Differs(View::PastBlobs)],
+    );
 }
 
 #[test]
 fn asof_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
-    goes_red(Oracle::Asof, Fault::DropPastVersions);
+    goes_red(
+        Oracle::Asof,
+        Fault::DropPastVersions,
+        About::Folded,
+        ASOF_VERSIONS,
+    );
 }
 
 #[test]
 fn asof_oracle_goes_red_when_asof_reads_todays_versions() {
-    goes_red(Oracle::Asof, Fault::AsofReadsToday);
+    goes_red(
+        Oracle::Asof,
+        Fault::AsofReadsToday,
+        About::Folded,
+        ASOF_VERSIONS,
+    );
 }
 
 #[test]
 fn asof_oracle_goes_red_when_a_kind_is_dropped() {
-    goes_red(Oracle::Asof, Fault::DropToolCalls);
+    goes_red(
+        Oracle::Asof,
+        Fault::DropToolCalls,
+        About::Folded,
+        &[
+            About::Differs(View::Sessions),
+            About::Differs(View::Days),
+            About::Differs(View::Steps),
+            About::Differs(View::Envelopes),
+        ],
+    );
 }
 
 #[test]
 fn asof_oracle_goes_red_when_a_change_is_applied_twice() {
-    goes_red(Oracle::Asof, Fault::ApplyTwice);
+    goes_red(
+        Oracle::Asof,
+        Fault::ApplyTwice,
+        About::Differs(View::Sessions),
+        &[About::Differs(View::Days)],
+    );
+}
+
+/// The cases proptest once shrank failures of the random asof oracle to, as written: their
+/// seeds were recorded before the generator changed, and no longer draw them.
+#[test]
+fn asof_holds_on_the_cases_proptest_recorded() {
+    use Kind::*;
+    let at = |slot, hours, kind, reps| Version {
+        session: 0,
+        slot,
+        hours,
+        kind,
+        reps,
+    };
+    let meta = |cwd, branch| Meta {
+        cwd,
+        branch,
+        agent: 2,
+        parent: true,
+    };
+    let cases = [
+        (vec![at(0, 0, Summary, 200)], vec![0]),
+        (vec![at(0, 45, Compaction, 200)], vec![7, 89]),
+        (
+            vec![at(5, 1, meta(0, 2), 200), at(2, 73, meta(1, 0), 23)],
+            vec![7, 111],
+        ),
+    ];
+    for (written, hours) in cases {
+        let cutoffs: Vec<i64> = hours.iter().map(|h| T0 + h * HOUR).collect();
+        let found = asof_findings(&[Step::Write(written)], &cutoffs);
+        assert!(found.is_empty(), "{}", report(&found));
+    }
+}
+
+/// The case proptest once shrank a failure of the random replay oracle to, as written (its
+/// seed no longer draws it): five batches revising a meta, closing messages, prompts and
+/// compactions, none caught up until the end.
+#[test]
+fn replay_holds_on_the_case_proptest_recorded() {
+    use Kind::*;
+    let meta = Meta {
+        cwd: 0,
+        branch: 0,
+        agent: 0,
+        parent: false,
+    };
+    let user = |harness| User { harness };
+    let steps = [
+        vec![
+            v(0, 0, meta.clone(), 0),
+            v(0, 0, meta, 0),
+            v(0, 0, Distill, 17),
+            v(0, 4, Final, 200),
+            v(1, 5, Compaction, 4),
+        ],
+        vec![v(2, 9, Tool { ok: true }, 15)],
+        vec![
+            v(1, 0, Final, 1),
+            v(2, 1, user(true), 1),
+            v(0, 0, Committed, 20),
+        ],
+        vec![
+            v(2, 8, Said, 3),
+            v(0, 0, Said, 18),
+            v(2, 3, Compaction, 23),
+            v(1, 9, Compaction, 200),
+            v(2, 1, user(true), 200),
+            v(0, 3, user(false), 0),
+        ],
+        vec![
+            v(0, 2, user(false), 200),
+            v(1, 8, Compaction, 200),
+            v(2, 1, Final, 200),
+        ],
+    ];
+    let found = replay_findings(&steps.map(Step::Write));
+    assert!(found.is_empty(), "{}", report(&found));
 }
 
 #[test]
@@ -794,4 +1309,74 @@ fn equal_timestamp_observations_resolve_by_seq() {
         let v = open_views(&l, &mut slot()).unwrap();
         assert_eq!(v.tables.subject("x").unwrap().unwrap().text, "second claim");
     }
+}
+
+/// Write closing messages `ns` (one new event each) in one batch.
+fn write_closings(ledger: &mut Ledger, ns: std::ops::Range<usize>) {
+    let mut set = WriteSet::default();
+    for n in ns {
+        let slot = u8::try_from(n + 1).unwrap();
+        let (id, env) = ledgers::envelope(n, &v(0, slot, Kind::Final, 3));
+        set.event(id.seq, env);
+    }
+    ledger.write(set).unwrap();
+}
+
+/// Open the views of `ledger` folding `chunk` changes at a time, the `fail_at`th flush
+/// failing: whether it failed (and by nothing else).
+fn open_failing_at(ledger: &Ledger, chunk: usize, fail_at: usize) -> bool {
+    fault::set_chunk(Some(chunk));
+    fault::fail_flush_in(Some(fail_at));
+    let r = open_views(ledger, &mut slot());
+    fault::set_chunk(None);
+    fault::fail_flush_in(None);
+    assert!(r.is_ok() || interrupted(&r), "{:?}", r.err());
+    interrupted(&r)
+}
+
+/// A rebuild flushes after every chunk and once at the end (10 changes by 3: four
+/// flushes), so a reader waits for one chunk's write at most, and a rebuild beside readers
+/// can pause between chunks. The fourth flush exists and no fifth does.
+#[test]
+fn a_rebuild_flushes_once_a_chunk_and_once_at_the_end() {
+    for (fail_at, exists) in [(4, true), (5, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = open(dir.path());
+        write_closings(&mut ledger, 0..10);
+        assert_eq!(
+            open_failing_at(&ledger, 3, fail_at),
+            exists,
+            "a rebuild of 10 changes by 3 flushes 4 times; flush {fail_at} exists: {exists}"
+        );
+    }
+}
+
+/// A catch-up flushes after every chunk, and a chunk flushed stays applied when a later
+/// flush fails: interrupted at its third flush, a catch-up of 10 changes by 3 leaves both
+/// lanes 6 changes on, and the tables (written before the keyword lane) 9.
+#[test]
+fn an_interrupted_catch_up_keeps_every_chunk_it_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    write_closings(&mut ledger, 0..4);
+    drop(open_views(&ledger, &mut slot()).unwrap());
+    write_closings(&mut ledger, 4..14);
+    assert!(open_failing_at(&ledger, 3, 3), "no third flush");
+    let views = peek(&ledger).unwrap().unwrap();
+    let at = (views.tables.applied().unwrap(), views.keyword.applied_lsn());
+    assert_eq!(at, (4 + 9, 4 + 6));
+}
+
+/// Opening views that are caught up writes nothing: not one flush (nor a sync of the
+/// ledger), however often the views are opened.
+#[test]
+fn opening_caught_up_views_flushes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    write_closings(&mut ledger, 0..5);
+    drop(open_views(&ledger, &mut slot()).unwrap());
+    assert!(
+        !open_failing_at(&ledger, 3, 1),
+        "opening caught-up views flushed"
+    );
 }

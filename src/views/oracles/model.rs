@@ -5,10 +5,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::ledgers::Written;
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::decode_event_key;
 use crate::views::Views;
-use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextKind, TextRow};
+use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextFilter, TextKind, TextRow};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
@@ -38,44 +39,135 @@ pub(crate) struct Snapshot {
     pub(crate) past: BTreeMap<EventId, Vec<Envelope>>,
     /// The change blobs those earlier versions name, when the store holds them.
     pub(crate) past_blobs: BTreeMap<BlobId, Vec<u8>>,
-    /// The keyword lane: each document's kind and time, and which of the probe words find it.
-    pub(crate) keyword: BTreeMap<EventId, (TextKind, i64, BTreeSet<String>)>,
+    /// The keyword lane, document by document.
+    pub(crate) keyword: BTreeMap<EventId, KeywordDoc>,
     /// The vector lane: each vector, as the text it was made from.
     pub(crate) vectors: BTreeMap<EventId, String>,
 }
 
-/// Where two snapshots differ, one line per differing row (empty: identical).
-pub(crate) fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<String> {
+/// A keyword document as searches see it: its kind and time, which of the probe words find
+/// it, and under which session and subject filters they do.
+#[derive(Debug, PartialEq)]
+pub(crate) struct KeywordDoc {
+    pub(crate) kind: TextKind,
+    pub(crate) ts_ms: i64,
+    pub(crate) words: BTreeSet<String>,
+    pub(crate) sessions: BTreeSet<SessionId>,
+    pub(crate) subjects: BTreeSet<String>,
+}
+
+/// A view of the views, as a finding names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum View {
+    Sessions,
+    Days,
+    Files,
+    Changes,
+    Tails,
+    Steps,
+    Texts,
+    Subjects,
+    Evidence,
+    Envelopes,
+    Past,
+    PastBlobs,
+    Keyword,
+    Vectors,
+    /// The texts waiting for the embedding pass.
+    Queue,
+}
+
+/// What a finding is about. A fault test names the kinds its fault must produce: a fault
+/// caught only by a finding about something else is not caught.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum About {
+    /// A view's rows differ from the model's.
+    Differs(View),
+    /// A replaced version can still be found in a view (by its own words, its vector, its
+    /// log steps or its changes).
+    Stale(View),
+    /// A catch-up, rebuild, embedding pass or `asof` failed, and not by an interruption a
+    /// test injected.
+    Failed,
+    /// An interruption armed at a flush did not fire though the catch-up has that many
+    /// flushes by the model, or fired though it has fewer.
+    Flushes,
+    /// A lane's recorded position differs from the model's, or a reader was served views
+    /// that were never completed.
+    Positions,
+    /// `asof` folded another number of events than the model of the cutoff holds.
+    Folded,
+}
+
+/// One thing an oracle found wrong.
+#[derive(Clone, Debug)]
+pub(crate) struct Finding {
+    pub(crate) about: About,
+    pub(crate) what: String,
+}
+
+impl Finding {
+    pub(crate) fn new(about: About, what: String) -> Finding {
+        Finding { about, what }
+    }
+}
+
+/// Where two snapshots differ, one finding per differing row (empty: identical).
+pub(crate) fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<Finding> {
     let mut out = Vec::new();
-    differ(&mut out, what, "sessions", &got.sessions, &want.sessions);
-    differ(&mut out, what, "days", &got.days, &want.days);
-    differ(&mut out, what, "files", &got.files, &want.files);
-    differ(&mut out, what, "changes", &got.changes, &want.changes);
-    let set = |s: &BTreeSet<(Vec<u8>, EventId)>| s.iter().map(|k| (k.clone(), ())).collect();
-    let (gt, wt): (BTreeMap<_, ()>, BTreeMap<_, ()>) = (set(&got.tails), set(&want.tails));
-    differ(&mut out, what, "tails", &gt, &wt);
-    differ(&mut out, what, "steps", &got.steps, &want.steps);
-    differ(&mut out, what, "texts", &got.texts, &want.texts);
-    differ(&mut out, what, "subjects", &got.subjects, &want.subjects);
-    differ(&mut out, what, "evidence", &got.evidence, &want.evidence);
-    differ(&mut out, what, "envelopes", &got.envelopes, &want.envelopes);
-    differ(&mut out, what, "past versions", &got.past, &want.past);
     differ(
         &mut out,
         what,
-        "past blobs",
+        View::Sessions,
+        &got.sessions,
+        &want.sessions,
+    );
+    differ(&mut out, what, View::Days, &got.days, &want.days);
+    differ(&mut out, what, View::Files, &got.files, &want.files);
+    differ(&mut out, what, View::Changes, &got.changes, &want.changes);
+    let set = |s: &BTreeSet<(Vec<u8>, EventId)>| s.iter().map(|k| (k.clone(), ())).collect();
+    let (gt, wt): (BTreeMap<_, ()>, BTreeMap<_, ()>) = (set(&got.tails), set(&want.tails));
+    differ(&mut out, what, View::Tails, &gt, &wt);
+    differ(&mut out, what, View::Steps, &got.steps, &want.steps);
+    differ(&mut out, what, View::Texts, &got.texts, &want.texts);
+    differ(
+        &mut out,
+        what,
+        View::Subjects,
+        &got.subjects,
+        &want.subjects,
+    );
+    differ(
+        &mut out,
+        what,
+        View::Evidence,
+        &got.evidence,
+        &want.evidence,
+    );
+    differ(
+        &mut out,
+        what,
+        View::Envelopes,
+        &got.envelopes,
+        &want.envelopes,
+    );
+    differ(&mut out, what, View::Past, &got.past, &want.past);
+    differ(
+        &mut out,
+        what,
+        View::PastBlobs,
         &got.past_blobs,
         &want.past_blobs,
     );
-    differ(&mut out, what, "keyword lane", &got.keyword, &want.keyword);
-    differ(&mut out, what, "vector lane", &got.vectors, &want.vectors);
+    differ(&mut out, what, View::Keyword, &got.keyword, &want.keyword);
+    differ(&mut out, what, View::Vectors, &got.vectors, &want.vectors);
     out
 }
 
 fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
-    out: &mut Vec<String>,
+    out: &mut Vec<Finding>,
     what: &str,
-    table: &str,
+    view: View,
     got: &BTreeMap<K, V>,
     want: &BTreeMap<K, V>,
 ) {
@@ -83,16 +175,22 @@ fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
     for k in keys {
         let (g, w) = (got.get(k), want.get(k));
         if g != w {
-            out.push(format!(
-                "{what}: {table} {k:?}: views hold {g:?}, model says {w:?}"
+            out.push(Finding::new(
+                About::Differs(view),
+                format!("{what}: {view:?} {k:?}: views hold {g:?}, model says {w:?}"),
             ));
         }
     }
 }
 
+/// The calendar day `ts_ms` falls on where the views were opened.
 fn day(ts_ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ts_ms)
-        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .map(|t| {
+            t.to_zoned_datetime(super::tz())
+                .strftime("%Y-%m-%d")
+                .to_string()
+        })
         .unwrap_or_else(|_| "0000-00-00".into())
 }
 
@@ -178,7 +276,7 @@ fn lines_changed(bytes: Option<&Vec<u8>>) -> Size {
 /// The log steps of an event, by the rules `peat log` documents: prompts (the person's and
 /// the harness's), tool calls, one edit per file touched, commits that name a hash, closing
 /// messages, compactions and claims; nothing else.
-fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec<Step> {
+pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec<Step> {
     match &env.kind {
         Event::UserMsg { text, harness } => vec![Step::Prompt {
             text: text.clone(),
@@ -230,6 +328,29 @@ fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec<Step> {
     }
 }
 
+/// What each file a touch names was changed by: its change blob's bytes, when the store
+/// holds them.
+pub(crate) fn changes_of(
+    id: &EventId,
+    env: &Envelope,
+    blobs: &BTreeMap<BlobId, Vec<u8>>,
+) -> BTreeMap<(String, EventId), String> {
+    let Event::FileTouch {
+        path, change, more, ..
+    } = &env.kind
+    else {
+        return BTreeMap::new();
+    };
+    std::iter::once((path, change))
+        .chain(more.iter().map(|t| (&t.path, &t.change)))
+        .filter_map(|(p, change)| {
+            let bytes = change.as_ref().and_then(|c| blobs.get(c))?;
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            Some(((p.clone(), id.clone()), text))
+        })
+        .collect()
+}
+
 /// What views over `events` (each event's current version, their change blobs in `blobs`)
 /// hold; `probes` are the words the keyword lane is asked for.
 pub(crate) fn model(
@@ -240,6 +361,7 @@ pub(crate) fn model(
     let mut s = Snapshot::default();
     for (id, env) in events {
         s.envelopes.insert(id.clone(), env.clone());
+        s.changes.extend(changes_of(id, env, blobs));
         for (i, step) in steps_of(env, blobs).into_iter().enumerate() {
             s.steps.insert((id.clone(), i as u16), (env.ts_ms, step));
         }
@@ -299,10 +421,6 @@ pub(crate) fn model(
                         change,
                     };
                     s.files.insert((p.clone(), id.clone()), row);
-                    if let Some(bytes) = change.and_then(|c| blobs.get(&c)) {
-                        let text = String::from_utf8_lossy(bytes).into_owned();
-                        s.changes.insert((p.clone(), id.clone()), text);
-                    }
                     let tail: Vec<u8> = p.as_bytes().iter().rev().copied().collect();
                     s.tails.insert((tail, id.clone()));
                 }
@@ -345,7 +463,16 @@ pub(crate) fn model(
                 .filter(|w| probes.contains(*w))
                 .map(str::to_string)
                 .collect();
-            s.keyword.insert(id.clone(), (row.kind, row.ts_ms, words));
+            // A document no probe finds is found under no filter either.
+            let found = !words.is_empty();
+            let doc = KeywordDoc {
+                kind: row.kind,
+                ts_ms: row.ts_ms,
+                sessions: found.then(|| id.session.clone()).into_iter().collect(),
+                subjects: row.subject.clone().filter(|_| found).into_iter().collect(),
+                words,
+            };
+            s.keyword.insert(id.clone(), doc);
             if embedded(&row) {
                 s.vectors.insert(id.clone(), window(&row.text).to_string());
             }
@@ -376,20 +503,15 @@ pub(crate) fn model(
     s
 }
 
-/// The past tables of views over `versions` (every version of every event, in the order
-/// written; the change blobs the store holds in `blobs`): each event's versions before its
-/// current one. Writing a version equal to the event's current one changes nothing, so it
-/// replaces nothing either.
+/// The past tables of views over `feed` (the change blobs the store holds in `blobs`): each
+/// event's versions before its current one.
 pub(crate) fn past(
-    versions: &[(EventId, Envelope)],
+    feed: &[Written],
     blobs: &BTreeMap<BlobId, Vec<u8>>,
 ) -> (BTreeMap<EventId, Vec<Envelope>>, BTreeMap<BlobId, Vec<u8>>) {
     let mut written: BTreeMap<&EventId, Vec<&Envelope>> = BTreeMap::new();
-    for (id, env) in versions {
-        let all = written.entry(id).or_default();
-        if all.last() != Some(&env) {
-            all.push(env);
-        }
+    for w in feed {
+        written.entry(&w.id).or_default().push(&w.env);
     }
     let (mut past, mut kept) = (BTreeMap::new(), BTreeMap::new());
     for (id, mut all) in written {
@@ -488,17 +610,46 @@ pub(crate) fn observe(
         );
     }
     for hit in views.keyword.dump().unwrap() {
-        s.keyword
-            .insert(hit.id, (hit.kind, hit.ts_ms, BTreeSet::new()));
+        let doc = KeywordDoc {
+            kind: hit.kind,
+            ts_ms: hit.ts_ms,
+            words: BTreeSet::new(),
+            sessions: BTreeSet::new(),
+            subjects: BTreeSet::new(),
+        };
+        s.keyword.insert(hit.id, doc);
     }
+    let search = |query: &str, filter: &TextFilter| {
+        let hits = views.keyword.search(query, filter, 100_000).unwrap();
+        hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
+    };
     for probe in probes {
-        for hit in views
-            .keyword
-            .search(probe, &Default::default(), 100_000)
-            .unwrap()
-        {
-            if let Some(doc) = s.keyword.get_mut(&hit.id) {
-                doc.2.insert(probe.clone());
+        for id in search(probe, &TextFilter::default()) {
+            if let Some(doc) = s.keyword.get_mut(&id) {
+                doc.words.insert(probe.clone());
+            }
+        }
+    }
+    // Any probe word finds a document (the words of a query are alternatives): one search
+    // per session, and per subject, says which documents each filter admits.
+    let any = probes.iter().cloned().collect::<Vec<_>>().join(" ");
+    let sessions: BTreeSet<SessionId> = s.keyword.keys().map(|id| id.session.clone()).collect();
+    let filters: Vec<TextFilter> = sessions
+        .into_iter()
+        .map(|session| TextFilter {
+            session: Some(session),
+            ..TextFilter::default()
+        })
+        .chain(s.subjects.keys().map(|subject| TextFilter {
+            subject: Some(subject.clone()),
+            ..TextFilter::default()
+        }))
+        .collect();
+    for filter in filters {
+        for id in search(&any, &filter) {
+            if let Some(doc) = s.keyword.get_mut(&id) {
+                doc.sessions.extend(filter.session.clone());
+                doc.subjects.extend(filter.subject.clone());
             }
         }
     }
