@@ -10,9 +10,9 @@ pub mod embed;
 #[cfg(test)]
 mod layers;
 pub mod ledger;
-pub mod reads;
-pub mod redact;
+pub(crate) mod reads;
+pub(crate) mod redact;
 #[doc(hidden)]
 pub mod testing;
-pub mod views;
+pub(crate) mod views;
 pub mod vocab;

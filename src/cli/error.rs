@@ -65,7 +65,7 @@ impl fmt::Display for CliError {
 
 /// An error writing stdout (the product): a closed pipe ends the command quietly. This is
 /// the only I/O error `?` may turn into a `CliError`; opening or locking a file names the
-/// file and what was being done instead (see `commands::model::pass_lock`).
+/// file and what was being done instead (see `embed_pass::pass_lock`).
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> CliError {
         if e.kind() == std::io::ErrorKind::BrokenPipe {

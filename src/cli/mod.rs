@@ -2,6 +2,7 @@
 
 pub(crate) mod commands;
 pub(crate) mod ctx;
+pub(crate) mod embed_pass;
 pub(crate) mod error;
 pub mod hook;
 pub(crate) mod shared;

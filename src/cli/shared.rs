@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::ledger::space;
 use crate::reads::files::Wanted;
 use crate::views::Views;
 use crate::views::handle::NoSession;
@@ -185,6 +186,44 @@ fn normalize(p: &Path) -> std::path::PathBuf {
         }
     }
     out
+}
+
+/// Bring the views up to date with what was just written, while the lock is still held:
+/// the next read then starts warm. Texts to embed are queued, and the embedding pass
+/// started for them.
+pub(crate) fn catch_up_views(
+    ctx: &Ctx,
+    ledger: &crate::ledger::Ledger,
+    mut model: crate::views::ModelSlot,
+) -> Result<(), CliError> {
+    let ui = ctx.ui;
+    let caught_up =
+        crate::views::stamp::open_recovering(ledger, &mut model, ctx.tz.clone(), &mut |line| {
+            ui.note(line)
+        });
+    match caught_up {
+        Ok(views) => {
+            // The vectors come after, from a pass of their own: a capture never waits for
+            // the model.
+            crate::cli::embed_pass::start_pass_after_write(ctx, views.vectors.queued()?);
+            Ok(())
+        }
+        Err(e) => {
+            let mut err = CliError::from(e);
+            let store = ledger.path();
+            // The views failing for room is not damage: what was captured is safe.
+            if space::free_bytes(store).is_some_and(|f| f < space::SLACK) {
+                let disk = space::mount_of(store)
+                    .map_or_else(|| store.display().to_string(), |m| m.display().to_string());
+                err = err.hint(format!(
+                    "The events were recorded; only the views lag behind. The disk holding {} ({disk}) has {} free: free some space there, and the next read brings the views up to date.",
+                    store.display(),
+                    space::human(space::free_bytes(store).unwrap_or(0))
+                ));
+            }
+            Err(err)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use crate::capture::{self, CaptureOptions, Receipt};
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
 use crate::cli::hook::spool::{self, Spooled};
-use crate::ledger::{LedgerError, Mode, damage, space};
+use crate::ledger::{LedgerError, Mode, damage};
 use crate::vocab::event::SessionId;
 
 /// Capture transcripts into the ledger
@@ -113,7 +113,7 @@ pub(crate) fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
         }
     }
     ledger.sync()?;
-    catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
+    crate::cli::shared::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
     // Recorded, but into a ledger known to be damaged (the warning said so): not a success.
     let damaged = damage::noted(ledger.path()).is_some();
     Ok(if failed > 0 || damaged { EXIT_ERROR } else { 0 })
@@ -164,42 +164,4 @@ pub(crate) fn receipt_line(r: &Receipt) -> String {
         line.push_str("; the last line is still being written, left for the next capture");
     }
     line
-}
-
-/// Bring the views up to date with what was just written, while the lock is still held:
-/// the next read then starts warm. Texts to embed are queued, and the embedding pass
-/// started for them.
-pub(crate) fn catch_up_views(
-    ctx: &Ctx,
-    ledger: &crate::ledger::Ledger,
-    mut model: crate::views::ModelSlot,
-) -> Result<(), CliError> {
-    let ui = ctx.ui;
-    let caught_up =
-        crate::views::stamp::open_recovering(ledger, &mut model, ctx.tz.clone(), &mut |line| {
-            ui.note(line)
-        });
-    match caught_up {
-        Ok(views) => {
-            // The vectors come after, from a pass of their own: a capture never waits for
-            // the model.
-            super::model::start_pass_after_write(ctx, views.vectors.queued()?);
-            Ok(())
-        }
-        Err(e) => {
-            let mut err = CliError::from(e);
-            let store = ledger.path();
-            // The views failing for room is not damage: what was captured is safe.
-            if space::free_bytes(store).is_some_and(|f| f < space::SLACK) {
-                let disk = space::mount_of(store)
-                    .map_or_else(|| store.display().to_string(), |m| m.display().to_string());
-                err = err.hint(format!(
-                    "The events were recorded; only the views lag behind. The disk holding {} ({disk}) has {} free: free some space there, and the next read brings the views up to date.",
-                    store.display(),
-                    space::human(space::free_bytes(store).unwrap_or(0))
-                ));
-            }
-            Err(err)
-        }
-    }
 }

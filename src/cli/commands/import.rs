@@ -205,7 +205,7 @@ pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError
     if let Some(b) = &bar {
         b.set_message("indexing");
     }
-    super::capture::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
+    crate::cli::shared::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
     drop(ledger);
     if let Some(b) = bar {
         b.finish_and_clear();

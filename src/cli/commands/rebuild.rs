@@ -35,6 +35,6 @@ pub(crate) fn run(ctx: &Ctx, _args: &RebuildArgs) -> Result<u8, CliError> {
         started.elapsed().as_secs_f64(),
         views.model().unwrap_or("off")
     ));
-    super::model::start_pass_after_write(ctx, views.vectors.queued()?);
+    crate::cli::embed_pass::start_pass_after_write(ctx, views.vectors.queued()?);
     Ok(0)
 }

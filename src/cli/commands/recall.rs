@@ -132,7 +132,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
 pub(crate) fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8, CliError> {
     // Texts wait and no pass embeds them (a read rebuilt the views): start one.
     let embedding = match result.semantic {
-        Semantic::On { queued, .. } => super::model::start_pass(ctx, queued),
+        Semantic::On { queued, .. } => crate::cli::embed_pass::start_pass(ctx, queued),
         Semantic::Off => false,
     };
     let mut out = std::io::stdout().lock();
@@ -148,9 +148,9 @@ pub(crate) fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Res
     }
     match result.semantic {
         Semantic::Off if result.lanes == Lanes::Both => ctx.ui.note(crate::embed::off_notice()),
-        Semantic::On { queued, .. } if queued > 0 => {
-            ctx.ui.note(&super::model::backlog_note(queued, embedding))
-        }
+        Semantic::On { queued, .. } if queued > 0 => ctx
+            .ui
+            .note(&crate::cli::embed_pass::backlog_note(queued, embedding)),
         _ => {}
     }
     if result.hits.is_empty() {
