@@ -395,6 +395,16 @@ pub(crate) fn feed(steps: &[Step]) -> Vec<Written> {
     out
 }
 
+/// What the vector lane embeds of a text: its first `EMBED_WINDOW` bytes, cut back to a
+/// character boundary.
+pub(crate) fn window(text: &str) -> &str {
+    let mut end = text.len().min(crate::views::rows::EMBED_WINDOW);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// The probe words and texts of every version of a case.
 pub(crate) fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut probes = BTreeSet::new();
@@ -406,7 +416,7 @@ pub(crate) fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>)
         probes.extend(text.split_whitespace().last().map(str::to_string));
         // A vector is made from its text's window (the whole text, when short): vectors are
         // named by windows.
-        texts.insert(super::model::window(&text).to_string());
+        texts.insert(window(&text).to_string());
     }
     (probes, texts)
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::ledgers::Written;
+use super::ledgers::{Written, window};
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::decode_event_key;
 use crate::views::Views;
@@ -243,16 +243,6 @@ fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
 /// Embedded: everything searchable of at least [`EMBED_MIN_WORDS`] words.
 fn embedded(row: &TextRow) -> bool {
     row.text.split_whitespace().count() >= EMBED_MIN_WORDS
-}
-
-/// What the vector lane embeds of a text: its first `EMBED_WINDOW` bytes, cut back to a
-/// character boundary.
-pub(crate) fn window(text: &str) -> &str {
-    let mut end = text.len().min(crate::views::rows::EMBED_WINDOW);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The lines a generated change added and removed, counted from its text: a write adds its
