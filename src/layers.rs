@@ -310,30 +310,16 @@ fn uses_in(rel: &Path, text: &str) -> Vec<Use> {
     out
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 fn all_uses() -> Vec<Use> {
     let root = src();
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files
-        .iter()
+    walkdir::WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .flat_map(|p| {
             let rel = p.strip_prefix(&root).unwrap();
-            uses_in(rel, &fs::read_to_string(p).unwrap())
+            uses_in(rel, &fs::read_to_string(&p).unwrap())
         })
         .collect()
 }
