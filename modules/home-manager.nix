@@ -81,14 +81,13 @@ let
   claudeWanted = cfg.enable && cfg.claudeCode.enable;
   codexWanted = cfg.enable && cfg.codex.enable;
 
-  # Whether someone defined an option as a path (a file or folder of their own) rather than
-  # the attribute set peat's definition merges into.
+  # Whether someone defined an option as a path (a file or folder of their own: a path, a
+  # store path string or a derivation, all string-like) rather than the attribute set peat's
+  # definition merges into.
   givenAsPath =
     path:
     has path
-    && lib.any (
-      d: builtins.isPath d.value || lib.isDerivation d.value || lib.isStringLike d.value
-    ) (lib.attrByPath path { } options).definitionsWithLocations;
+    && lib.any (d: lib.isStringLike d.value) (lib.attrByPath path { } options).definitionsWithLocations;
 
   # Where peat's part cannot merge with the user's: the option, and the switch that turns
   # peat's part off. Thrown from the list of assertions, which home-manager evaluates before
