@@ -904,9 +904,10 @@ fn replay_oracle_holds_over_rebuilds_beside_a_wrong_hint() {
     }
 }
 
-/// Fewer random cases than this prove next to nothing, and none nothing at all: under CI
-/// (`CI=true`) the random oracles refuse to run with fewer, and `tests/oracles` (which CI
-/// runs, and reads this line) refuses them too.
+/// Fewer random cases than this prove next to nothing, and none nothing at all: the random
+/// oracles refuse to run with fewer under CI (`CI=true`) and under `tests/oracles`, which CI
+/// and the flake's check (whose sandbox sets no `CI`) run, and which sets
+/// `PEAT_ORACLES_FLOOR=1`.
 const CASES_FLOOR: u32 = 24;
 
 /// Random cases per proptest: `PROPTEST_CASES`, or the floor.
@@ -915,10 +916,11 @@ fn cases() -> u32 {
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(CASES_FLOOR);
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let set = |var| std::env::var(var).is_ok_and(|v| v == "true" || v == "1");
+    let floored = set("CI") || set("PEAT_ORACLES_FLOOR");
     assert!(
-        cases > 0 && (cases >= CASES_FLOOR || !ci),
-        "PROPTEST_CASES={cases}: the random oracles run at least {CASES_FLOOR} cases under CI, and never none"
+        cases > 0 && (cases >= CASES_FLOOR || !floored),
+        "PROPTEST_CASES={cases}: the random oracles run at least {CASES_FLOOR} cases under CI and tests/oracles, and never none"
     );
     cases
 }
