@@ -159,15 +159,25 @@ pub(crate) fn no_event(id: &EventId, behind: u64) -> CliError {
 pub(crate) fn wanted(ctx: &Ctx, typed: &str) -> Wanted {
     let joined = ctx.cwd.join(typed);
     let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| normalize(&joined));
-    let rel = ctx.location.root.as_deref().and_then(|root| {
+    let in_repo = ctx.location.root.as_deref().and_then(|root| {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         abs.strip_prefix(root)
             .ok()
             .map(|p| p.to_string_lossy().into_owned())
-            .filter(|r| !r.is_empty())
     });
+    // Outside a repository, a relative path is taken as typed: relative to a session's root.
+    let as_typed = || {
+        let plain = Path::new(typed).components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        plain.then(|| normalize(Path::new(typed)).to_string_lossy().into_owned())
+    };
+    let rel = in_repo.or_else(as_typed).filter(|r| !r.is_empty());
     Wanted {
-        dir: abs.is_dir(),
+        dir: !abs.is_file(),
         abs: abs.to_string_lossy().into_owned(),
         rel,
     }

@@ -1,10 +1,12 @@
 //! The recorded edits of a file: which recorded paths a path on this disk names, the edits
 //! made to them in ledger order, what each wrote, and the prompt each edit answered.
 //!
-//! Paths are recorded absolute, as the agent saw them. A path names its exact recording
-//! first (a prefix scan of the files view); failing that, its path relative to the repository
-//! root matched as a suffix (a prefix scan of the reversed paths), which finds edits made in
-//! another checkout of the same repository, or of a file that no longer exists here.
+//! Paths are recorded absolute, as the agent saw them. A path names its exact recording and
+//! the same relative path under the root of every recorded session (another checkout of the
+//! repository, another machine); failing both, its relative path matched as a suffix (a prefix
+//! scan of the reversed paths), which finds edits of a session begun in a subdirectory. A
+//! path not here may have been a directory in the record, so what lies under it counts too.
+//! Renames are followed by [`under_earlier_names`], one rule for every read.
 //!
 //! Everything here reads the views alone: each edit's row and the change it wrote are
 //! materialised by the fold, so a lookup never opens the ledger.
@@ -23,9 +25,11 @@ use crate::vocab::event::{EventId, Seq, SessionId, TouchOp};
 pub(crate) struct Wanted {
     /// The absolute path (canonical where it exists).
     pub(crate) abs: String,
-    /// The same path relative to the repository root, when it lies inside it.
+    /// The same path relative to the repository root when it lies inside it, else as typed
+    /// when that was relative: what it is relative to each session's root.
     pub(crate) rel: Option<String>,
-    /// Everything under it is wanted (a directory).
+    /// Everything under it is wanted too: a directory here, or a path not here, which the
+    /// record may hold as a directory.
     pub(crate) dir: bool,
 }
 
@@ -54,44 +58,123 @@ impl FileEdit {
     }
 }
 
-/// The recorded paths `wanted` names: its exact recording (or those under it), else those
-/// whose tail is its repository-relative path.
+/// The recorded paths `wanted` names under its name now: its exact recording and its relative
+/// path under every session's root (each with what lies under it, for a directory), else those
+/// whose tail is its relative path.
 pub(crate) fn recorded_paths(
     views: &Views,
     wanted: &Wanted,
 ) -> Result<BTreeSet<String>, ViewError> {
-    let t = &views.tables;
-    if !wanted.dir {
-        if !t.touches_of(&wanted.abs)?.is_empty() {
-            return Ok(BTreeSet::from([wanted.abs.clone()]));
+    Sessions::of(views)?.paths(views, wanted)
+}
+
+/// The recorded paths of the file `wanted` under the names it had before its renames, as git
+/// or jj know them (committed, or staged in git's index), each found as [`recorded_paths`]
+/// finds a name.
+pub(crate) fn under_earlier_names(
+    views: &Views,
+    wanted: &Wanted,
+) -> Result<BTreeSet<String>, ViewError> {
+    Sessions::of(views)?.earlier(views, wanted)
+}
+
+/// Every recorded path of `wanted`: under its name now and under the names it had before.
+pub(crate) fn recorded_history(
+    views: &Views,
+    wanted: &Wanted,
+) -> Result<BTreeSet<String>, ViewError> {
+    let sessions = Sessions::of(views)?;
+    let mut found = sessions.paths(views, wanted)?;
+    found.extend(sessions.earlier(views, wanted)?);
+    Ok(found)
+}
+
+/// What the recorded sessions tell a path lookup: where they worked and when the record began.
+struct Sessions {
+    /// The directories sessions worked in, each once.
+    roots: BTreeSet<String>,
+    /// The first recorded moment (ms).
+    first_ms: Option<i64>,
+}
+
+impl Sessions {
+    fn of(views: &Views) -> Result<Sessions, ViewError> {
+        let mut roots = BTreeSet::new();
+        let mut first_ms: Option<i64> = None;
+        for (_, rollup) in views.tables.all_sessions()? {
+            if let Some(cwd) = rollup.cwd.as_deref().map(|c| c.trim_end_matches('/'))
+                && !cwd.is_empty()
+            {
+                roots.insert(cwd.to_string());
+            }
+            if let Some(ms) = rollup.start_ms {
+                first_ms = Some(first_ms.map_or(ms, |f| f.min(ms)));
+            }
         }
-        return match &wanted.rel {
-            Some(rel) => t.paths_ending(&format!("/{rel}")),
-            None => Ok(BTreeSet::new()),
+        Ok(Sessions { roots, first_ms })
+    }
+
+    fn paths(&self, views: &Views, wanted: &Wanted) -> Result<BTreeSet<String>, ViewError> {
+        let mut found = recorded_at(views, &wanted.abs, wanted.dir)?;
+        let Some(rel) = &wanted.rel else {
+            return Ok(found);
         };
+        for root in &self.roots {
+            found.extend(recorded_at(views, &format!("{root}/{rel}"), wanted.dir)?);
+        }
+        if !found.is_empty() {
+            return Ok(found);
+        }
+        let t = &views.tables;
+        let tail = format!("/{rel}");
+        let mut suffix = t.paths_ending(&tail)?;
+        if wanted.dir {
+            // Its relative path is somewhere inside the recorded path, which no prefix finds;
+            // every distinct path is looked at once.
+            let inside = format!("{tail}/");
+            suffix.extend(
+                t.paths_starting("")?
+                    .into_iter()
+                    .filter(|p| p.contains(&inside)),
+            );
+        }
+        Ok(suffix)
     }
-    let abs = wanted.abs.trim_end_matches('/');
-    let mut exact = t.paths_starting(&format!("{abs}/"))?;
-    if !t.touches_of(&wanted.abs)?.is_empty() {
-        exact.insert(wanted.abs.clone());
+
+    /// Asking the repository costs a process or two, so its history is walked only from the
+    /// record's beginning (less a day for the committers' clocks): a rename before it carries
+    /// no recorded edit. A directory here has no renames to follow.
+    fn earlier(&self, views: &Views, wanted: &Wanted) -> Result<BTreeSet<String>, ViewError> {
+        let abs = std::path::Path::new(&wanted.abs);
+        if abs.is_dir() {
+            return Ok(BTreeSet::new());
+        }
+        let since = self.first_ms.map(|ms| ms - 86_400_000);
+        let mut found = BTreeSet::new();
+        for name in crate::reads::vcs::earlier_names(abs, since) {
+            let earlier = Wanted {
+                abs: name.abs.to_string_lossy().into_owned(),
+                rel: Some(name.rel),
+                dir: false,
+            };
+            found.extend(self.paths(views, &earlier)?);
+        }
+        Ok(found)
     }
-    if !exact.is_empty() {
-        return Ok(exact);
-    }
-    let Some(rel) = &wanted.rel else {
-        return Ok(exact);
+}
+
+/// `path` as recorded, and (`dir`) the recorded paths under it.
+fn recorded_at(views: &Views, path: &str, dir: bool) -> Result<BTreeSet<String>, ViewError> {
+    let t = &views.tables;
+    let path = path.trim_end_matches('/');
+    let mut found = match dir {
+        true => t.paths_starting(&format!("{path}/"))?,
+        false => BTreeSet::new(),
     };
-    // A directory of another checkout: its relative path is somewhere inside the recorded
-    // path, which no prefix finds; every distinct path is looked at once.
-    let tail = format!("/{rel}");
-    let inside = format!("{tail}/");
-    let mut suffix = t.paths_ending(&tail)?;
-    suffix.extend(
-        t.paths_starting("")?
-            .into_iter()
-            .filter(|p| p.contains(&inside)),
-    );
-    Ok(suffix)
+    if !t.touches_of(path)?.is_empty() {
+        found.insert(path.to_string());
+    }
+    Ok(found)
 }
 
 /// The recorded paths that are `rel` itself or end in `/rel`: where a repository-relative
@@ -375,6 +458,67 @@ mod tests {
             .collect();
         assert_eq!(changes, vec![Some(a), Some(c), Some(b)]);
         assert!(!ledger.is_open(), "the lookups opened the ledger");
+    }
+
+    fn meta(cwd: &str) -> crate::vocab::event::Event {
+        crate::vocab::event::Event::SessionMeta {
+            cwd: cwd.into(),
+            branch: None,
+            agent: None,
+            version: None,
+            parent: None,
+        }
+    }
+
+    #[test]
+    fn a_relative_path_is_matched_under_each_sessions_root_directories_included() {
+        let store = Store::new();
+        let (a, b, c) = (edit("a\n", "b\n"), edit("b\n", "c\n"), edit("x\n", "y\n"));
+        store.write(
+            vec![
+                ("s1", 1, 100, meta("/b/other/")),
+                (
+                    "s1",
+                    2,
+                    110,
+                    touch("/b/other/lib/live/page.ex", TouchOp::Edit, &a),
+                ),
+                (
+                    "s1",
+                    3,
+                    120,
+                    touch("/b/other/lib/live/nav.ex", TouchOp::Edit, &b),
+                ),
+                // Another project with a `lib/live` of its own, deeper than its root.
+                ("s2", 1, 200, meta("/x")),
+                (
+                    "s2",
+                    2,
+                    210,
+                    touch("/x/deps/y/lib/live/z.ex", TouchOp::Edit, &c),
+                ),
+            ],
+            &[&a, &b, &c],
+        );
+        let (_ledger, views) = store.open();
+        // A directory not on this disk: what lies under it counts.
+        let live = wanted("/c/new/lib/live", Some("lib/live"), true);
+        assert_eq!(
+            recorded_paths(&views, &live).unwrap(),
+            set(&["/b/other/lib/live/nav.ex", "/b/other/lib/live/page.ex"]),
+            "a session's root wins over a tail inside another project"
+        );
+        let page = wanted("/c/new/lib/live/page.ex", Some("lib/live/page.ex"), true);
+        assert_eq!(
+            recorded_paths(&views, &page).unwrap(),
+            set(&["/b/other/lib/live/page.ex"])
+        );
+        // No root holds it: its tail, in any checkout, still finds it.
+        let deep = wanted("/c/new/y/lib/live", Some("y/lib/live"), true);
+        assert_eq!(
+            recorded_paths(&views, &deep).unwrap(),
+            set(&["/x/deps/y/lib/live/z.ex"])
+        );
     }
 
     #[test]

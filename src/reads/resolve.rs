@@ -4,8 +4,9 @@
 //! but whose lookup finds nothing falls through to the next reading (and says so), so a
 //! word is never refused when another reading would answer. Search always answers.
 //!
-//! 1. **file**: one word naming an existing file or directory (optionally `path:LINE`)
-//!    that a recorded session touched → the sessions that edited it.
+//! 1. **file**: one word naming a file or directory here, or one shaped like a path
+//!    (optionally `path:LINE`), that a recorded session touched, under its name now or an
+//!    earlier one → the sessions that edited it.
 //! 2. **window**: one word the window grammar accepts (`2026-08-14`, `w33`, `2026-07`,
 //!    `q3`, `2026`, `a..b`) ending in 1970 or later → the zoom of that span.
 //!    Windows win over session prefixes: `2026-08-14` is hex and dashes too.
@@ -118,8 +119,10 @@ pub(crate) trait Probes {
     type Error;
     /// The existing file or directory `word` names (relative to the working directory).
     fn path(&mut self, word: &str) -> Option<PathBuf>;
-    /// Whether a recorded session touched `path` (or, for a directory, a file under it).
-    fn touched(&mut self, path: &std::path::Path) -> Result<bool, Self::Error>;
+    /// Whether a recorded session touched the path `word` names (or, for a directory, a file
+    /// under it), under its name now or one it had before a rename. The word as typed: a
+    /// relative path is matched under every session's root.
+    fn touched(&mut self, word: &str) -> Result<bool, Self::Error>;
     /// `word` read as a window, relative to today.
     fn window(&mut self, word: &str) -> Option<Window>;
     /// The sessions whose id starts with `prefix`.
@@ -146,7 +149,7 @@ pub(crate) fn classify<P: Probes>(
         && let Some((shown, line)) = file_shape(word, probes)
     {
         let path = probes.path(shown).unwrap_or_default();
-        if probes.touched(&path)? {
+        if probes.touched(shown)? {
             let shown = shown.to_string();
             return done(Reading::File { path, shown, line }, passed);
         }
@@ -448,9 +451,8 @@ mod tests {
                 .contains_key(word)
                 .then(|| Path::new("/repo").join(word))
         }
-        fn touched(&mut self, path: &Path) -> Result<bool, Self::Error> {
-            let rel = path.strip_prefix("/repo").unwrap().to_str().unwrap();
-            Ok(self.files.get(rel).copied().unwrap_or(false))
+        fn touched(&mut self, word: &str) -> Result<bool, Self::Error> {
+            Ok(self.files.get(word).copied().unwrap_or(false))
         }
         fn window(&mut self, word: &str) -> Option<Window> {
             crate::vocab::window::parse(word, jiff::civil::date(2026, 8, 20))

@@ -232,7 +232,16 @@ fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The paths `file` (absolute) had before its renames, newest first, each absolute; empty
+/// A name a file had before a rename.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct EarlierName {
+    pub(crate) abs: PathBuf,
+    /// Relative to the repository's root: how a session working in another checkout of the
+    /// repository recorded it.
+    pub(crate) rel: String,
+}
+
+/// The names `file` (absolute) had before its renames, newest first; empty
 /// when it was never renamed, or outside any repository. git follows the file through its
 /// history (`git log --follow`) after a rename staged but not yet committed; jj has no
 /// `--follow`, so its log is asked, rename by rename, for the commit that made the current
@@ -242,7 +251,7 @@ fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
 /// Only commits since `since_ms` are walked, when given: a caller that wants the names
 /// edits were recorded under passes the record's beginning, so the cost of the walk grows
 /// with the recorded span, not with the repository's whole history.
-pub(crate) fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> {
+pub(crate) fn earlier_names(file: &Path, since_ms: Option<i64>) -> Vec<EarlierName> {
     let Some(repo) = file.parent().and_then(Repo::find) else {
         return Vec::new();
     };
@@ -262,7 +271,13 @@ pub(crate) fn earlier_paths(file: &Path, since_ms: Option<i64>) -> Vec<PathBuf> 
     } else {
         Vec::new()
     };
-    names.into_iter().map(|n| root.join(n)).collect()
+    names
+        .into_iter()
+        .map(|rel| EarlierName {
+            abs: root.join(&rel),
+            rel,
+        })
+        .collect()
 }
 
 /// How many renames are followed at most: a bound on the tool runs, not a real limit.
@@ -505,6 +520,12 @@ mod tests {
 
     #[test]
     fn a_file_renamed_by_commits_and_in_the_index_names_its_earlier_paths() {
+        let earlier_paths = |file: &Path, since| -> Vec<PathBuf> {
+            earlier_names(file, since)
+                .into_iter()
+                .map(|n| n.abs)
+                .collect()
+        };
         let (dir, _) = repo();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         sh(&root, &["mv", "a.txt", "b.txt"]);

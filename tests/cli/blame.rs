@@ -266,7 +266,7 @@ pub fn edited_at_old_path(env: &Env) -> std::path::PathBuf {
 }
 
 /// [`edited_at_old_path`], committed to a new git repository.
-fn committed_to_git(env: &Env) -> std::path::PathBuf {
+pub fn committed_to_git(env: &Env) -> std::path::PathBuf {
     let work = edited_at_old_path(env);
     git(&work, &["init", "-q", "-b", "main"]);
     git(&work, &["add", "."]);

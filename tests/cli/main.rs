@@ -12,6 +12,7 @@ mod jj;
 mod kill;
 mod log;
 mod obs;
+mod paths;
 mod props;
 mod readers;
 mod reading;

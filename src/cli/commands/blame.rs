@@ -9,6 +9,7 @@ use crate::cli::ui::clip;
 use crate::reads::blame::{Blame, LineOrigin, blame, blame_at};
 use crate::reads::files::{
     FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths,
+    under_earlier_names,
 };
 use crate::reads::ladder::noun;
 use crate::views::handle::Short;
@@ -124,28 +125,12 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     // The file's edits under the names it had before a rename count too. They are looked
     // for (two git or jj processes, most of a blame's time) only when the edits under its
     // name now leave a line unexplained: the last edit to write a line is what blame names,
-    // and edits under an earlier name came before every edit under this one. A rename
-    // before the record began carries none, so the history is walked from the first
-    // recorded day (less three days for time zones).
+    // and edits under an earlier name came before every edit under this one.
     let attributed = if explained(&first) {
         first
     } else {
-        let since = views
-            .tables
-            .all_days()?
-            .into_iter()
-            .next()
-            .and_then(|(day, _)| {
-                crate::vocab::time::end_of_local_day(&day, &ctx.tz).map(|end| end - 3 * 86_400_000)
-            });
         let known = paths.len();
-        for earlier in crate::reads::vcs::earlier_paths(&abs, since) {
-            let earlier = Wanted {
-                dir: false,
-                ..crate::cli::shared::wanted(ctx, &earlier.to_string_lossy())
-            };
-            paths.extend(recorded_paths(&views, &earlier)?);
-        }
+        paths.extend(under_earlier_names(&views, &wanted)?);
         match paths.len() > known {
             true => attribute(&paths),
             false => first,

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
@@ -265,13 +265,13 @@ impl Probes for Live<'_> {
         crate::reads::resolve::is_path_shape(word).then_some(joined)
     }
 
-    fn touched(&mut self, path: &Path) -> Result<bool, CliError> {
+    fn touched(&mut self, word: &str) -> Result<bool, CliError> {
         let ctx = self.ctx;
         let Some((_, views, _)) = self.views()? else {
             return Ok(false);
         };
-        let wanted = crate::cli::shared::wanted(ctx, &path.to_string_lossy());
-        Ok(!crate::reads::files::recorded_paths(views, &wanted)?.is_empty())
+        let wanted = crate::cli::shared::wanted(ctx, word);
+        Ok(!crate::reads::files::recorded_history(views, &wanted)?.is_empty())
     }
 
     fn window(&mut self, word: &str) -> Option<Window> {

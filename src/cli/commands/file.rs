@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
-use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths};
+use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_history};
 use crate::views::Views;
 use crate::views::handle::Short;
 use crate::vocab::event::{SessionId, TouchOp};
@@ -18,8 +18,9 @@ const SHOWN: usize = 20;
 /// List the recorded edits of a file or directory, present here or not
 ///
 /// Newest first, each with its session, age, what it did, the prompt that led to it and the
-/// command that shows it. A path is found by its exact recording, else by its path relative
-/// to the repository root (edits made in another checkout, or to a file deleted since).
+/// command that shows it. A path is found by its exact recording and by its path relative to
+/// the root of each recorded session (edits made in another checkout, or to a file deleted
+/// since), directories included, and under the names git or jj say it had before a rename.
 /// `peat PATH` is the same when PATH looks like a path; `peat blame FILE` says which edit
 /// wrote each line.
 #[derive(Args, Debug)]
@@ -42,7 +43,7 @@ struct Listed {
 pub(crate) fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let wanted = crate::cli::shared::wanted(ctx, &args.path);
-    let paths = recorded_paths(&views, &wanted)?;
+    let paths = recorded_history(&views, &wanted)?;
     let mut edits = edits_of(&views, &paths)?;
     drop(ledger);
     if edits.is_empty() {
