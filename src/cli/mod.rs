@@ -28,7 +28,9 @@ first line of the answer says which was chosen):
   peat peat-8nj             a bead id: every text that mentions it
   peat rate limiter         anything else: keyword + semantic search
 A shape whose lookup finds nothing falls through to the next (a hex word that is
-neither a session nor a commit is searched). `peat show`, `peat zoom`,
+neither a session nor a commit is searched, and the search's first line says what was
+tried first). A path here, FILE:LINE or a whole commit hash that names nothing recorded
+is never searched for: peat says so and exits 1. `peat show`, `peat zoom`,
 `peat subjects NAME` and `peat recall` are the explicit spellings.
 
 DEPOSITING:

@@ -2,7 +2,10 @@
 //!
 //! The readings are tried in this order; the first that answers wins. A shape that matches
 //! but whose lookup finds nothing falls through to the next reading (and says so), so a
-//! word is never refused when another reading would answer. Search always answers.
+//! word is never refused when another reading would answer. A word whose shape leaves no
+//! doubt (a path here, `FILE:LINE`, a full commit hash) is never searched for: when no
+//! reading answers it, the answer is that nothing was found ([`Reading::Missed`]). Only a
+//! word of no such shape is searched, and the search says what was tried first.
 //!
 //! 1. **file**: one word naming a file or directory here, or one shaped like a path
 //!    (optionally `path:LINE`), that a recorded session touched, under its name now or an
@@ -19,9 +22,11 @@
 //!    made it.
 //! 5. **subject**: the words, joined by spaces, are exactly a subject's name → its evidence
 //!    trail. (Before beads: an observation filed under a bead id reads as its trail.)
-//! 6. **bead**: one word shaped like a bead id (`peat-8nj`, `word-123`, `word-12.3`) →
+//! 6. **missed**: a path here, a `FILE:LINE` or a full commit hash nothing above answered →
+//!    nothing was found (exit 1), with what to try.
+//! 7. **bead**: one word shaped like a bead id (`peat-8nj`, `word-123`, `word-12.3`) →
 //!    every text that mentions it.
-//! 7. **search**: anything else → hybrid keyword and semantic search.
+//! 8. **search**: anything else → hybrid keyword and semantic search.
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -54,6 +59,8 @@ pub(crate) enum Reading {
     },
     Commit(CommitFound),
     Subject(String),
+    /// A shape that leaves no doubt, whose lookup found nothing.
+    Missed(Miss),
     Bead(String),
     Search(String),
 }
@@ -85,23 +92,90 @@ pub(crate) enum SessionMatch {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "shape", rename_all = "snake_case")]
 pub(crate) enum Passed {
-    /// An existing file no recorded session touched.
-    File { path: String },
+    /// A path no recorded session touched: one here (`here`), or one only shaped like a path.
+    File {
+        path: String,
+        here: bool,
+        line: Option<u32>,
+    },
     /// A session-shaped prefix that matches no session.
     Session { prefix: String },
-    /// A commit-shaped word neither the repository nor the record knows.
-    Commit { rev: String },
+    /// A commit-shaped word neither the repository nor the record knows; `full`: a whole
+    /// hash, not a prefix.
+    Commit { rev: String, full: bool },
+    /// Words that are no subject's name.
+    Subject { name: String },
 }
 
 impl Passed {
-    /// One line for stderr: what the shape was and why it did not answer.
-    pub(crate) fn note(&self) -> String {
-        match self {
-            Passed::File { path } => format!("{path}: no recorded session touched it"),
+    /// One line for stderr: what the shape was and why it did not answer (a subject is
+    /// named in the search's header alone: every search tried it).
+    pub(crate) fn note(&self) -> Option<String> {
+        Some(match self {
+            Passed::File { path, .. } => format!("{path}: no recorded session touched it"),
             Passed::Session { prefix } => format!("{prefix}: no session id starts with it"),
-            Passed::Commit { rev } => {
+            Passed::Commit { rev, .. } => {
                 format!("{rev}: not a commit of this repository nor one a session made")
             }
+            Passed::Subject { .. } => return None,
+        })
+    }
+
+    /// The miss, when the shape leaves no doubt what was meant: then finding nothing is the
+    /// answer, never a search for the word.
+    fn decisive(&self) -> Option<Miss> {
+        match self {
+            Passed::File { path, here, line } if *here || line.is_some() => Some(Miss::File {
+                path: path.clone(),
+                here: *here,
+            }),
+            Passed::Commit { rev, full: true } => Some(Miss::Commit { rev: rev.clone() }),
+            _ => None,
+        }
+    }
+
+    /// What was tried, in a word or two, for the search's header.
+    fn tried(&self) -> &'static str {
+        match self {
+            Passed::File { .. } => "recorded path",
+            Passed::Session { .. } => "session id",
+            Passed::Commit { .. } => "commit",
+            Passed::Subject { .. } => "subject",
+        }
+    }
+}
+
+/// A word whose shape leaves no doubt, that names nothing recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "shape", rename_all = "snake_case")]
+pub(crate) enum Miss {
+    /// A path here no recorded session touched, or a `FILE:LINE` of a file neither here nor
+    /// recorded (`here` false).
+    File { path: String, here: bool },
+    /// A full commit hash neither the repository nor the record knows.
+    Commit { rev: String },
+}
+
+impl Miss {
+    /// What was not found, and what to try instead.
+    pub(crate) fn said(&self) -> (String, String) {
+        match self {
+            Miss::File { path, here: true } => (
+                format!("no recorded session touched {path}"),
+                format!(
+                    "`peat recall {path}` searches what was said about it; `peat import` captures transcripts not recorded yet."
+                ),
+            ),
+            Miss::File { path, here: false } => (
+                format!("no file {path} here, and no recorded session touched one by that name"),
+                format!(
+                    "Name a file of this checkout, or one a session edited; `peat recall {path}` searches for the words."
+                ),
+            ),
+            Miss::Commit { rev } => (
+                format!("{rev} is not a commit of this repository nor one a recorded session made"),
+                format!("`peat recall {rev}` searches for the hash in what was recorded."),
+            ),
         }
     }
 }
@@ -117,8 +191,11 @@ pub(crate) struct Classified {
 /// by the dispatch command, and over tables in tests.
 pub(crate) trait Probes {
     type Error;
-    /// The existing file or directory `word` names (relative to the working directory).
+    /// The file or directory `word` names (relative to the working directory): one here, or
+    /// one shaped like a path, which the record may hold.
     fn path(&mut self, word: &str) -> Option<PathBuf>;
+    /// Whether `path` (from [`Probes::path`]) is here.
+    fn here(&mut self, path: &std::path::Path) -> bool;
     /// Whether a recorded session touched the path `word` names (or, for a directory, a file
     /// under it), under its name now or one it had before a rename. The word as typed: a
     /// relative path is matched under every session's root.
@@ -154,7 +231,9 @@ pub(crate) fn classify<P: Probes>(
             return done(Reading::File { path, shown, line }, passed);
         }
         passed.push(Passed::File {
+            here: probes.here(&path),
             path: shown.to_string(),
+            line,
         });
     }
 
@@ -186,6 +265,7 @@ pub(crate) fn classify<P: Probes>(
             Some(found) => return done(Reading::Commit(found), passed),
             None => passed.push(Passed::Commit {
                 rev: word.to_string(),
+                full: word.len() == FULL_HASH,
             }),
         }
     }
@@ -195,8 +275,17 @@ pub(crate) fn classify<P: Probes>(
     }
 
     let joined = words.join(" ");
-    if !joined.trim().is_empty() && probes.subject(&joined)? {
-        return done(Reading::Subject(joined), passed);
+    if !joined.trim().is_empty() {
+        if probes.subject(&joined)? {
+            return done(Reading::Subject(joined), passed);
+        }
+        passed.push(Passed::Subject {
+            name: joined.clone(),
+        });
+    }
+
+    if let Some(miss) = passed.iter().find_map(Passed::decisive) {
+        return done(Reading::Missed(miss), passed);
     }
 
     if let Some(word) = one
@@ -207,6 +296,9 @@ pub(crate) fn classify<P: Probes>(
 
     done(Reading::Search(joined), passed)
 }
+
+/// The length of a whole commit hash (SHA-1, as git and jj write it).
+const FULL_HASH: usize = 40;
 
 /// `word`, or `path:LINE`, naming a file or directory (one that exists, or one shaped like a
 /// path: see [`is_path_shape`]): the path part and the line.
@@ -366,8 +458,8 @@ pub(crate) fn bare_reads_subject(name: &str, today: jiff::civil::Date) -> bool {
 }
 
 impl Reading {
-    /// The first line of the answer: which reading was chosen.
-    pub(crate) fn header(&self) -> String {
+    /// The first line of the answer: which reading was chosen (for a search, after what).
+    pub(crate) fn header(&self, passed: &[Passed]) -> String {
         match self {
             Reading::File { shown, line, .. } => match line {
                 Some(n) => format!("== file {shown} line {n} =="),
@@ -389,8 +481,20 @@ impl Reading {
             }
             Reading::Commit(c) => format!("== commit {} ==", c.rev),
             Reading::Subject(s) => format!("== subject {s} =="),
+            Reading::Missed(Miss::File { path, .. }) => {
+                format!("== file {path}: nothing recorded ==")
+            }
+            Reading::Missed(Miss::Commit { rev }) => {
+                format!("== commit {rev}: nothing recorded ==")
+            }
             Reading::Bead(b) => format!("== bead {b} =="),
-            Reading::Search(q) => format!("== search: {q:?} =="),
+            Reading::Search(q) => {
+                let tried: Vec<&str> = passed.iter().map(Passed::tried).collect();
+                match tried.is_empty() {
+                    true => format!("== search: {q:?} =="),
+                    false => format!("== search: {q:?} (tried first: {}) ==", tried.join(", ")),
+                }
+            }
         }
     }
 
@@ -417,6 +521,11 @@ impl Reading {
                 v
             }
             Reading::Subject(s) => json!({"kind": "subject", "subject": s}),
+            Reading::Missed(miss) => {
+                let mut v = serde_json::to_value(miss).unwrap_or_default();
+                v["kind"] = json!("missed");
+                v
+            }
             Reading::Bead(b) => json!({"kind": "bead", "bead": b}),
             Reading::Search(q) => json!({"kind": "search", "words": q}),
         };
@@ -436,6 +545,8 @@ mod tests {
     struct World {
         /// Existing paths, and whether a session touched each.
         files: BTreeMap<String, bool>,
+        /// Paths a session touched that are not here.
+        gone: Vec<&'static str>,
         sessions: Vec<&'static str>,
         /// Revisions the repository resolves (word → full hash).
         repo: BTreeMap<String, String>,
@@ -447,12 +558,15 @@ mod tests {
     impl Probes for World {
         type Error = std::convert::Infallible;
         fn path(&mut self, word: &str) -> Option<PathBuf> {
-            self.files
-                .contains_key(word)
+            (self.files.contains_key(word) || is_path_shape(word))
                 .then(|| Path::new("/repo").join(word))
         }
+        fn here(&mut self, path: &Path) -> bool {
+            let rel = path.strip_prefix("/repo").unwrap().to_str().unwrap();
+            self.files.contains_key(rel)
+        }
         fn touched(&mut self, word: &str) -> Result<bool, Self::Error> {
-            Ok(self.files.get(word).copied().unwrap_or(false))
+            Ok(self.files.get(word).copied().unwrap_or(false) || self.gone.contains(&word))
         }
         fn window(&mut self, word: &str) -> Option<Window> {
             crate::vocab::window::parse(word, jiff::civil::date(2026, 8, 20))
@@ -491,6 +605,7 @@ mod tests {
         w.files.insert("src".into(), true);
         w.files.insert("README.md".into(), false);
         w.files.insert("2026-08-14".into(), false);
+        w.gone = vec!["src/gone.rs"];
         w.sessions = vec![
             "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b",
             "3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-a7c19e2",
@@ -529,7 +644,16 @@ mod tests {
             ("src/server.rs", "== file src/server.rs =="),
             ("src/server.rs:42", "== file src/server.rs line 42 =="),
             ("src", "== file src =="),
-            ("README.md", "== search: \"README.md\" =="),
+            ("src/gone.rs", "== file src/gone.rs =="),
+            // a path here no one touched, or a line of a file: nothing, never a search
+            ("README.md", "== file README.md: nothing recorded =="),
+            ("README.md:1", "== file README.md: nothing recorded =="),
+            ("nowhere.rs:3", "== file nowhere.rs: nothing recorded =="),
+            // only shaped like a path: searched, after the record was asked
+            (
+                "src/nowhere.rs",
+                "== search: \"src/nowhere.rs\" (tried first: recorded path, subject) ==",
+            ),
             // 2. windows, before session prefixes; implausible years are searched
             ("2026-w33", "== window 2026-w33 =="),
             ("w33", "== window 2026-w33 =="),
@@ -537,7 +661,10 @@ mod tests {
             ("q3", "== window 2026-q3 =="),
             ("2026", "== window 2026 =="),
             ("2026-08-14", "== window 2026-08-14 =="),
-            ("1042", "== search: \"1042\" =="),
+            (
+                "1042",
+                "== search: \"1042\" (tried first: session id, subject) ==",
+            ),
             // 3. session prefixes, with a seq
             ("3f6c", "== session 3f6c2a9e (matched prefix 3f6c) =="),
             (
@@ -570,7 +697,15 @@ mod tests {
             // An ambiguous session prefix that is a commit reads as the commit.
             ("7a1b2c3d", "== commit 7a1b2c3d =="),
             ("7a1b2c3d 3", "== sessions matching 7a1b2c3d (2) =="),
-            ("0123456", "== search: \"0123456\" =="),
+            (
+                "0123456",
+                "== search: \"0123456\" (tried first: session id, commit, subject) ==",
+            ),
+            // a whole hash nothing knows: nothing, never a search
+            (
+                "0123456789abcdef0123456789abcdef01234567",
+                "== commit 0123456789abcdef0123456789abcdef01234567: nothing recorded ==",
+            ),
             // 5. subjects, by exact name (several words too), before bead shapes
             ("staging", "== subject staging =="),
             ("rate limiter", "== subject rate limiter =="),
@@ -579,15 +714,25 @@ mod tests {
             ("peat-9xq", "== bead peat-9xq =="),
             ("word-123", "== bead word-123 =="),
             ("word-12.3", "== bead word-12.3 =="),
-            // 7. everything else
-            ("rate-limiter", "== search: \"rate-limiter\" =="),
-            ("cafe", "== search: \"cafe\" =="),
-            ("fold hnsw fix", "== search: \"fold hnsw fix\" =="),
-            ("staging 12", "== search: \"staging 12\" =="),
+            // 7. everything else, saying what was tried first
+            (
+                "rate-limiter",
+                "== search: \"rate-limiter\" (tried first: subject) ==",
+            ),
+            ("cafe", "== search: \"cafe\" (tried first: subject) =="),
+            (
+                "fold hnsw fix",
+                "== search: \"fold hnsw fix\" (tried first: subject) ==",
+            ),
+            (
+                "staging 12",
+                "== search: \"staging 12\" (tried first: subject) ==",
+            ),
         ];
         let mut wrong = Vec::new();
         for (input, want) in table {
-            let got = read(input).reading.header();
+            let c = read(input);
+            let got = c.reading.header(&c.passed);
             if got != want {
                 wrong.push(format!("{input:?}: got {got:?}, want {want:?}"));
             }
@@ -597,11 +742,19 @@ mod tests {
 
     #[test]
     fn every_fall_through_is_said() {
+        let readme = |line| Passed::File {
+            path: "README.md".into(),
+            here: true,
+            line,
+        };
+        let subject = |name: &str| Passed::Subject { name: name.into() };
         assert_eq!(
             read("README.md").passed,
-            vec![Passed::File {
-                path: "README.md".into()
-            }]
+            vec![readme(None), subject("README.md")]
+        );
+        assert_eq!(
+            read("README.md:1").passed,
+            vec![readme(Some(1)), subject("README.md:1")]
         );
         // A file named like a window that no one touched is read as the window.
         let c = read("2026-08-14");
@@ -615,8 +768,10 @@ mod tests {
                     prefix: "0123456".into()
                 },
                 Passed::Commit {
-                    rev: "0123456".into()
-                }
+                    rev: "0123456".into(),
+                    full: false,
+                },
+                subject("0123456"),
             ]
         );
         assert_eq!(
@@ -625,7 +780,7 @@ mod tests {
                 prefix: "abc12345".into()
             }]
         );
-        assert!(read("fold hnsw fix").passed.is_empty());
+        assert_eq!(read("fold hnsw fix").passed, vec![subject("fold hnsw fix")]);
     }
 
     #[test]

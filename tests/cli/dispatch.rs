@@ -67,13 +67,19 @@ fn the_dispatch_table() {
             "== file src/server.ts line 1 ==".into(),
         ),
         (vec!["src"], "== file src ==".into()),
-        // an existing file no session touched is searched for
-        (vec!["README.md"], "== search: \"README.md\" ==".into()),
+        // an existing file no session touched is nothing recorded, never a search
+        (
+            vec!["README.md"],
+            "== file README.md: nothing recorded ==".into(),
+        ),
         // 2. windows, before session prefixes
         (vec!["2026-07-14"], "== window 2026-07-14 ==".into()),
         (vec!["w29"], "== window 2026-w29 ==".into()),
         (vec!["2026-07"], "== window 2026-07 ==".into()),
-        (vec!["1042"], "== search: \"1042\" ==".into()),
+        (
+            vec!["1042"],
+            "== search: \"1042\" (tried first: session id, subject) ==".into(),
+        ),
         // 3. a session prefix, with a seq
         (
             vec!["3f6c"],
@@ -89,7 +95,10 @@ fn the_dispatch_table() {
         (vec![head.as_str()], format!("== commit {head} ==")),
         (vec!["abc1234"], "== commit abc1234 ==".into()),
         // hex neither a session nor a commit is searched for
-        (vec!["0123456"], "== search: \"0123456\" ==".into()),
+        (
+            vec!["0123456"],
+            "== search: \"0123456\" (tried first: session id, commit, subject) ==".into(),
+        ),
         // 5. an exact subject
         (vec!["staging"], "== subject staging ==".into()),
         // 6. a bead id
@@ -97,9 +106,12 @@ fn the_dispatch_table() {
         // 7. anything else
         (
             vec!["burst", "allowance"],
-            "== search: \"burst allowance\" ==".into(),
+            "== search: \"burst allowance\" (tried first: subject) ==".into(),
         ),
-        (vec!["cafe"], "== search: \"cafe\" ==".into()),
+        (
+            vec!["cafe"],
+            "== search: \"cafe\" (tried first: subject) ==".into(),
+        ),
     ];
     let mut wrong = Vec::new();
     for (words, want) in &table {
@@ -199,7 +211,10 @@ fn fall_throughs_are_explained_and_json_wraps_the_reading() {
     a.write(&t);
     peat(&env, &["capture", t.to_str().unwrap()]).ok();
     let r = peat(&env, &["0123456"]).ok();
-    assert_eq!(r.stdout.lines().next(), Some("== search: \"0123456\" =="));
+    assert_eq!(
+        r.stdout.lines().next(),
+        Some("== search: \"0123456\" (tried first: session id, commit, subject) ==")
+    );
     assert!(
         r.stderr.contains("0123456: no session id starts with it"),
         "{}",
@@ -321,4 +336,72 @@ fn asof_names_a_session_by_the_handle_the_store_resolves_today() {
     let v: serde_json::Value =
         serde_json::from_str(&peat(&env, &["5e5e0001-0a", "--json"]).ok().stdout).unwrap();
     assert_eq!(v["result"]["session"], early);
+}
+
+/// The repository of [`repo`], and a session that talked about its server but edited nothing:
+/// a search for the server's path would find it.
+fn talked_but_edited_nothing(env: &Env) {
+    repo(env);
+    let mut a = Claude::new(SESSION_A);
+    a.user("why does src/server.ts print README.md:1 and 0123456 at start?");
+    a.said("The Phoenix server is starting: src/server.ts logs README.md:1 and 0123456.");
+    let t = env.path("a.jsonl");
+    a.write(&t);
+    peat(env, &["capture", t.to_str().unwrap()]).ok();
+}
+
+#[test]
+fn a_file_here_no_session_touched_is_nothing_recorded_and_never_a_search() {
+    require_git();
+    let env = Env::new();
+    talked_but_edited_nothing(&env);
+    for (words, said) in [
+        (
+            "src/server.ts",
+            "peat: no recorded session touched src/server.ts",
+        ),
+        ("src", "peat: no recorded session touched src"),
+        ("README.md:1", "peat: no recorded session touched README.md"),
+        (
+            "gone.rs:3",
+            "peat: no file gone.rs here, and no recorded session touched one by that name",
+        ),
+        (
+            "0123456789abcdef0123456789abcdef01234567",
+            "peat: 0123456789abcdef0123456789abcdef01234567 is not a commit of this repository nor one a recorded session made",
+        ),
+    ] {
+        let r = peat(&env, &[words]);
+        assert_eq!(r.code, 1, "peat {words}: {r:?}");
+        assert!(r.stderr.contains(said), "peat {words}: {}", r.stderr);
+        assert!(r.stderr.contains("peat recall"), "a hint: {}", r.stderr);
+        assert!(
+            !r.stdout.contains("search") && !r.stdout.contains("▸ peat show"),
+            "peat {words} searched: {}",
+            r.stdout
+        );
+        let r = peat(&env, &[words, "--json"]);
+        assert_eq!(r.code, 1, "peat {words} --json: {r:?}");
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["reading"]["kind"], "missed", "{v}");
+        assert_eq!(v["result"], serde_json::Value::Null, "{v}");
+    }
+}
+
+#[test]
+fn a_bare_word_still_searches_and_its_header_names_what_was_tried_first() {
+    require_git();
+    let env = Env::new();
+    talked_but_edited_nothing(&env);
+    let r = peat(&env, &["0123456"]).ok();
+    assert_eq!(
+        r.stdout.lines().next(),
+        Some("== search: \"0123456\" (tried first: session id, commit, subject) ==")
+    );
+    assert!(r.stdout.contains("▸ peat show 3f6c2a9e"), "{}", r.stdout);
+    let r = peat(&env, &["phoenix"]).ok();
+    assert_eq!(
+        r.stdout.lines().next(),
+        Some("== search: \"phoenix\" (tried first: subject) ==")
+    );
 }

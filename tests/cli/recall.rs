@@ -76,7 +76,8 @@ fn without_a_model_recall_is_keyword_only_and_says_so() {
         r.stderr
     );
     assert!(
-        r.stdout.starts_with("== search: \"sidebar classes\" =="),
+        r.stdout
+            .starts_with("== search: \"sidebar classes\" (tried first: subject) =="),
         "{}",
         r.stdout
     );

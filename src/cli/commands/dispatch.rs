@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
@@ -17,7 +17,7 @@ use crate::cli::ui::clip;
 use crate::ledger::{Ledger, Mode};
 use crate::reads::recall::{Query, Recall};
 use crate::reads::resolve::{
-    Classified, CommitFound, Passed, Probes, Reading, SessionMatch, classify,
+    Classified, CommitFound, Miss, Passed, Probes, Reading, SessionMatch, classify,
 };
 use crate::views::handle::NoSession;
 use crate::views::handle::Short;
@@ -49,8 +49,8 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
         Reading::Search(_) | Reading::Bead(_) | Reading::Subject(_)
     );
     if !ctx.json && fell_back {
-        for p in &passed {
-            ctx.ui.note(&p.note());
+        for note in passed.iter().filter_map(Passed::note) {
+            ctx.ui.note(&note);
         }
     }
     let head = Head {
@@ -87,6 +87,7 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
         Reading::File { shown, line, .. } => file(ctx, &head, &mut live, shown, *line),
         Reading::Commit(found) => commit(ctx, &head, &mut live, found),
         Reading::Subject(name) => subject(ctx, &head, &mut live, name),
+        Reading::Missed(miss) => missed(ctx, &head, &mut live, miss),
         Reading::Bead(id) => bead(ctx, &head, &mut live, id),
         Reading::Search(words) => search(ctx, &head, &mut live, words),
     }
@@ -102,7 +103,8 @@ impl Head<'_> {
     /// Print the header line (text mode only).
     fn print(&self, ctx: &Ctx, out: &mut impl Write) -> std::io::Result<()> {
         if !ctx.json {
-            writeln!(out, "{}", ctx.ui.bold(&ctx.ui.safe(&self.reading.header())))?;
+            let header = self.reading.header(self.passed);
+            writeln!(out, "{}", ctx.ui.bold(&ctx.ui.safe(&header)))?;
         }
         Ok(())
     }
@@ -265,6 +267,10 @@ impl Probes for Live<'_> {
         crate::reads::resolve::is_path_shape(word).then_some(joined)
     }
 
+    fn here(&mut self, path: &Path) -> bool {
+        path.exists()
+    }
+
     fn touched(&mut self, word: &str) -> Result<bool, CliError> {
         let ctx = self.ctx;
         let Some((_, views, _)) = self.views()? else {
@@ -351,6 +357,19 @@ fn file(
             delegate(ctx, head, |ctx| super::file::run(ctx, &args))
         }
     }
+}
+
+/// A word whose shape left no doubt named nothing recorded: said so, never searched for.
+fn missed(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, miss: &Miss) -> Result<u8, CliError> {
+    // With no store here, that is what to say.
+    live.need_views()?;
+    let mut out = std::io::stdout().lock();
+    match ctx.json {
+        true => head.json(&mut out, &serde_json::Value::Null)?,
+        false => head.print(ctx, &mut out)?,
+    }
+    let (what, instead) = miss.said();
+    Err(CliError::not_found(what).hint(instead))
 }
 
 // ---------------------------------------------------------------------------------------
