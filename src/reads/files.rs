@@ -101,13 +101,13 @@ impl Sessions {
     fn of(views: &Views) -> Result<Sessions, ViewError> {
         let mut roots = BTreeSet::new();
         let mut first_ms: Option<i64> = None;
-        for (_, rollup) in views.tables.all_sessions()? {
-            if let Some(cwd) = rollup.cwd.as_deref().map(|c| c.trim_end_matches('/'))
+        for place in views.tables.session_places()? {
+            if let Some(cwd) = place.cwd.as_deref().map(|c| c.trim_end_matches('/'))
                 && !cwd.is_empty()
             {
                 roots.insert(cwd.to_string());
             }
-            if let Some(ms) = rollup.start_ms {
+            if let Some(ms) = place.start_ms {
                 first_ms = Some(first_ms.map_or(ms, |f| f.min(ms)));
             }
         }

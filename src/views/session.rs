@@ -41,6 +41,14 @@ pub(crate) struct SessionRollup {
     pub(crate) finals: BTreeSet<(i64, u32)>,
 }
 
+/// Where and from when a session worked: two fields of its [`SessionRollup`], decoded alone
+/// (the rest of the row is skipped, not built) where every session is asked.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub(crate) struct SessionPlace {
+    pub(crate) cwd: Option<String>,
+    pub(crate) start_ms: Option<i64>,
+}
+
 fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
     match map.get_mut(&key) {
         Some(n) => {
@@ -184,6 +192,25 @@ mod tests {
 
     fn env(ts: i64, kind: Event) -> Envelope {
         Envelope::new(SessionId("s".into()), ts, kind)
+    }
+
+    #[test]
+    fn a_sessions_place_reads_the_same_fields_as_its_rollup() {
+        let rollup = SessionRollup {
+            cwd: Some("/r".into()),
+            start_ms: Some(10),
+            files: BTreeMap::from([("/r/a.rs".to_string(), 2)]),
+            ..SessionRollup::default()
+        };
+        let place: SessionPlace =
+            serde_json::from_slice(&serde_json::to_vec(&rollup).unwrap()).unwrap();
+        assert_eq!(
+            place,
+            SessionPlace {
+                cwd: Some("/r".into()),
+                start_ms: Some(10),
+            }
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::ViewError;
 use super::rows::{FileRow, TextRow};
 use crate::ledger::{LedgerError, event_key};
-use crate::views::session::SessionRollup;
+use crate::views::session::{SessionPlace, SessionRollup};
 use crate::vocab::change::BlobId;
 use crate::vocab::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 
@@ -387,6 +387,14 @@ impl Tables {
                     decode_json(&v)?,
                 ))
             })
+            .collect()
+    }
+
+    /// Where each session worked and from when, in id order, without building the rest of
+    /// its rollup: what a path lookup asks of every session.
+    pub(crate) fn session_places(&self) -> Result<Vec<SessionPlace>, ViewError> {
+        self.rows(Table::Sessions, b"")
+            .map(|r| decode_json(&r?.1))
             .collect()
     }
 
