@@ -25,7 +25,7 @@
 use serde::Serialize;
 use std::path::PathBuf;
 
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::vocab::event::SessionId;
 use crate::vocab::window::Window;
 
@@ -363,8 +363,9 @@ pub(crate) fn bare_reads_subject(name: &str, today: jiff::civil::Date) -> bool {
 }
 
 impl Reading {
-    /// The first line of the answer: which reading was chosen.
-    pub(crate) fn header(&self) -> String {
+    /// The first line of the answer: which reading was chosen, a session named by its handle
+    /// among `handles`.
+    pub(crate) fn header(&self, handles: &Handles) -> String {
         match self {
             Reading::File { shown, line, .. } => match line {
                 Some(n) => format!("== file {shown} line {n} =="),
@@ -372,7 +373,7 @@ impl Reading {
             },
             Reading::Window(w) => format!("== window {} ==", w.key),
             Reading::Session { id, prefix, seq } => {
-                let mut h = format!("== session {}", id.short());
+                let mut h = format!("== session {}", handles.of(id));
                 if let Some(s) = seq {
                     h.push_str(&format!(" event {s}"));
                 }
@@ -584,8 +585,10 @@ mod tests {
             ("staging 12", "== search: \"staging 12\" =="),
         ];
         let mut wrong = Vec::new();
+        // No views: a session's handle is its first eight characters.
+        let handles = Handles::without_views();
         for (input, want) in table {
-            let got = read(input).reading.header();
+            let got = read(input).reading.header(&handles);
             if got != want {
                 wrong.push(format!("{input:?}: got {got:?}, want {want:?}"));
             }
