@@ -7,6 +7,7 @@
 //! old generation is dropped only once the new one is complete.
 
 pub(crate) mod asof;
+pub(crate) mod audit;
 pub(crate) mod closings;
 pub(crate) mod fault;
 pub(crate) mod handle;
