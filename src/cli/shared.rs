@@ -11,8 +11,7 @@ use crate::cli::error::CliError;
 use crate::ledger::space;
 use crate::reads::files::Wanted;
 use crate::views::Views;
-use crate::views::handle::NoSession;
-use crate::views::handle::Short;
+use crate::views::handle::{Handles, NoSession};
 use crate::vocab::event::{Event, EventId, Seq, SessionId};
 
 /// A read's `--json` object with how many recorded changes its answer does not show yet:
@@ -144,8 +143,8 @@ pub(crate) fn newest(
 
 /// The error for an event `source` does not hold; beside a writer it may be among the
 /// changes the views do not show yet.
-pub(crate) fn no_event(id: &EventId, behind: u64) -> CliError {
-    let short = id.session.short();
+pub(crate) fn no_event(id: &EventId, behind: u64, handles: &Handles) -> CliError {
+    let short = handles.of(&id.session);
     let err = CliError::not_found(format!("session {} has no event {}", id.session, id.seq));
     match behind {
         0 => err.hint(format!("`peat events --session {short}` lists its events.")),

@@ -31,7 +31,7 @@
 use serde::Serialize;
 use std::path::PathBuf;
 
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::vocab::event::SessionId;
 use crate::vocab::window::Window;
 
@@ -458,8 +458,9 @@ pub(crate) fn bare_reads_subject(name: &str, today: jiff::civil::Date) -> bool {
 }
 
 impl Reading {
-    /// The first line of the answer: which reading was chosen (for a search, after what).
-    pub(crate) fn header(&self, passed: &[Passed]) -> String {
+    /// The first line of the answer: which reading was chosen (for a search, after what),
+    /// a session named by its handle among `handles`.
+    pub(crate) fn header(&self, passed: &[Passed], handles: &Handles) -> String {
         match self {
             Reading::File { shown, line, .. } => match line {
                 Some(n) => format!("== file {shown} line {n} =="),
@@ -467,7 +468,7 @@ impl Reading {
             },
             Reading::Window(w) => format!("== window {} ==", w.key),
             Reading::Session { id, prefix, seq } => {
-                let mut h = format!("== session {}", id.short());
+                let mut h = format!("== session {}", handles.of(id));
                 if let Some(s) = seq {
                     h.push_str(&format!(" event {s}"));
                 }
@@ -730,9 +731,11 @@ mod tests {
             ),
         ];
         let mut wrong = Vec::new();
+        // No views: a session's handle is its first eight characters.
+        let handles = Handles::without_views();
         for (input, want) in table {
             let c = read(input);
-            let got = c.reading.header(&c.passed);
+            let got = c.reading.header(&c.passed, &handles);
             if got != want {
                 wrong.push(format!("{input:?}: got {got:?}, want {want:?}"));
             }

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+use super::handle::Handles;
 use super::rows::TextKind;
 use super::{ViewError, Views};
 use crate::ledger::Ledger;
@@ -74,6 +75,7 @@ pub(crate) fn newest(
         })
         .collect();
     ended.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let handles = Handles::new(&views.tables);
     let mut out = Vec::new();
     for (end_ms, session, seq, r) in ended {
         if out.len() == limit {
@@ -92,7 +94,7 @@ pub(crate) fn newest(
             continue;
         };
         out.push(Closing {
-            handle: crate::views::handle::of(&session),
+            handle: handles.of(&session),
             session,
             seq,
             end_ms,

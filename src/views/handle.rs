@@ -1,128 +1,133 @@
 //! Session handles: the shortest prefix of a session's id, eight characters at least, that
 //! names it among the recorded sessions, the way jj and git abbreviate change and commit ids.
 //!
-//! Handles are printed from deep inside every renderer (listings, the brief, search hits,
-//! logs), none of which holds the views. So the open views register their sessions table
-//! here for the thread that opened them (see [`install`]), and [`Short::short`] asks it.
-//! Each handle costs two key seeks in that table (the sessions before and after the id, in
-//! id order), never a scan, and is remembered for the rest of the process. A command that
-//! closes its views before it prints (so a pager never holds the store) works its handles
-//! out first with [`learn`]. With no views open (a hook's few words), a handle is the first
-//! eight characters. [`pick`] goes the other way: the session a handle (or any prefix) names.
+//! The views hand them out as a value, [`Handles`], made from their sessions table
+//! ([`Handles::new`]) and passed to whatever prints one. Each handle costs two key seeks in
+//! that table (the sessions before and after the id, in id order), never a scan, and is
+//! remembered by the value for as long as it lives. A command that closes its views before it
+//! prints (so a pager never holds the store) works its handles out first and keeps them
+//! ([`Handles::keep`]); one that holds every recorded id makes them from the list
+//! ([`Handles::listed`]). With no views at all (a hook's few words) a handle is the first
+//! eight characters, or what a process that had them wrote down ([`read_back`]). [`pick`]
+//! goes the other way: the session a handle (or any prefix) names.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::ops::Bound;
-use std::rc::Rc;
 
 use fjall::Keyspace;
 
-use crate::views::tables::{Table, tkey};
+use crate::views::tables::{Table, Tables, tkey};
 use crate::vocab::event::SessionId;
 
 /// The fewest characters a handle shows, however few sessions there are.
 pub(crate) const MIN_LEN: usize = 8;
 
-thread_local! {
-    /// The sessions table of every views open on this thread, oldest first, by token. The
-    /// oldest answers: a scratch copy folded for `asof` is opened after the store's own
-    /// views, and a handle must resolve against the store.
-    static TABLES: RefCell<Vec<(u64, Keyspace)>> = const { RefCell::new(Vec::new()) };
-    static NEXT_TOKEN: Cell<u64> = const { Cell::new(0) };
-    /// The handle length of every id (or subagent's parent) worked out so far: it outlives
-    /// the views, so a handle learnt before they closed still prints.
-    static LENS: RefCell<HashMap<String, usize>> = RefCell::new(HashMap::new());
+/// The handles of the recorded sessions, worked out as they are asked for. It borrows the
+/// views it was made from, so it cannot outlive them: [`Handles::keep`] turns it into one
+/// that holds only the handles already worked out.
+pub(crate) struct Handles<'v> {
+    /// Where a handle not worked out yet is sought: the open views' sessions table. `None`:
+    /// the views are closed (or were never open), and such a handle is [`MIN_LEN`] long.
+    table: Option<&'v Keyspace>,
+    /// The handle length of every id (or subagent's parent) worked out so far.
+    lens: RefCell<HashMap<String, usize>>,
 }
 
-/// Registered while it lives: dropping it (with the views holding it) unregisters the table.
-/// It is dropped on the thread that made it (it cannot be sent to another), so no thread
-/// keeps a closed views' table.
-#[derive(Debug)]
-pub(crate) struct Installed {
-    token: u64,
-    _this_thread: PhantomData<Rc<()>>,
-}
+impl<'v> Handles<'v> {
+    /// The handles of the sessions `tables` (an open views' tables) record.
+    pub(crate) fn new(tables: &'v Tables) -> Handles<'v> {
+        Handles {
+            table: Some(&tables.ks),
+            lens: RefCell::default(),
+        }
+    }
 
-/// Register `tables` (a views generation's keyspace) as where this thread's handles are
-/// worked out, until the returned guard is dropped.
-pub(crate) fn install(tables: &Keyspace) -> Installed {
-    let token = NEXT_TOKEN.with(|n| {
-        let t = n.get();
-        n.set(t + 1);
-        t
-    });
-    TABLES.with(|t| t.borrow_mut().push((token, tables.clone())));
-    Installed {
-        token,
-        _this_thread: PhantomData,
+    /// `id`'s handle: the shortest prefix, eight characters at least, that no other recorded
+    /// session shares, and for a Claude subagent (`<parent>/agent-<id>`) its parent's handle,
+    /// a slash and the agent's id (`3f6c2a9e/a7c19e2`), which is unique where the parent's
+    /// alone would name the parent. See the module and [`pick`].
+    pub(crate) fn of(&self, id: &SessionId) -> String {
+        match id.subagent() {
+            Some((parent, agent)) => {
+                format!("{}/{agent}", first_chars(parent, self.len_of(parent)))
+            }
+            None => first_chars(id.as_str(), self.len_of(id.as_str())).to_string(),
+        }
+    }
+
+    /// Work out the handles of `ids` now, while the views are open, and keep them (and every
+    /// one worked out before) for printing after the views close.
+    pub(crate) fn keep<'a>(self, ids: impl IntoIterator<Item = &'a SessionId>) -> Handles<'static> {
+        for id in ids {
+            self.len_of(top_of(id));
+        }
+        Handles {
+            table: None,
+            lens: self.lens,
+        }
+    }
+
+    /// How many characters of `top` (a session's id, or a subagent's parent's) tell it apart
+    /// from every other recorded session.
+    fn len_of(&self, top: &str) -> usize {
+        if let Some(n) = self.lens.borrow().get(top).copied() {
+            return n;
+        }
+        // A table that cannot be read leaves the handle at its least: it still reads, as the
+        // first eight characters always did.
+        let Some(Ok((before, after))) = self
+            .table
+            .map(|table| neighbours(&SessionsTable(table), top))
+        else {
+            return MIN_LEN;
+        };
+        let n = handle_len(top, before.as_deref(), after.as_deref());
+        self.lens.borrow_mut().insert(top.to_string(), n);
+        n
     }
 }
 
-impl Drop for Installed {
-    fn drop(&mut self) {
-        let token = self.token;
-        // A thread being torn down has no books left to keep.
-        let _ = TABLES.try_with(|t| t.borrow_mut().retain(|(own, _)| *own != token));
+impl Handles<'static> {
+    /// Handles with no views to seek in: each is its id's first [`MIN_LEN`] characters.
+    pub(crate) fn without_views() -> Handles<'static> {
+        Handles {
+            table: None,
+            lens: RefCell::default(),
+        }
     }
-}
 
-/// A session id's handle as a method, for the renderers that print one.
-pub(crate) trait Short {
-    /// The handle listings show and every reading command accepts: the shortest prefix, eight
-    /// characters at least, that no other recorded session shares, and for a Claude subagent
-    /// (`<parent>/agent-<id>`) its parent's handle, a slash and the agent's id
-    /// (`3f6c2a9e/a7c19e2`), which is unique where the parent's alone would name the parent.
-    /// See the module and [`pick`].
-    fn short(&self) -> String;
-}
-
-impl Short for SessionId {
-    fn short(&self) -> String {
-        of(self)
-    }
-}
-
-/// `id`'s handle: see the module. A subagent (`<parent>/agent-<id>`) shows its parent's
-/// handle, a slash and the agent's id (`3f6c2a9e/a7c19e2`).
-pub(crate) fn of(id: &SessionId) -> String {
-    match id.subagent() {
-        Some((parent, agent)) => format!("{}/{agent}", first_chars(parent, len_of(parent))),
-        None => first_chars(id.as_str(), len_of(id.as_str())).to_string(),
-    }
-}
-
-/// Work out the handles of `ids` now, while the views are open, for printing after they
-/// close.
-pub(crate) fn learn<'a>(ids: impl IntoIterator<Item = &'a SessionId>) {
-    for id in ids {
-        len_of(top_of(id));
-    }
-}
-
-/// Take `handle` as the handle of the session `id` (a top-level session, not a subagent):
-/// one worked out by a process that had the views open, read back without them (the
-/// closings file SessionStart reads).
-pub(crate) fn remember(id: &SessionId, handle: &str) {
-    if id.as_str().starts_with(handle) && handle.len() >= MIN_LEN {
-        LENS.with(|l| l.borrow_mut().insert(top_of(id).to_string(), handle.len()));
-    }
-}
-
-/// [`learn`] for a command that holds every recorded session (`peat sessions`): their
-/// handles come from the list itself, without a seek per session.
-pub(crate) fn learn_all<'a>(all: impl IntoIterator<Item = &'a SessionId>) {
-    let mut sorted: Vec<&str> = all.into_iter().map(SessionId::as_str).collect();
-    sorted.sort_unstable();
-    let list = SortedIds(&sorted);
-    LENS.with(|l| {
-        let mut lens = l.borrow_mut();
+    /// The handles of `all`, every recorded session (as `peat sessions` holds them): worked
+    /// out from the list itself, without a seek per session.
+    pub(crate) fn listed<'a>(all: impl IntoIterator<Item = &'a SessionId>) -> Handles<'static> {
+        let mut sorted: Vec<&str> = all.into_iter().map(SessionId::as_str).collect();
+        sorted.sort_unstable();
+        let list = SortedIds(&sorted);
+        let mut lens = HashMap::new();
         for id in &sorted {
             let top = top_of_str(id);
             let Ok((before, after)) = neighbours(&list, top);
             lens.insert(top.to_string(), handle_len(top, before, after));
         }
-    });
+        Handles {
+            table: None,
+            lens: RefCell::new(lens),
+        }
+    }
+}
+
+/// The handle of the session `id` (a top-level session, not a subagent) as `written` by a
+/// process that had the views open (the closings file SessionStart reads): taken when it is
+/// a prefix of the id as long as a handle is, else the id's first [`MIN_LEN`] characters.
+pub(crate) fn read_back(id: &SessionId, written: &str) -> String {
+    let handles = Handles::without_views();
+    if id.as_str().starts_with(written) && written.len() >= MIN_LEN {
+        handles
+            .lens
+            .borrow_mut()
+            .insert(top_of(id).to_string(), written.len());
+    }
+    handles.of(id)
 }
 
 /// The part of `id` its handle abbreviates: its own id, or a subagent's parent's.
@@ -132,26 +137,6 @@ fn top_of(id: &SessionId) -> &str {
 
 fn top_of_str(id: &str) -> &str {
     id.split_once('/').map_or(id, |(parent, _)| parent)
-}
-
-/// How many characters of `top` (a session's id, or a subagent's parent's) tell it apart
-/// from every other recorded session.
-fn len_of(top: &str) -> usize {
-    if let Some(n) = LENS.with(|l| l.borrow().get(top).copied()) {
-        return n;
-    }
-    // A table that cannot be read leaves the handle at its least: it still reads, as the
-    // first eight characters always did.
-    let Some(Ok((before, after))) = TABLES.with(|t| {
-        t.borrow()
-            .first()
-            .map(|(_, tables)| neighbours(&SessionsTable(tables), top))
-    }) else {
-        return MIN_LEN;
-    };
-    let n = handle_len(top, before.as_deref(), after.as_deref());
-    LENS.with(|l| l.borrow_mut().insert(top.to_string(), n));
-    n
 }
 
 /// The recorded session ids in id order, wherever they are held.
@@ -284,7 +269,7 @@ pub(crate) fn resolve_prefix(
 /// The session `prefix` names among `all` (the sessions view's ids), by the same rules.
 /// A prefix with a slash names subagents: `3f6c2a9e/a7c` is every subagent whose parent
 /// starts with `3f6c2a9e` and whose agent id (with or without `agent-`) starts with `a7c`,
-/// which is how [`SessionId::short`] writes a subagent's handle.
+/// which is how [`Handles::of`] writes a subagent's handle.
 pub(crate) fn pick(all: Vec<SessionId>, prefix: &str) -> Result<SessionId, NoSession> {
     if let Some(exact) = all.iter().find(|s| s.as_str() == prefix) {
         return Ok(exact.clone());
@@ -325,15 +310,27 @@ mod tests {
 
     #[test]
     fn a_subagent_handle_names_its_parent_and_its_agent() {
+        let handles = Handles::without_views();
         let top = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b".into());
-        assert_eq!(top.short(), "3f6c2a9e");
+        assert_eq!(handles.of(&top), "3f6c2a9e");
         assert_eq!(top.subagent(), None);
         let sub = SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-a7c19e2".into());
-        assert_eq!(sub.short(), "3f6c2a9e/a7c19e2");
+        assert_eq!(handles.of(&sub), "3f6c2a9e/a7c19e2");
         let compactor =
             SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b/agent-acompact-5d1e0f".into());
-        assert_eq!(compactor.short(), "3f6c2a9e/acompact-5d1e0f");
-        assert_eq!(SessionId("abc".into()).short(), "abc");
+        assert_eq!(handles.of(&compactor), "3f6c2a9e/acompact-5d1e0f");
+        assert_eq!(handles.of(&SessionId("abc".into())), "abc");
+    }
+
+    #[test]
+    fn a_handle_written_down_is_read_back_only_when_it_is_one() {
+        let id = SessionId("3f6c2a9e8d-41".into());
+        assert_eq!(read_back(&id, "3f6c2a9e8d"), "3f6c2a9e8d");
+        assert_eq!(read_back(&id, "3f6c2a9e"), "3f6c2a9e");
+        // Not a prefix of the id, or shorter than any handle: its first eight characters.
+        assert_eq!(read_back(&id, "40000000"), "3f6c2a9e");
+        assert_eq!(read_back(&id, "3f6c"), "3f6c2a9e");
+        assert_eq!(read_back(&SessionId("abc".into()), "abc"), "abc");
     }
 
     #[test]
@@ -366,32 +363,71 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_views_sessions_table_and_the_list_agree_on_every_neighbour() {
+    const RECORDED: [&str; 7] = [
+        "3f6c2a9e00",
+        "3f6c2a9e00/agent-x",
+        "3f6c2a9e01",
+        "3f6c2a9e01-x",
+        "3f6c2a9f",
+        "3f6c2a9f0/agent-y",
+        "40",
+    ];
+
+    /// Views over a ledger holding a few events of each session `ids` names.
+    fn views_of(dir: &std::path::Path, ids: &[&str]) -> crate::views::Views {
         use crate::vocab::event::{Envelope, Event, Seq};
-        let ids = [
-            "3f6c2a9e00",
-            "3f6c2a9e00/agent-x",
-            "3f6c2a9e01",
-            "3f6c2a9e01-x",
-            "3f6c2a9f",
-            "3f6c2a9f0/agent-y",
-            "40",
-        ];
-        let dir = tempfile::tempdir().unwrap();
-        let mut ledger = crate::ledger::open_for_test(dir.path());
+        let mut ledger = crate::ledger::open_for_test(dir);
         let mut set = crate::ledger::WriteSet::default();
         for id in ids {
             for seq in [0, 7] {
                 let said = Event::Said { text: "x".into() };
-                set.event(Seq(seq), Envelope::new(SessionId(id.into()), 1, said));
+                set.event(Seq(seq), Envelope::new(SessionId(id.to_string()), 1, said));
             }
         }
         ledger.write(set).unwrap();
         let mut model = crate::views::ModelSlot::new(None, || unreachable!("no model"));
-        let views =
-            crate::views::Views::open(&ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {})
-                .unwrap();
+        crate::views::Views::open(&ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {})
+            .unwrap()
+    }
+
+    #[test]
+    fn handles_kept_from_the_views_still_print_once_they_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let views = views_of(dir.path(), &RECORDED);
+        let ids: Vec<SessionId> = RECORDED.iter().map(|s| SessionId(s.to_string())).collect();
+        let open = Handles::new(&views.tables);
+        let seen: Vec<String> = ids.iter().map(|id| open.of(id)).collect();
+        assert_eq!(
+            seen,
+            [
+                "3f6c2a9e00",
+                "3f6c2a9e00/x",
+                "3f6c2a9e01",
+                "3f6c2a9e01-",
+                "3f6c2a9f",
+                "3f6c2a9f0/y",
+                "40"
+            ]
+        );
+        let kept = Handles::new(&views.tables).keep(&ids[..2]);
+        drop(views);
+        assert_eq!(kept.of(&ids[0]), "3f6c2a9e00");
+        assert_eq!(kept.of(&ids[1]), "3f6c2a9e00/x");
+        assert_eq!(
+            kept.of(&ids[2]),
+            "3f6c2a9e",
+            "not kept: its first eight characters"
+        );
+        let listed = Handles::listed(&ids);
+        let from_list: Vec<String> = ids.iter().map(|id| listed.of(id)).collect();
+        assert_eq!(from_list, seen, "the list and the views agree");
+    }
+
+    #[test]
+    fn the_views_sessions_table_and_the_list_agree_on_every_neighbour() {
+        let ids = RECORDED;
+        let dir = tempfile::tempdir().unwrap();
+        let views = views_of(dir.path(), &ids);
         let list = SortedIds(&ids);
         for top in [
             "3f6c2a9e00",
@@ -423,9 +459,9 @@ mod tests {
             }
             all.sort();
             all.dedup();
-            learn_all(&all);
+            let handles = Handles::listed(&all);
             for id in &all {
-                let handle = id.short();
+                let handle = handles.of(id);
                 proptest::prop_assert!(top_of(id).len() <= MIN_LEN
                     || handle.split('/').next().unwrap().len() >= MIN_LEN);
                 proptest::prop_assert_eq!(
@@ -467,8 +503,9 @@ mod resolve_tests {
             &format!("{parent}/agent-acompact-5d1e0f"),
             "3f6c2a9f-0000-4000-8000-000000000000/agent-a7c19e2",
         ]);
+        let handles = Handles::without_views();
         for id in &all {
-            assert_eq!(pick(all.clone(), &id.short()), Ok(id.clone()), "{id}");
+            assert_eq!(pick(all.clone(), &handles.of(id)), Ok(id.clone()), "{id}");
         }
         assert_eq!(
             pick(all.clone(), "3f6c2a9e/agent-a7c"),

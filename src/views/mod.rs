@@ -7,6 +7,7 @@
 //! old generation is dropped only once the new one is complete.
 
 pub(crate) mod asof;
+pub(crate) mod audit;
 pub(crate) mod closings;
 pub(crate) mod fault;
 pub(crate) mod handle;
@@ -314,8 +315,6 @@ pub(crate) struct Views {
     /// Ledger changes these views do not show yet: 0 unless opened as they stand beside a
     /// writer (see [`Views::beside_writer`]).
     behind: u64,
-    /// The sessions table registered for this thread's session handles (`crate::views::handle`).
-    handles: crate::views::handle::Installed,
     // Declared last: released only once the database above has closed.
     lock: ViewsLock,
 }
@@ -559,7 +558,6 @@ impl Views {
         let tables = Tables::open(&db, current.generation)?;
         Ok(Views {
             vectors: VectorLane::open(&db, &tables.ks)?,
-            handles: crate::views::handle::install(&tables.ks),
             tables,
             keyword,
             db,
@@ -593,11 +591,10 @@ impl Views {
             vectors,
             keyword,
             tz,
-            handles,
             lock,
             behind: _,
         } = self;
-        drop((handles, vectors, tables, meta, db));
+        drop((vectors, tables, meta, db));
         fault::paused();
         let lock = lock
             .pause(VIEWS_WAIT, "writing the views")

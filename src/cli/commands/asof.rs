@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::reads::recall::{Query, recall};
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 
 /// Answer as of the end of a past day
 ///
@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let copied = crate::views::asof::copy_past(&views, cutoff, scratch.path(), search)?;
     let queued = views.vectors.queued()?;
     // Printed after the store's views close, against the store's sessions, not the past's.
-    crate::views::handle::learn_all(&views.tables.session_ids()?);
+    let handles = Handles::listed(&views.tables.session_ids()?);
     drop(views);
     let past = crate::views::asof::replay(copied, &mut model, ctx.tz.clone())?;
     // The fold took every vector it could from the copy of the store's cache. What it
@@ -104,7 +104,7 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         if !ctx.json {
             println!("{}", ctx.ui.bold(&head));
         }
-        return super::recall::print(ctx, &result, cutoff, behind);
+        return super::recall::print(ctx, &result, cutoff, behind, &handles);
     }
     let sessions = past.views.tables.all_sessions()?;
     let count = sessions.len();
@@ -133,7 +133,7 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         summary.sessions, summary.days
     )?;
     if let Some(s) = &summary.last_session {
-        let short = s.session.short();
+        let short = handles.of(&s.session);
         let age = s
             .rollup
             .end_ms

@@ -12,7 +12,7 @@ use crate::reads::files::{
     under_earlier_names,
 };
 use crate::reads::ladder::noun;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::source::EventSource;
 use crate::vocab::change::Change;
 use crate::vocab::event::{EventId, Seq, SessionId};
@@ -84,6 +84,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     // from their copy of the ledger (`EventSource`).
     let (_ledger, views, _model) = ctx.read_views()?;
     let source = EventSource::of(&views);
+    let handles = Handles::new(&views.tables);
     let current = if exists {
         std::fs::read_to_string(&abs).map_err(|e| {
             CliError::user(format!("cannot read {} as text: {e}", args.file))
@@ -149,7 +150,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         described.push(JsonEdit {
             placed: result.placed.get(i).copied().unwrap_or(false),
             prompt: prompts.answered_by(&views, &e.session, e.seq)?,
-            show: format!("peat show {} {}", e.session.short(), e.seq),
+            show: format!("peat show {} {}", handles.of(&e.session), e.seq),
             edit: e.clone(),
         });
     }
@@ -187,7 +188,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
-    print_text(ctx, args, &shown, &described, &result)?;
+    print_text(ctx, args, &shown, &described, &result, &handles)?;
     Ok(0)
 }
 
@@ -197,6 +198,7 @@ fn print_text(
     shown: &[(usize, &str, LineOrigin)],
     edits: &[JsonEdit],
     result: &Blame,
+    handles: &Handles,
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
     let mut out = ui.pager();
@@ -228,7 +230,7 @@ fn print_text(
     let mut last: Option<LineOrigin> = None;
     for (n, text, origin) in shown {
         if last != Some(*origin) {
-            writeln!(out, "{}", origin_line(ctx, *origin, edits))?;
+            writeln!(out, "{}", origin_line(ctx, *origin, edits, handles))?;
             last = Some(*origin);
         }
         let text = text.strip_suffix('\n').unwrap_or(text);
@@ -244,7 +246,7 @@ fn print_text(
 }
 
 /// The line that heads a run of lines from one origin.
-fn origin_line(ctx: &Ctx, origin: LineOrigin, edits: &[JsonEdit]) -> String {
+fn origin_line(ctx: &Ctx, origin: LineOrigin, edits: &[JsonEdit], handles: &Handles) -> String {
     let ui = &ctx.ui;
     let LineOrigin::Edit(i) = origin else {
         return ui.dim("[unexplained: no recorded edit wrote these lines]");
@@ -253,7 +255,7 @@ fn origin_line(ctx: &Ctx, origin: LineOrigin, edits: &[JsonEdit]) -> String {
     let when = crate::vocab::time::local_minute(e.edit.ts_ms, &ctx.tz);
     let tag = format!(
         "[{} · {} · {}]",
-        e.edit.session.short(),
+        handles.of(&e.edit.session),
         crate::vocab::time::age(ctx.now_ms, e.edit.ts_ms, &ctx.tz),
         when
     );
@@ -310,6 +312,7 @@ fn cut_at(
     let session = crate::cli::shared::resolve_in_views(views, prefix).map_err(|e| {
         e.hint("--at takes a day (YYYY-MM-DD), an instant (2026-08-10T19:18:11Z), a session, or SESSION:SEQ.")
     })?;
+    let handles = Handles::new(&views.tables);
     match seq {
         Some(seq) => {
             let id = EventId {
@@ -318,9 +321,9 @@ fn cut_at(
             };
             let env = source.get(&id)?.ok_or_else(|| {
                 let err =
-                    CliError::user(format!("session {} has no event {seq}", session.short()));
+                    CliError::user(format!("session {} has no event {seq}", handles.of(&session)));
                 match views.behind() {
-                    0 => err.hint(format!("`peat show {}` lists its events.", session.short())),
+                    0 => err.hint(format!("`peat show {}` lists its events.", handles.of(&session))),
                     n => err.hint(format!(
                         "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes."
                     )),
@@ -336,7 +339,7 @@ fn cut_at(
             let rollup = views
                 .tables
                 .session(&session)?
-                .ok_or_else(|| CliError::user(format!("no session {}", session.short())))?;
+                .ok_or_else(|| CliError::user(format!("no session {}", handles.of(&session))))?;
             Ok(rollup.end_ms.map_or(0, by_time))
         }
     }

@@ -19,8 +19,7 @@ use crate::reads::recall::{Query, Recall};
 use crate::reads::resolve::{
     Classified, CommitFound, Miss, Passed, Probes, Reading, SessionMatch, classify,
 };
-use crate::views::handle::NoSession;
-use crate::views::handle::Short;
+use crate::views::handle::{Handles, NoSession};
 use crate::views::session::SessionSummary;
 use crate::views::source::EventSource;
 use crate::views::{ModelSlot, Views};
@@ -53,9 +52,18 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
             ctx.ui.note(&note);
         }
     }
+    // The header names a session by its handle, printed once the views close.
+    let handles = match &reading {
+        Reading::Session { id, .. } => match live.views()? {
+            Some((_, views, _)) => Handles::new(&views.tables).keep([id]),
+            None => Handles::without_views(),
+        },
+        _ => Handles::without_views(),
+    };
     let head = Head {
         reading: &reading,
         passed: &passed,
+        handles: &handles,
     };
     match &reading {
         Reading::Window(w) => {
@@ -71,10 +79,10 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                     seq: crate::vocab::event::Seq(*seq),
                 };
                 if EventSource::of(views).get(&event)?.is_none() {
-                    return Err(crate::cli::shared::no_event(&event, views.behind()));
+                    let behind = views.behind();
+                    return Err(crate::cli::shared::no_event(&event, behind, head.handles));
                 }
             }
-            crate::views::handle::learn([id]); // for the header, printed once the views close
             drop(live);
             let args = super::show::ShowArgs {
                 session: Some(id.to_string()),
@@ -97,13 +105,14 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
 struct Head<'a> {
     reading: &'a Reading,
     passed: &'a [Passed],
+    handles: &'a Handles<'static>,
 }
 
 impl Head<'_> {
     /// Print the header line (text mode only).
     fn print(&self, ctx: &Ctx, out: &mut impl Write) -> std::io::Result<()> {
         if !ctx.json {
-            let header = self.reading.header(self.passed);
+            let header = self.reading.header(self.passed, self.handles);
             writeln!(out, "{}", ctx.ui.bold(&ctx.ui.safe(&header)))?;
         }
         Ok(())
@@ -390,6 +399,7 @@ struct TiedSession {
 fn tied(
     ctx: &Ctx,
     views: &Views,
+    handles: &Handles,
     prompts: &mut crate::reads::files::Prompts,
     tie: &crate::reads::commits::Tie,
 ) -> Result<TiedSession, CliError> {
@@ -405,7 +415,7 @@ fn tied(
                 text: c.text,
             }),
     };
-    let short = tie.session.short();
+    let short = handles.of(&tie.session);
     Ok(TiedSession {
         age: tie
             .ts_ms
@@ -448,16 +458,17 @@ fn commit(
     });
     let (_, views, _) = live.need_views()?;
     let explained = crate::reads::commits::explain(views, root.as_deref(), &commit)?;
+    let handles = Handles::new(&views.tables);
     let mut prompts = crate::reads::files::Prompts::default();
     let answer = explained
         .answer
         .iter()
-        .map(|t| tied(ctx, views, &mut prompts, t))
+        .map(|t| tied(ctx, views, &handles, &mut prompts, t))
         .collect::<Result<Vec<_>, _>>()?;
     let mut others = explained
         .others
         .iter()
-        .map(|t| tied(ctx, views, &mut prompts, t))
+        .map(|t| tied(ctx, views, &handles, &mut prompts, t))
         .collect::<Result<Vec<_>, _>>()?;
     others.sort_by(|a, b| {
         (a.tie.route, std::cmp::Reverse(ordered(a.tie.share)))
@@ -484,9 +495,9 @@ fn commit(
         writeln!(out, "{} {}", &hash[..hash.len().min(12)], ui.safe(subject))?;
     }
     let line = |t: &TiedSession| {
-        let mut tag = format!("{} · {}", t.tie.session.short(), t.place);
+        let mut tag = format!("{} · {}", handles.of(&t.tie.session), t.place);
         if let Some(age) = &t.age {
-            tag = format!("{} · {age} · {}", t.tie.session.short(), t.place);
+            tag = format!("{} · {age} · {}", handles.of(&t.tie.session), t.place);
         }
         let share = t.tie.share.map_or(String::new(), |s| {
             format!(" · wrote {:.0}% of its lines", s * 100.0)
@@ -616,6 +627,7 @@ fn sessions(
     }
     head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
+    let handles = Handles::new(&views.tables);
     for c in &all {
         let age = c.end_ms.map_or_else(
             || "?".to_string(),
@@ -628,7 +640,11 @@ fn sessions(
         writeln!(
             out,
             "  {} {}  {}",
-            ui.dim(&format!("[{} · {age} · {}]", c.session.short(), c.place)),
+            ui.dim(&format!(
+                "[{} · {age} · {}]",
+                handles.of(&c.session),
+                c.place
+            )),
             ui.safe(&clip(c.first_prompt.as_deref().unwrap_or(""), 100)),
             ui.dim(&handle)
         )?;
@@ -656,7 +672,7 @@ fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Resul
         return Ok(0);
     }
     head.print(ctx, &mut out)?;
-    super::subjects::write_trail(ctx, &mut out, &trail)?;
+    super::subjects::write_trail(ctx, &mut out, &trail, &Handles::new(&views.tables))?;
     Ok(0)
 }
 
@@ -675,7 +691,7 @@ fn bead(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, id: &str) -> Result<u8,
         .retain(|h| h.row.text.to_lowercase().contains(&needle));
     result.hits.truncate(12);
     result.query = id.to_string();
-    answer_recall(ctx, head, &result, views.behind())
+    answer_recall(ctx, head, &result, views)
 }
 
 fn search(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, words: &str) -> Result<u8, CliError> {
@@ -687,10 +703,16 @@ fn search(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, words: &str) -> Resul
         ..Default::default()
     };
     let result = crate::reads::recall::recall(views, model, &query)?;
-    answer_recall(ctx, head, &result, views.behind())
+    answer_recall(ctx, head, &result, views)
 }
 
-fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall, behind: u64) -> Result<u8, CliError> {
+fn answer_recall(
+    ctx: &Ctx,
+    head: &Head<'_>,
+    result: &Recall,
+    views: &Views,
+) -> Result<u8, CliError> {
+    let behind = views.behind();
     if ctx.json {
         let mut out = std::io::stdout().lock();
         let answer = Behind {
@@ -705,5 +727,11 @@ fn answer_recall(ctx: &Ctx, head: &Head<'_>, result: &Recall, behind: u64) -> Re
         let mut out = std::io::stdout().lock();
         head.print(ctx, &mut out)?;
     }
-    super::recall::print(ctx, result, ctx.now_ms, behind)
+    super::recall::print(
+        ctx,
+        result,
+        ctx.now_ms,
+        behind,
+        &Handles::new(&views.tables),
+    )
 }

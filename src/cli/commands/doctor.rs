@@ -1,15 +1,15 @@
 use clap::Args;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
 use crate::ledger::{Ledger, Mode, damage};
 use crate::views::Views;
+use crate::views::audit::{self, Digests, Finding, Rows, STUCK, Version, digest};
 use crate::vocab::change::BlobId;
-use crate::vocab::event::{Envelope, EventId};
+use crate::vocab::event::EventId;
 
 /// Verify the ledger and the views, and say exactly what to run
 ///
@@ -138,28 +138,15 @@ fn print_report(ctx: &Ctx, r: &Report) -> Result<(), CliError> {
     Ok(())
 }
 
-fn digest(env: &Envelope) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_vec(env).unwrap_or_default().hash(&mut h);
-    h.finish()
-}
-
 /// `SESSION SEQ`, as `peat show` takes it.
 fn named(id: &EventId) -> String {
     format!("event {} {}", id.session, id.seq.0)
 }
 
-fn key(id: &EventId) -> Vec<u8> {
-    crate::ledger::event_key(&id.session, id.seq)
-}
-
-/// Errors in a row past which a scan stops: a damaged table can fail every step.
-const STUCK: usize = 1_000;
-
-/// Verify the ledger; returns its last LSN as the feed says, and every event's digest by key
+/// Verify the ledger; returns its last LSN as the feed says, and every event's digest by id
 /// when they all read.
 fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Copies>) {
-    let mut stored: HashMap<Vec<u8>, u64> = HashMap::new();
+    let mut stored: Digests<EventId> = HashMap::new();
     let mut blobs: Vec<(EventId, BlobId)> = Vec::new();
     let mut sessions = HashSet::new();
     let mut failing = 0;
@@ -171,7 +158,7 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Copies>) {
                 sessions_events += 1;
                 blobs.extend(env.kind.change_blobs().into_iter().map(|b| (id.clone(), b)));
                 sessions.insert(id.session.clone());
-                stored.insert(key(&id), digest(&env));
+                stored.insert(id, digest(&env));
             }
             Err(e) => {
                 part.problem(format!("event: {e}"));
@@ -183,8 +170,8 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Copies>) {
         }
     }
     let events_whole = part.problems == 0;
-    let mut newest: HashMap<Vec<u8>, (u64, EventId)> = HashMap::new();
-    let mut past: Digests = HashMap::new();
+    let mut newest: Digests<EventId> = HashMap::new();
+    let mut past: Digests<(EventId, u64)> = HashMap::new();
     let mut last = 0;
     let mut entries = 0;
     let before_feed = part.problems;
@@ -199,9 +186,9 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Copies>) {
                 }
                 last = last.max(c.lsn);
                 if let Some(old) = &c.old {
-                    past.insert(past_key(&c.id, c.lsn), digest(old));
+                    past.insert((c.id.clone(), c.lsn), digest(old));
                 }
-                newest.insert(key(&c.id), (digest(&c.new), c.id));
+                newest.insert(c.id, digest(&c.new));
             }
             Err(e) => {
                 part.problem(format!("feed: {e}"));
@@ -224,8 +211,8 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Copies>) {
         events: stored.clone(),
         past: feed_whole.then_some(past),
     });
-    for (k, (d, id)) in &newest {
-        match stored.get(k) {
+    for (id, d) in &newest {
+        match stored.get(id) {
             None => part.problem(format!(
                 "the feed names {}, which the ledger does not hold",
                 named(id)
@@ -272,118 +259,71 @@ fn check_ledger(ledger: &Ledger, part: &mut Part) -> (u64, Option<Copies>) {
     (last, digests)
 }
 
-/// Digests of envelopes, by their key in the views.
-type Digests = HashMap<Vec<u8>, u64>;
-
-/// What the views' copies must equal: every event's current version's digest (by event
-/// key), and every version a revision replaced (by [`past_key`]; `None`: the feed did not
-/// read whole, so they are not compared).
+/// What the views' copies must equal: every event's current version's digest, and every
+/// version a revision replaced (`None`: the feed did not read whole, so they are not
+/// compared).
 struct Copies {
-    events: Digests,
-    past: Option<Digests>,
+    events: Digests<EventId>,
+    past: Option<Digests<(EventId, u64)>>,
 }
 
-fn past_key(id: &EventId, lsn: u64) -> Vec<u8> {
-    crate::views::tables::past_key(&key(id), lsn)
-}
-
-/// What a comparison of some of the views' rows with the ledger's digests says of them.
-struct Compared {
-    /// The rows, when one does not read.
-    rows: &'static str,
-    /// A row the ledger has no digest for, named.
-    extra: fn(&str) -> String,
-    /// A row whose digest is not the ledger's, named.
-    differs: fn(&str) -> String,
-    /// How many of the ledger's have no row.
-    missing: fn(usize) -> String,
-}
-
-/// Compare `rows` (each with its key in `want` and its name in a problem) with `want`: every
-/// one there, none more, each of the digest `want` holds; `each` checks a row further.
-/// Returns how many rows were read.
-fn compare(
-    rows: impl Iterator<Item = Result<(Vec<u8>, String, Envelope), crate::views::ViewError>>,
-    want: &Digests,
-    said: &Compared,
-    part: &mut Part,
-    mut each: impl FnMut(&Envelope, &str, &mut Part),
-) -> u64 {
-    let (mut seen, mut matched) = (0, 0);
-    let mut failing = 0;
-    for item in rows {
-        let (key, name, env) = match item {
-            Ok(row) => row,
-            Err(e) => {
-                part.problem(format!("{}: {e}", said.rows));
-                failing += 1;
-                if failing >= STUCK {
-                    break;
-                }
-                continue;
-            }
-        };
-        failing = 0;
-        seen += 1;
-        match want.get(&key) {
-            None => part.problem((said.extra)(&name)),
-            Some(d) => {
-                matched += 1;
-                if *d != digest(&env) {
-                    part.problem((said.differs)(&name));
-                }
-            }
-        }
-        each(&env, &name, part);
-    }
-    if matched < want.len() {
-        part.problem((said.missing)(want.len() - matched));
-    }
-    seen
-}
-
-/// Compare the views' past versions (what `asof` reads) with the feed's: every one there,
-/// none more, each the version the feed says it replaced, and every change blob they name
-/// that the ledger holds kept beside them.
-fn check_past(views: &Views, ledger: &Ledger, past: &Digests, part: &mut Part) -> u64 {
-    let rows = views.tables.past_versions().map(|row| {
-        row.map(|(id, lsn, env)| {
-            let name = format!("{} (change {lsn})", named(&id));
-            (past_key(&id, lsn), name, env)
-        })
-    });
-    let said = Compared {
-        rows: "the views' past versions",
-        extra: |n| format!("the views keep a past version of {n} the feed does not"),
-        differs: |n| format!("the views' past version of {n} is not the feed's"),
-        missing: |n| format!("{n} of the versions revisions replaced are missing from the views"),
+/// A finding of [`audit`] as a problem line.
+fn worded(finding: &Finding) -> String {
+    let version = |v: &Version| match v {
+        Version::Event(id) => named(id),
+        Version::Past(id, lsn) => format!("{} (change {lsn})", named(id)),
     };
-    compare(rows, past, &said, part, |env, name, part| {
-        for blob in env.kind.change_blobs() {
-            let kept = views.tables.past_blob(&blob).ok().flatten().is_some();
-            if !kept && matches!(ledger.blob(&blob), Ok(Some(_))) {
-                part.problem(format!(
-                    "the views lack blob {blob}, which a past version of {name} names"
-                ));
-            }
+    match finding {
+        Finding::Unreadable(Rows::Events, e) => format!("the views' copy of the events: {e}"),
+        Finding::Unreadable(Rows::Past, e) => format!("the views' past versions: {e}"),
+        Finding::Extra(v @ Version::Event(_)) => {
+            format!(
+                "the views hold a copy of {}, which the ledger does not",
+                version(v)
+            )
         }
-    })
+        Finding::Extra(v @ Version::Past(..)) => format!(
+            "the views keep a past version of {} the feed does not",
+            version(v)
+        ),
+        Finding::Differs(v @ Version::Event(_)) => format!(
+            "the views' copy of {} is not the version the ledger holds",
+            version(v)
+        ),
+        Finding::Differs(v @ Version::Past(..)) => {
+            format!(
+                "the views' past version of {} is not the feed's",
+                version(v)
+            )
+        }
+        Finding::Missing(Rows::Events, n) => {
+            format!("{n} recorded events are missing from the views' copy")
+        }
+        Finding::Missing(Rows::Past, n) => {
+            format!("{n} of the versions revisions replaced are missing from the views")
+        }
+        Finding::BlobMissing(blob, v) => format!(
+            "the views lack blob {blob}, which a past version of {} names",
+            version(v)
+        ),
+    }
+}
+
+/// Compare the views' past versions (what `asof` reads) with the feed's (see
+/// [`audit::past`]); returns how many were read.
+fn check_past(
+    views: &Views,
+    ledger: &Ledger,
+    past: &Digests<(EventId, u64)>,
+    part: &mut Part,
+) -> u64 {
+    audit::past(views, ledger, past, &mut |f| part.problem(worded(&f)))
 }
 
 /// Compare the views' copy of the events (what `show` and `events` read) with the ledger's
-/// `digests`: every event there, none more, each the version the ledger holds.
-fn check_copies(views: &Views, digests: &Digests, part: &mut Part) -> u64 {
-    let rows = views
-        .tables
-        .envelopes(None)
-        .map(|row| row.map(|(id, env)| (key(&id), named(&id), env)));
-    let said = Compared {
-        rows: "the views' copy of the events",
-        extra: |n| format!("the views hold a copy of {n}, which the ledger does not"),
-        differs: |n| format!("the views' copy of {n} is not the version the ledger holds"),
-        missing: |n| format!("{n} recorded events are missing from the views' copy"),
-    };
-    compare(rows, digests, &said, part, |_, _, _| {})
+/// `digests` (see [`audit::events`]); returns how many were read.
+fn check_copies(views: &Views, digests: &Digests<EventId>, part: &mut Part) -> u64 {
+    audit::events(views, digests, &mut |f| part.problem(worded(&f)))
 }
 
 /// Check the views against the ledger whose feed ends at `last` (with `digests`, each event's
@@ -488,7 +428,7 @@ mod tests {
     use crate::ledger::{Access, WriteSet};
     use crate::views::ModelSlot;
     use crate::views::fault::{self, Fault};
-    use crate::vocab::event::{Event, Seq, SessionId};
+    use crate::vocab::event::{Envelope, Event, Seq, SessionId};
 
     fn said(text: &str) -> Envelope {
         Envelope::new(
@@ -510,9 +450,9 @@ mod tests {
     fn problems(ledger: &Ledger) -> Vec<String> {
         let mut model = ModelSlot::new(None, || unreachable!("no model"));
         let views = Views::open(ledger, &mut model, jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap();
-        let digests: Digests = ledger
+        let digests: Digests<EventId> = ledger
             .events()
-            .map(|e| e.map(|(id, env)| (key(&id), digest(&env))).unwrap())
+            .map(|e| e.map(|(id, env)| (id, digest(&env))).unwrap())
             .collect();
         let mut part = Part::default();
         assert_eq!(check_copies(&views, &digests, &mut part), 2);

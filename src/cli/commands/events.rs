@@ -5,7 +5,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::shared::Row;
 use crate::cli::ui::clip;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::source::{EventSource, StoredEnvelope};
 use crate::vocab::event::{Event, EventId};
 
@@ -57,9 +57,11 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
             rows.push((id, stored));
         }
     }
-    if !ctx.json {
-        crate::views::handle::learn(rows.iter().map(|(id, _)| &id.session));
-    }
+    // Printed once the views close; `--json` prints none.
+    let handles = match ctx.json {
+        true => Handles::without_views(),
+        false => Handles::new(&views.tables).keep(rows.iter().map(|(id, _)| &id.session)),
+    };
     drop(views);
     drop(ledger);
     rows.sort_by(|a, b| {
@@ -83,7 +85,7 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
                 "{} {} {:>10}  {:<9} {}",
                 ctx.ui
                     .dim(&crate::vocab::time::local_minute(stored.ts_ms, &ctx.tz)),
-                id.session.short(),
+                handles.of(&id.session),
                 id.seq.0,
                 event.tag(),
                 ctx.ui.safe(&summary)

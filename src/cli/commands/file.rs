@@ -9,7 +9,7 @@ use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_history};
 use crate::views::Views;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::vocab::event::{SessionId, TouchOp};
 
 /// How many edits the text reading lists before pointing at `--json`.
@@ -70,13 +70,14 @@ fn print(
     wanted: &Wanted,
     edits: Vec<FileEdit>,
 ) -> Result<u8, CliError> {
+    let handles = Handles::new(&views.tables);
     let mut prompts = Prompts::default();
     let mut listed = Vec::with_capacity(edits.len());
     for e in edits {
         listed.push(Listed {
             age: crate::vocab::time::age(ctx.now_ms, e.ts_ms, &ctx.tz),
             prompt: prompts.answered_by(views, &e.session, e.seq)?,
-            show: format!("peat show {} {}", e.session.short(), e.seq),
+            show: format!("peat show {} {}", handles.of(&e.session), e.seq),
             edit: e,
         });
     }
@@ -90,7 +91,7 @@ fn print(
     let ui = &ctx.ui;
     for l in listed.iter().take(SHOWN) {
         let e = &l.edit;
-        let mut tag = format!("{} · {}", e.session.short(), l.age);
+        let mut tag = format!("{} · {}", handles.of(&e.session), l.age);
         if e.failed {
             tag.push_str(" · failed");
         }

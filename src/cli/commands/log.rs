@@ -6,7 +6,7 @@ use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
 use crate::reads::log::{Entry, SessionLog, session_log};
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::steps::Step;
 
 /// Show what a session did, in order
@@ -27,7 +27,8 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let session = crate::cli::shared::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
     let behind = views.behind();
-    crate::views::handle::learn([&log.session]);
+    // Printed once the views close.
+    let handles = Handles::new(&views.tables).keep([&log.session]);
     drop(views);
     drop(ledger);
     if ctx.json {
@@ -41,7 +42,7 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
         return Ok(0);
     }
     let mut out = ctx.ui.pager();
-    print_log(ctx, &mut out, &log, 0)?;
+    print_log(ctx, &mut out, &log, &handles, 0)?;
     out.finish()?;
     Ok(0)
 }
@@ -50,12 +51,13 @@ fn print_log(
     ctx: &Ctx,
     out: &mut impl Write,
     log: &SessionLog,
+    handles: &Handles,
     depth: usize,
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
     let indent = "    ".repeat(depth);
     let r = &log.rollup;
-    let mut head = format!("== log {}", log.session.short());
+    let mut head = format!("== log {}", handles.of(&log.session));
     if let Some(a) = r.agent {
         head.push_str(&format!(" · {}", a.label()));
     }
@@ -73,15 +75,15 @@ fn print_log(
     }
     head.push_str(&format!(" · {} ==", noun(r.files.len() as i64, "file")));
     writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
-    let short = log.session.short();
+    let short = handles.of(&log.session);
     for e in &log.entries {
         print_entry(ctx, out, e, &short, &indent)?;
         for sub in &e.subagents {
-            print_log(ctx, out, sub, depth + 1)?;
+            print_log(ctx, out, sub, handles, depth + 1)?;
         }
     }
     for sub in &log.unplaced_subagents {
-        print_log(ctx, out, sub, depth + 1)?;
+        print_log(ctx, out, sub, handles, depth + 1)?;
     }
     Ok(())
 }

@@ -6,8 +6,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::ledger::{Ledger, Mode, WriteSet};
 use crate::views::Views;
-use crate::views::handle::Short;
-use crate::views::handle::{NoSession, resolve_prefix};
+use crate::views::handle::{Handles, NoSession, resolve_prefix};
 use crate::vocab::event::{Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId};
 
 /// Deposit a claim about a subject, citing the events it rests on
@@ -125,7 +124,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         let list: Vec<String> = near.iter().map(|(n, c)| format!("{n} ({c} obs)")).collect();
         ctx.ui.note(&format!("near subjects: {}", list.join(" · ")));
     }
-    check_citations(&ledger, &session, &args.from)?;
+    check_citations(&ledger, &session, &args.from, &Handles::new(&views.tables))?;
 
     let seq = free_seq(&ledger, &session)?;
     let mut set = WriteSet::default();
@@ -146,7 +145,6 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
     ledger.write(set)?;
     views.catch_up(&ledger, &mut model)?;
     let support = views.tables.subject(subject)?.map_or(1, |s| s.count);
-    crate::views::handle::learn([&session]);
     drop(views);
     drop(ledger);
 
@@ -193,7 +191,12 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
 
 /// Refuse a claim citing events the session does not hold: a citation that points at
 /// nothing would read as evidence. The error names the nearest events that do exist.
-fn check_citations(ledger: &Ledger, session: &SessionId, from: &[u32]) -> Result<(), CliError> {
+fn check_citations(
+    ledger: &Ledger,
+    session: &SessionId,
+    from: &[u32],
+    handles: &Handles,
+) -> Result<(), CliError> {
     let mut missing = Vec::new();
     for seq in from {
         let id = EventId {
@@ -215,14 +218,14 @@ fn check_citations(ledger: &Ledger, session: &SessionId, from: &[u32]) -> Result
     let mut err = CliError::user(format!(
         "--from {}: session {} has no such event{}; the claim was not recorded",
         list.join(","),
-        session.short(),
+        handles.of(session),
         if missing.len() == 1 { "" } else { "s" }
     ));
     err.code = 2;
     if held.is_empty() {
         return Err(err.hint(format!(
             "Session {} has no events in the record yet (its transcript is captured when it ends, or with `peat capture FILE`). Cite its events once captured, or deposit the claim without --from.",
-            session.short()
+            handles.of(session)
         )));
     }
     let mut near: Vec<String> = Vec::new();
@@ -241,7 +244,7 @@ fn check_citations(ledger: &Ledger, session: &SessionId, from: &[u32]) -> Result
     Err(err.hint(format!(
         "The nearest events it holds:\n{}\n`peat show {}` lists them all.",
         near.join("\n"),
-        session.short()
+        handles.of(session)
     )))
 }
 

@@ -6,7 +6,7 @@ use crate::cli::error::CliError;
 use crate::cli::shared::Behind;
 use crate::cli::ui::clip;
 use crate::reads::recall::{FLOOR, Lanes, Query, Recall, Semantic, recall};
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::rows::{TextFilter, TextKind};
 
 /// Search everything that was said: keyword and semantic lanes, fused
@@ -121,15 +121,22 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
     };
     let result = recall(&views, &mut model, &query)?;
     let behind = views.behind();
-    crate::views::handle::learn(result.hits.iter().map(|h| &h.session));
+    // Printed once the views close.
+    let handles = Handles::new(&views.tables).keep(result.hits.iter().map(|h| &h.session));
     drop(views);
     drop(ledger);
-    print(ctx, &result, ctx.now_ms, behind)
+    print(ctx, &result, ctx.now_ms, behind, &handles)
 }
 
 /// Print recall hits: JSON whole (with `behind`, see [`Behind`]), or one clipped line each
 /// ending in its handle.
-pub(crate) fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Result<u8, CliError> {
+pub(crate) fn print(
+    ctx: &Ctx,
+    result: &Recall,
+    now_ms: i64,
+    behind: u64,
+    handles: &Handles,
+) -> Result<u8, CliError> {
     // Texts wait and no pass embeds them (a read rebuilt the views): start one.
     let embedding = match result.semantic {
         Semantic::On { queued, .. } => crate::cli::embed_pass::start_pass(ctx, queued),
@@ -188,7 +195,7 @@ pub(crate) fn print(ctx: &Ctx, result: &Recall, now_ms: i64, behind: u64) -> Res
         if let Some(b) = &h.row.basis {
             tag.push_str(&format!(" · {}", crate::reads::vcs::basis_label(b)));
         }
-        let short = h.session.short();
+        let short = handles.of(&h.session);
         writeln!(
             out,
             "  {} {}  {}",

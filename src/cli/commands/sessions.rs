@@ -5,7 +5,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 
 /// List the sessions in the ledger, newest first
 ///
@@ -17,9 +17,6 @@ pub(crate) struct SessionsArgs {}
 pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let all = views.summaries()?;
-    if !ctx.json {
-        crate::views::handle::learn_all(all.iter().map(|s| &s.session));
-    }
     drop(views);
     drop(ledger);
     if ctx.json {
@@ -28,6 +25,8 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
+    // Every recorded session is listed: their handles come from the list.
+    let handles = Handles::listed(all.iter().map(|s| &s.session));
     let mut out = ctx.ui.pager();
     for s in &all {
         let r = &s.rollup;
@@ -54,12 +53,13 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
         writeln!(
             out,
             "{} {} {} {} · {work}  {}  {}",
-            ctx.ui.accent(&s.session.short()),
+            ctx.ui.accent(&handles.of(&s.session)),
             ctx.ui.dim(&when),
             agent,
             ctx.ui.safe(&r.place()),
             ctx.ui.safe(&asked),
-            ctx.ui.dim(&format!("▸ peat show {}", s.session.short()))
+            ctx.ui
+                .dim(&format!("▸ peat show {}", handles.of(&s.session)))
         )?;
     }
     out.finish()?;

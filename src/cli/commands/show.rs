@@ -8,7 +8,7 @@ use crate::cli::shared::{newest, no_event, resolve_in_views};
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
 use crate::views::Views;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::session::SessionSummary;
 use crate::views::source::EventSource;
 use crate::vocab::change::Change;
@@ -116,7 +116,8 @@ fn show_session(
         return Ok(0);
     }
     let ui = &ctx.ui;
-    let short = session.short();
+    let handles = Handles::new(&views.tables);
+    let short = handles.of(&session);
     let mut details = summary.rollup.cwd.as_deref().unwrap_or("?").to_string();
     if let Some(b) = &summary.rollup.branch {
         details.push_str(&format!(" · {b}"));
@@ -158,7 +159,7 @@ fn show_session(
             out,
             "subagent of {}  {}",
             p,
-            ui.dim(&format!("▸ peat show {}", p.short()))
+            ui.dim(&format!("▸ peat show {}", handles.of(p)))
         )?;
     }
     if !prompts.is_empty() {
@@ -244,8 +245,9 @@ fn show_event(
     id: EventId,
     titled: bool,
 ) -> Result<u8, CliError> {
+    let handles = Handles::new(&views.tables);
     let Some(env) = source.get(&id)? else {
-        return Err(no_event(&id, views.behind()));
+        return Err(no_event(&id, views.behind(), &handles));
     };
     // What the first file the edit touched was written with.
     let change = match &env.kind {
@@ -270,7 +272,7 @@ fn show_event(
         return Ok(0);
     }
     let ui = &ctx.ui;
-    let title = format!("event {} {}", id.session.short(), id.seq);
+    let title = format!("event {} {}", handles.of(&id.session), id.seq);
     let details = format!(
         "{} · {}",
         env.kind.tag(),
@@ -291,8 +293,8 @@ fn show_event(
         "{}",
         ui.dim(&format!(
             "▸ peat log {}   ▸ peat show {} --json {}",
-            id.session.short(),
-            id.session.short(),
+            handles.of(&id.session),
+            handles.of(&id.session),
             id.seq
         ))
     )?;

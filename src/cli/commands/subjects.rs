@@ -7,7 +7,7 @@ use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::vcs::basis_label;
 use crate::views::Views;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 
 /// List the claims register, or one subject's evidence trail
@@ -29,7 +29,8 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
         let name = args.name.join(" ");
         let found = trail(&views, &name, ctx.now_ms, &ctx.tz)?;
         let all = register(&views, ctx.now_ms, &ctx.tz)?;
-        crate::views::handle::learn(
+        // Printed once the views close.
+        let handles = Handles::new(&views.tables).keep(
             found
                 .iter()
                 .flat_map(|t| t.evidence.iter().map(|e| &e.session)),
@@ -38,7 +39,7 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
         drop(views);
         drop(ledger);
         return match found {
-            Some(t) => print_trail(ctx, &t, behind),
+            Some(t) => print_trail(ctx, &t, behind, &handles),
             None => Err(no_such_subject(&name, &all)),
         };
     }
@@ -202,7 +203,12 @@ pub(crate) fn trail(
 
 /// Print a trail: JSON whole (with `behind`, see [`crate::cli::shared::Behind`]), or a head line and one
 /// line per observation, each whole (a trail is read in full) and ending in its handle.
-pub(crate) fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, CliError> {
+pub(crate) fn print_trail(
+    ctx: &Ctx,
+    trail: &Trail,
+    behind: u64,
+    handles: &Handles,
+) -> Result<u8, CliError> {
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let answer = crate::cli::shared::Behind {
@@ -213,12 +219,17 @@ pub(crate) fn print_trail(ctx: &Ctx, trail: &Trail, behind: u64) -> Result<u8, C
         writeln!(out)?;
         return Ok(0);
     }
-    write_trail(ctx, &mut out, trail)?;
+    write_trail(ctx, &mut out, trail, handles)?;
     Ok(0)
 }
 
 /// The text form of a trail.
-pub(crate) fn write_trail(ctx: &Ctx, out: &mut impl Write, trail: &Trail) -> std::io::Result<()> {
+pub(crate) fn write_trail(
+    ctx: &Ctx,
+    out: &mut impl Write,
+    trail: &Trail,
+    handles: &Handles,
+) -> std::io::Result<()> {
     let ui = &ctx.ui;
     writeln!(
         out,
@@ -230,7 +241,7 @@ pub(crate) fn write_trail(ctx: &Ctx, out: &mut impl Write, trail: &Trail) -> std
     for e in &trail.evidence {
         let mut tag = format!(
             "{} · {} · {}",
-            e.session.short(),
+            handles.of(&e.session),
             e.age,
             if e.cited { "cited" } else { "uncited" }
         );
@@ -242,7 +253,7 @@ pub(crate) fn write_trail(ctx: &Ctx, out: &mut impl Write, trail: &Trail) -> std
             "  {} {}  {}",
             ui.dim(&format!("[{tag}]")),
             ui.safe(&e.text),
-            ui.dim(&format!("▸ peat show {} {}", e.session.short(), e.seq))
+            ui.dim(&format!("▸ peat show {} {}", handles.of(&e.session), e.seq))
         )?;
     }
     Ok(())

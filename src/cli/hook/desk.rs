@@ -10,7 +10,6 @@ use super::spool;
 use crate::cli::ctx::Ctx;
 use crate::ledger::{Access, Ledger, LedgerError, LockError, Mode};
 use crate::views::closings;
-use crate::views::handle::Short;
 use crate::views::session::SessionRollup;
 use crate::views::{ViewError, Views};
 use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
@@ -61,6 +60,8 @@ pub(crate) fn read_current_session(desk: &Path) -> Option<String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Closing {
     pub(crate) session: SessionId,
+    /// Its handle, as worked out with the views open (SessionStart prints it without them).
+    pub(crate) handle: String,
     pub(crate) seq: Seq,
     pub(crate) end_ms: i64,
     pub(crate) branch: Option<String>,
@@ -71,7 +72,7 @@ impl Closing {
     /// Three lines: where it comes from, the message (clipped), the command that reads it.
     pub(crate) fn render(&self, now_ms: i64, tz: &jiff::tz::TimeZone) -> String {
         let mut about = vec![
-            self.session.short().to_string(),
+            self.handle.clone(),
             format!("{} ago", crate::vocab::time::age(now_ms, self.end_ms, tz)),
         ];
         if let Some(b) = &self.branch {
@@ -81,7 +82,7 @@ impl Closing {
             "peat: last session here ({}) closed with:\n  {}\n  ▸ peat show {} {}\n",
             about.join(", "),
             crate::cli::ui::clip(&self.text, CLIP),
-            self.session.short(),
+            self.handle,
             self.seq
         )
     }
@@ -187,8 +188,8 @@ pub(crate) fn previous_closing(
 
 impl From<closings::Closing> for Closing {
     fn from(c: closings::Closing) -> Closing {
-        crate::views::handle::remember(&c.session, &c.handle);
         Closing {
+            handle: crate::views::handle::read_back(&c.session, &c.handle),
             session: c.session,
             seq: c.seq,
             end_ms: c.end_ms,
@@ -297,6 +298,7 @@ mod tests {
     fn a_closing_renders_with_its_handle() {
         let c = Closing {
             session: SessionId("3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b".into()),
+            handle: "3f6c2a9e".into(),
             seq: Seq(1234),
             end_ms: 0,
             branch: Some("feat/rate-limit".into()),

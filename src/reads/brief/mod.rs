@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::reads::ladder::{self, Band, DayRow, Tally};
 use crate::views::ViewError;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::tables::{Table, Tables};
 use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 use crate::vocab::time::age;
@@ -290,9 +290,9 @@ impl<'t> Heads<'t> {
     }
 }
 
-/// The handle of the session whose id is `session` (see [`SessionId::short`]).
-pub(crate) fn short(session: &str) -> String {
-    SessionId(session.to_string()).short()
+/// The handle among `handles` of the session whose id is `session` (see [`Handles::of`]).
+pub(crate) fn short(handles: &Handles, session: &str) -> String {
+    handles.of(&SessionId(session.to_string()))
 }
 
 /// `today`, `yesterday`, `3d ago` (a day after `today`, as its date).
@@ -357,6 +357,7 @@ pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError>
         ..Brief::default()
     };
     let mut heads = Heads::new(tables);
+    let handles = Handles::new(tables);
 
     // Active: sessions seen on the local days the last hour spans.
     let since = local_date(here.now_ms - ACTIVE_MS, here.tz);
@@ -380,10 +381,10 @@ pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError>
         .take(ACTIVE_SHOWN)
         .map(|(end, s, place, commits)| Active {
             place,
-            short: short(&s),
+            short: short(&handles, &s),
             age: age(here.now_ms, end, here.tz),
             commits,
-            handle: format!("▸ peat show {}", short(&s)),
+            handle: format!("▸ peat show {}", short(&handles, &s)),
             session: SessionId(s),
         })
         .collect();
@@ -419,10 +420,10 @@ pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError>
         })
         .collect();
 
-    brief.last_session = last_session(tables, &mut heads, &days, here)?;
+    brief.last_session = last_session(tables, &mut heads, &handles, &days, here)?;
 
     // Files touched over the days shown, and which of those days' sessions touched them.
-    brief.files = files_of(tables, shown, here.cwd, FILES_SHOWN)?;
+    brief.files = files_of(tables, &handles, shown, here.cwd, FILES_SHOWN)?;
 
     // The subjects observed most recently.
     let mut subjects = tables.all_subjects()?;
@@ -448,6 +449,7 @@ pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError>
 /// brief and a window's zoom list them.
 pub(crate) fn files_of(
     tables: &Tables,
+    handles: &Handles,
     rows: &[DayRow],
     cwd: &Path,
     n: usize,
@@ -469,7 +471,7 @@ pub(crate) fn files_of(
             };
             for (f, _) in &top {
                 if rollup.files.contains_key(f) {
-                    by_file.entry(f).or_default().insert(short(s));
+                    by_file.entry(f).or_default().insert(short(handles, s));
                 }
             }
         }
@@ -525,6 +527,7 @@ pub(crate) fn file_arg(path: &str, cwd: &Path) -> String {
 fn last_session(
     tables: &Tables,
     heads: &mut Heads,
+    handles: &Handles,
     days: &[DayRow],
     here: &Here,
 ) -> Result<Option<LastSession>, ViewError> {
@@ -596,7 +599,7 @@ fn last_session(
         age: age(here.now_ms, end, here.tz),
         branch: h.branch.clone(),
         text,
-        handle: format!("▸ peat show {} {seq}", short(&session)),
+        handle: format!("▸ peat show {} {seq}", short(handles, &session)),
         session: id.session,
         seq: id.seq,
     }))

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::{Heads, day_end_ms, day_rows, day_start_ms, decode_days, local_date, short};
 use crate::reads::ladder::{self, DayRow, Tally};
 use crate::views::ViewError;
-use crate::views::handle::Short;
+use crate::views::handle::Handles;
 use crate::views::rows::{TextKind, TextRow};
 use crate::views::tables::{ObsRow, Table, Tables, split_key};
 use crate::vocab::event::{EventId, Seq, SessionId};
@@ -144,6 +144,7 @@ pub(crate) fn assemble(
 
     // The sessions active in the window, newest ending first.
     let mut heads = Heads::new(tables);
+    let handles = Handles::new(tables);
     let ids: BTreeSet<&str> = inside
         .iter()
         .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
@@ -174,7 +175,7 @@ pub(crate) fn assemble(
             };
             sessions.push(SessionLine {
                 session: SessionId(id.to_string()),
-                short: short(id),
+                short: short(&handles, id),
                 place: h.place(),
                 cwd: h.cwd.clone(),
                 branch: h.branch.clone(),
@@ -184,7 +185,7 @@ pub(crate) fn assemble(
                 to: hm(h.end_ms),
                 tools: h.tools,
                 commits: h.commits,
-                handle: format!("▸ peat show {}", short(id)),
+                handle: format!("▸ peat show {}", short(&handles, id)),
             });
         }
         sessions.sort_by(|a, b| a.start_ms.cmp(&b.start_ms).then(a.session.cmp(&b.session)));
@@ -242,7 +243,7 @@ pub(crate) fn assemble(
         let place = heads.get(&id)?.map(|h| h.place()).unwrap_or_default();
         texts.push(TextLine {
             kind: row.kind,
-            handle: format!("▸ peat show {} {seq}", short(&id)),
+            handle: format!("▸ peat show {} {seq}", short(&handles, &id)),
             session: eid.session,
             seq: eid.seq,
             ts_ms: ts,
@@ -272,7 +273,7 @@ pub(crate) fn assemble(
             let subject = String::from_utf8_lossy(&k[..nul]).into_owned();
             obs.push(ObsLine {
                 subject,
-                handle: format!("▸ peat show {} {seq}", session.short()),
+                handle: format!("▸ peat show {} {seq}", handles.of(&session)),
                 session,
                 seq,
                 ts_ms: row.ts_ms,
@@ -299,7 +300,7 @@ pub(crate) fn assemble(
             handle: format!("▸ {}", w.handle()),
         },
         totals: Tally::of(inside, w.start, w.end),
-        files: super::files_of(tables, inside, cwd, FILES_SHOWN)?,
+        files: super::files_of(tables, &handles, inside, cwd, FILES_SHOWN)?,
         children,
         sessions,
         texts,
