@@ -412,9 +412,11 @@ impl Codex {
         } else {
             self.close_turn(out);
         }
+        let (typed, context) = split_ide_context(text);
         let event = Event::UserMsg {
-            text: request_first(text).into_owned(),
+            text: typed.to_string(),
             harness,
+            context: context.map(str::to_string),
         };
         self.emit(slots, event, out);
     }
@@ -1114,18 +1116,16 @@ fn item_text(item: &Value) -> String {
 }
 
 /// IDE clients wrap the person's words in a preamble (`# Context from my IDE setup:` …
-/// `## My request for Codex:` …). Put the request first, so listings (which clip) show the
-/// person's words; the context follows, whole.
-fn request_first(text: &str) -> std::borrow::Cow<'_, str> {
+/// `## My request for Codex:` …): the words typed, and the context apart, so the prompt
+/// reads as typed and the active file and open tabs match no search for other words.
+fn split_ide_context(text: &str) -> (&str, Option<&str>) {
     const MARK: &str = "## My request for Codex:";
     if !text.trim_start().starts_with("# Context from my IDE setup") {
-        return std::borrow::Cow::Borrowed(text);
+        return (text, None);
     }
     match text.split_once(MARK) {
-        Some((context, request)) => {
-            std::borrow::Cow::Owned(format!("{}\n\n{}", request.trim(), context.trim_end()))
-        }
-        None => std::borrow::Cow::Borrowed(text),
+        Some((context, request)) => (request.trim(), Some(context.trim())),
+        None => (text, None),
     }
 }
 
@@ -1532,7 +1532,7 @@ mod tests {
         out.events
             .values()
             .filter_map(|(_, e)| match e {
-                Event::UserMsg { text, harness } => Some((text.clone(), *harness)),
+                Event::UserMsg { text, harness, .. } => Some((text.clone(), *harness)),
                 _ => None,
             })
             .collect()
@@ -1640,14 +1640,22 @@ mod tests {
         // The IDE preamble is the person's prompt, not harness.
         let users = user_msgs(&out);
         assert!(users[0].1);
-        // The request comes first; the IDE context after it.
-        assert!(
-            !users[1].0.starts_with("# Context from my IDE setup:"),
-            "{}",
-            users[1].0
-        );
-        assert!(users[1].0.contains("# Context from my IDE setup:"));
+        // The words typed are the prompt; the IDE context is kept apart from them.
+        assert_eq!(users[1].0, "Add a rate limiter and document it");
         assert!(!users[1].1);
+        let contexts: Vec<Option<String>> = out
+            .events
+            .values()
+            .filter_map(|(_, e)| match e {
+                Event::UserMsg { context, .. } => Some(context.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            contexts[1].as_deref(),
+            Some("# Context from my IDE setup:\n\n## Open tabs:\n- server.ts: src/server.ts")
+        );
+        assert_eq!(contexts[0], None, "harness text has no context");
         assert_eq!(
             users.len(),
             4,

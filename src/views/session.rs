@@ -248,6 +248,7 @@ mod tests {
                     Event::UserMsg {
                         text: "go".into(),
                         harness: false,
+                        context: None,
                     },
                 ),
             ),
@@ -317,6 +318,7 @@ mod tests {
                 Event::UserMsg {
                     text: "<command-name>/clear".into(),
                     harness: true,
+                    context: None,
                 },
             ),
             1,
@@ -328,6 +330,7 @@ mod tests {
                 Event::UserMsg {
                     text: "fix the parser".into(),
                     harness: false,
+                    context: None,
                 },
             ),
             1,

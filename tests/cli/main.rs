@@ -19,6 +19,7 @@ mod recall;
 mod redact;
 mod resident;
 mod support;
+mod words;
 
 #[test]
 fn no_test_file_is_forgotten() {
