@@ -7,6 +7,7 @@ mod capture;
 mod commits;
 mod dispatch;
 mod faults;
+mod honest;
 mod hook;
 mod jj;
 mod kill;
