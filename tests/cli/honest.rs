@@ -73,3 +73,71 @@ fn recall_and_events_read_every_day_asof_and_zoom_read() {
         bad.stderr
     );
 }
+
+#[test]
+fn a_writer_that_waited_for_the_ledger_says_when_it_went_on() {
+    let env = Env::new();
+    let [a, _] = write_two_sessions(&env);
+    env.run(&["capture", &a]).ok();
+    let lock = env.hold_lock("a test holding the ledger");
+    let child = env
+        .cmd()
+        .args(["capture", &a])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    drop(lock);
+    let r = crate::support::Run::of(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let busy = r.stderr.find("the ledger is busy").expect(&r.stderr);
+    let free = r
+        .stderr
+        .find("the ledger is free again after")
+        .expect(&r.stderr);
+    assert!(busy < free, "{}", r.stderr);
+}
+
+#[test]
+fn a_session_that_ran_over_midnight_shows_the_day_it_began() {
+    let env = Env::new();
+    let mut c = crate::support::Claude::new(crate::support::SESSION_A);
+    c.user("migrate the invoices table overnight");
+    c.said("The migration finished; 41,000 invoices moved.");
+    let text = c
+        .text()
+        .replace("2026-07-14T09:00:01.000Z", "2026-07-13T23:54:00.000Z")
+        .replace("2026-07-14T09:00:02.000Z", "2026-07-14T00:09:00.000Z");
+    let path = env.path("midnight.jsonl");
+    std::fs::write(&path, text).unwrap();
+    env.run(&["capture", path.to_str().unwrap()]).ok();
+    let day = env.run(&["zoom", "2026-07-14"]).ok();
+    assert!(day.stdout.contains("Jul 13 23:54–00:09"), "{}", day.stdout);
+}
+
+#[test]
+fn setup_says_how_much_the_model_it_fetches_weighs() {
+    let env = Env::new();
+    let r = env
+        .cmd()
+        .env("PEAT_PYTHON", env.path("no-python-here"))
+        .arg("setup")
+        .output()
+        .unwrap();
+    let r = crate::support::Run::of(r);
+    let said = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("fetching the model"))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    // The model, its tokenizer and the runtime for this machine: 53 MB on x86_64 Linux,
+    // between 45 and 60 on every platform the lock pins.
+    let mb: u64 = said
+        .split("(once, ")
+        .nth(1)
+        .and_then(|rest| rest.split(" MB").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!((45..=60).contains(&mb), "{said}");
+}

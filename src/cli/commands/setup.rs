@@ -141,8 +141,10 @@ fn fetch_model(ctx: &Ctx) {
             .note(&format!("= model {}: already installed", lock.model.id));
         return;
     }
+    let bytes = lock.installed_size(&crate::embed::lock::this_platform());
+    let megabytes = (bytes + 500_000) / 1_000_000;
     ctx.ui.note(&format!(
-        "peat: fetching the model {} (once, about 130 MB)…",
+        "peat: fetching the model {} (once, {megabytes} MB)…",
         lock.model.id
     ));
     let python = ctx.python.clone();
