@@ -141,3 +141,17 @@ fn setup_says_how_much_the_model_it_fetches_weighs() {
         .unwrap_or_else(|| panic!("{said}"));
     assert!((45..=60).contains(&mb), "{said}");
 }
+
+#[test]
+fn help_uses_no_word_a_newcomer_cannot_know() {
+    let env = Env::new();
+    for args in [&["--help"][..], &["brief", "--help"], &["zoom", "--help"]] {
+        let help = env.run(args).ok().stdout;
+        for jargon in ["bead id:", "band", "beside a writer", "desk"] {
+            assert!(
+                !help.contains(jargon),
+                "peat {args:?} says {jargon:?}:\n{help}"
+            );
+        }
+    }
+}

@@ -63,7 +63,9 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         );
         return Ok(0);
     }
+    // Set up is done whatever the brief found.
     crate::cli::commands::brief::run(ctx, &crate::cli::commands::brief::BriefArgs::default())
+        .map(|_| 0)
 }
 
 /// The store holds everything the agents saw: `.peat/` goes into the repository's
