@@ -104,6 +104,10 @@ struct Pending {
     /// A commit-making command, waiting for the output that names the commit.
     #[serde(default)]
     commit: Option<PendingCommit>,
+    /// An `ExitPlanMode` call's plan, kept whole once the person approves it (the result
+    /// then carries the plan as approved, which wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plan: Option<String>,
 }
 
 /// What one line is emitting: its slots, its timestamp, and its last `FileTouch` (which
@@ -263,6 +267,7 @@ impl Claude {
                     Event::UserMsg {
                         text: text.to_string(),
                         harness,
+                        context: None,
                     },
                 );
             }
@@ -303,7 +308,9 @@ impl Claude {
                 Some(r @ Value::Object(_)) => flag(r, "is_error"),
                 _ => false,
             };
-        if failed {
+        if !failed {
+            self.persons_words(&pending, result, cx, out);
+        } else {
             if let Some((seq, Event::ToolCall { tool, detail, .. })) = pending.call {
                 let call = Event::ToolCall {
                     tool,
@@ -332,6 +339,57 @@ impl Claude {
             {
                 out.event(seq, cx.ts, event);
             }
+        }
+    }
+
+    /// What the person said through a tool the agent called: the answers to its
+    /// `AskUserQuestion` (the person's words, with the questions as their context), and the
+    /// plan they approved when it called `ExitPlanMode` (kept whole, as the agent's words).
+    fn persons_words(
+        &mut self,
+        pending: &Pending,
+        result: Option<&Value>,
+        cx: &mut LineCx,
+        out: &mut Emit,
+    ) {
+        let tool = match &pending.call {
+            Some((_, Event::ToolCall { tool, .. })) => tool.as_str(),
+            _ => return,
+        };
+        let event = match tool {
+            "AskUserQuestion" => {
+                let Some(answers) = result
+                    .and_then(|r| r.get("answers"))
+                    .and_then(Value::as_object)
+                    .filter(|a| !a.is_empty())
+                else {
+                    return;
+                };
+                let said = |v: &Value| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let text = answers.values().map(said).collect::<Vec<_>>().join("\n");
+                let asked = answers.keys().map(|q| format!("- {q}")).collect::<Vec<_>>();
+                Event::UserMsg {
+                    text,
+                    harness: false,
+                    context: Some(format!("answering:\n{}", asked.join("\n"))),
+                }
+            }
+            "ExitPlanMode" => {
+                let approved = result.and_then(|r| str_at(r, "plan"));
+                match approved.or(pending.plan.as_deref()) {
+                    Some(plan) if !plan.trim().is_empty() => Event::Said {
+                        text: plan.to_string(),
+                    },
+                    _ => return,
+                }
+            }
+            _ => return,
+        };
+        if let Some(seq) = self.slot(cx) {
+            out.event(seq, cx.ts, event);
         }
     }
 
@@ -410,6 +468,10 @@ impl Claude {
                 .and_then(commit::commit_command),
             _ => None,
         };
+        let plan = match name {
+            "ExitPlanMode" => input.and_then(|i| str_at(i, "plan")).map(str::to_string),
+            _ => None,
+        };
         let Some(id) = id else { return };
         if call.is_none() && touch.is_none() && commit.is_none() {
             return;
@@ -422,6 +484,7 @@ impl Claude {
                 call,
                 touch,
                 commit,
+                plan,
             },
         );
         while self.pending.len() > MAX_PENDING {
@@ -580,6 +643,23 @@ fn detail(name: &str, input: Option<&Value>) -> String {
         "Task" | "Agent" => field("description"),
         "WebFetch" => field("url"),
         "WebSearch" => field("query"),
+        // The plan's first line (its title); the whole plan is kept once approved.
+        "ExitPlanMode" => field("plan")
+            .lines()
+            .map(|l| l.trim_start_matches('#').trim())
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .to_string(),
+        "AskUserQuestion" => input
+            .and_then(|i| i.get("questions"))
+            .and_then(Value::as_array)
+            .map(|qs| {
+                qs.iter()
+                    .filter_map(|q| str_at(q, "question"))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default(),
         _ => match input {
             None | Some(Value::Null) => String::new(),
             Some(v) => v.to_string(),
@@ -656,6 +736,7 @@ mod tests {
     const TOOL_ERRORS: &str = include_str!("../../tests/fixtures/claude/tool-errors.jsonl");
     const GIT_COMMIT: &str = include_str!("../../tests/fixtures/claude/git-commit.jsonl");
     const COMPACTION: &str = include_str!("../../tests/fixtures/claude/compaction.jsonl");
+    const ASK_AND_PLAN: &str = include_str!("../../tests/fixtures/claude/ask-and-plan.jsonl");
     const LEGACY_SUMMARIES: &str =
         include_str!("../../tests/fixtures/claude/legacy-summaries.jsonl");
     const HARNESS: &str = include_str!("../../tests/fixtures/claude/harness.jsonl");
@@ -732,7 +813,7 @@ mod tests {
         tagged(out, "user")
             .into_iter()
             .map(|(s, e)| match e {
-                Event::UserMsg { text, harness } => (s, *harness, text.clone()),
+                Event::UserMsg { text, harness, .. } => (s, *harness, text.clone()),
                 other => panic!("{other:?}"),
             })
             .collect()
@@ -1537,6 +1618,79 @@ mod tests {
             &mut out,
         );
         assert_eq!(out.events[&at(0, 1)].0, 0);
+    }
+
+    #[test]
+    fn the_answer_to_an_ask_user_question_is_the_persons_words_with_the_question_as_context() {
+        let (_, out) = parse(ASK_AND_PLAN, "ask-and-plan");
+        let persons: Vec<(String, Option<String>)> = out
+            .events
+            .values()
+            .filter_map(|(_, e)| match e {
+                Event::UserMsg {
+                    text,
+                    harness: false,
+                    context,
+                } => Some((text.clone(), context.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            persons,
+            vec![
+                (
+                    "Clean up the chat UI, it has grown too many custom pieces.".to_string(),
+                    None
+                ),
+                (
+                    "Remove anything custom we have and use the ai elements approach".to_string(),
+                    Some("answering:\n- Which approach should the chat use?".to_string())
+                ),
+            ]
+        );
+        // At the answer's line, and the call names its question.
+        assert!(matches!(event(&out, at(2, 1)), Event::UserMsg { .. }));
+        assert!(matches!(
+            event(&out, at(1, 1)),
+            Event::ToolCall { tool, detail, ok: true }
+                if tool == "AskUserQuestion" && detail == "Which approach should the chat use?"
+        ));
+    }
+
+    #[test]
+    fn an_approved_plan_is_kept_whole_and_a_rejected_one_is_only_named() {
+        let (_, out) = parse(ASK_AND_PLAN, "ask-and-plan");
+        let v: Value = serde_json::from_str(ASK_AND_PLAN.lines().nth(3).unwrap()).unwrap();
+        let plan = v["message"]["content"][0]["input"]["plan"]
+            .as_str()
+            .unwrap();
+        assert!(plan.len() > DETAIL_CAP * 2);
+        // Approved: the whole plan, at the approval's line.
+        assert_eq!(event(&out, at(4, 1)), &Event::Said { text: plan.into() });
+        assert!(matches!(
+            event(&out, at(3, 1)),
+            Event::ToolCall { tool, detail, .. }
+                if tool == "ExitPlanMode" && detail == "Plan: replace the custom chat widgets"
+        ));
+        // Rejected: the call (failed) names it; its text is not kept as said.
+        assert!(matches!(
+            event(&out, at(5, 1)),
+            Event::ToolCall { detail, ok: false, .. } if detail == "Plan: also rewrite the router"
+        ));
+        assert!(
+            !out.events.values().any(
+                |(_, e)| matches!(e, Event::Said { text } if text.contains("Swap the router"))
+            )
+        );
+        // The plan is no closing message: the turn's last text is.
+        assert_eq!(
+            texts(&out, "final"),
+            vec![(
+                at(7, 1),
+                "The chat now renders with the ai elements components; the custom bubble is gone."
+                    .to_string()
+            )]
+        );
     }
 
     #[test]

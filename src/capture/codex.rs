@@ -3,10 +3,9 @@
 //! bare Responses items), the `{timestamp, type, payload}` envelope, and the 2026 additions
 //! (`ordinal`, paginated history with `item_completed`).
 //!
-//! `response_item` messages are the source of replies (the `event_msg` `agent_message`
-//! copies duplicate them). Prompts come from either copy, `response_item` user messages or
-//! `event_msg` `user_message` (some rollouts write only the latter), and a prompt written
-//! both ways is recorded once (see [`Echo`]). Hosted web searches are tool calls; a process
+//! Prompts and replies come from either copy, `response_item` messages or `event_msg`
+//! `user_message` / `agent_message` (some rollouts write only the latter), and a message
+//! written both ways is recorded once (see [`Echo`] and [`Codex::reply_copy`]). Hosted web searches are tool calls; a process
 //! `exec_command` leaves running is polled by `write_stdin`, and its exit status, arriving in
 //! a poll, revises the `exec_command`'s own event. A turn's last assistant text is
 //! its closing message, written as `FinalMsg` when the turn closes (a real prompt,
@@ -82,6 +81,10 @@ pub(crate) struct Codex {
     /// has not been seen yet; cleared once the agent answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     echo: Option<Echo>,
+    /// A reply read from an `agent_message`, held until the next line shows whether its
+    /// `response_item` copy follows (see [`Codex::reply_copy`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_reply: Option<Text>,
     /// A `response_item` user or assistant message was seen: `item_completed` messages
     /// (paginated history) are then duplicates.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -175,12 +178,14 @@ struct ExecSession {
     call: Call,
 }
 
-/// Where a person's prompt was read from. Legacy rollouts write every prompt twice, as a
+/// Where a message was read from. Legacy rollouts write every prompt twice, as a
 /// `response_item` user message (what the model saw) and an `event_msg` `user_message`
-/// (what was typed), in either order; some (Desktop) write only the latter.
+/// (what was typed), in either order, and every reply twice, as an `event_msg`
+/// `agent_message` followed by a `response_item` assistant message; some write only the
+/// `event_msg` copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum PromptCopy {
+enum MessageCopy {
     Item,
     Event,
 }
@@ -189,8 +194,32 @@ enum PromptCopy {
 /// other copy are the same prompts again.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Echo {
-    from: PromptCopy,
+    from: MessageCopy,
     n: u32,
+}
+
+impl Echo {
+    /// Whether a prompt read from `copy` is new (to record) rather than the other copy of
+    /// one already recorded, keeping the count in `echo`.
+    fn is_new(echo: &mut Option<Echo>, copy: MessageCopy) -> bool {
+        match echo {
+            Some(e) if e.from != copy => {
+                e.n -= 1;
+                if e.n == 0 {
+                    *echo = None;
+                }
+                false
+            }
+            Some(e) => {
+                e.n += 1;
+                true
+            }
+            None => {
+                *echo = Some(Echo { from: copy, n: 1 });
+                true
+            }
+        }
+    }
 }
 
 /// A tool call as read from its line, before it is recorded.
@@ -321,25 +350,53 @@ impl Codex {
 
     /// A prompt from one of its two copies: recorded, unless it is the other copy of one
     /// just recorded.
-    fn prompt_copy(&mut self, text: &str, copy: PromptCopy, slots: &mut LineSlots, out: &mut Emit) {
+    fn prompt_copy(
+        &mut self,
+        text: &str,
+        copy: MessageCopy,
+        slots: &mut LineSlots,
+        out: &mut Emit,
+    ) {
         if text.trim().is_empty() {
             return;
         }
         if is_harness(text) {
             return self.user_text(text, slots, out);
         }
-        match &mut self.echo {
-            Some(e) if e.from != copy => {
-                e.n -= 1;
-                if e.n == 0 {
-                    self.echo = None;
-                }
-                return;
-            }
-            Some(e) => e.n += 1,
-            None => self.echo = Some(Echo { from: copy, n: 1 }),
+        if Echo::is_new(&mut self.echo, copy) {
+            self.user_text(text, slots, out);
         }
-        self.user_text(text, slots, out);
+    }
+
+    /// A reply read from one of its two copies, recorded once. The `response_item` copy is
+    /// the one recorded where both are written (at its own line, as peat always has, so a
+    /// file captured again yields the same events); an `agent_message` is held until the
+    /// next line that says anything, and recorded at its own line if no copy came, so a
+    /// rollout that writes only `agent_message` still has its replies and closing message.
+    fn reply_copy(&mut self, text: &str, copy: MessageCopy, slots: &mut LineSlots, out: &mut Emit) {
+        if text.trim().is_empty() {
+            return;
+        }
+        match copy {
+            MessageCopy::Item => {
+                if let Some(held) = self.held_reply.take()
+                    && held.text != text
+                {
+                    self.reply(held, out);
+                }
+                self.assistant_text(text, slots, out);
+            }
+            MessageCopy::Event => {
+                self.settle(out);
+                self.echo = None;
+                let Some(seq) = self.slot(slots) else { return };
+                self.held_reply = Some(Text {
+                    seq,
+                    ts: self.ts,
+                    text: text.to_string(),
+                });
+            }
+        }
     }
 
     fn user_text(&mut self, text: &str, slots: &mut LineSlots, out: &mut Emit) {
@@ -355,9 +412,11 @@ impl Codex {
         } else {
             self.close_turn(out);
         }
+        let (typed, context) = split_ide_context(text);
         let event = Event::UserMsg {
-            text: request_first(text).into_owned(),
+            text: typed.to_string(),
             harness,
+            context: context.map(str::to_string),
         };
         self.emit(slots, event, out);
     }
@@ -368,17 +427,33 @@ impl Codex {
         }
         self.echo = None;
         let Some(seq) = self.slot(slots) else { return };
+        let reply = Text {
+            seq,
+            ts: self.ts,
+            text: text.to_string(),
+        };
+        self.reply(reply, out);
+    }
+
+    /// Record `reply` as the turn's latest text.
+    fn reply(&mut self, reply: Text, out: &mut Emit) {
         if let Some(prev) = self.last.take() {
             // No longer the turn's last: undo a provisional FinalMsg from an earlier flush.
             out.event(prev.seq, prev.ts, Event::Said { text: prev.text });
         }
-        let text = text.to_string();
-        out.event(seq, self.ts, Event::Said { text: text.clone() });
-        self.last = Some(Text {
-            seq,
-            ts: self.ts,
-            text,
-        });
+        let said = Event::Said {
+            text: reply.text.clone(),
+        };
+        out.event(reply.seq, reply.ts, said);
+        self.last = Some(reply);
+    }
+
+    /// Record the `agent_message` reply held back, now that its `response_item` copy did not
+    /// follow it.
+    fn settle(&mut self, out: &mut Emit) {
+        if let Some(reply) = self.held_reply.take() {
+            self.reply(reply, out);
+        }
     }
 
     // ---- response items ---------------------------------------------------------------------
@@ -393,9 +468,9 @@ impl Codex {
                 self.item_messages = true;
                 let text = content_text(p.get("content"));
                 if role == "user" {
-                    self.prompt_copy(&text, PromptCopy::Item, slots, out);
+                    self.prompt_copy(&text, MessageCopy::Item, slots, out);
                 } else {
-                    self.assistant_text(&text, slots, out);
+                    self.reply_copy(&text, MessageCopy::Item, slots, out);
                 }
             }
             "function_call" => {
@@ -740,7 +815,11 @@ impl Codex {
         match str_at(p, "type").unwrap_or("") {
             "user_message" => {
                 let text = str_at(p, "message").unwrap_or("");
-                self.prompt_copy(text, PromptCopy::Event, slots, out);
+                self.prompt_copy(text, MessageCopy::Event, slots, out);
+            }
+            "agent_message" => {
+                let text = str_at(p, "message").unwrap_or("");
+                self.reply_copy(text, MessageCopy::Event, slots, out);
             }
             "task_complete" | "turn_complete" => {
                 self.echo = None;
@@ -883,6 +962,9 @@ impl TranscriptParser for Codex {
         let mut slots = LineSlots::new(line);
         let ty = str_at(value, "type");
         let payload = value.get("payload").filter(|p| p.is_object());
+        if self.held_reply.is_some() && !quiet_or_reply_item(ty, payload) {
+            self.settle(out);
+        }
         match (ty, payload) {
             (Some(ty), Some(p)) => match ty {
                 "session_meta" => self.session_meta(p, &slots, out),
@@ -899,7 +981,13 @@ impl TranscriptParser for Codex {
     }
 
     fn flush(&self, out: &mut Emit) {
-        if let Some(last) = &self.last {
+        // A held reply is the turn's last text when no `response_item` copy can follow it:
+        // the file has never written one. Otherwise it waits for the next capture.
+        let last = match &self.held_reply {
+            Some(held) if !self.item_messages => Some(held),
+            _ => self.last.as_ref(),
+        };
+        if let Some(last) = last {
             out.event(
                 last.seq,
                 last.ts,
@@ -1028,18 +1116,35 @@ fn item_text(item: &Value) -> String {
 }
 
 /// IDE clients wrap the person's words in a preamble (`# Context from my IDE setup:` …
-/// `## My request for Codex:` …). Put the request first, so listings (which clip) show the
-/// person's words; the context follows, whole.
-fn request_first(text: &str) -> std::borrow::Cow<'_, str> {
+/// `## My request for Codex:` …): the words typed, and the context apart, so the prompt
+/// reads as typed and the active file and open tabs match no search for other words.
+fn split_ide_context(text: &str) -> (&str, Option<&str>) {
     const MARK: &str = "## My request for Codex:";
     if !text.trim_start().starts_with("# Context from my IDE setup") {
-        return std::borrow::Cow::Borrowed(text);
+        return (text, None);
     }
     match text.split_once(MARK) {
-        Some((context, request)) => {
-            std::borrow::Cow::Owned(format!("{}\n\n{}", request.trim(), context.trim_end()))
+        Some((context, request)) => (request.trim(), Some(context.trim())),
+        None => (text, None),
+    }
+}
+
+/// Whether a line leaves a held `agent_message` reply held: a line that records nothing
+/// (token counts, reasoning, turn settings) or the reply's `response_item` copy itself.
+fn quiet_or_reply_item(ty: Option<&str>, payload: Option<&Value>) -> bool {
+    let kind = payload.and_then(|p| str_at(p, "type")).unwrap_or("");
+    match ty {
+        Some("turn_context") => true,
+        Some("event_msg") => matches!(
+            kind,
+            "token_count" | "agent_reasoning" | "agent_reasoning_raw_content" | "task_started"
+        ),
+        Some("response_item") => {
+            kind == "reasoning"
+                || (kind == "message"
+                    && payload.and_then(|p| str_at(p, "role")) == Some("assistant"))
         }
-        None => std::borrow::Cow::Borrowed(text),
+        _ => false,
     }
 }
 
@@ -1427,7 +1532,7 @@ mod tests {
         out.events
             .values()
             .filter_map(|(_, e)| match e {
-                Event::UserMsg { text, harness } => Some((text.clone(), *harness)),
+                Event::UserMsg { text, harness, .. } => Some((text.clone(), *harness)),
                 _ => None,
             })
             .collect()
@@ -1535,14 +1640,22 @@ mod tests {
         // The IDE preamble is the person's prompt, not harness.
         let users = user_msgs(&out);
         assert!(users[0].1);
-        // The request comes first; the IDE context after it.
-        assert!(
-            !users[1].0.starts_with("# Context from my IDE setup:"),
-            "{}",
-            users[1].0
-        );
-        assert!(users[1].0.contains("# Context from my IDE setup:"));
+        // The words typed are the prompt; the IDE context is kept apart from them.
+        assert_eq!(users[1].0, "Add a rate limiter and document it");
         assert!(!users[1].1);
+        let contexts: Vec<Option<String>> = out
+            .events
+            .values()
+            .filter_map(|(_, e)| match e {
+                Event::UserMsg { context, .. } => Some(context.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            contexts[1].as_deref(),
+            Some("# Context from my IDE setup:\n\n## Open tabs:\n- server.ts: src/server.ts")
+        );
+        assert_eq!(contexts[0], None, "harness text has no context");
         assert_eq!(
             users.len(),
             4,
@@ -2014,6 +2127,81 @@ mod tests {
         assert!(failed(s("aborted")));
         assert!(!failed(s("Plan updated")));
         assert!(!failed(Value::Null));
+    }
+
+    #[test]
+    fn replies_written_only_as_agent_messages_give_the_turn_its_closing_message() {
+        let ev = |kind: &str, field: &str, text: &str| {
+            json_line(&format!(
+                r#"{{"type":"event_msg","payload":{{"type":"{kind}","{field}":"{text}"}}}}"#
+            ))
+        };
+        let lines = [
+            json_line(r#"{"type":"session_meta","payload":{"id":"s","cwd":"/w"}}"#),
+            ev("user_message", "message", "add the limiter"),
+            ev("agent_message", "message", "Looking at the server first."),
+            ev(
+                "agent_message",
+                "message",
+                "Added the limiter to src/server.ts.",
+            ),
+            // No task_complete: the next prompt closes the turn.
+            ev("user_message", "message", "now the tests"),
+            ev("agent_message", "message", "Tests added."),
+            json_line(
+                r#"{"type":"event_msg","payload":{"type":"task_complete","last_agent_message":"Tests added."}}"#,
+            ),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        assert_eq!(texts(&out, "said"), vec!["Looking at the server first."]);
+        assert_eq!(
+            texts(&out, "final"),
+            vec!["Added the limiter to src/server.ts.", "Tests added."]
+        );
+    }
+
+    #[test]
+    fn a_reply_written_as_agent_message_then_item_is_recorded_once_at_the_items_line() {
+        let item = |text: &str| {
+            json_line(&format!(
+                r#"{{"type":"response_item","payload":{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"{text}"}}]}}}}"#
+            ))
+        };
+        let event = |text: &str| {
+            json_line(&format!(
+                r#"{{"type":"event_msg","payload":{{"type":"agent_message","message":"{text}"}}}}"#
+            ))
+        };
+        let prompt = |text: &str| {
+            json_line(&format!(
+                r#"{{"type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{text}"}}]}}}}"#
+            ))
+        };
+        let tokens = json_line(r#"{"type":"event_msg","payload":{"type":"token_count"}}"#);
+        let lines = [
+            json_line(r#"{"type":"session_meta","payload":{"id":"s","cwd":"/w"}}"#),
+            prompt("go"),
+            event("one"),
+            tokens.clone(),
+            item("one"),
+            event("two"),
+            item("two"),
+            prompt("again"),
+            event("three"),
+            item("three"),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        assert_eq!(texts(&out, "said"), vec!["one"]);
+        assert_eq!(texts(&out, "final"), vec!["two", "three"]);
+        // Each at its item's line, as before agent messages were read.
+        let lines_of = |tag| -> Vec<u64> {
+            at_seqs(&out, tag)
+                .iter()
+                .map(|(s, _)| u64::from(*s) / 16)
+                .collect()
+        };
+        assert_eq!(lines_of("said"), vec![4]);
+        assert_eq!(lines_of("final"), vec![6, 9]);
     }
 
     #[test]

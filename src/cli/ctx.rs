@@ -171,7 +171,13 @@ impl Ctx {
     pub(crate) fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
         let ui = self.ui;
         let wait = self.lock_wait;
-        let mut on_wait = move || {
+        // When the wait began, to say when it ended: a log that only ever says "waiting"
+        // reads as a hook that hung.
+        let began = std::cell::Cell::new(None);
+        let mut on_wait = || {
+            if began.get().is_none() {
+                began.set(Some(std::time::Instant::now()));
+            }
             ui.note(&format!(
                 "peat: the ledger is busy (another peat process); waiting up to {}s…",
                 wait.as_secs()
@@ -186,6 +192,12 @@ impl Ctx {
                 on_wait: &mut on_wait,
             },
         )?;
+        if let Some(began) = began.get() {
+            ui.note(&format!(
+                "peat: the ledger is free again after {:.1}s; going on",
+                began.elapsed().as_secs_f64()
+            ));
+        }
         self.opened(ledger, mode)
     }
 

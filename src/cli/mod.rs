@@ -25,7 +25,7 @@ first line of the answer says which was chosen):
                             Peat-Session trailer, the recorded commit command, the session
                             in this workspace then, or the edits that wrote its lines
   peat staging              a subject's full evidence trail (exact name)
-  peat peat-8nj             a bead id: every text that mentions it
+  peat peat-8nj             an issue id (a Beads tracker id): every text that mentions it
   peat rate limiter         anything else: keyword + semantic search
 A shape whose lookup finds nothing falls through to the next (a hex word that is
 neither a session nor a commit is searched, and the search's first line says what was
@@ -41,7 +41,7 @@ EXIT STATUS (like grep and ripgrep):
   1   nothing found (no hits, no such session or subject, nothing recorded yet)
   2   an error: bad usage, invalid input (a file that is not a transcript), a store failure
   75  the ledger stayed busy for the whole wait (PEAT_LOCK_WAIT_SECS, default 120): only
-      writers wait; every read (`asof` too) answers beside a writer, saying how far behind
+      writers wait; every read (`asof` too) answers while a writer holds the ledger, saying how far behind
 `peat hook` runs always exit 0: a hook never breaks an agent session.
 
 Start with `peat setup` in a project, or `peat import` for every transcript on this
@@ -63,7 +63,7 @@ pub(crate) struct Cli {
     #[arg(long, global = true)]
     pub(crate) json: bool,
 
-    /// How many further-back bands the brief shows (bare `peat`; see `peat brief --help`)
+    /// How many further-back periods the brief shows (bare `peat`; see `peat brief --help`)
     #[arg(long, value_name = "N")]
     pub(crate) budget: Option<usize>,
 

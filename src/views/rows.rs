@@ -126,6 +126,7 @@ impl TextRow {
             Event::UserMsg {
                 text,
                 harness: false,
+                ..
             } => row(TextKind::User, true, text),
             _ => return None,
         };
@@ -224,6 +225,7 @@ mod tests {
                 &Event::UserMsg {
                     text: text.into(),
                     harness: false,
+                    context: None,
                 },
             )
             .unwrap()

@@ -275,6 +275,7 @@ mod tests {
                     Event::UserMsg {
                         text: "go".into(),
                         harness: false,
+                        context: None,
                     },
                 ),
             ),
@@ -344,6 +345,7 @@ mod tests {
                 Event::UserMsg {
                     text: "<command-name>/clear".into(),
                     harness: true,
+                    context: None,
                 },
             ),
             1,
@@ -355,6 +357,7 @@ mod tests {
                 Event::UserMsg {
                     text: "fix the parser".into(),
                     harness: false,
+                    context: None,
                 },
             ),
             1,

@@ -50,7 +50,7 @@ pub(crate) fn steps_of(
 ) -> Result<Vec<Step>, ViewError> {
     let one = |s| Ok(vec![s]);
     match event {
-        Event::UserMsg { text, harness } => one(Step::Prompt {
+        Event::UserMsg { text, harness, .. } => one(Step::Prompt {
             text: text.clone(),
             harness: *harness,
         }),

@@ -191,6 +191,11 @@ pub enum Event {
         /// interruption markers), not typed by the person.
         #[serde(default, skip_serializing_if = "is_false")]
         harness: bool,
+        /// What the words answered or came with, kept apart so `text` reads as typed and is
+        /// all that search matches: an IDE's preamble (the active file, the open tabs), or
+        /// the question an answer to `AskUserQuestion` replies to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
     },
     ToolCall {
         tool: String,

@@ -61,35 +61,50 @@ pub(crate) fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i6
     Some(next.timestamp().as_millisecond() - 1)
 }
 
+/// What a moment may be written as, everywhere peat takes one (`--since`, `asof`, `zoom`):
+/// for the error that says a value is none of them.
+pub(crate) const MOMENT_GRAMMAR: &str = "a number of days like 3, a duration like 90min, 12h, 3d or 2w, a date like 2026-11-01, a time like 2026-11-01T14:30, today, yesterday, \"3 days ago\", \"last week\", 1m (a month) or a weekday like monday";
+
 /// The instant a `--since` value names, relative to `now_ms`: a count of days (`3`), a
-/// duration (`12h`, `3d`, `2w`), or a date (`2026-11-01`, from its start in `tz`).
+/// duration back from now (`90min`, `12h`, `3d`, `2w`), a date or a local time
+/// (`2026-11-01`, `2026-11-01T14:30`, in `tz`), an instant (`2026-11-01T14:30:00Z`), or any
+/// day [`parse_day`] reads (`yesterday`, `monday`, `last week`, `1m`), from its start: one
+/// grammar with `asof` and `zoom`.
 pub(crate) fn parse_since(spec: &str, now_ms: i64, tz: &jiff::tz::TimeZone) -> Result<i64, String> {
     let spec = spec.trim();
     const HOUR: i64 = 3_600_000;
-    let unit = |c: char| match c {
-        'm' => Some(60_000),
-        'h' => Some(HOUR),
-        'd' => Some(24 * HOUR),
-        'w' => Some(7 * 24 * HOUR),
-        _ => None,
-    };
     if let Ok(days) = spec.parse::<i64>() {
         return Ok(now_ms - days * 24 * HOUR);
     }
-    if let Some(last) = spec.chars().last()
-        && let Some(per) = unit(last)
-        && let Ok(n) = spec[..spec.len() - 1].parse::<i64>()
-    {
-        return Ok(now_ms - n * per);
+    // `m` is a month, as `asof 1m` reads it; minutes are spelt out.
+    for (suffix, per) in [
+        ("min", 60_000),
+        ("h", HOUR),
+        ("d", 24 * HOUR),
+        ("w", 7 * 24 * HOUR),
+    ] {
+        if let Some(n) = spec.strip_suffix(suffix)
+            && let Ok(n) = n.trim().parse::<i64>()
+        {
+            return Ok(now_ms - n * per);
+        }
     }
-    if let Ok(date) = spec.parse::<jiff::civil::Date>()
-        && let Ok(z) = date.to_zoned_datetime(tz.clone())
+    if let Ok(t) = spec.parse::<jiff::Timestamp>() {
+        return Ok(t.as_millisecond());
+    }
+    if let Ok(t) = spec.parse::<jiff::civil::DateTime>()
+        && let Ok(z) = t.to_zoned_datetime(tz.clone())
     {
         return Ok(z.timestamp().as_millisecond());
     }
-    Err(format!(
-        "not a time: {spec:?} (want a number of days like 3, a duration like 12h, 3d or 2w, or a date like 2026-11-01)"
-    ))
+    let today = jiff::Timestamp::from_millisecond(now_ms)
+        .map(|t| t.to_zoned_datetime(tz.clone()).date())
+        .map_err(|e| e.to_string())?;
+    let day = parse_day(spec, today)
+        .map_err(|_| format!("not a time: {spec:?} (want {MOMENT_GRAMMAR})"))?;
+    day.to_zoned_datetime(tz.clone())
+        .map(|z| z.timestamp().as_millisecond())
+        .map_err(|e| e.to_string())
 }
 
 /// The local day `spec` names, relative to `today`: a date (`2026-07-10`), `today`,
@@ -347,6 +362,29 @@ mod tests {
             parse_since("yesterday-ish", now, &UTC)
                 .unwrap_err()
                 .contains("12h")
+        );
+    }
+
+    #[test]
+    fn since_reads_every_day_asof_and_zoom_read_from_its_start() {
+        // 1970-01-10 12:00 UTC, a Saturday.
+        let now = 9 * 86_400_000 + 12 * 3_600_000;
+        let day = |n: i64| n * 86_400_000;
+        assert_eq!(parse_since("yesterday", now, &UTC), Ok(day(8)));
+        assert_eq!(parse_since("today", now, &UTC), Ok(day(9)));
+        assert_eq!(parse_since("monday", now, &UTC), Ok(day(4)));
+        assert_eq!(parse_since("3 days ago", now, &UTC), Ok(day(6)));
+        assert_eq!(parse_since("last week", now, &UTC), Ok(day(2)));
+        // `m` is a month, as `asof 1m` reads it; minutes are spelt out.
+        assert_eq!(parse_since("90min", now, &UTC), Ok(now - 90 * 60_000));
+        assert_eq!(parse_since("1m", now, &UTC), Ok(-22 * 86_400_000));
+        assert_eq!(
+            parse_since("1970-01-05T06:30", now, &UTC),
+            Ok(day(4) + 6 * 3_600_000 + 30 * 60_000)
+        );
+        assert_eq!(
+            parse_since("1970-01-05T06:30:00+02:00", now, &UTC),
+            Ok(day(4) + 4 * 3_600_000 + 30 * 60_000)
         );
     }
 

@@ -127,7 +127,7 @@ const BRIEF: &str = r#"== peat · 2026-07-20 ==
 active in the last hour:
   work [b0000000] — <1h ago, 1 commit  ▸ peat show b0000000
 
-recent activity:
+the last days with activity:
   today: 3 tools · 1 commit · 1 session · 1 obs · …/src/server.ts  ▸ peat 2026-07-20
   2d ago: 6 tools · 1 session · 1 obs · …/src/server.ts  ▸ peat 2026-07-18
   6d ago: 4 tools · 1 session · …/src/server.ts  ▸ peat 2026-07-14
@@ -387,14 +387,17 @@ fn piped_output_is_plain_even_where_colour_is_allowed() {
 }
 
 #[test]
-fn an_empty_record_says_how_to_start() {
+fn an_empty_record_says_how_to_start_and_exits_1_as_nothing_found() {
     let env = Env::new();
-    let r = peat(&env, &["brief"]).ok();
+    let r = peat(&env, &["brief"]);
+    assert_eq!(r.code, 1, "nothing recorded yet is nothing found");
+    assert_eq!(peat(&env, &[]).code, 1);
     assert_eq!(
         r.stdout,
         "== peat · 2026-07-20 ==\n\nNothing is recorded here yet. Set this project up (ledger, hooks, model, its past\ntranscripts), or capture every transcript on this machine:\n  ▸ peat setup\n  ▸ peat import\n"
     );
-    let v: serde_json::Value =
-        serde_json::from_str(&peat(&env, &["brief", "--json"]).ok().stdout).unwrap();
+    let json = peat(&env, &["brief", "--json"]);
+    assert_eq!(json.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["events"], 0);
 }

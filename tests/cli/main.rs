@@ -7,6 +7,7 @@ mod capture;
 mod commits;
 mod dispatch;
 mod faults;
+mod honest;
 mod hook;
 mod jj;
 mod kill;
@@ -20,6 +21,7 @@ mod recall;
 mod redact;
 mod resident;
 mod support;
+mod words;
 
 #[test]
 fn no_test_file_is_forgotten() {

@@ -32,7 +32,8 @@ fn a_claim_round_trips_through_subjects_and_its_trail() {
     )
     .ok();
     assert!(
-        r.stderr.contains("recorded → staging (support 1)"),
+        r.stderr
+            .contains("recorded → staging in session 3f6c2a9e (support 1)"),
         "{}",
         r.stderr
     );
@@ -73,7 +74,8 @@ fn a_claim_round_trips_through_subjects_and_its_trail() {
     )
     .ok();
     assert!(
-        r.stderr.contains("recorded → staging (support 2)"),
+        r.stderr
+            .contains("recorded → staging in session 3f6c2a9e (support 2)"),
         "{}",
         r.stderr
     );
@@ -259,7 +261,15 @@ fn the_session_comes_from_the_desk_or_beside_the_ledger_or_a_hint() {
 
     // Beside the ledger (a shared store's current-session).
     std::fs::write(env.path("current-session"), format!("{SESSION_A}\n")).unwrap();
-    peat(&env, &["obs", "staging", "blue first"]).ok();
+    let r = peat(&env, &["obs", "staging", "blue first"]).ok();
+    // Typed in a shell, the file's session may not be the one meant: it says which.
+    assert!(
+        r.stderr
+            .contains("filed under session 3f6c2a9e, which .peat/current-session names")
+            && r.stderr.contains("--session ID files it elsewhere"),
+        "{}",
+        r.stderr
+    );
     // The desk's own wins over the one beside the ledger.
     let other = "9b9b9b9b-0000-4000-8000-000000000009";
     std::fs::create_dir_all(env.path("work/.peat")).unwrap();

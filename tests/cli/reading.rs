@@ -124,6 +124,29 @@ fn a_claim_citing_a_missing_event_is_refused_with_the_nearest_ones() {
     );
     // The nearest below 99999 are the session's last events: its closing message among them.
     assert!(r.stderr.contains("final"), "{}", r.stderr);
+    // The command the hint names lists the events it means, each with its seq.
+    let hinted = r
+        .stderr
+        .split('`')
+        .find(|c| c.starts_with("peat "))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    let args: Vec<&str> = hinted.split_whitespace().skip(1).collect();
+    let listed = peat(&env, &args).ok().stdout;
+    let nearest: Vec<&str> = r
+        .stderr
+        .lines()
+        .skip_while(|l| !l.contains("The nearest events it holds:"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert!(!nearest.is_empty(), "{}", r.stderr);
+    for seq in nearest {
+        assert!(
+            listed.split_whitespace().any(|w| w == seq),
+            "`{hinted}` does not list seq {seq}:\n{listed}"
+        );
+    }
     let r = peat(&env, &["subjects", "--json"]).ok();
     assert_eq!(json(&r), serde_json::json!([]), "nothing was recorded");
 }

@@ -170,7 +170,10 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         serde_json::to_writer(&mut out, &receipt).map_err(std::io::Error::from)?;
         writeln!(out)?;
     }
-    let mut receipt = format!("recorded → {subject} (support {support})");
+    let mut receipt = format!(
+        "recorded → {subject} in session {} (support {support})",
+        session.short()
+    );
     if let Some(b) = &basis {
         receipt.push_str(&format!(" {}", crate::reads::vcs::basis_label(b)));
     }
@@ -178,6 +181,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         receipt.push_str(" · uncited");
     }
     ctx.ui.note(&receipt);
+    if args.session.is_none() {
+        // Typed in a shell, the file names the last session started here, which may not be
+        // the one the claim is about: say which it went to.
+        ctx.ui.note(&format!(
+            "filed under session {}, which .peat/current-session names (the last agent session started here); --session ID files it elsewhere.",
+            session.short()
+        ));
+    }
     if args.from.is_empty() {
         ctx.ui.note(
             "uncited: it will read as a bare assertion; `--from SEQ,SEQ` cites the events it rests on.",
@@ -242,7 +253,7 @@ fn check_citations(
         }
     }
     Err(err.hint(format!(
-        "The nearest events it holds:\n{}\n`peat show {}` lists them all.",
+        "The nearest events it holds:\n{}\n`peat events --session {}` lists them all, each with its seq.",
         near.join("\n"),
         handles.of(session)
     )))

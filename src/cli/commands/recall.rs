@@ -24,7 +24,7 @@ pub(crate) struct RecallArgs {
     /// Only texts of this kind
     #[arg(long, value_name = "KIND", value_parser = clap::builder::PossibleValuesParser::new(TextKind::TAGS))]
     pub(crate) kind: Option<String>,
-    /// Only texts since: days (3), a duration (12h, 3d, 2w) or a date (2026-11-01)
+    /// Only texts since: days (3), a duration (90min, 12h, 3d, 2w), a date or time (2026-11-01, 2026-11-01T14:30), or a day as `asof` reads it (yesterday, monday, "last week", 1m)
     #[arg(long, value_name = "WHEN")]
     pub(crate) since: Option<String>,
     /// Only this session (an id or a unique prefix)

@@ -63,7 +63,9 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         );
         return Ok(0);
     }
+    // Set up is done whatever the brief found.
     crate::cli::commands::brief::run(ctx, &crate::cli::commands::brief::BriefArgs::default())
+        .map(|_| 0)
 }
 
 /// The store holds everything the agents saw: `.peat/` goes into the repository's
@@ -141,8 +143,10 @@ fn fetch_model(ctx: &Ctx) {
             .note(&format!("= model {}: already installed", lock.model.id));
         return;
     }
+    let bytes = lock.installed_size(&crate::embed::lock::this_platform());
+    let megabytes = (bytes + 500_000) / 1_000_000;
     ctx.ui.note(&format!(
-        "peat: fetching the model {} (once, about 130 MB)…",
+        "peat: fetching the model {} (once, {megabytes} MB)…",
         lock.model.id
     ));
     let python = ctx.python.clone();

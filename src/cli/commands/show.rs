@@ -305,13 +305,20 @@ fn show_event(
 /// it wrote, a tool call as its command.
 fn readable(event: &Event, change: Option<&Change>) -> String {
     match event {
-        Event::UserMsg { text, harness } => {
+        Event::UserMsg {
+            text,
+            harness,
+            context,
+        } => {
             let who = if *harness {
                 "the harness, for the person"
             } else {
                 "the person"
             };
-            format!("{who}:\n{text}")
+            match context {
+                Some(context) => format!("{who}:\n{text}\n\nwith this context:\n{context}"),
+                None => format!("{who}:\n{text}"),
+            }
         }
         Event::Said { text } => format!("the agent:\n{text}"),
         Event::FinalMsg { text } => format!("the agent's closing message:\n{text}"),

@@ -37,7 +37,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
                 let why = window::invalid_date(&args.window)
                     .unwrap_or_else(|| format!("not a window: {:?}", args.window));
                 return Err(CliError::user(format!("{why} ({})", window::WANT)).hint(
-                    "`peat` shows the recent days and bands, each with the window that reads it.",
+                    "`peat` shows the recent days and further-back periods, each with the window that reads it.",
                 ));
             }
         },

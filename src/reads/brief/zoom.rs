@@ -164,12 +164,18 @@ pub(crate) fn assemble(
             if h.parent.is_some() {
                 continue;
             }
+            // A time on another day than the one zoomed into says its day, so a session
+            // that ran over midnight does not read as a quarter of an hour.
             let hm = |ms: Option<i64>| {
                 ms.and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
                     .map(|t| {
-                        t.to_zoned_datetime(tz.clone())
-                            .strftime("%H:%M")
-                            .to_string()
+                        let local = t.to_zoned_datetime(tz.clone());
+                        let format = if local.date() == w.start {
+                            "%H:%M"
+                        } else {
+                            "%b %-d %H:%M"
+                        };
+                        local.strftime(format).to_string()
                     })
                     .unwrap_or_else(|| "?".into())
             };

@@ -212,6 +212,7 @@ pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
         Kind::User { harness } => Event::UserMsg {
             text: t,
             harness: *harness,
+            context: None,
         },
         Kind::Tool { ok } => Event::ToolCall {
             tool: "Bash".into(),

@@ -229,6 +229,7 @@ fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
         Event::UserMsg {
             text,
             harness: false,
+            ..
         } => plain(TextKind::User, text),
         Event::Said { text } if text.len() >= SAID_MIN => plain(TextKind::Said, text),
         _ => return None,
@@ -268,7 +269,7 @@ fn lines_changed(bytes: Option<&Vec<u8>>) -> Size {
 /// messages, compactions and claims; nothing else.
 pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec<Step> {
     match &env.kind {
-        Event::UserMsg { text, harness } => vec![Step::Prompt {
+        Event::UserMsg { text, harness, .. } => vec![Step::Prompt {
             text: text.clone(),
             harness: *harness,
         }],

@@ -10,8 +10,8 @@ use crate::reads::ladder::DEFAULT_BUDGET;
 
 /// Print the brief: what is going on, what happened lately, and where to read further
 ///
-/// Sessions active in the last hour, the most recent days, then further-back calendar bands
-/// (two weeks, two months, two quarters, years, and one band for everything earlier), the
+/// Sessions active in the last hour, the most recent days, then further-back calendar periods
+/// (two weeks, two months, two quarters, years, and one for everything earlier), the
 /// last session's closing message, the files touched lately and the newest observations.
 /// Every line ends in the command that reads it. What bare `peat` prints.
 ///
@@ -19,7 +19,7 @@ use crate::reads::ladder::DEFAULT_BUDGET;
 /// repository to change it (`--json` shows the fields it sees).
 #[derive(Args, Debug, Default)]
 pub(crate) struct BriefArgs {
-    /// How many further-back bands to show [default: 8]
+    /// How many further-back periods to show [default: 8]
     #[arg(long, value_name = "N", env = "PEAT_BRIEF_BUDGET")]
     pub(crate) budget: Option<usize>,
 }
@@ -30,13 +30,17 @@ pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
         // Bare `peat` does not go through clap's env handling.
         None => match &ctx.brief_budget {
             Some(s) => s.trim().parse().map_err(|_| {
-                CliError::user(format!("PEAT_BRIEF_BUDGET is not a number of bands: {s:?}"))
-                    .hint("Set it to a count like 8, or unset it.")
+                CliError::user(format!(
+                    "PEAT_BRIEF_BUDGET is not a number of periods: {s:?}"
+                ))
+                .hint("Set it to a count like 8, or unset it.")
             })?,
             None => DEFAULT_BUDGET,
         },
     };
     let (brief, behind) = assemble_behind(ctx, budget)?;
+    // Nothing recorded here yet is nothing found, as for every read.
+    let code = if brief.events == 0 { 1 } else { 0 };
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let answer = crate::cli::shared::Behind {
@@ -45,7 +49,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
         };
         serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
         writeln!(out)?;
-        return Ok(0);
+        return Ok(code);
     }
     let text = render::source(&ctx.location.desk)
         .and_then(|(src, origin)| render::render(&brief, &src, origin.as_deref(), ctx.ui))
@@ -56,7 +60,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
         })?;
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(0)
+    Ok(code)
 }
 
 /// The brief of this desk's record; an empty one when nothing was ever captured.
