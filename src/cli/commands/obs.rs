@@ -145,6 +145,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
     ledger.write(set)?;
     views.catch_up(&ledger, &mut model)?;
     let support = views.tables.subject(subject)?.map_or(1, |s| s.count);
+    let handle = Handles::new(&views.tables).of(&session);
     drop(views);
     drop(ledger);
 
@@ -170,10 +171,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         serde_json::to_writer(&mut out, &receipt).map_err(std::io::Error::from)?;
         writeln!(out)?;
     }
-    let mut receipt = format!(
-        "recorded → {subject} in session {} (support {support})",
-        session.short()
-    );
+    let mut receipt = format!("recorded → {subject} in session {handle} (support {support})");
     if let Some(b) = &basis {
         receipt.push_str(&format!(" {}", crate::reads::vcs::basis_label(b)));
     }
@@ -185,8 +183,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
         // Typed in a shell, the file names the last session started here, which may not be
         // the one the claim is about: say which it went to.
         ctx.ui.note(&format!(
-            "filed under session {}, which .peat/current-session names (the last agent session started here); --session ID files it elsewhere.",
-            session.short()
+            "filed under session {handle}, which .peat/current-session names (the last agent session started here); --session ID files it elsewhere."
         ));
     }
     if args.from.is_empty() {
