@@ -451,6 +451,33 @@ fn every_import_points_down_the_layers_and_no_modules_import_each_other_in_a_cir
 }
 
 #[test]
+fn the_module_map_names_every_module() {
+    let map = fs::read_to_string(src().join("../ARCHITECTURE.md")).unwrap();
+    let missing: Vec<String> = walkdir::WalkDir::new(src())
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(src()).unwrap().to_path_buf();
+            // The crate roots, and a module's tests split into their own file.
+            let name = module_of(&rel).pop()?;
+            let named = [
+                format!("`{name}`"),
+                format!("`{name}/`"),
+                format!("{name}.rs`"),
+            ]
+            .iter()
+            .any(|n| map.contains(n.as_str()));
+            (name != "tests" && !named).then(|| rel.display().to_string())
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's module map does not name: {missing:?}"
+    );
+}
+
+#[test]
 fn the_scanner_sees_grouped_super_and_inline_paths_and_skips_comments_and_strings() {
     let text = "use crate::{views::{tables::Table, Views}, vocab::event};\n\
                 // crate::cli::nothing\n\
