@@ -276,23 +276,55 @@ impl Ctx {
         self.read_views_with(self.prefetched_model(query)?)
     }
 
-    fn read_views_with(&self, model: ModelSlot) -> Result<(Ledger, Views, ModelSlot), CliError> {
+    fn read_views_with(
+        &self,
+        mut model: ModelSlot,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
         let access = Access {
             mode: Mode::Existing,
             wait: Duration::ZERO,
             who: &self.who,
             on_wait: &mut || {},
         };
-        let holder = match Ledger::open(&self.location.store, access) {
-            Ok(ledger) => return self.with_views(self.opened(ledger, Mode::Existing)?, model),
-            Err(ledger::LedgerError::Lock(ledger::LockError::Busy { holder, .. })) => holder,
+        let why = match Ledger::open(&self.location.store, access) {
+            Ok(ledger) => {
+                let ledger = self.opened(ledger, Mode::Existing)?;
+                match self.caught_up(&ledger, &mut model) {
+                    Ok(views) => return Ok((ledger, views, model)),
+                    // Catching up writes; a read needs none of it. With no room left, the
+                    // views answer as they stand.
+                    Err(e) => match self.room_left() {
+                        Some(free) if free < LOW_ROOM => {
+                            drop(ledger);
+                            let why = Stale::NoRoom {
+                                failed: e.message.clone(),
+                                free,
+                            };
+                            return self.as_they_stand(model, why).map_err(|_| e);
+                        }
+                        _ => return Err(e),
+                    },
+                }
+            }
+            Err(ledger::LedgerError::Lock(ledger::LockError::Busy { holder, .. })) => {
+                Stale::Busy(holder)
+            }
             // Let the waiting open say what is wrong.
             Err(_) => return self.open_views_with(model),
         };
+        self.as_they_stand(model, why)
+    }
+
+    /// The views as they stand, not caught up, for a read that cannot catch them up (`why`),
+    /// saying how far behind they are. Views that cannot be served as they stand, or fail to
+    /// open (damage is repaired only by the store's holder), are waited for.
+    fn as_they_stand(
+        &self,
+        model: ModelSlot,
+        why: Stale,
+    ) -> Result<(Ledger, Views, ModelSlot), CliError> {
         let ledger = Ledger::open_beside_writer(&self.location.store, &self.who)?;
         self.warn_damage(&ledger);
-        // Views that cannot be served as they stand, or fail to open (damage is repaired
-        // only by the store's holder), are waited for.
         let Ok(Some((views, behind))) =
             Views::beside_writer(&ledger, model.id.as_deref(), self.tz.clone())
         else {
@@ -300,11 +332,30 @@ impl Ctx {
             return self.open_views_with(model);
         };
         if behind > 0 {
+            let (cause, then) = match &why {
+                Stale::Busy(holder) => (
+                    format!("the store is busy, {holder}"),
+                    "run it again once that finishes to see them",
+                ),
+                Stale::NoRoom { failed, free } => (
+                    format!(
+                        "the views could not be brought up to date ({failed}), and the disk holding {} is full ({} KB free)",
+                        self.location.store.display(),
+                        free / 1024
+                    ),
+                    "free some room and run it again to see them",
+                ),
+            };
             self.ui.note(&format!(
-                "peat: the store is busy, {holder}: this answer is from the views as they stand, {behind} recorded changes behind; run it again once that finishes to see them."
+                "peat: {cause}: this answer is from the views as they stand, {behind} recorded changes behind; {then}."
             ));
         }
         Ok((ledger, views, model))
+    }
+
+    /// Bytes free on the disk holding the store.
+    fn room_left(&self) -> Option<u64> {
+        crate::ledger::space::free_bytes(&self.location.store)
     }
 
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.
@@ -329,13 +380,29 @@ impl Ctx {
         ledger: Ledger,
         mut model: ModelSlot,
     ) -> Result<(Ledger, Views, ModelSlot), CliError> {
-        let ui = self.ui;
-        let views = crate::views::stamp::open_recovering(
-            &ledger,
-            &mut model,
-            self.tz.clone(),
-            &mut |line| ui.note(line),
-        )?;
+        let views = self.caught_up(&ledger, &mut model)?;
         Ok((ledger, views, model))
     }
+
+    fn caught_up(&self, ledger: &Ledger, model: &mut ModelSlot) -> Result<Views, CliError> {
+        let ui = self.ui;
+        let views =
+            crate::views::stamp::open_recovering(ledger, model, self.tz.clone(), &mut |line| {
+                ui.note(line)
+            })?;
+        Ok(views)
+    }
+}
+
+/// Below this much free room, a read whose catch-up failed answers from the views as they
+/// stand: a failed write there is most likely the full disk (the storage engine's own error
+/// does not always say so), and the answer says both.
+const LOW_ROOM: u64 = 16 << 20;
+
+/// Why a read answers from views it could not catch up.
+enum Stale {
+    /// A writer holds the ledger (as it names itself).
+    Busy(String),
+    /// Catching up failed (`failed` says how) with `free` bytes left on the store's disk.
+    NoRoom { failed: String, free: u64 },
 }

@@ -116,7 +116,10 @@ pub fn acquire(
             waited,
         });
     }
-    write_holder(&mut file, who).map_err(io)?;
+    // The holder line only names this process to a waiter: on a full disk it cannot be
+    // written, and the lock (the flock, taken above) holds all the same, so a read still
+    // answers and a writer fails on the write itself, saying the disk is full.
+    let _ = write_holder(&mut file, who);
     Ok(StoreLock { file, _dir: dir })
 }
 

@@ -239,6 +239,75 @@ fn a_full_disk_fails_promptly_names_the_disk_loses_nothing_and_resumes() {
     assert_eq!(dump, fresh.dump(), "the resumed capture equals a clean one");
 }
 
+#[test]
+fn reads_on_a_full_disk_answer_from_the_views_as_they_stand_and_say_how_far_behind() {
+    let env = Env::new();
+    let Some(disk) = SmallDisk::mount(env.path("disk"), "16m") else {
+        return;
+    };
+    let store = disk.at.join("db");
+    let on_disk = |args: &[&str]| {
+        bounded(
+            env.cmd().env("PEAT_DB", &store).args(args),
+            Duration::from_secs(60),
+        )
+    };
+    let first = transcript(&env, "first.jsonl", 2);
+    on_disk(&["capture", first.to_str().unwrap()]).ok();
+    // The views as they stood after the first session, put back after a second is recorded:
+    // views behind their ledger, which any read would catch up, writing.
+    let saved = env.path("saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    for p in view_parts(&store) {
+        copy_tree(&p, &saved.join(p.file_name().unwrap()));
+    }
+    // Enough that catching up needs fresh room (the store's files keep some spare).
+    let second = env.path("second.jsonl");
+    Claude::session_of(OTHER, 200).write(&second);
+    on_disk(&["capture", second.to_str().unwrap()]).ok();
+    for p in view_parts(&store) {
+        std::fs::remove_dir_all(p).unwrap();
+    }
+    for p in view_parts(&saved) {
+        copy_tree(&p, &store.join(p.file_name().unwrap()));
+    }
+    // Fill the disk to its last byte.
+    let mut fill = std::fs::File::create(disk.at.join("fill")).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    while std::io::Write::write_all(&mut fill, &block).is_ok() {}
+    while std::io::Write::write_all(&mut fill, &[0]).is_ok() {}
+    drop(fill);
+
+    let r = on_disk(&["sessions", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![SESSION], "the views as they stood");
+    for said in [
+        "could not be brought up to date",
+        "is full",
+        "recorded changes behind",
+        "free some room",
+    ] {
+        assert!(r.stderr.contains(said), "{said:?} in {}", r.stderr);
+    }
+    // Every read answers: a search, a session's log, the brief.
+    on_disk(&["recall", "limiter"]).ok();
+    on_disk(&["log", "5a0c1e2d"]).ok();
+    assert!(on_disk(&["brief"]).code <= 1);
+
+    // With room again, the views catch up and the second session is there.
+    std::fs::remove_file(disk.at.join("fill")).unwrap();
+    let r = on_disk(&["sessions", "--json"]).ok();
+    assert!(r.stdout.contains(OTHER), "{}", r.stdout);
+    assert!(!r.stderr.contains("behind"), "{}", r.stderr);
+}
+
 const OTHER: &str = "5a0c1e2d-0000-4000-8000-00000000f002";
 
 /// Copy a directory tree (the views of a store, a ledger's backup).
