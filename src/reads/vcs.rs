@@ -371,7 +371,7 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
         )
     });
     while names.len() < MAX_RENAMES {
-        let quoted = current.replace('\\', "\\\\").replace('"', "\\\"");
+        let quoted = quoted(&current);
         // The cheap date filter first: `files()` diffs each commit it is asked about.
         let revset = format!("::({heads}){since} & files(root-file:\"{quoted}\")");
         let Some(out) = jj(root, &["log", "--no-graph", "-r", &revset, "-T", TEMPLATE]) else {
@@ -400,6 +400,192 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
     names
 }
 
+/// The commit that brought a line as it is: its hash, author and author date.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct LineCommit {
+    pub(crate) hash: String,
+    pub(crate) author: String,
+    pub(crate) ts_ms: i64,
+}
+
+/// A file as a commit of the working copy's history held it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Committed {
+    pub(crate) commit: String,
+    /// When it was committed, to the second (ms since the epoch).
+    pub(crate) ts_ms: i64,
+    /// The file's text; empty when the commit does not hold it.
+    pub(crate) text: String,
+}
+
+/// One file's history in the repository that holds it, read-only: what it was at a moment,
+/// and which commit brought each of its lines.
+#[derive(Clone, Debug)]
+pub(crate) struct FileHistory {
+    root: PathBuf,
+    rel: String,
+    /// git answers (a colocated jj repository too); else jj.
+    git: bool,
+}
+
+impl FileHistory {
+    /// The history of `file` (absolute; it may no longer exist), when a repository holds it.
+    pub(crate) fn of(file: &Path) -> Option<FileHistory> {
+        let repo = Repo::find(file.parent()?)?;
+        let root = std::fs::canonicalize(&repo.root).unwrap_or_else(|_| repo.root.clone());
+        let rel = file
+            .strip_prefix(&root)
+            .or_else(|_| file.strip_prefix(&repo.root))
+            .ok()?
+            .to_str()
+            .filter(|r| !r.is_empty())?
+            .to_string();
+        (repo.git || repo.jj).then_some(FileHistory {
+            root,
+            rel,
+            git: repo.git,
+        })
+    }
+
+    /// The last commit of the working copy's history made at or before `ms` (to the second),
+    /// with the file as it held it; `None` when there is none so early or the tool cannot say.
+    pub(crate) fn at(&self, ms: i64) -> Option<Committed> {
+        if ms < 0 {
+            return None;
+        }
+        let secs = ms.div_euclid(1000);
+        let line = if self.git {
+            let before = format!("--before=@{secs}");
+            git(
+                &self.root,
+                &["log", "-1", "--format=%H%x09%ct", &before, "HEAD", "--"],
+            )?
+        } else {
+            // `before:` is strict: the second after `secs` takes the commits made in it.
+            let revset = format!(
+                "latest(::@- & committer_date(before:\"{}\"))",
+                crate::vocab::time::format_iso_ms((secs + 1) * 1000)
+            );
+            jj(
+                &self.root,
+                &[
+                    "log",
+                    "-r",
+                    &revset,
+                    "--no-graph",
+                    "-T",
+                    "commit_id ++ \"\\t\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\n\"",
+                ],
+            )?
+        };
+        let (commit, ts) = line.trim().split_once('\t')?;
+        if !is_hex(commit) {
+            return None;
+        }
+        let ts_ms = ts.trim().parse::<i64>().ok()? * 1000;
+        // A commit that does not hold the file (before it was made) holds it empty.
+        let text = self.text_at(commit).unwrap_or_default();
+        Some(Committed {
+            commit: commit.to_string(),
+            ts_ms,
+            text,
+        })
+    }
+
+    fn text_at(&self, commit: &str) -> Option<String> {
+        if self.git {
+            git(
+                &self.root,
+                &["cat-file", "blob", &format!("{commit}:{}", self.rel)],
+            )
+        } else {
+            let file = format!("root-file:\"{}\"", quoted(&self.rel));
+            jj(&self.root, &["file", "show", "-r", commit, &file])
+        }
+    }
+
+    /// Each line of the file as `commit` holds it (`None`: the commit the working copy sits
+    /// on), without its newline, with the commit that brought it; `None` when the commit
+    /// does not hold the file or the tool cannot say.
+    pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
+        if self.git {
+            let rev = commit.unwrap_or("HEAD");
+            let out = git(&self.root, &["blame", "--porcelain", rev, "--", &self.rel])?;
+            return Some(git_blame_lines(&out));
+        }
+        let rev = commit.unwrap_or("@-");
+        const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
+        // `file annotate` takes a path relative to the directory jj runs in: the root.
+        let out = jj(
+            &self.root,
+            &["file", "annotate", "-r", rev, "-T", TEMPLATE, &self.rel],
+        )?;
+        Some(jj_annotate_lines(&out))
+    }
+}
+
+/// A jj string literal's body.
+fn quoted(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// `git blame --porcelain`: each line's text (after a tab) follows a header naming its
+/// commit, whose author and date are given the first time the commit appears.
+fn git_blame_lines(out: &str) -> Vec<(String, LineCommit)> {
+    let mut known: std::collections::HashMap<String, LineCommit> = Default::default();
+    let mut current = String::new();
+    let mut lines = Vec::new();
+    for line in out.split('\n') {
+        if let Some(text) = line.strip_prefix('\t') {
+            if let Some(c) = known.get(&current) {
+                lines.push((text.to_string(), c.clone()));
+            }
+        } else if let Some(name) = line.strip_prefix("author ") {
+            if let Some(c) = known.get_mut(&current) {
+                c.author = name.to_string();
+            }
+        } else if let Some(secs) = line.strip_prefix("author-time ") {
+            if let Some(c) = known.get_mut(&current) {
+                c.ts_ms = secs.trim().parse::<i64>().unwrap_or(0) * 1000;
+            }
+        } else if let Some(hash) = line
+            .split(' ')
+            .next()
+            .filter(|h| h.len() == 40 && is_hex(h))
+        {
+            current = hash.to_string();
+            known.entry(current.clone()).or_insert_with(|| LineCommit {
+                hash: current.clone(),
+                author: String::new(),
+                ts_ms: 0,
+            });
+        }
+    }
+    lines
+}
+
+/// `jj file annotate` with [`FileHistory::annotate`]'s template: `hash TAB author TAB
+/// seconds TAB text`, one line each.
+fn jj_annotate_lines(out: &str) -> Vec<(String, LineCommit)> {
+    out.split_inclusive('\n')
+        .filter_map(|line| {
+            let mut parts = line.splitn(4, '\t');
+            let hash = parts.next()?;
+            let author = parts.next()?;
+            let secs = parts.next()?.parse::<i64>().ok()?;
+            let text = parts.next()?;
+            Some((
+                text.strip_suffix('\n').unwrap_or(text).to_string(),
+                LineCommit {
+                    hash: hash.to_string(),
+                    author: author.to_string(),
+                    ts_ms: secs * 1000,
+                },
+            ))
+        })
+        .collect()
+}
+
 /// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
 pub(crate) fn basis_label(basis: &Basis) -> String {
     let short: String = basis.commit.chars().take(8).collect();
@@ -423,7 +609,8 @@ fn jj(root: &Path, args: &[&str]) -> Option<String> {
     let mut cmd = Command::new("jj");
     cmd.args(["--ignore-working-copy", "--no-pager", "--color=never", "-R"])
         .arg(root)
-        .args(args);
+        .args(args)
+        .current_dir(root);
     run(cmd)
 }
 
