@@ -426,6 +426,9 @@ pub(crate) struct FileHistory {
     rel: String,
     /// git answers (a colocated jj repository too); else jj.
     git: bool,
+    /// The names the file had before its renames: asked for once, when a commit does not
+    /// hold it under its name now.
+    earlier: std::cell::OnceCell<Vec<String>>,
 }
 
 impl FileHistory {
@@ -444,6 +447,7 @@ impl FileHistory {
             root,
             rel,
             git: repo.git,
+            earlier: std::cell::OnceCell::new(),
         })
     }
 
@@ -492,35 +496,56 @@ impl FileHistory {
         })
     }
 
+    /// The file's text at `commit`, under the name it had then (its name now, or one it had
+    /// before a rename).
     fn text_at(&self, commit: &str) -> Option<String> {
-        if self.git {
-            git(
-                &self.root,
-                &["cat-file", "blob", &format!("{commit}:{}", self.rel)],
-            )
-        } else {
-            let file = format!("root-file:\"{}\"", quoted(&self.rel));
-            jj(&self.root, &["file", "show", "-r", commit, &file])
-        }
+        self.names().find_map(|name| {
+            if self.git {
+                git(
+                    &self.root,
+                    &["cat-file", "blob", &format!("{commit}:{name}")],
+                )
+            } else {
+                let file = format!("root-file:\"{}\"", quoted(name));
+                jj(&self.root, &["file", "show", "-r", commit, &file])
+            }
+        })
+    }
+
+    /// The file's name now, then the names it had before its renames, newest first (asked
+    /// for once, and only when the name now is not enough).
+    fn names(&self) -> impl Iterator<Item = &str> {
+        let earlier = move || {
+            self.earlier.get_or_init(|| match self.git {
+                true => git_earlier_names(&self.root, &self.rel, None),
+                false => jj_earlier_names(&self.root, &self.rel, None),
+            })
+        };
+        std::iter::once(self.rel.as_str()).chain(
+            std::iter::once(())
+                .flat_map(move |()| earlier().iter())
+                .map(String::as_str),
+        )
     }
 
     /// Each line of the file as `commit` holds it (`None`: the commit the working copy sits
     /// on), without its newline, with the commit that brought it; `None` when the commit
     /// does not hold the file or the tool cannot say.
     pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
-        if self.git {
-            let rev = commit.unwrap_or("HEAD");
-            let out = git(&self.root, &["blame", "--porcelain", rev, "--", &self.rel])?;
-            return Some(git_blame_lines(&out));
-        }
-        let rev = commit.unwrap_or("@-");
-        const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
-        // `file annotate` takes a path relative to the directory jj runs in: the root.
-        let out = jj(
-            &self.root,
-            &["file", "annotate", "-r", rev, "-T", TEMPLATE, &self.rel],
-        )?;
-        Some(jj_annotate_lines(&out))
+        let rev = commit.unwrap_or(if self.git { "HEAD" } else { "@-" });
+        self.names().find_map(|name| {
+            if self.git {
+                let out = git(&self.root, &["blame", "--porcelain", rev, "--", name])?;
+                return Some(git_blame_lines(&out));
+            }
+            const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
+            // `file annotate` takes a path relative to the directory jj runs in: the root.
+            let out = jj(
+                &self.root,
+                &["file", "annotate", "-r", rev, "-T", TEMPLATE, name],
+            )?;
+            Some(jj_annotate_lines(&out))
+        })
     }
 }
 

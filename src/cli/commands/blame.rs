@@ -341,25 +341,25 @@ fn summary(
     let reasons = [
         (
             Placement::Missing,
-            "could not be placed: what they wrote is no longer where they wrote it (changed since by something the record does not hold)",
+            "not placed: the text written is no longer where it was written (changed since by something the record does not hold)",
         ),
         (
             Placement::Ambiguous,
-            "could not be placed: their text is in the file, but not in exactly one place they could have been made",
+            "not placed: the text is in the file, but not in exactly one place the edit could have been made",
         ),
         (
             Placement::NotLines,
-            "could not be placed: they change no lines (a notebook cell, or a delete of a file that exists again)",
+            "not placed: no lines changed (a notebook cell, or a delete of a file that exists again)",
         ),
         (
             Placement::Behind,
-            "came before one that could not be placed: what the file held then is unknown",
+            "not placed: older than an edit that was not, so what the file held then is unknown",
         ),
         (
             Placement::Overwritten,
-            "came before a whole-file write, and no repository says what that write replaced",
+            "not placed: older than a whole-file write, and no repository says what that write replaced",
         ),
-        (Placement::Later, "were made after that moment"),
+        (Placement::Later, "after that moment, not applied"),
     ];
     for (why, said) in reasons {
         let n = edits.iter().filter(|e| e.placement == why).count();
