@@ -429,6 +429,10 @@ pub(crate) struct FileHistory {
     /// The names the file had before its renames: asked for once, when a commit does not
     /// hold it under its name now.
     earlier: std::cell::OnceCell<Vec<String>>,
+    /// [`FileHistory::changing_commits`], asked for once.
+    commits: std::cell::OnceCell<Vec<(i64, String)>>,
+    /// The file's text at each commit asked about.
+    texts: std::cell::RefCell<std::collections::HashMap<String, String>>,
 }
 
 impl FileHistory {
@@ -448,28 +452,50 @@ impl FileHistory {
             rel,
             git: repo.git,
             earlier: std::cell::OnceCell::new(),
+            commits: std::cell::OnceCell::new(),
+            texts: Default::default(),
         })
     }
 
-    /// The last commit of the working copy's history made at or before `ms` (to the second),
-    /// with the file as it held it; `None` when there is none so early or the tool cannot say.
+    /// The last commit of the working copy's history that changed the file, made at or
+    /// before `ms` (to the second), with the file as it held it (empty once deleted); `None`
+    /// when there is none so early or the tool cannot say. The last commit to change the file
+    /// holds it as every later one before the moment does, and a recorded edit made after it
+    /// is in none of them.
     pub(crate) fn at(&self, ms: i64) -> Option<Committed> {
-        if ms < 0 {
-            return None;
-        }
         let secs = ms.div_euclid(1000);
-        let line = if self.git {
-            let before = format!("--before=@{secs}");
+        let commits = self.commits.get_or_init(|| self.changing_commits());
+        let before = commits.partition_point(|(t, _)| *t <= secs);
+        let (ts, commit) = commits.get(before.checked_sub(1)?)?;
+        let mut texts = self.texts.borrow_mut();
+        let text = texts
+            .entry(commit.clone())
+            .or_insert_with(|| self.text_at(commit).unwrap_or_default())
+            .clone();
+        Some(Committed {
+            commit: commit.clone(),
+            ts_ms: ts * 1000,
+            text,
+        })
+    }
+
+    /// The commits of the working copy's history that changed the file (across its renames,
+    /// where the tool follows them), oldest first, each with its commit time in seconds.
+    fn changing_commits(&self) -> Vec<(i64, String)> {
+        let out = if self.git {
             git(
                 &self.root,
-                &["log", "-1", "--format=%H%x09%ct", &before, "HEAD", "--"],
-            )?
+                &[
+                    "log",
+                    "--follow",
+                    "--format=%H%x09%ct",
+                    "HEAD",
+                    "--",
+                    &self.rel,
+                ],
+            )
         } else {
-            // `before:` is strict: the second after `secs` takes the commits made in it.
-            let revset = format!(
-                "latest(::@- & committer_date(before:\"{}\"))",
-                crate::vocab::time::format_iso_ms((secs + 1) * 1000)
-            );
+            let revset = format!("::@- & files(root-file:\"{}\")", quoted(&self.rel));
             jj(
                 &self.root,
                 &[
@@ -480,20 +506,18 @@ impl FileHistory {
                     "-T",
                     "commit_id ++ \"\\t\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\n\"",
                 ],
-            )?
+            )
         };
-        let (commit, ts) = line.trim().split_once('\t')?;
-        if !is_hex(commit) {
-            return None;
-        }
-        let ts_ms = ts.trim().parse::<i64>().ok()? * 1000;
-        // A commit that does not hold the file (before it was made) holds it empty.
-        let text = self.text_at(commit).unwrap_or_default();
-        Some(Committed {
-            commit: commit.to_string(),
-            ts_ms,
-            text,
-        })
+        let mut commits: Vec<(i64, String)> = out
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (hash, secs) = l.trim().split_once('\t')?;
+                is_hex(hash).then_some((secs.parse().ok()?, hash.to_string()))
+            })
+            .collect();
+        commits.sort();
+        commits
     }
 
     /// The file's text at `commit`, under the name it had then (its name now, or one it had
@@ -772,6 +796,112 @@ mod tests {
         assert!(earlier_paths(&root.join("fresh.txt"), None).is_empty());
         let outside = tempfile::tempdir().unwrap();
         assert!(earlier_paths(&outside.path().join("a.txt"), None).is_empty());
+    }
+
+    /// Commit everything in `dir` at `when` (committer and author date); the new hash.
+    fn commit_at(dir: &Path, when: &str, message: &str) -> String {
+        sh(dir, &["add", "-A"]);
+        let out = Command::new("git")
+            .args(["commit", "-q", "-m", message])
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Pat")
+            .env("GIT_AUTHOR_EMAIL", "pat@example.com")
+            .env("GIT_COMMITTER_NAME", "Pat")
+            .env("GIT_COMMITTER_EMAIL", "pat@example.com")
+            .env("GIT_AUTHOR_DATE", when)
+            .env("GIT_COMMITTER_DATE", when)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        sh(dir, &["rev-parse", "HEAD"])
+    }
+
+    #[test]
+    fn a_file_history_gives_the_file_at_the_last_commit_that_changed_it_and_each_lines_commit() {
+        let (dir, first) = repo();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+        let second = commit_at(&root, "2026-07-14T10:00:00Z", "two");
+        std::fs::write(root.join("b.txt"), "other\n").unwrap();
+        commit_at(&root, "2026-07-14T10:30:00Z", "another file");
+        std::fs::rename(root.join("a.txt"), root.join("c.txt")).unwrap();
+        let renamed = commit_at(&root, "2026-07-14T11:00:00Z", "a becomes c");
+        let ms = |t: &str| crate::vocab::time::parse_iso_ms(t).unwrap();
+
+        let h = FileHistory::of(&root.join("c.txt")).unwrap();
+        assert_eq!(
+            h.at(ms("2026-07-14T09:00:00Z")),
+            None,
+            "before its first commit"
+        );
+        let at = |t: &str| {
+            let c = h.at(ms(t)).unwrap();
+            (c.commit, c.ts_ms, c.text)
+        };
+        // Under its name then; a commit in the same second counts.
+        assert_eq!(
+            at("2026-07-14T09:30:00.500Z"),
+            (first.clone(), ms("2026-07-14T09:30:00Z"), "one\n".into())
+        );
+        // The commit of another file is not the file's.
+        assert_eq!(
+            at("2026-07-14T10:45:00Z"),
+            (
+                second.clone(),
+                ms("2026-07-14T10:00:00Z"),
+                "one\ntwo\n".into()
+            )
+        );
+        assert_eq!(at("2026-07-15T00:00:00Z").0, renamed);
+
+        let lines = |a: Option<Vec<(String, LineCommit)>>| -> Vec<(String, String, String)> {
+            a.unwrap()
+                .into_iter()
+                .map(|(t, c)| (t, c.hash, c.author))
+                .collect()
+        };
+        let one = ("one".to_string(), first.clone(), "t".to_string());
+        let two = ("two".to_string(), second.clone(), "Pat".to_string());
+        assert_eq!(lines(h.annotate(None)), vec![one.clone(), two.clone()]);
+        assert_eq!(lines(h.annotate(Some(&second))), vec![one.clone(), two]);
+        assert_eq!(lines(h.annotate(Some(&first))), vec![one]);
+        assert_eq!(
+            h.annotate(None).unwrap()[1].1.ts_ms,
+            ms("2026-07-14T10:00:00Z")
+        );
+        let outside = tempfile::tempdir().unwrap();
+        assert!(FileHistory::of(&outside.path().join("a.txt")).is_none());
+    }
+
+    #[test]
+    fn annotations_are_read_from_git_porcelain_and_jj_templates() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let porcelain = format!(
+            "{a} 1 1 2\nauthor Ann Lee\nauthor-time 60\nsummary x\n\tfirst\n{a} 2 2\n\t\tindented\n{b} 1 3 1\nauthor Bo\nauthor-time 120\n\tthird\n"
+        );
+        let got: Vec<(String, String, i64)> = git_blame_lines(&porcelain)
+            .into_iter()
+            .map(|(t, c)| (t, c.author, c.ts_ms))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("first".into(), "Ann Lee".into(), 60_000),
+                ("\tindented".into(), "Ann Lee".into(), 60_000),
+                ("third".into(), "Bo".into(), 120_000),
+            ]
+        );
+        let jj = format!("{a}\tAnn\t60\tone\ttab\n{b}\tBo\t120\tlast, no newline");
+        let got: Vec<(String, String)> = jj_annotate_lines(&jj)
+            .into_iter()
+            .map(|(t, c)| (t, c.hash))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("one\ttab".into(), a), ("last, no newline".into(), b)]
+        );
     }
 
     #[test]
