@@ -291,9 +291,9 @@ fn from_nothing(record: Record<'_>, n: usize, known: bool) -> Blame {
 /// that cannot be placed is skipped, and the lines it may have replaced (those holding a line
 /// of the text it replaced) become uncertain. A `Write` keeps the origin of the lines it left
 /// as they were when `known` (the text before it is the repository's), and owns every line
-/// otherwise (the record alone may have missed a person's change that it kept).
+/// otherwise (the record alone may have missed a person's change that it kept). Each edit's
+/// placement is pushed after those `blame` holds (one per edit before `from`, where they count).
 fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), known: bool) {
-    blame.placement.resize(from, Placement::Behind);
     for (i, change) in record.changes.iter().enumerate().take(to).skip(from) {
         if let (Change::Write { content }, false) = (change, known) {
             blame.text = content.clone();
@@ -392,9 +392,9 @@ impl History {
     }
 
     fn placement(&self, n: usize) -> Vec<Placement> {
-        let older = match (self.base_origin, self.stopped) {
-            (Some(_), _) => Placement::Overwritten,
-            (None, _) => Placement::Behind,
+        let older = match self.base_origin {
+            Some(_) => Placement::Overwritten,
+            None => Placement::Behind,
         };
         let mut placement = vec![older; n];
         if let Some((i, why)) = self.stopped

@@ -457,6 +457,49 @@ fn why_an_edit_was_not_placed_is_told_apart() {
     assert_eq!(b.placement, vec![Placement::Behind, Placement::Missing]);
     let b = blame("w\n", &[edit("x\n", "y\n"), write("w\n")]);
     assert_eq!(b.placement, vec![Placement::Overwritten, Placement::Placed]);
+    // A MultiEdit is missing when any of its replacements is.
+    let multi = Change::MultiEdit {
+        edits: vec![
+            Replacement {
+                old: "a\n".into(),
+                new: "A\n".into(),
+                replace_all: false,
+            },
+            Replacement {
+                old: "b\n".into(),
+                new: "B\n".into(),
+                replace_all: false,
+            },
+        ],
+    };
+    assert_eq!(
+        blame("A\nc\n", &[multi]).placement,
+        vec![Placement::Missing]
+    );
+    // Replayed forward, it is the text replaced that is looked for: there twice, ambiguous.
+    let mut repo = Repo {
+        commits: vec![(0, "c1", "b\nb\n", vec!["c1", "c1"])],
+    };
+    let changes = [edit("b\n", "B\n")];
+    let times = at_minutes(&[5]);
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame_at(None, record, 1, NINE + 6 * MINUTE, &mut repo).unwrap();
+    assert_eq!(b.placement, vec![Placement::Ambiguous]);
+    assert_eq!(b.lines, vec![LineOrigin::Uncertain; 2]);
+}
+
+#[test]
+fn an_edit_in_the_second_of_a_commit_is_taken_to_be_in_it() {
+    let commit = NINE;
+    let times = [commit - 1, commit + 999, commit + 1000];
+    let record = Record {
+        changes: &[edit("a", "b"), edit("b", "c"), edit("c", "d")],
+        times: &times,
+    };
+    assert_eq!(record.before_commit(commit), 2);
 }
 
 // ---------------------------------------------------------------------------------------
