@@ -307,6 +307,11 @@ fn every_line_and_moment_names_what_wrote_it(env: &Env, file: &str, s: &Story) {
         ]),
         "now"
     );
+    assert_eq!(
+        blame_json(env, file, &[])["origins"],
+        json!({"edit": 3, "before_record": 2, "committed_by_hand": 1, "uncommitted": 1}),
+        "the header's counts, for --json"
+    );
     // Before the record: Pat's commit alone.
     assert_eq!(
         blamed(env, file, &["--at", &at(3)]),

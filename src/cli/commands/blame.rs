@@ -60,7 +60,7 @@ struct JsonLine<'a> {
 }
 
 /// What a line's origin is, in words a reader can act on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 enum Origin {
     /// A recorded edit wrote it.
@@ -242,6 +242,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
                 commit: match origin { LineOrigin::Commit(c) => result.commits.get(*c), _ => None },
             }).collect::<Vec<_>>(),
             "edits": described,
+            "origins": origin_counts(&shown, &result, first_edit_ms),
             "behind": views.behind(),
         });
         let mut out = std::io::stdout().lock();
@@ -306,6 +307,22 @@ fn print_text(
     }
     out.finish()?;
     Ok(())
+}
+
+/// How many of the shown lines have each kind of origin (those with none left out): the
+/// text header's counts, for `--json`.
+fn origin_counts(
+    shown: &[(usize, &str, LineOrigin)],
+    result: &Blame,
+    first_edit_ms: i64,
+) -> std::collections::BTreeMap<Origin, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for (_, _, o) in shown {
+        *counts
+            .entry(Origin::of(*o, result, first_edit_ms))
+            .or_insert(0) += 1;
+    }
+    counts
 }
 
 /// The header's second part: how many lines each kind of origin has (only the kinds present),
