@@ -267,7 +267,10 @@ pub(crate) fn earlier_names(file: &Path, since_ms: Option<i64>) -> Vec<EarlierNa
     let names = if repo.git {
         git_earlier_names(&root, rel, since_ms)
     } else if repo.jj {
-        jj_earlier_names(&root, rel, since_ms)
+        jj_renames(&root, rel, since_ms)
+            .into_iter()
+            .map(|(_, old)| old)
+            .collect()
     } else {
         Vec::new()
     };
@@ -357,11 +360,13 @@ fn renames(out: &str) -> Vec<(String, String)> {
     found
 }
 
-fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
+/// The renames that led to `rel` in jj's history, newest first: the commit that made each and
+/// the name before it.
+fn jj_renames(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<(String, String)> {
     // Each commit that touched the current name, newest first, with its renames as
     // `old<TAB>new` lines; the revset narrows to the ancestors of the last rename found.
     const TEMPLATE: &str = "commit_id ++ \"\\n\" ++ diff.files().filter(|f| f.status() == \"renamed\").map(|f| f.source().path() ++ \"\\t\" ++ f.target().path() ++ \"\\n\").join(\"\")";
-    let mut names: Vec<String> = Vec::new();
+    let mut renames: Vec<(String, String)> = Vec::new();
     let mut current = rel.to_string();
     let mut heads = "@".to_string();
     let since = since_ms.map_or(String::new(), |ms| {
@@ -370,7 +375,7 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
             crate::vocab::time::format_iso_ms(ms)
         )
     });
-    while names.len() < MAX_RENAMES {
+    while renames.len() < MAX_RENAMES {
         let quoted = quoted(&current);
         // The cheap date filter first: `files()` diffs each commit it is asked about.
         let revset = format!("::({heads}){since} & files(root-file:\"{quoted}\")");
@@ -390,14 +395,14 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
             }
         }
         let Some((commit, old)) = step else { break };
-        if !is_hex(&commit) || names.contains(&old) || old == rel {
+        if !is_hex(&commit) || renames.iter().any(|(_, o)| *o == old) || old == rel {
             break;
         }
         heads = format!("{commit}-");
-        names.push(old.clone());
+        renames.push((commit, old.clone()));
         current = old;
     }
-    names
+    renames
 }
 
 /// The commit that brought a line as it is: its hash, author and author date.
@@ -426,9 +431,9 @@ pub(crate) struct FileHistory {
     rel: String,
     /// git answers (a colocated jj repository too); else jj.
     git: bool,
-    /// The names the file had before its renames: asked for once, when a commit does not
-    /// hold it under its name now.
-    earlier: std::cell::OnceCell<Vec<String>>,
+    /// The names the file had before its renames, newest first, each with the commit that
+    /// renamed it where the tool says (jj): asked for once, when needed.
+    earlier: std::cell::OnceCell<Vec<(Option<String>, String)>>,
     /// [`FileHistory::changing_commits`], asked for once.
     commits: std::cell::OnceCell<Vec<(i64, String)>>,
     /// The file's text at each commit asked about.
@@ -495,7 +500,12 @@ impl FileHistory {
                 ],
             )
         } else {
-            let revset = format!("::@- & files(root-file:\"{}\")", quoted(&self.rel));
+            // jj's log does not follow a rename: every name the file had is asked for.
+            let files: Vec<String> = self
+                .names()
+                .map(|n| format!("files(root-file:\"{}\")", quoted(n)))
+                .collect();
+            let revset = format!("::@- & ({})", files.join(" | "));
             jj(
                 &self.root,
                 &[
@@ -539,17 +549,25 @@ impl FileHistory {
     /// The file's name now, then the names it had before its renames, newest first (asked
     /// for once, and only when the name now is not enough).
     fn names(&self) -> impl Iterator<Item = &str> {
-        let earlier = move || {
-            self.earlier.get_or_init(|| match self.git {
-                true => git_earlier_names(&self.root, &self.rel, None),
-                false => jj_earlier_names(&self.root, &self.rel, None),
-            })
-        };
+        let earlier = move || self.renames();
         std::iter::once(self.rel.as_str()).chain(
             std::iter::once(())
                 .flat_map(move |()| earlier().iter())
-                .map(String::as_str),
+                .map(|(_, name)| name.as_str()),
         )
+    }
+
+    fn renames(&self) -> &[(Option<String>, String)] {
+        self.earlier.get_or_init(|| match self.git {
+            true => git_earlier_names(&self.root, &self.rel, None)
+                .into_iter()
+                .map(|old| (None, old))
+                .collect(),
+            false => jj_renames(&self.root, &self.rel, None)
+                .into_iter()
+                .map(|(commit, old)| (Some(commit), old))
+                .collect(),
+        })
     }
 
     /// Each line of the file as `commit` holds it (`None`: the commit the working copy sits
@@ -557,19 +575,62 @@ impl FileHistory {
     /// does not hold the file or the tool cannot say.
     pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
         let rev = commit.unwrap_or(if self.git { "HEAD" } else { "@-" });
-        self.names().find_map(|name| {
-            if self.git {
-                let out = git(&self.root, &["blame", "--porcelain", rev, "--", name])?;
-                return Some(git_blame_lines(&out));
+        let mut lines = self.names().find_map(|name| self.annotate_as(rev, name))?;
+        self.through_renames(&mut lines);
+        Some(lines)
+    }
+
+    /// jj's annotation does not follow a rename: it gives the renaming commit every line the
+    /// file had before. Those lines take their commit from the file under its earlier name,
+    /// at the renaming commit's parent. (git's blame follows the rename itself.)
+    fn through_renames(&self, lines: &mut [(String, LineCommit)]) {
+        if self.git {
+            return;
+        }
+        for (commit, old) in self.renames() {
+            let Some(commit) = commit else { continue };
+            if !lines.iter().any(|(_, c)| c.hash == *commit) {
+                continue;
             }
-            const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
-            // `file annotate` takes a path relative to the directory jj runs in: the root.
-            let out = jj(
-                &self.root,
-                &["file", "annotate", "-r", rev, "-T", TEMPLATE, name],
-            )?;
-            Some(jj_annotate_lines(&out))
-        })
+            let Some(before) = self.annotate_as(&format!("{commit}-"), old) else {
+                continue;
+            };
+            let theirs: Vec<&str> = before.iter().map(|(t, _)| t.as_str()).collect();
+            let ops = {
+                let ours: Vec<&str> = lines.iter().map(|(t, _)| t.as_str()).collect();
+                similar::capture_diff_slices(similar::Algorithm::Myers, &theirs, &ours)
+            };
+            for op in ops {
+                if let similar::DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                } = op
+                {
+                    for k in 0..len {
+                        let line = &mut lines[new_index + k].1;
+                        if line.hash == *commit {
+                            *line = before[old_index + k].1.clone();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The file's lines under `name` at `rev`, with the commit that brought each.
+    fn annotate_as(&self, rev: &str, name: &str) -> Option<Vec<(String, LineCommit)>> {
+        if self.git {
+            let out = git(&self.root, &["blame", "--porcelain", rev, "--", name])?;
+            return Some(git_blame_lines(&out));
+        }
+        const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
+        // `file annotate` takes a path relative to the directory jj runs in: the root.
+        let out = jj(
+            &self.root,
+            &["file", "annotate", "-r", rev, "-T", TEMPLATE, name],
+        )?;
+        Some(jj_annotate_lines(&out))
     }
 }
 

@@ -125,11 +125,11 @@ struct Story {
 
 /// 09:00 Pat commits `src/calc.py` (c1). 09:06 session A Writes it whole, keeping Pat's two
 /// lines; 09:12 session B edits A's last line; 09:15 Pat commits both (c2); 09:20 Pat adds a
-/// line by hand, committed at 09:25 (c3); 09:40 session A edits its first line. With
-/// `rename`, Pat renames the file to `src/maths.py` and commits at 09:45 (c4), else commits
-/// A's edit then. Last, a line typed by hand and never committed. Session B also Writes
-/// `src/notes.md` at 09:50, which Pat commits at 09:52 and deletes at 09:55.
-fn story(repo: &Repo, rename: bool) -> Story {
+/// line by hand, committed at 09:25 (c3); 09:40 session A edits its first line; Pat renames
+/// the file to `src/maths.py` and commits both at 09:45 (c4). Last, a line typed by hand and
+/// never committed. Session B also Writes `src/notes.md` at 09:50, which Pat commits at 09:52
+/// and deletes at 09:55.
+fn story(repo: &Repo) -> Story {
     let env = repo.env;
     let calc = repo.file("src/calc.py").to_string_lossy().into_owned();
     let notes = repo.file("src/notes.md").to_string_lossy().into_owned();
@@ -180,23 +180,14 @@ fn story(repo: &Repo, rename: bool) -> Story {
     let c3 = repo.commit(25, "a note by hand");
     let edited = by_hand.replace("import math\n", "import math, sys\n");
     repo.put("src/calc.py", &edited);
-    if rename {
-        std::fs::rename(repo.file("src/calc.py"), repo.file("src/maths.py")).unwrap();
-    }
+    std::fs::rename(repo.file("src/calc.py"), repo.file("src/maths.py")).unwrap();
     repo.commit(45, "A's import");
     repo.put("src/notes.md", "B's notes\n");
     repo.commit(52, "B's notes");
     std::fs::remove_file(repo.file("src/notes.md")).unwrap();
     repo.commit(55, "no notes");
     let now = format!("{edited}# typed, not committed\n");
-    repo.put(
-        if rename {
-            "src/maths.py"
-        } else {
-            "src/calc.py"
-        },
-        &now,
-    );
+    repo.put("src/maths.py", &now);
 
     let ta = transcript(env, "a.jsonl", &a);
     let tb = transcript(env, "b.jsonl", &b);
@@ -287,8 +278,9 @@ fn seqs(env: &Env, file: &str, i: usize) -> (u64, u64) {
     )
 }
 
-/// Every check of the scenario, for the file at `file` (renamed or not).
-fn every_line_and_moment_names_what_wrote_it(env: &Env, file: &str, s: &Story) {
+/// Every check of the scenario, on the renamed file.
+fn every_line_and_moment_names_what_wrote_it(env: &Env, s: &Story) {
+    let file = "src/maths.py";
     let a_write = || Who::Agent(SESSION_A, "add subtraction");
     let b_edit = || Who::Agent(SESSION_B, "mark sub as checked");
     let a_edit = || Who::Agent(SESSION_A, "import sys too");
@@ -401,12 +393,12 @@ fn in_a_git_repository_every_line_and_moment_names_what_wrote_it_across_a_rename
     require_git();
     let env = Env::new();
     let repo = Repo::new(&env, Vcs::Git);
-    let s = story(&repo, true);
-    every_line_and_moment_names_what_wrote_it(&env, "src/maths.py", &s);
+    let s = story(&repo);
+    every_line_and_moment_names_what_wrote_it(&env, &s);
 }
 
 #[test]
-fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it() {
+fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it_across_a_rename() {
     if !on_path("jj") {
         skip("jj is not on PATH (.ci/run installs it)", false);
         return;
@@ -414,6 +406,6 @@ fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it() {
     let env = Env::new();
     let repo = Repo::new(&env, Vcs::Jj);
     assert!(!env.path("work/.git").exists(), "a jj-only repository");
-    let s = story(&repo, false);
-    every_line_and_moment_names_what_wrote_it(&env, "src/calc.py", &s);
+    let s = story(&repo);
+    every_line_and_moment_names_what_wrote_it(&env, &s);
 }
