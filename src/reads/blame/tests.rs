@@ -224,15 +224,43 @@ fn a_cut_hidden_behind_a_later_write_is_replayed_forward_from_an_earlier_one() {
 // commit that brought each line).
 
 struct Repo {
-    commits: Vec<(i64, &'static str, &'static str, Vec<&'static str>)>,
+    commits: Vec<FakeCommit>,
+}
+
+/// A commit of the fake repository: when, its hash, the file's text, and the commit that
+/// brought each line.
+struct FakeCommit {
+    ms: i64,
+    hash: String,
+    text: String,
+    by: Vec<String>,
 }
 
 impl Repo {
-    fn line_commit(hash: &str) -> LineCommit {
+    /// Commits given as (minute past 09:00, hash, text, the commit of each line).
+    fn of(commits: &[(i64, &str, &str, &[&str])]) -> Repo {
+        Repo {
+            commits: commits
+                .iter()
+                .map(|(minute, hash, text, by)| FakeCommit {
+                    ms: NINE + minute * MINUTE,
+                    hash: hash.to_string(),
+                    text: text.to_string(),
+                    by: by.iter().map(|h| h.to_string()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn line_commit(&self, hash: &str) -> LineCommit {
         LineCommit {
             hash: hash.to_string(),
             author: format!("author of {hash}"),
-            ts_ms: 0,
+            ts_ms: self
+                .commits
+                .iter()
+                .find(|c| c.hash == hash)
+                .map_or(0, |c| c.ms),
         }
     }
 }
@@ -243,26 +271,24 @@ impl Past for Repo {
     }
 
     fn at(&mut self, ms: i64) -> Option<Committed> {
-        let (minute, hash, text, _) = self
-            .commits
-            .iter()
-            .rfind(|(m, ..)| NINE + m * MINUTE <= ms)?;
+        let c = self.commits.iter().rfind(|c| c.ms <= ms)?;
         Some(Committed {
-            commit: hash.to_string(),
-            ts_ms: NINE + minute * MINUTE,
-            text: text.to_string(),
+            commit: c.hash.clone(),
+            ts_ms: c.ms,
+            text: c.text.clone(),
         })
     }
 
     fn annotate(&mut self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
-        let (_, _, text, by) = match commit {
-            Some(c) => self.commits.iter().find(|(_, h, ..)| *h == c)?,
+        let c = match commit {
+            Some(h) => self.commits.iter().find(|c| c.hash == h)?,
             None => self.commits.last()?,
         };
         Some(
-            text.lines()
-                .zip(by)
-                .map(|(l, h)| (l.to_string(), Repo::line_commit(h)))
+            c.text
+                .lines()
+                .zip(&c.by)
+                .map(|(l, h)| (l.to_string(), self.line_commit(h)))
                 .collect(),
         )
     }
@@ -300,14 +326,7 @@ fn said(b: &Blame) -> Vec<Said> {
 
 /// A person commits `def add`; an agent's Write at 09:10 keeps those lines and adds others.
 fn person_then_write() -> (Repo, Vec<Change>, Vec<i64>) {
-    let repo = Repo {
-        commits: vec![(
-            0,
-            "c1",
-            "def add(a, b):\n    return a + b\n",
-            vec!["c1", "c1"],
-        )],
-    };
+    let repo = Repo::of(&[(0, "c1", "def add(a, b):\n    return a + b\n", &["c1", "c1"])]);
     let changes = vec![write(
         "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b\n",
     )];
@@ -340,12 +359,10 @@ fn a_write_keeps_the_commit_of_the_lines_it_left_as_they_were() {
 /// the edit's line; a person commits a line of their own at 09:20 (c2); a last line typed by
 /// hand is not committed.
 fn edit_then_write_then_commit() -> (Repo, Vec<Change>, Vec<i64>) {
-    let repo = Repo {
-        commits: vec![
-            (0, "c1", "a\nb\n", vec!["c1", "c1"]),
-            (20, "c2", "x\na\nB\nc\n", vec!["c2", "c1", "c2", "c2"]),
-        ],
-    };
+    let repo = Repo::of(&[
+        (0, "c1", "a\nb\n", &["c1", "c1"]),
+        (20, "c2", "x\na\nB\nc\n", &["c2", "c1", "c2", "c2"]),
+    ]);
     let changes = vec![edit("b\n", "B\n"), write("a\nB\nc\n")];
     (repo, changes, at_minutes(&[5, 10]))
 }
@@ -401,9 +418,7 @@ fn blame_at_a_moment_is_the_commit_before_it_and_the_recorded_edits_since() {
 
 #[test]
 fn an_edit_that_cannot_be_placed_at_a_moment_leaves_what_it_may_have_replaced_uncertain() {
-    let mut repo = Repo {
-        commits: vec![(0, "c1", "a\nb\nz\n", vec!["c1", "c1", "c1"])],
-    };
+    let mut repo = Repo::of(&[(0, "c1", "a\nb\nz\n", &["c1", "c1", "c1"])]);
     // Its old text holds a line typed by hand and never committed.
     let changes = vec![edit("b\nhand\n", "b\nB\n")];
     let times = at_minutes(&[5]);
@@ -430,7 +445,7 @@ fn an_edit_that_cannot_be_placed_at_a_moment_leaves_what_it_may_have_replaced_un
 #[test]
 fn before_the_repositorys_first_commit_the_file_is_what_the_record_made() {
     let (mut repo, _, _) = person_then_write();
-    repo.commits[0].0 = 30;
+    repo.commits[0].ms = NINE + 30 * MINUTE;
     let changes = [write("a\n"), edit("a\n", "a\nb\n")];
     let times = at_minutes(&[5, 6]);
     let record = Record {
@@ -477,9 +492,7 @@ fn why_an_edit_was_not_placed_is_told_apart() {
         vec![Placement::Missing]
     );
     // Replayed forward, it is the text replaced that is looked for: there twice, ambiguous.
-    let mut repo = Repo {
-        commits: vec![(0, "c1", "b\nb\n", vec!["c1", "c1"])],
-    };
+    let mut repo = Repo::of(&[(0, "c1", "b\nb\n", &["c1", "c1"])]);
     let changes = [edit("b\n", "B\n")];
     let times = at_minutes(&[5]);
     let record = Record {
@@ -874,6 +887,105 @@ proptest! {
         }
         if sim.hand_edits == 0 {
             prop_assert_eq!(b.lines, want);
+        }
+    }
+}
+
+/// A run of the reference in which a person commits the file after some of the steps
+/// (`commits[k]`: after step `k`), each step 10 seconds after the last from 09:00 and each
+/// commit 5 seconds after its step; lines from before the record are committed first. The
+/// record's times, the fake repository (each line's commit: the first that held it), and
+/// every line text the file had held by the end of each step (`seen[k]`: after `k` steps).
+fn run_with_commits(
+    initial: usize,
+    written: bool,
+    ops: &[(Op, bool)],
+) -> (Sim, Vec<i64>, Repo, Vec<std::collections::HashSet<String>>) {
+    let step_ms = |k: usize| NINE + k as i64 * 10_000;
+    let mut sim = Sim::new(initial, written);
+    let mut times = vec![step_ms(0); sim.changes.len()];
+    let mut repo = Repo { commits: vec![] };
+    let mut seen = vec![
+        sim.lines
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect::<std::collections::HashSet<_>>(),
+    ];
+    let commit = |repo: &mut Repo, sim: &Sim, ms: i64| {
+        let by: Vec<String> = sim
+            .lines
+            .iter()
+            .map(|(l, _)| {
+                repo.commits
+                    .iter()
+                    .find(|c| c.text.split_inclusive('\n').any(|t| t == l))
+                    .map_or(format!("c{}", repo.commits.len()), |c| c.hash.clone())
+            })
+            .collect();
+        let hash = format!("c{}", repo.commits.len());
+        repo.commits.push(FakeCommit {
+            ms,
+            hash,
+            text: sim.text(),
+            by,
+        });
+    };
+    if !written {
+        commit(&mut repo, &sim, step_ms(0) - 5_000);
+    }
+    for (k, (op, commits)) in ops.iter().enumerate() {
+        let recorded = sim.changes.len();
+        sim.step(op);
+        times.extend(std::iter::repeat_n(
+            step_ms(k + 1),
+            sim.changes.len() - recorded,
+        ));
+        let mut now = seen[k].clone();
+        now.extend(sim.lines.iter().map(|(l, _)| l.clone()));
+        seen.push(now);
+        if *commits {
+            commit(&mut repo, &sim, step_ms(k + 1) + 5_000);
+        }
+    }
+    (sim, times, repo, seen)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// As of any moment, with a person's edits and commits in between, `blame_at` shows no
+    /// line the file had not held by then: every line shown had been written, and its edit
+    /// or commit had been made, at or before the moment; and with no person's edit, it shows
+    /// the file exactly as it stood.
+    #[test]
+    fn blame_at_never_shows_a_line_written_after_its_moment(
+        initial in 0..8usize,
+        written in any::<bool>(),
+        ops in proptest::collection::vec((op(), any::<bool>()), 0..20),
+        at in 0..21usize,
+    ) {
+        let (sim, times, mut repo, seen) = run_with_commits(initial, written, &ops);
+        let k = at.min(ops.len());
+        // Just before step k + 1: after step k and its commit.
+        let moment = NINE + k as i64 * 10_000 + 7_000;
+        let cut = times.iter().filter(|t| **t <= moment).count();
+        let record = Record { changes: &sim.changes, times: &times };
+        let b = super::blame_at(Some(&sim.text()), record, cut, moment, &mut repo)
+            .expect("with a repository the file at any moment is known");
+        for (n, (line, origin)) in b.text.split_inclusive('\n').zip(&b.lines).enumerate() {
+            if *origin == LineOrigin::Uncertain {
+                continue;
+            }
+            prop_assert!(seen[k].contains(line), "line {} {:?} written later", n + 1, line);
+            match origin {
+                LineOrigin::Edit(i) => prop_assert!(*i < cut, "line {} by a later edit", n + 1),
+                LineOrigin::Commit(c) => prop_assert!(b.commits[*c].ts_ms <= moment),
+                _ => {}
+            }
+        }
+        let hand = ops[..k].iter().any(|(op, _)| matches!(op, Op::Hand { .. }));
+        if !hand {
+            prop_assert_eq!(b.text, Sim::joined(&run(initial, written, &ops[..k].iter().map(|(o, _)| o.clone()).collect::<Vec<_>>()).lines));
         }
     }
 }
