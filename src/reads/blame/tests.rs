@@ -991,6 +991,44 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// With a repository, a person's edits and commits in between, each line of the file now
+    /// names an edit whose result held it, a commit that holds it, or, when the last commit
+    /// does not hold it, no commit.
+    #[test]
+    fn with_a_repository_every_line_names_an_edit_or_commit_that_held_it(
+        initial in 0..8usize,
+        written in any::<bool>(),
+        ops in proptest::collection::vec((op(), any::<bool>()), 0..20),
+    ) {
+        let (sim, times, mut repo, _) = run_with_commits(initial, written, &ops);
+        let record = Record { changes: &sim.changes, times: &times };
+        let b = super::blame(&sim.text(), record, &mut repo);
+        prop_assert_eq!(&b.text, &sim.text());
+        let last = repo.commits.last().map_or(String::new(), |c| c.text.clone());
+        for (n, (line, origin)) in b.text.split_inclusive('\n').zip(&b.lines).enumerate() {
+            let holds = |text: &str| text.split_inclusive('\n').any(|l| l == line);
+            match origin {
+                LineOrigin::Edit(i) => prop_assert!(
+                    sim.snapshots[*i].iter().any(|(l, _)| l == line),
+                    "line {} given to edit {}, whose result did not hold it", n + 1, i
+                ),
+                LineOrigin::Commit(c) => {
+                    let hash = &b.commits[*c].hash;
+                    let c = repo.commits.iter().find(|k| k.hash == *hash).unwrap();
+                    prop_assert!(holds(&c.text), "line {} given to {}", n + 1, hash);
+                }
+                LineOrigin::Uncommitted => {
+                    prop_assert!(!holds(&last), "line {} is committed", n + 1)
+                }
+                other => prop_assert!(false, "line {}: {:?}", n + 1, other),
+            }
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     /// Checking where an edit's old text would occur without building the text before it
