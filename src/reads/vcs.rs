@@ -425,7 +425,7 @@ pub(crate) struct Committed {
 
 /// One file's history in the repository that holds it, read-only: what it was at a moment,
 /// and which commit brought each of its lines.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct FileHistory {
     root: PathBuf,
     rel: String,
@@ -438,7 +438,13 @@ pub(crate) struct FileHistory {
     commits: std::cell::OnceCell<Vec<(i64, String)>>,
     /// The file's text at each commit asked about.
     texts: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// The annotation of the working copy's commit, started early (see
+    /// [`FileHistory::annotate_in_background`]).
+    early: std::cell::RefCell<Option<std::thread::JoinHandle<Option<Annotation>>>>,
 }
+
+/// Each line of a file without its newline, with the commit that brought it.
+type Annotation = Vec<(String, LineCommit)>;
 
 impl FileHistory {
     /// The history of `file` (absolute; it may no longer exist), when a repository holds it.
@@ -459,6 +465,7 @@ impl FileHistory {
             earlier: std::cell::OnceCell::new(),
             commits: std::cell::OnceCell::new(),
             texts: Default::default(),
+            early: Default::default(),
         })
     }
 
@@ -573,9 +580,18 @@ impl FileHistory {
     /// Each line of the file as `commit` holds it (`None`: the commit the working copy sits
     /// on), without its newline, with the commit that brought it; `None` when the commit
     /// does not hold the file or the tool cannot say.
-    pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
-        let rev = commit.unwrap_or(if self.git { "HEAD" } else { "@-" });
-        let mut lines = self.names().find_map(|name| self.annotate_as(rev, name))?;
+    pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Annotation> {
+        let rev = commit.unwrap_or(self.now());
+        let early = match commit {
+            None => self.early.take().and_then(|run| run.join().ok()).flatten(),
+            Some(_) => None,
+        };
+        let mut lines = match early {
+            Some(lines) => lines,
+            None => self
+                .names()
+                .find_map(|name| annotate_as(&self.root, self.git, rev, name))?,
+        };
         self.through_renames(&mut lines);
         Some(lines)
     }
@@ -592,7 +608,7 @@ impl FileHistory {
             if !lines.iter().any(|(_, c)| c.hash == *commit) {
                 continue;
             }
-            let Some(before) = self.annotate_as(&format!("{commit}-"), old) else {
+            let Some(before) = annotate_as(&self.root, false, &format!("{commit}-"), old) else {
                 continue;
             };
             let theirs: Vec<&str> = before.iter().map(|(t, _)| t.as_str()).collect();
@@ -618,20 +634,31 @@ impl FileHistory {
         }
     }
 
-    /// The file's lines under `name` at `rev`, with the commit that brought each.
-    fn annotate_as(&self, rev: &str, name: &str) -> Option<Vec<(String, LineCommit)>> {
-        if self.git {
-            let out = git(&self.root, &["blame", "--porcelain", rev, "--", name])?;
-            return Some(git_blame_lines(&out));
-        }
-        const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
-        // `file annotate` takes a path relative to the directory jj runs in: the root.
-        let out = jj(
-            &self.root,
-            &["file", "annotate", "-r", rev, "-T", TEMPLATE, name],
-        )?;
-        Some(jj_annotate_lines(&out))
+    /// The revision the working copy sits on.
+    fn now(&self) -> &'static str {
+        if self.git { "HEAD" } else { "@-" }
     }
+
+    /// Start annotating the working copy's commit on a thread, for [`FileHistory::annotate`]
+    /// of it to take: the tool's run (most of a blame's time in a long history) then overlaps
+    /// reading the record.
+    pub(crate) fn annotate_in_background(&self) {
+        let (root, git, rev, name) = (self.root.clone(), self.git, self.now(), self.rel.clone());
+        let run = std::thread::spawn(move || annotate_as(&root, git, rev, &name));
+        self.early.replace(Some(run));
+    }
+}
+
+/// The file's lines under `name` at `rev`, with the commit that brought each.
+fn annotate_as(root: &Path, git_repo: bool, rev: &str, name: &str) -> Option<Annotation> {
+    if git_repo {
+        let out = git(root, &["blame", "--porcelain", rev, "--", name])?;
+        return Some(git_blame_lines(&out));
+    }
+    const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
+    // `file annotate` takes a path relative to the directory jj runs in: the root.
+    let out = jj(root, &["file", "annotate", "-r", rev, "-T", TEMPLATE, name])?;
+    Some(jj_annotate_lines(&out))
 }
 
 /// A jj string literal's body.

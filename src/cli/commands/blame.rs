@@ -123,6 +123,13 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         ..crate::cli::shared::wanted(ctx, &args.file)
     };
     let abs = std::path::PathBuf::from(&wanted.abs);
+    // The repository, read-only: what the file was at a moment, and who committed a line.
+    // Who committed each line now is nearly always asked (a file's lines from before the
+    // record are most of it): asked at once, the tool's run overlaps reading the record.
+    let mut past = FileHistory::of(&abs);
+    if let (Some(history), true, None) = (&past, exists, &args.at) {
+        history.annotate_in_background();
+    }
     // The views answer, beside a writer too; `--at SESSION:SEQ` reads that event's time
     // from their copy of the ledger (`EventSource`).
     let (_ledger, views, _model) = ctx.read_views()?;
@@ -141,8 +148,6 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     } else {
         String::new()
     };
-    // The repository, read-only: what the file was at a moment, and who committed a line.
-    let mut past = FileHistory::of(&abs);
     let mut attribute = |paths: &std::collections::BTreeSet<String>| -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
         let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
             applied_changes(&views, paths)?.into_iter().unzip();
