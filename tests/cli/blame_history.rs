@@ -15,7 +15,10 @@ use crate::support::{Env, SESSION_A, SESSION_B, on_path, require_git, skip};
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Vcs {
     Git,
-    Jj,
+    /// jj alone, or colocated with git (which then answers peat's questions).
+    Jj {
+        colocate: bool,
+    },
 }
 
 /// A repository in the work folder whose commits are made by "Pat" at given minutes past
@@ -39,7 +42,8 @@ impl Repo<'_> {
         };
         match vcs {
             Vcs::Git => repo.git(0, &["init", "-q", "-b", "main"]),
-            Vcs::Jj => repo.jj(0, &["git", "init", "--no-colocate"]),
+            Vcs::Jj { colocate: false } => repo.jj(0, &["git", "init", "--no-colocate"]),
+            Vcs::Jj { colocate: true } => repo.jj(0, &["git", "init", "--colocate"]),
         };
         repo
     }
@@ -62,7 +66,7 @@ impl Repo<'_> {
                 self.git(minute, &["commit", "-q", "-m", message]);
                 self.git(minute, &["rev-parse", "HEAD"])
             }
-            Vcs::Jj => {
+            Vcs::Jj { .. } => {
                 self.jj(minute, &["commit", "-m", message]);
                 self.jj(
                     minute,
@@ -404,8 +408,21 @@ fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it_across_a_rename(
         return;
     }
     let env = Env::new();
-    let repo = Repo::new(&env, Vcs::Jj);
+    let repo = Repo::new(&env, Vcs::Jj { colocate: false });
     assert!(!env.path("work/.git").exists(), "a jj-only repository");
+    let s = story(&repo);
+    every_line_and_moment_names_what_wrote_it(&env, &s);
+}
+
+#[test]
+fn in_a_jj_repository_colocated_with_git_every_line_and_moment_names_what_wrote_it() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Jj { colocate: true });
+    assert!(env.path("work/.git").exists(), "colocated with git");
     let s = story(&repo);
     every_line_and_moment_names_what_wrote_it(&env, &s);
 }
