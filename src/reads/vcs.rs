@@ -556,14 +556,17 @@ impl FileHistory {
     /// The file's name now, then the names it had before its renames, newest first (asked
     /// for once, and only when the name now is not enough).
     fn names(&self) -> impl Iterator<Item = &str> {
-        let earlier = move || self.renames();
+        // The walk for earlier names runs only if the iteration gets past the name now.
         std::iter::once(self.rel.as_str()).chain(
             std::iter::once(())
-                .flat_map(move |()| earlier().iter())
+                .flat_map(move |()| self.renames().iter())
                 .map(|(_, name)| name.as_str()),
         )
     }
 
+    /// The renames that led to the file's name now, newest first: the name before each, with
+    /// the commit that made it where the tool says (jj; git's blame and log follow renames
+    /// themselves).
     fn renames(&self) -> &[(Option<String>, String)] {
         self.earlier.get_or_init(|| match self.git {
             true => git_earlier_names(&self.root, &self.rel, None)
