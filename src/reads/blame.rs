@@ -1,4 +1,5 @@
-//! Line attribution: which recorded edit last wrote each line of a file.
+//! Line attribution: which recorded edit last wrote each line of a file, and for the lines no
+//! recorded edit wrote, which commit brought them.
 //!
 //! The recorded edits of a file (Edit, MultiEdit, Write, apply_patch hunks, unified diffs)
 //! say what text each one left behind, not what the whole file was. So the file's history is
@@ -10,15 +11,26 @@
 //! edit it cannot place (its text was changed by hand since, or the change cannot be located):
 //! that edit and every older one explain nothing.
 //!
+//! A `Write` replaces the whole file, so what it replaced cannot be read from it: the
+//! repository says (the file at the last commit before the write, with the recorded edits
+//! made since that commit replayed on it), and the walk goes on from there. A line the write
+//! left as it was keeps its earlier origin. Without a repository the write is where the walk
+//! ends, and it owns every line of its content.
+//!
 //! The recovered edits are then replayed forward, in ledger order, from the oldest state,
 //! carrying each line's origin with a line diff (the `similar` crate) over the lines the edit
 //! touched: a line the edit left as it was keeps its origin, a line it wrote takes the edit's.
-//! Lines that no placed edit wrote are unexplained (a person's edit, or code from before the
-//! record), never guessed. A `Write` wrote every line of its content; a person's changes between
-//! a `Write` and the next edit are found by a diff against that content.
+//! Lines that no placed edit wrote are never guessed: the repository's blame names the commit
+//! that brought them, or says no commit holds them (a person's change, not committed).
+//!
+//! The file as it stood at a moment ([`blame_at`]) is built forwards, so that it never holds a
+//! line written later: the repository's file at the last commit before the moment, attributed
+//! as of that commit, with the recorded edits made after the commit and up to the moment
+//! applied in order.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
+use crate::reads::vcs::{Committed, FileHistory, LineCommit};
 use crate::vocab::change::{Change, Hunk, Replacement};
 
 /// Who last wrote a line.
@@ -26,20 +38,321 @@ use crate::vocab::change::{Change, Hunk, Replacement};
 pub(crate) enum LineOrigin {
     /// The edit at this index of the list [`blame`] was given.
     Edit(usize),
-    /// No recorded edit explains the line.
+    /// No recorded edit wrote it; the commit at this index of [`Blame::commits`] brought it.
+    Commit(usize),
+    /// No recorded edit wrote it, and no commit holds it: changed by hand, not committed.
+    Uncommitted,
+    /// No recorded edit wrote it, and no repository can say who did.
     Unexplained,
+    /// As of the moment asked, neither the record nor the repository settles the line: an
+    /// edit that could not be placed may have changed it, or it may have been written later.
+    Uncertain,
+}
+
+/// Whether a recorded edit was placed on the file's history, and if not, why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Placement {
+    Placed,
+    /// What it wrote (or, replayed forward, what it replaced) is not in the file where the
+    /// walk looked: something the record does not hold changed it.
+    Missing,
+    /// Its text occurs in more than one place, and which one is not guessed.
+    Ambiguous,
+    /// A change that is not made of lines (a notebook cell), or a delete of a file that
+    /// exists again.
+    NotLines,
+    /// Older than an edit that could not be placed: what the file held then is unknown.
+    Behind,
+    /// Older than a whole-file write, with no repository to say what the write replaced.
+    Overwritten,
+    /// Made after the moment asked.
+    Later,
 }
 
 /// A file's lines with their origins.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Blame {
-    /// The text attributed: the current text, or the text as it stood at the cut.
+    /// The text attributed: the current text, or the text as it stood at the moment.
     pub(crate) text: String,
     /// One origin per line of `text` (lines split after each `\n`).
     pub(crate) lines: Vec<LineOrigin>,
-    /// Which edits were placed on the file's history (false: not located, or older than one
-    /// that was not).
-    pub(crate) placed: Vec<bool>,
+    /// One per edit: whether it was placed on the file's history.
+    pub(crate) placement: Vec<Placement>,
+    /// The commits [`LineOrigin::Commit`] names.
+    pub(crate) commits: Vec<LineCommit>,
+}
+
+impl Blame {
+    #[cfg(test)]
+    pub(crate) fn placed(&self) -> Vec<bool> {
+        self.placement
+            .iter()
+            .map(|p| *p == Placement::Placed)
+            .collect()
+    }
+}
+
+/// What the repository knows of the file's past. [`FileHistory`] asks git or jj; `None` is no
+/// repository.
+pub(crate) trait Past {
+    /// Whether a repository holds the file (else the record alone speaks).
+    fn known(&self) -> bool;
+    /// The last commit made at or before `ms`, with the file as it held it; `None` when the
+    /// repository has none so early.
+    fn at(&mut self, ms: i64) -> Option<Committed>;
+    /// The lines of the file at `commit` (`None`: the commit the working copy sits on), each
+    /// with the commit that brought it; `None` when that commit does not hold the file.
+    fn annotate(&mut self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>>;
+}
+
+impl Past for Option<FileHistory> {
+    fn known(&self) -> bool {
+        self.is_some()
+    }
+
+    fn at(&mut self, ms: i64) -> Option<Committed> {
+        self.as_ref()?.at(ms)
+    }
+
+    fn annotate(&mut self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
+        self.as_ref()?.annotate(commit)
+    }
+}
+
+/// The recorded edits of a file, in ledger order (oldest first), and when each was made.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Record<'a> {
+    pub(crate) changes: &'a [Change],
+    /// One per change, ms since the epoch.
+    pub(crate) times: &'a [i64],
+}
+
+impl<'a> Record<'a> {
+    fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    fn upto(&self, n: usize) -> Record<'a> {
+        Record {
+            changes: &self.changes[..n],
+            times: &self.times[..n],
+        }
+    }
+
+    /// How many of the edits the commit made at `commit_ms` (to the second) can hold: those
+    /// made before the second after it.
+    fn before_commit(&self, commit_ms: i64) -> usize {
+        self.times.partition_point(|t| *t < commit_ms + 1000)
+    }
+}
+
+/// Attribute every line of `current` to the edit of `record` that last wrote it, or to the
+/// commit that brought it.
+pub(crate) fn blame(current: &str, record: Record<'_>, past: &mut dyn Past) -> Blame {
+    attribute(current, record, past, None)
+}
+
+/// [`blame`] of `text` as the file stood at `commit` (`None`: now).
+fn attribute(text: &str, record: Record<'_>, past: &mut dyn Past, commit: Option<&str>) -> Blame {
+    let history = recover(text, record, past);
+    let placement = history.placement(record.len());
+    let (text, lines) = history.replay(record.len());
+    let mut blame = Blame {
+        text,
+        lines,
+        placement,
+        commits: Vec::new(),
+    };
+    if past.known() && blame.lines.contains(&LineOrigin::Unexplained) {
+        let annotated = past.annotate(commit).unwrap_or_default();
+        settle_by_commits(&mut blame, &annotated);
+    }
+    blame
+}
+
+/// Give each unexplained line of `blame` the commit that brought it, by aligning the
+/// repository's annotated lines with the text; a line no commit holds was not committed.
+fn settle_by_commits(blame: &mut Blame, annotated: &[(String, LineCommit)]) {
+    let ours: Vec<&str> = blame
+        .text
+        .split_inclusive('\n')
+        .map(|l| l.strip_suffix('\n').unwrap_or(l))
+        .collect();
+    let theirs: Vec<&str> = annotated.iter().map(|(t, _)| t.as_str()).collect();
+    let mut commit_of: Vec<Option<usize>> = vec![None; ours.len()];
+    for op in capture_diff_slices(Algorithm::Myers, &theirs, &ours) {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            for k in 0..len {
+                commit_of[new_index + k] = Some(old_index + k);
+            }
+        }
+    }
+    for (origin, at) in blame.lines.iter_mut().zip(commit_of) {
+        if *origin != LineOrigin::Unexplained {
+            continue;
+        }
+        *origin = match at {
+            Some(at) => {
+                let c = &annotated[at].1;
+                let i = match blame.commits.iter().position(|k| k.hash == c.hash) {
+                    Some(i) => i,
+                    None => {
+                        blame.commits.push(c.clone());
+                        blame.commits.len() - 1
+                    }
+                };
+                LineOrigin::Commit(i)
+            }
+            None => LineOrigin::Uncommitted,
+        };
+    }
+}
+
+/// The file as it stood after the first `cut` edits of `record`, at the moment `moment_ms`
+/// (no earlier than the last of them), attributed as it was then; `None` when neither the
+/// record nor the repository can tell what the file held. `current` is the file's text now,
+/// `None` when it no longer exists.
+///
+/// With a repository, the file at the last commit before the moment is attributed as of that
+/// commit, and the recorded edits made after it up to the cut are applied in order. Without
+/// one, the edits are replayed from the last `Write` before the cut; failing that, undone from
+/// the current text, where a person's change cannot be dated and its lines are uncertain.
+pub(crate) fn blame_at(
+    current: Option<&str>,
+    record: Record<'_>,
+    cut: usize,
+    moment_ms: i64,
+    past: &mut dyn Past,
+) -> Option<Blame> {
+    let cut = cut.min(record.len());
+    let mut blame = if past.known() {
+        match past.at(moment_ms) {
+            Some(then) => {
+                let start = record.before_commit(then.ts_ms).min(cut);
+                let mut b = attribute(&then.text, record.upto(start), past, Some(&then.commit));
+                forward(&mut b, record, (start, cut), true);
+                b
+            }
+            // Before the repository's first commit the file was only what the record made.
+            None => from_nothing(record, cut, true),
+        }
+    } else if let Some(w) = record.changes[..cut]
+        .iter()
+        .rposition(|c| matches!(c, Change::Write { .. }))
+    {
+        let mut b = from_nothing(record, 0, false);
+        b.placement = vec![Placement::Overwritten; w];
+        forward(&mut b, record, (w, cut), false);
+        b
+    } else {
+        let current = current?;
+        let history = recover(current, record, past);
+        if !history.covers(cut) {
+            return None;
+        }
+        let (text, lines) = history.replay(cut);
+        Blame {
+            text,
+            // A line no edit wrote may have been written after the moment.
+            lines: lines
+                .into_iter()
+                .map(|o| match o {
+                    LineOrigin::Unexplained => LineOrigin::Uncertain,
+                    o => o,
+                })
+                .collect(),
+            placement: history.placement(cut),
+            commits: Vec::new(),
+        }
+    };
+    blame.placement.resize(record.len(), Placement::Later);
+    Some(blame)
+}
+
+/// An empty file with the first `n` edits of `record` applied ([`forward`] says how).
+fn from_nothing(record: Record<'_>, n: usize, known: bool) -> Blame {
+    let mut b = Blame {
+        text: String::new(),
+        lines: Vec::new(),
+        placement: Vec::new(),
+        commits: Vec::new(),
+    };
+    forward(&mut b, record, (0, n), known);
+    b
+}
+
+/// Apply the edits `from..to` of `record` to `blame` in order, each where it lands. An edit
+/// that cannot be placed is skipped, and the lines it may have replaced (those holding a line
+/// of the text it replaced) become uncertain. A `Write` keeps the origin of the lines it left
+/// as they were when `known` (the text before it is the repository's), and owns every line
+/// otherwise (the record alone may have missed a person's change that it kept). Each edit's
+/// placement is pushed after those `blame` holds (one per edit before `from`, where they count).
+fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), known: bool) {
+    for (i, change) in record.changes.iter().enumerate().take(to).skip(from) {
+        if let (Change::Write { content }, false) = (change, known) {
+            blame.text = content.clone();
+            blame.lines = vec![LineOrigin::Edit(i); line_count(content)];
+            blame.placement.push(Placement::Placed);
+            continue;
+        }
+        let placed = match change {
+            Change::Write { content } => Ok(vec![whole(&blame.text, content)]),
+            Change::Delete => Ok(vec![whole(&blame.text, "")]),
+            other => place_forward(&blame.text, other),
+        };
+        match placed {
+            Ok(splices) => {
+                for s in &splices {
+                    apply(&mut blame.text, &mut blame.lines, s, LineOrigin::Edit(i));
+                }
+                blame.placement.push(Placement::Placed);
+            }
+            Err(why) => {
+                let replaced = old_lines(change);
+                for (line, origin) in blame.text.split_inclusive('\n').zip(&mut blame.lines) {
+                    if replaced.contains(&line.strip_suffix('\n').unwrap_or(line)) {
+                        *origin = LineOrigin::Uncertain;
+                    }
+                }
+                blame.placement.push(why);
+            }
+        }
+    }
+}
+
+/// The splice that turns all of `text` into `new`.
+fn whole(text: &str, new: &str) -> Splice {
+    Splice {
+        start: 0,
+        old: text.to_string(),
+        new: new.to_string(),
+    }
+}
+
+/// The non-blank lines a change replaced, as it recorded them.
+fn old_lines(change: &Change) -> Vec<&str> {
+    let replaced: Vec<&str> = match change {
+        Change::Edit(r) => r.old.lines().collect(),
+        Change::MultiEdit { edits } => edits.iter().flat_map(|r| r.old.lines()).collect(),
+        Change::Patch { hunks, .. } => hunks.iter().flat_map(|h| hunk_sides(h).0).collect(),
+        // Unified hunks are parsed into owned lines; a diff's removed lines are read off it.
+        Change::UnifiedDiff { diff, .. } => diff
+            .lines()
+            .filter(|l| !l.starts_with("---"))
+            .filter_map(|l| l.strip_prefix('-').or_else(|| l.strip_prefix(' ')))
+            .collect(),
+        Change::Write { .. } | Change::Delete | Change::NotebookEdit { .. } => Vec::new(),
+    };
+    replaced
+        .into_iter()
+        .filter(|l| !l.trim().is_empty())
+        .collect()
 }
 
 /// One step of the replay: at byte `start` of the state before it, `old` became `new`.
@@ -57,73 +370,16 @@ struct Step {
     splice: Splice,
 }
 
-/// Attribute every line of `current` to the edit in `changes` (ledger order, oldest first)
-/// that last wrote it.
-pub(crate) fn blame(current: &str, changes: &[Change]) -> Blame {
-    let history = recover(current, changes);
-    let placed = history.placed(changes.len());
-    let (text, lines) = history.replay(changes.len());
-    debug_assert_eq!(text, current, "replay must end at the current text");
-    Blame {
-        text,
-        lines,
-        placed,
-    }
-}
-
-/// The file as it stood after the first `cut` edits of `changes`, attributed as it was then;
-/// `None` when the record cannot tell what the file held at that moment. `current` is the
-/// file's text now, `None` when it no longer exists.
-///
-/// From the current text, the edits after the cut are undone; where a later `Write` hides the
-/// past (or the file is gone), the file is replayed forward instead from the last `Write`
-/// before the cut. A person's unrecorded changes cannot be dated: those the current text
-/// holds stay in it.
-pub(crate) fn blame_at(current: Option<&str>, changes: &[Change], cut: usize) -> Option<Blame> {
-    let cut = cut.min(changes.len());
-    if let Some(current) = current {
-        let history = recover(current, changes);
-        if history.covers(cut) {
-            let placed = history.placed(cut);
-            let (text, lines) = history.replay(cut);
-            return Some(Blame {
-                text,
-                lines,
-                placed,
-            });
-        }
-    }
-    let w = changes[..cut]
-        .iter()
-        .rposition(|c| matches!(c, Change::Write { .. }))?;
-    let Change::Write { content } = &changes[w] else {
-        return None;
-    };
-    let mut text = content.clone();
-    let mut lines = vec![LineOrigin::Edit(w); line_count(&text)];
-    let mut placed = vec![false; cut];
-    placed[w] = true;
-    for (i, change) in changes.iter().enumerate().take(cut).skip(w + 1) {
-        for splice in place_forward(&text, change)? {
-            apply(&mut text, &mut lines, &splice, LineOrigin::Edit(i));
-        }
-        placed[i] = true;
-    }
-    Some(Blame {
-        text,
-        lines,
-        placed,
-    })
-}
-
-/// The recovered history: the oldest state reached, who wrote it (a `Write`), and the steps
-/// from it to the current text, oldest first.
+/// The recovered history: the oldest state reached, who wrote it (a `Write` the walk could
+/// not see behind), and the steps from it to the current text, oldest first.
 struct History {
     base: String,
     base_origin: Option<usize>,
     steps: Vec<Step>,
     /// The oldest edit from which on every edit was placed.
     first: usize,
+    /// The edit the walk could not place, and why.
+    stopped: Option<(usize, Placement)>,
 }
 
 impl History {
@@ -135,8 +391,17 @@ impl History {
         }
     }
 
-    fn placed(&self, n: usize) -> Vec<bool> {
-        let mut placed = vec![false; n];
+    fn placement(&self, n: usize) -> Vec<Placement> {
+        let older = match self.base_origin {
+            Some(_) => Placement::Overwritten,
+            None => Placement::Behind,
+        };
+        let mut placement = vec![older; n];
+        if let Some((i, why)) = self.stopped
+            && i < n
+        {
+            placement[i] = why;
+        }
         for i in self
             .steps
             .iter()
@@ -144,10 +409,10 @@ impl History {
             .chain(self.base_origin)
         {
             if i < n {
-                placed[i] = true;
+                placement[i] = Placement::Placed;
             }
         }
-        placed
+        placement
     }
 
     /// Replay the steps of the first `cut` edits from the base: the text then, and each
@@ -169,43 +434,61 @@ impl History {
     }
 }
 
-fn recover(current: &str, changes: &[Change]) -> History {
+fn recover(current: &str, record: Record<'_>, past: &mut dyn Past) -> History {
     let mut state = current.to_string();
     // Discovered newest first; reversed at the end.
     let mut steps: Vec<Step> = Vec::new();
-    let mut first = changes.len();
-    for (i, change) in changes.iter().enumerate().rev() {
+    let mut first = record.len();
+    let mut stopped = None;
+    for (i, change) in record.changes.iter().enumerate().rev() {
         match change {
             Change::Write { content } => {
-                // Everything before a Write is gone from the file: the walk ends here, with
-                // the content as the base and a person's changes since as one diffed step.
+                // A person's changes since the write, as one diffed step.
                 if *content != state {
                     steps.push(Step {
                         by: None,
                         splice: Splice {
                             start: 0,
                             old: content.clone(),
-                            new: state,
+                            new: std::mem::take(&mut state),
                         },
                     });
                 }
-                steps.reverse();
-                return History {
-                    base: content.clone(),
-                    base_origin: Some(i),
-                    steps,
-                    first: i,
-                };
+                match before_write(record, i, past) {
+                    Some(before) => {
+                        steps.push(Step {
+                            by: Some(i),
+                            splice: whole(&before, content),
+                        });
+                        state = before;
+                        first = i;
+                    }
+                    // Nothing says what the write replaced: the walk ends, with its content
+                    // as the base.
+                    None => {
+                        steps.reverse();
+                        return History {
+                            base: content.clone(),
+                            base_origin: Some(i),
+                            steps,
+                            first: i,
+                            stopped: None,
+                        };
+                    }
+                }
             }
             other => match revert(&mut state, other) {
-                Some(splices) => {
+                Ok(splices) => {
                     steps.extend(splices.into_iter().map(|splice| Step {
                         by: Some(i),
                         splice,
                     }));
                     first = i;
                 }
-                None => break,
+                Err(why) => {
+                    stopped = Some((i, why));
+                    break;
+                }
             },
         }
     }
@@ -215,14 +498,39 @@ fn recover(current: &str, changes: &[Change]) -> History {
         base_origin: None,
         steps,
         first,
+        stopped,
     }
 }
 
+/// The file just before the `Write` at index `w` of `record`, as the repository held it at
+/// the last commit before the write, with the recorded edits made since that commit applied;
+/// `None` without a repository.
+fn before_write(record: Record<'_>, w: usize, past: &mut dyn Past) -> Option<String> {
+    if !past.known() {
+        return None;
+    }
+    let mut b = match past.at(record.times[w]) {
+        Some(then) => {
+            let start = record.before_commit(then.ts_ms).min(w);
+            let mut b = Blame {
+                lines: vec![LineOrigin::Unexplained; line_count(&then.text)],
+                text: then.text,
+                placement: Vec::new(),
+                commits: Vec::new(),
+            };
+            forward(&mut b, record, (start, w), true);
+            b
+        }
+        None => from_nothing(record, w, true),
+    };
+    Some(std::mem::take(&mut b.text))
+}
+
 /// Turn `state`, the text after `change`, into the text before it, returning the splices
-/// that lead from one to the other (newest first). `None`, with `state` as it was, when the
-/// change cannot be placed on it. The text is edited in place: copying a large file once
-/// per recorded edit was most of a blame's time.
-fn revert(state: &mut String, change: &Change) -> Option<Vec<Splice>> {
+/// that lead from one to the other (newest first); with `state` as it was, why not when the
+/// change cannot be placed on it. The text is edited in place: copying a large file once per
+/// recorded edit was most of a blame's time.
+fn revert(state: &mut String, change: &Change) -> Result<Vec<Splice>, Placement> {
     let mut splices: Vec<Splice> = Vec::new();
     let mut step = |state: &mut String, s: Option<Splice>| match s {
         Some(s) => {
@@ -255,47 +563,83 @@ fn revert(state: &mut String, change: &Change) -> Option<Vec<Splice>> {
         for s in splices.iter().rev() {
             state.replace_range(s.start..s.start + s.old.len(), &s.new);
         }
-        return None;
+        return Err(why_not(state, change, Side::After));
     }
-    Some(splices)
+    Ok(splices)
+}
+
+/// Which side of a change is looked for in a text: the one it replaced (placing it forward)
+/// or the one it wrote (undoing it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Before,
+    After,
+}
+
+/// Why `change` could not be placed on `text`: a side of it is not in the text at all, or it
+/// is, but not in exactly one place it could have been made.
+fn why_not(text: &str, change: &Change, side: Side) -> Placement {
+    let pick = |before: String, after: String| match side {
+        Side::Before => before,
+        Side::After => after,
+    };
+    let sought: Vec<String> = match change {
+        Change::Edit(r) => vec![pick(r.old.clone(), r.new.clone())],
+        Change::MultiEdit { edits } => edits
+            .iter()
+            .map(|r| pick(r.old.clone(), r.new.clone()))
+            .collect(),
+        Change::Patch { hunks, .. } => hunks.iter().map(|h| sides_joined(h, &pick)).collect(),
+        Change::UnifiedDiff { diff, .. } => unified_hunks(diff)
+            .iter()
+            .map(|h| sides_joined(h, &pick))
+            .collect(),
+        Change::Delete | Change::NotebookEdit { .. } | Change::Write { .. } => {
+            return Placement::NotLines;
+        }
+    };
+    match sought.iter().all(|t| text.contains(t.as_str())) {
+        true => Placement::Ambiguous,
+        false => Placement::Missing,
+    }
+}
+
+/// A hunk's two sides as text, one of them picked.
+fn sides_joined(h: &Hunk, pick: &dyn Fn(String, String) -> String) -> String {
+    let (before, after) = hunk_sides(h);
+    pick(before.join("\n"), after.join("\n"))
 }
 
 /// Locate `change` on the state before it, for replaying forward: the splices it makes, in
-/// order. `None` when it cannot be placed (an Edit's old text must occur exactly once, a
+/// order; why not when it cannot be placed (an Edit's old text must occur exactly once, a
 /// hunk's old lines in exactly one place).
-fn place_forward(before: &str, change: &Change) -> Option<Vec<Splice>> {
-    let mut state = before.to_string();
+fn place_forward(before: &str, change: &Change) -> Result<Vec<Splice>, Placement> {
+    let mut text = before.to_string();
+    let state = &mut text;
     let mut out = Vec::new();
-    let mut push = |state: &mut String, s: Splice| {
-        state.replace_range(s.start..s.start + s.old.len(), &s.new);
-        out.push(s);
+    let mut push = |state: &mut String, s: Option<Splice>| match s {
+        Some(s) => {
+            state.replace_range(s.start..s.start + s.old.len(), &s.new);
+            out.push(s);
+            true
+        }
+        None => false,
     };
-    match change {
-        Change::Edit(r) => {
-            let s = forward_replacement(&state, r)?;
-            push(&mut state, s);
-        }
-        Change::MultiEdit { edits } => {
-            for r in edits {
-                let s = forward_replacement(&state, r)?;
-                push(&mut state, s);
-            }
-        }
-        Change::Patch { hunks, .. } => {
-            for h in hunks {
-                let s = forward_hunk(&state, h)?;
-                push(&mut state, s);
-            }
-        }
-        Change::UnifiedDiff { diff, .. } => {
-            for h in &unified_hunks(diff) {
-                let s = forward_hunk(&state, h)?;
-                push(&mut state, s);
-            }
-        }
-        Change::Delete | Change::NotebookEdit { .. } | Change::Write { .. } => return None,
+    let placed = match change {
+        Change::Edit(r) => push(state, forward_replacement(state, r)),
+        Change::MultiEdit { edits } => edits
+            .iter()
+            .all(|r| push(state, forward_replacement(state, r))),
+        Change::Patch { hunks, .. } => hunks.iter().all(|h| push(state, forward_hunk(state, h))),
+        Change::UnifiedDiff { diff, .. } => unified_hunks(diff)
+            .iter()
+            .all(|h| push(state, forward_hunk(state, h))),
+        Change::Delete | Change::NotebookEdit { .. } | Change::Write { .. } => false,
+    };
+    match placed {
+        true => Ok(out),
+        false => Err(why_not(before, change, Side::Before)),
     }
-    Some(out)
 }
 
 fn forward_replacement(before: &str, r: &Replacement) -> Option<Splice> {

@@ -267,7 +267,10 @@ pub(crate) fn earlier_names(file: &Path, since_ms: Option<i64>) -> Vec<EarlierNa
     let names = if repo.git {
         git_earlier_names(&root, rel, since_ms)
     } else if repo.jj {
-        jj_earlier_names(&root, rel, since_ms)
+        jj_renames(&root, rel, since_ms)
+            .into_iter()
+            .map(|(_, old)| old)
+            .collect()
     } else {
         Vec::new()
     };
@@ -357,11 +360,13 @@ fn renames(out: &str) -> Vec<(String, String)> {
     found
 }
 
-fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String> {
+/// The renames that led to `rel` in jj's history, newest first: the commit that made each and
+/// the name before it.
+fn jj_renames(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<(String, String)> {
     // Each commit that touched the current name, newest first, with its renames as
     // `old<TAB>new` lines; the revset narrows to the ancestors of the last rename found.
     const TEMPLATE: &str = "commit_id ++ \"\\n\" ++ diff.files().filter(|f| f.status() == \"renamed\").map(|f| f.source().path() ++ \"\\t\" ++ f.target().path() ++ \"\\n\").join(\"\")";
-    let mut names: Vec<String> = Vec::new();
+    let mut renames: Vec<(String, String)> = Vec::new();
     let mut current = rel.to_string();
     let mut heads = "@".to_string();
     let since = since_ms.map_or(String::new(), |ms| {
@@ -370,8 +375,8 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
             crate::vocab::time::format_iso_ms(ms)
         )
     });
-    while names.len() < MAX_RENAMES {
-        let quoted = current.replace('\\', "\\\\").replace('"', "\\\"");
+    while renames.len() < MAX_RENAMES {
+        let quoted = quoted(&current);
         // The cheap date filter first: `files()` diffs each commit it is asked about.
         let revset = format!("::({heads}){since} & files(root-file:\"{quoted}\")");
         let Some(out) = jj(root, &["log", "--no-graph", "-r", &revset, "-T", TEMPLATE]) else {
@@ -390,14 +395,335 @@ fn jj_earlier_names(root: &Path, rel: &str, since_ms: Option<i64>) -> Vec<String
             }
         }
         let Some((commit, old)) = step else { break };
-        if !is_hex(&commit) || names.contains(&old) || old == rel {
+        if !is_hex(&commit) || renames.iter().any(|(_, o)| *o == old) || old == rel {
             break;
         }
         heads = format!("{commit}-");
-        names.push(old.clone());
+        renames.push((commit, old.clone()));
         current = old;
     }
-    names
+    renames
+}
+
+/// The commit that brought a line as it is: its hash, author and author date.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct LineCommit {
+    pub(crate) hash: String,
+    pub(crate) author: String,
+    pub(crate) ts_ms: i64,
+}
+
+/// A file as a commit of the working copy's history held it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Committed {
+    pub(crate) commit: String,
+    /// When it was committed, to the second (ms since the epoch).
+    pub(crate) ts_ms: i64,
+    /// The file's text; empty when the commit does not hold it.
+    pub(crate) text: String,
+}
+
+/// One file's history in the repository that holds it, read-only: what it was at a moment,
+/// and which commit brought each of its lines.
+#[derive(Debug)]
+pub(crate) struct FileHistory {
+    root: PathBuf,
+    rel: String,
+    /// git answers (a colocated jj repository too); else jj.
+    git: bool,
+    /// The names the file had before its renames, newest first, each with the commit that
+    /// renamed it where the tool says (jj): asked for once, when needed.
+    earlier: std::cell::OnceCell<Vec<(Option<String>, String)>>,
+    /// [`FileHistory::changing_commits`], asked for once.
+    commits: std::cell::OnceCell<Vec<(i64, String)>>,
+    /// The file's text at each commit asked about.
+    texts: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// The annotation of the working copy's commit, started early (see
+    /// [`FileHistory::annotate_in_background`]).
+    early: std::cell::RefCell<Option<std::thread::JoinHandle<Option<Annotation>>>>,
+}
+
+/// Each line of a file without its newline, with the commit that brought it.
+type Annotation = Vec<(String, LineCommit)>;
+
+impl FileHistory {
+    /// The history of `file` (absolute; it may no longer exist), when a repository holds it.
+    pub(crate) fn of(file: &Path) -> Option<FileHistory> {
+        let repo = Repo::find(file.parent()?)?;
+        let root = std::fs::canonicalize(&repo.root).unwrap_or_else(|_| repo.root.clone());
+        let rel = file
+            .strip_prefix(&root)
+            .or_else(|_| file.strip_prefix(&repo.root))
+            .ok()?
+            .to_str()
+            .filter(|r| !r.is_empty())?
+            .to_string();
+        (repo.git || repo.jj).then_some(FileHistory {
+            root,
+            rel,
+            git: repo.git,
+            earlier: std::cell::OnceCell::new(),
+            commits: std::cell::OnceCell::new(),
+            texts: Default::default(),
+            early: Default::default(),
+        })
+    }
+
+    /// The last commit of the working copy's history that changed the file, made at or
+    /// before `ms` (to the second), with the file as it held it (empty once deleted); `None`
+    /// when there is none so early or the tool cannot say. The last commit to change the file
+    /// holds it as every later one before the moment does, and a recorded edit made after it
+    /// is in none of them.
+    pub(crate) fn at(&self, ms: i64) -> Option<Committed> {
+        let secs = ms.div_euclid(1000);
+        let commits = self.commits.get_or_init(|| self.changing_commits());
+        let before = commits.partition_point(|(t, _)| *t <= secs);
+        let (ts, commit) = commits.get(before.checked_sub(1)?)?;
+        let mut texts = self.texts.borrow_mut();
+        let text = texts
+            .entry(commit.clone())
+            .or_insert_with(|| self.text_at(commit).unwrap_or_default())
+            .clone();
+        Some(Committed {
+            commit: commit.clone(),
+            ts_ms: ts * 1000,
+            text,
+        })
+    }
+
+    /// The commits of the working copy's history that changed the file (across its renames,
+    /// where the tool follows them), oldest first, each with its commit time in seconds.
+    fn changing_commits(&self) -> Vec<(i64, String)> {
+        let out = if self.git {
+            git(
+                &self.root,
+                &[
+                    "log",
+                    "--follow",
+                    "--format=%H%x09%ct",
+                    "HEAD",
+                    "--",
+                    &self.rel,
+                ],
+            )
+        } else {
+            // jj's log does not follow a rename: every name the file had is asked for.
+            let files: Vec<String> = self
+                .names()
+                .map(|n| format!("files(root-file:\"{}\")", quoted(n)))
+                .collect();
+            let revset = format!("::@- & ({})", files.join(" | "));
+            jj(
+                &self.root,
+                &[
+                    "log",
+                    "-r",
+                    &revset,
+                    "--no-graph",
+                    "-T",
+                    "commit_id ++ \"\\t\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\n\"",
+                ],
+            )
+        };
+        let mut commits: Vec<(i64, String)> = out
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (hash, secs) = l.trim().split_once('\t')?;
+                is_hex(hash).then_some((secs.parse().ok()?, hash.to_string()))
+            })
+            .collect();
+        commits.sort();
+        commits
+    }
+
+    /// The file's text at `commit`, under the name it had then (its name now, or one it had
+    /// before a rename).
+    fn text_at(&self, commit: &str) -> Option<String> {
+        self.names().find_map(|name| {
+            if self.git {
+                git(
+                    &self.root,
+                    &["cat-file", "blob", &format!("{commit}:{name}")],
+                )
+            } else {
+                let file = format!("root-file:\"{}\"", quoted(name));
+                jj(&self.root, &["file", "show", "-r", commit, &file])
+            }
+        })
+    }
+
+    /// The file's name now, then the names it had before its renames, newest first (asked
+    /// for once, and only when the name now is not enough).
+    fn names(&self) -> impl Iterator<Item = &str> {
+        // The walk for earlier names runs only if the iteration gets past the name now.
+        std::iter::once(self.rel.as_str()).chain(
+            std::iter::once(())
+                .flat_map(move |()| self.renames().iter())
+                .map(|(_, name)| name.as_str()),
+        )
+    }
+
+    /// The renames that led to the file's name now, newest first: the name before each, with
+    /// the commit that made it where the tool says (jj; git's blame and log follow renames
+    /// themselves).
+    fn renames(&self) -> &[(Option<String>, String)] {
+        self.earlier.get_or_init(|| match self.git {
+            true => git_earlier_names(&self.root, &self.rel, None)
+                .into_iter()
+                .map(|old| (None, old))
+                .collect(),
+            false => jj_renames(&self.root, &self.rel, None)
+                .into_iter()
+                .map(|(commit, old)| (Some(commit), old))
+                .collect(),
+        })
+    }
+
+    /// Each line of the file as `commit` holds it (`None`: the commit the working copy sits
+    /// on), without its newline, with the commit that brought it; `None` when the commit
+    /// does not hold the file or the tool cannot say.
+    pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Annotation> {
+        let rev = commit.unwrap_or(self.now());
+        let early = match commit {
+            None => self.early.take().and_then(|run| run.join().ok()).flatten(),
+            Some(_) => None,
+        };
+        let mut lines = match early {
+            Some(lines) => lines,
+            None => self
+                .names()
+                .find_map(|name| annotate_as(&self.root, self.git, rev, name))?,
+        };
+        self.through_renames(&mut lines);
+        Some(lines)
+    }
+
+    /// jj's annotation does not follow a rename: it gives the renaming commit every line the
+    /// file had before. Those lines take their commit from the file under its earlier name,
+    /// at the renaming commit's parent. (git's blame follows the rename itself.)
+    fn through_renames(&self, lines: &mut [(String, LineCommit)]) {
+        if self.git {
+            return;
+        }
+        for (commit, old) in self.renames() {
+            let Some(commit) = commit else { continue };
+            if !lines.iter().any(|(_, c)| c.hash == *commit) {
+                continue;
+            }
+            let Some(before) = annotate_as(&self.root, false, &format!("{commit}-"), old) else {
+                continue;
+            };
+            let theirs: Vec<&str> = before.iter().map(|(t, _)| t.as_str()).collect();
+            let ops = {
+                let ours: Vec<&str> = lines.iter().map(|(t, _)| t.as_str()).collect();
+                similar::capture_diff_slices(similar::Algorithm::Myers, &theirs, &ours)
+            };
+            for op in ops {
+                if let similar::DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                } = op
+                {
+                    for k in 0..len {
+                        let line = &mut lines[new_index + k].1;
+                        if line.hash == *commit {
+                            *line = before[old_index + k].1.clone();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The revision the working copy sits on.
+    fn now(&self) -> &'static str {
+        if self.git { "HEAD" } else { "@-" }
+    }
+
+    /// Start annotating the working copy's commit on a thread, for [`FileHistory::annotate`]
+    /// of it to take: the tool's run (most of a blame's time in a long history) then overlaps
+    /// reading the record.
+    pub(crate) fn annotate_in_background(&self) {
+        let (root, git, rev, name) = (self.root.clone(), self.git, self.now(), self.rel.clone());
+        let run = std::thread::spawn(move || annotate_as(&root, git, rev, &name));
+        self.early.replace(Some(run));
+    }
+}
+
+/// The file's lines under `name` at `rev`, with the commit that brought each.
+fn annotate_as(root: &Path, git_repo: bool, rev: &str, name: &str) -> Option<Annotation> {
+    if git_repo {
+        let out = git(root, &["blame", "--porcelain", rev, "--", name])?;
+        return Some(git_blame_lines(&out));
+    }
+    const TEMPLATE: &str = "commit.commit_id() ++ \"\\t\" ++ commit.author().name() ++ \"\\t\" ++ commit.author().timestamp().utc().format(\"%s\") ++ \"\\t\" ++ content";
+    // `file annotate` takes a path relative to the directory jj runs in: the root.
+    let out = jj(root, &["file", "annotate", "-r", rev, "-T", TEMPLATE, name])?;
+    Some(jj_annotate_lines(&out))
+}
+
+/// A jj string literal's body.
+fn quoted(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// `git blame --porcelain`: each line's text (after a tab) follows a header naming its
+/// commit, whose author and date are given the first time the commit appears.
+fn git_blame_lines(out: &str) -> Vec<(String, LineCommit)> {
+    let mut known: std::collections::HashMap<String, LineCommit> = Default::default();
+    let mut current = String::new();
+    let mut lines = Vec::new();
+    for line in out.split('\n') {
+        if let Some(text) = line.strip_prefix('\t') {
+            if let Some(c) = known.get(&current) {
+                lines.push((text.to_string(), c.clone()));
+            }
+        } else if let Some(name) = line.strip_prefix("author ") {
+            if let Some(c) = known.get_mut(&current) {
+                c.author = name.to_string();
+            }
+        } else if let Some(secs) = line.strip_prefix("author-time ") {
+            if let Some(c) = known.get_mut(&current) {
+                c.ts_ms = secs.trim().parse::<i64>().unwrap_or(0) * 1000;
+            }
+        } else if let Some(hash) = line
+            .split(' ')
+            .next()
+            .filter(|h| h.len() == 40 && is_hex(h))
+        {
+            current = hash.to_string();
+            known.entry(current.clone()).or_insert_with(|| LineCommit {
+                hash: current.clone(),
+                author: String::new(),
+                ts_ms: 0,
+            });
+        }
+    }
+    lines
+}
+
+/// `jj file annotate` with [`FileHistory::annotate`]'s template: `hash TAB author TAB
+/// seconds TAB text`, one line each.
+fn jj_annotate_lines(out: &str) -> Vec<(String, LineCommit)> {
+    out.split_inclusive('\n')
+        .filter_map(|line| {
+            let mut parts = line.splitn(4, '\t');
+            let hash = parts.next()?;
+            let author = parts.next()?;
+            let secs = parts.next()?.parse::<i64>().ok()?;
+            let text = parts.next()?;
+            Some((
+                text.strip_suffix('\n').unwrap_or(text).to_string(),
+                LineCommit {
+                    hash: hash.to_string(),
+                    author: author.to_string(),
+                    ts_ms: secs * 1000,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// `basis` as listings label it: `@` and eight hex digits, `+` when the tree was dirty.
@@ -423,7 +749,8 @@ fn jj(root: &Path, args: &[&str]) -> Option<String> {
     let mut cmd = Command::new("jj");
     cmd.args(["--ignore-working-copy", "--no-pager", "--color=never", "-R"])
         .arg(root)
-        .args(args);
+        .args(args)
+        .current_dir(root);
     run(cmd)
 }
 
@@ -560,6 +887,112 @@ mod tests {
         assert!(earlier_paths(&root.join("fresh.txt"), None).is_empty());
         let outside = tempfile::tempdir().unwrap();
         assert!(earlier_paths(&outside.path().join("a.txt"), None).is_empty());
+    }
+
+    /// Commit everything in `dir` at `when` (committer and author date); the new hash.
+    fn commit_at(dir: &Path, when: &str, message: &str) -> String {
+        sh(dir, &["add", "-A"]);
+        let out = Command::new("git")
+            .args(["commit", "-q", "-m", message])
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Pat")
+            .env("GIT_AUTHOR_EMAIL", "pat@example.com")
+            .env("GIT_COMMITTER_NAME", "Pat")
+            .env("GIT_COMMITTER_EMAIL", "pat@example.com")
+            .env("GIT_AUTHOR_DATE", when)
+            .env("GIT_COMMITTER_DATE", when)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        sh(dir, &["rev-parse", "HEAD"])
+    }
+
+    #[test]
+    fn a_file_history_gives_the_file_at_the_last_commit_that_changed_it_and_each_lines_commit() {
+        let (dir, first) = repo();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+        let second = commit_at(&root, "2026-07-14T10:00:00Z", "two");
+        std::fs::write(root.join("b.txt"), "other\n").unwrap();
+        commit_at(&root, "2026-07-14T10:30:00Z", "another file");
+        std::fs::rename(root.join("a.txt"), root.join("c.txt")).unwrap();
+        let renamed = commit_at(&root, "2026-07-14T11:00:00Z", "a becomes c");
+        let ms = |t: &str| crate::vocab::time::parse_iso_ms(t).unwrap();
+
+        let h = FileHistory::of(&root.join("c.txt")).unwrap();
+        assert_eq!(
+            h.at(ms("2026-07-14T09:00:00Z")),
+            None,
+            "before its first commit"
+        );
+        let at = |t: &str| {
+            let c = h.at(ms(t)).unwrap();
+            (c.commit, c.ts_ms, c.text)
+        };
+        // Under its name then; a commit in the same second counts.
+        assert_eq!(
+            at("2026-07-14T09:30:00.500Z"),
+            (first.clone(), ms("2026-07-14T09:30:00Z"), "one\n".into())
+        );
+        // The commit of another file is not the file's.
+        assert_eq!(
+            at("2026-07-14T10:45:00Z"),
+            (
+                second.clone(),
+                ms("2026-07-14T10:00:00Z"),
+                "one\ntwo\n".into()
+            )
+        );
+        assert_eq!(at("2026-07-15T00:00:00Z").0, renamed);
+
+        let lines = |a: Option<Vec<(String, LineCommit)>>| -> Vec<(String, String, String)> {
+            a.unwrap()
+                .into_iter()
+                .map(|(t, c)| (t, c.hash, c.author))
+                .collect()
+        };
+        let one = ("one".to_string(), first.clone(), "t".to_string());
+        let two = ("two".to_string(), second.clone(), "Pat".to_string());
+        assert_eq!(lines(h.annotate(None)), vec![one.clone(), two.clone()]);
+        assert_eq!(lines(h.annotate(Some(&second))), vec![one.clone(), two]);
+        assert_eq!(lines(h.annotate(Some(&first))), vec![one]);
+        assert_eq!(
+            h.annotate(None).unwrap()[1].1.ts_ms,
+            ms("2026-07-14T10:00:00Z")
+        );
+        let outside = tempfile::tempdir().unwrap();
+        assert!(FileHistory::of(&outside.path().join("a.txt")).is_none());
+    }
+
+    #[test]
+    fn annotations_are_read_from_git_porcelain_and_jj_templates() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let porcelain = format!(
+            "{a} 1 1 2\nauthor Ann Lee\nauthor-time 60\nsummary x\n\tfirst\n{a} 2 2\n\t\tindented\n{b} 1 3 1\nauthor Bo\nauthor-time 120\n\tthird\n"
+        );
+        let got: Vec<(String, String, i64)> = git_blame_lines(&porcelain)
+            .into_iter()
+            .map(|(t, c)| (t, c.author, c.ts_ms))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("first".into(), "Ann Lee".into(), 60_000),
+                ("\tindented".into(), "Ann Lee".into(), 60_000),
+                ("third".into(), "Bo".into(), 120_000),
+            ]
+        );
+        let jj = format!("{a}\tAnn\t60\tone\ttab\n{b}\tBo\t120\tlast, no newline");
+        let got: Vec<(String, String)> = jj_annotate_lines(&jj)
+            .into_iter()
+            .map(|(t, c)| (t, c.hash))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("one\ttab".into(), a), ("last, no newline".into(), b)]
+        );
     }
 
     #[test]

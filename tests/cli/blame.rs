@@ -152,8 +152,8 @@ fn file_colon_line_is_the_blame_of_that_line() {
 fn blame_at_a_past_moment_shows_the_file_as_it_stood() {
     let env = Env::new();
     two_sessions_and_a_person(&env);
-    // After session A, before session B: the file as A wrote it, the person's line included
-    // (a person's unrecorded change cannot be dated).
+    // After session A, before session B: the file as A wrote it. The person's line is not
+    // in it: nothing dates it, and a line written later is never shown.
     let r = env
         .run(&[
             "blame",
@@ -170,10 +170,7 @@ fn blame_at_a_past_moment_shows_the_file_as_it_stood() {
         .iter()
         .map(|l| l["text"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        texts,
-        ["pub struct Bucket;", "fn refill() {}", "// tuned by hand"]
-    );
+    assert_eq!(texts, ["pub struct Bucket;", "fn refill() {}"]);
     let r = env.run(&["blame", "src/limiter.rs", "--at", &SESSION_A[..8]]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("fn refill() {}"), "{}", r.stdout);
@@ -321,4 +318,52 @@ fn blame_follows_a_file_an_agent_moved_with_mv_once_it_is_committed() {
     git(&work, &["add", "-A"]);
     git(&work, &["commit", "-q", "-m", "move the limiter"]);
     assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
+}
+
+#[test]
+fn the_header_says_an_edit_before_a_whole_write_was_overwritten_not_changed_by_hand() {
+    let env = Env::new();
+    let file = env.path("work/notes.txt");
+    let f = file.to_string_lossy().into_owned();
+    let mut a = vec![prompt(SESSION_A, 1, 1, "start the notes")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": f, "content": "a\nb\n"}),
+    ));
+    a.push(prompt(SESSION_A, 4, 20, "start over"));
+    a.extend(tool(
+        SESSION_A,
+        5,
+        21,
+        "Write",
+        json!({"file_path": f, "content": "x\ny\n"}),
+    ));
+    let mut b = vec![prompt(SESSION_B, 1, 10, "capitalise b")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        11,
+        "Edit",
+        json!({"file_path": f, "old_string": "b\n", "new_string": "B\n", "replace_all": false}),
+    ));
+    let ta = transcript(&env, "a.jsonl", &a);
+    let tb = transcript(&env, "b.jsonl", &b);
+    std::fs::write(&file, "x\ny\n").unwrap();
+    env.run(&["capture", &ta, &tb]).ok();
+    let r = env.run(&["blame", "notes.txt"]).ok();
+    let head: Vec<&str> = r.stdout.lines().take(3).collect();
+    assert_eq!(
+        head,
+        [
+            "== blame notes.txt · 2 lines · 3 edits by 2 sessions ==",
+            "   2 lines by recorded edits",
+            "   2 edits not placed: older than a whole-file write, and no repository says what that write replaced",
+        ],
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("by hand"), "{}", r.stdout);
 }

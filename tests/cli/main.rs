@@ -2,6 +2,7 @@
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
 mod blame;
+mod blame_history;
 mod brief;
 mod capture;
 mod commits;

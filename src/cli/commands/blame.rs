@@ -6,12 +6,13 @@ use std::io::Write;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
-use crate::reads::blame::{Blame, LineOrigin, blame, blame_at};
+use crate::reads::blame::{Blame, LineOrigin, Placement, Record, blame, blame_at};
 use crate::reads::files::{
     FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths,
     under_earlier_names,
 };
 use crate::reads::ladder::noun;
+use crate::reads::vcs::{FileHistory, LineCommit};
 use crate::views::handle::Handles;
 use crate::views::source::EventSource;
 use crate::vocab::change::Change;
@@ -21,9 +22,13 @@ use crate::vocab::event::{EventId, Seq, SessionId};
 ///
 /// Every line of the file as it is now (committed or not), with the recorded edit that last
 /// wrote it: the session, the moment, the prompt the edit answered, and the command that shows
-/// the edit. Lines no recorded edit explains are marked so (a person's edit, or code from
-/// before the record); they are never guessed. The recorded edits are placed on the file
-/// from its current text backwards; `--at` shows the file as it stood at a past moment.
+/// the edit. Lines no recorded edit wrote are never guessed: in a git or jj repository they
+/// name the commit that brought them (from before the record, or committed by hand), or say
+/// they were changed by hand and not committed. A whole-file write keeps the origin of the
+/// lines it left as they were. `--at` shows the file as it stood at a past moment: the
+/// repository's file at the last commit before it, with the recorded edits made after that
+/// commit applied in order; it never shows a line written later, and marks the lines nothing
+/// can settle as uncertain.
 /// Edits recorded under the file's earlier names count too, for every rename git or jj
 /// knows (committed, or staged in git's index).
 /// `peat FILE:LINE` is the same for one line.
@@ -49,6 +54,42 @@ struct JsonLine<'a> {
     text: &'a str,
     /// Index into `edits`; null: no recorded edit explains the line.
     edit: Option<usize>,
+    origin: Origin,
+    /// The commit that brought the line, when no recorded edit wrote it.
+    commit: Option<&'a LineCommit>,
+}
+
+/// What a line's origin is, in words a reader can act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Origin {
+    /// A recorded edit wrote it.
+    Edit,
+    /// A commit made before the first recorded edit of the file brought it.
+    BeforeRecord,
+    /// A commit made since brought it, and no recorded edit wrote it.
+    CommittedByHand,
+    /// Changed by hand and not committed.
+    Uncommitted,
+    /// No recorded edit wrote it, and no repository says who did.
+    Unexplained,
+    /// Neither the record nor the repository settles it, as of the moment asked.
+    Uncertain,
+}
+
+impl Origin {
+    fn of(origin: LineOrigin, result: &Blame, first_edit_ms: i64) -> Origin {
+        match origin {
+            LineOrigin::Edit(_) => Origin::Edit,
+            LineOrigin::Commit(c) if result.commits[c].ts_ms < first_edit_ms => {
+                Origin::BeforeRecord
+            }
+            LineOrigin::Commit(_) => Origin::CommittedByHand,
+            LineOrigin::Uncommitted => Origin::Uncommitted,
+            LineOrigin::Unexplained => Origin::Unexplained,
+            LineOrigin::Uncertain => Origin::Uncertain,
+        }
+    }
 }
 
 /// One recorded edit of the file, for `--json`.
@@ -58,6 +99,8 @@ struct JsonEdit {
     edit: FileEdit,
     /// Whether the edit was placed on the file's history.
     placed: bool,
+    /// If not, why.
+    placement: Placement,
     prompt: Option<Prompt>,
     show: String,
 }
@@ -80,6 +123,13 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         ..crate::cli::shared::wanted(ctx, &args.file)
     };
     let abs = std::path::PathBuf::from(&wanted.abs);
+    // The repository, read-only: what the file was at a moment, and who committed a line.
+    // Who committed each line now is nearly always asked (a file's lines from before the
+    // record are most of it): asked at once, the tool's run overlaps reading the record.
+    let mut past = FileHistory::of(&abs);
+    if let (Some(history), true, None) = (&past, exists, &args.at) {
+        history.annotate_in_background();
+    }
     // The views answer, beside a writer too; `--at SESSION:SEQ` reads that event's time
     // from their copy of the ledger (`EventSource`).
     let (_ledger, views, _model) = ctx.read_views()?;
@@ -98,23 +148,28 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     } else {
         String::new()
     };
-    let attribute = |paths: &std::collections::BTreeSet<String>| -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
+    let mut attribute = |paths: &std::collections::BTreeSet<String>| -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
         let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
             applied_changes(&views, paths)?.into_iter().unzip();
+        let times: Vec<i64> = edits.iter().map(|e| e.ts_ms).collect();
+        let record = Record {
+            changes: &changes,
+            times: &times,
+        };
         // Edits recorded before their changes were kept explain no line, but they did happen.
         if edits.is_empty() && !edits_of(&views, paths)?.iter().any(|e| !e.failed) {
             return Ok(None);
         }
         let result = match &args.at {
-            None => blame(&current, &changes),
+            None => blame(&current, record, &mut past),
             Some(when) => {
-                let cut = cut_at(ctx, source, &views, &edits, when)?;
-                blame_at(exists.then_some(current.as_str()), &changes, cut).ok_or_else(|| {
+                let (cut, moment) = cut_at(ctx, source, &views, &edits, when)?;
+                blame_at(exists.then_some(current.as_str()), record, cut, moment, &mut past).ok_or_else(|| {
                     CliError::user(format!(
                         "the record cannot tell what {} held at {when}",
                         args.file
                     ))
-                    .hint("No whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
+                    .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
                 })?
             }
         };
@@ -147,8 +202,14 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     let mut prompts = Prompts::default();
     let mut described = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
+        let placement = result
+            .placement
+            .get(i)
+            .copied()
+            .unwrap_or(Placement::Missing);
         described.push(JsonEdit {
-            placed: result.placed.get(i).copied().unwrap_or(false),
+            placed: placement == Placement::Placed,
+            placement,
             prompt: prompts.answered_by(&views, &e.session, e.seq)?,
             show: format!("peat show {} {}", handles.of(&e.session), e.seq),
             edit: e.clone(),
@@ -170,6 +231,9 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     let shown: Vec<(usize, &str, LineOrigin)> = (from..=to)
         .map(|n| (n, lines[n - 1], result.lines[n - 1]))
         .collect();
+    // The record of this file begins with its first recorded edit: a commit before it is
+    // from before the record.
+    let first_edit_ms = edits.iter().map(|e| e.ts_ms).min().unwrap_or(i64::MAX);
     if ctx.json {
         let doc = serde_json::json!({
             "file": wanted.abs,
@@ -178,9 +242,12 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
             "lines": shown.iter().map(|(n, text, origin)| JsonLine {
                 line: *n,
                 text: text.strip_suffix('\n').unwrap_or(text),
-                edit: match origin { LineOrigin::Edit(i) => Some(*i), LineOrigin::Unexplained => None },
+                edit: match origin { LineOrigin::Edit(i) => Some(*i), _ => None },
+                origin: Origin::of(*origin, &result, first_edit_ms),
+                commit: match origin { LineOrigin::Commit(c) => result.commits.get(*c), _ => None },
             }).collect::<Vec<_>>(),
             "edits": described,
+            "origins": origin_counts(&shown, &result, first_edit_ms),
             "behind": views.behind(),
         });
         let mut out = std::io::stdout().lock();
@@ -188,7 +255,15 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
-    print_text(ctx, args, &shown, &described, &result, &handles)?;
+    print_text(
+        ctx,
+        args,
+        &shown,
+        &described,
+        &result,
+        first_edit_ms,
+        &handles,
+    )?;
     Ok(0)
 }
 
@@ -198,18 +273,14 @@ fn print_text(
     shown: &[(usize, &str, LineOrigin)],
     edits: &[JsonEdit],
     result: &Blame,
+    first_edit_ms: i64,
     handles: &Handles,
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
     let mut out = ui.pager();
     let sessions: BTreeSet<&SessionId> = edits.iter().map(|e| &e.edit.session).collect();
-    let unexplained = shown
-        .iter()
-        .filter(|(_, _, o)| *o == LineOrigin::Unexplained)
-        .count();
-    let placed = result.placed.iter().filter(|p| **p).count();
-    let mut head = format!(
-        "== blame {}{} · {} · {} by {} · {} unexplained ==",
+    let head = format!(
+        "== blame {}{} · {} · {} by {} ==\n{}",
         args.file,
         args.at
             .as_deref()
@@ -217,20 +288,18 @@ fn print_text(
         noun(shown.len() as i64, "line"),
         noun(edits.len() as i64, "edit"),
         noun(sessions.len() as i64, "session"),
-        noun(unexplained as i64, "line"),
+        summary(shown, edits, result, first_edit_ms),
     );
-    if placed < edits.len() {
-        head.push_str(&format!(
-            "\n   {} could not be placed on the file (changed by hand since, or older than one that was)",
-            noun((edits.len() - placed) as i64, "edit")
-        ));
-    }
     writeln!(out, "{}", ui.bold(&ui.safe(&head)))?;
     let width = shown.last().map_or(1, |(n, _, _)| n.to_string().len());
     let mut last: Option<LineOrigin> = None;
     for (n, text, origin) in shown {
         if last != Some(*origin) {
-            writeln!(out, "{}", origin_line(ctx, *origin, edits, handles))?;
+            writeln!(
+                out,
+                "{}",
+                origin_line(ctx, *origin, edits, result, first_edit_ms, handles)
+            )?;
             last = Some(*origin);
         }
         let text = text.strip_suffix('\n').unwrap_or(text);
@@ -245,11 +314,124 @@ fn print_text(
     Ok(())
 }
 
+/// How many of the shown lines have each kind of origin (those with none left out): the
+/// text header's counts, for `--json`.
+fn origin_counts(
+    shown: &[(usize, &str, LineOrigin)],
+    result: &Blame,
+    first_edit_ms: i64,
+) -> std::collections::BTreeMap<Origin, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for (_, _, o) in shown {
+        *counts
+            .entry(Origin::of(*o, result, first_edit_ms))
+            .or_insert(0) += 1;
+    }
+    counts
+}
+
+/// The header's second part: how many lines each kind of origin has (only the kinds present),
+/// then, one sentence each, the edits that could not be placed and what happened to them.
+fn summary(
+    shown: &[(usize, &str, LineOrigin)],
+    edits: &[JsonEdit],
+    result: &Blame,
+    first_edit_ms: i64,
+) -> String {
+    let count = |kind: Origin| {
+        shown
+            .iter()
+            .filter(|(_, _, o)| Origin::of(*o, result, first_edit_ms) == kind)
+            .count() as i64
+    };
+    let kinds = [
+        (Origin::Edit, "by recorded edits"),
+        (Origin::BeforeRecord, "from before the record"),
+        (Origin::CommittedByHand, "committed by hand"),
+        (Origin::Uncommitted, "changed by hand, not committed"),
+        (Origin::Unexplained, "unexplained"),
+        (Origin::Uncertain, "uncertain"),
+    ];
+    let parts: Vec<String> = kinds
+        .iter()
+        .filter_map(|(kind, said)| {
+            let n = count(*kind);
+            (n > 0 || *kind == Origin::Edit).then(|| format!("{} {said}", noun(n, "line")))
+        })
+        .collect();
+    let mut text = format!("   {}", parts.join(" · "));
+    let reasons = [
+        (
+            Placement::Missing,
+            "not placed: the text written is no longer where it was written (changed since by something the record does not hold)",
+        ),
+        (
+            Placement::Ambiguous,
+            "not placed: the text is in the file, but not in exactly one place the edit could have been made",
+        ),
+        (
+            Placement::NotLines,
+            "not placed: no lines changed (a notebook cell, or a delete of a file that exists again)",
+        ),
+        (
+            Placement::Behind,
+            "not placed: older than an edit that was not, so what the file held then is unknown",
+        ),
+        (
+            Placement::Overwritten,
+            "not placed: older than a whole-file write, and no repository says what that write replaced",
+        ),
+        (Placement::Later, "after that moment, not applied"),
+    ];
+    for (why, said) in reasons {
+        let n = edits.iter().filter(|e| e.placement == why).count();
+        if n > 0 {
+            text.push_str(&format!("\n   {} {said}", noun(n as i64, "edit")));
+        }
+    }
+    text
+}
+
 /// The line that heads a run of lines from one origin.
-fn origin_line(ctx: &Ctx, origin: LineOrigin, edits: &[JsonEdit], handles: &Handles) -> String {
+fn origin_line(
+    ctx: &Ctx,
+    origin: LineOrigin,
+    edits: &[JsonEdit],
+    result: &Blame,
+    first_edit_ms: i64,
+    handles: &Handles,
+) -> String {
     let ui = &ctx.ui;
-    let LineOrigin::Edit(i) = origin else {
-        return ui.dim("[unexplained: no recorded edit wrote these lines]");
+    let committed = |c: &LineCommit| {
+        let short: String = c.hash.chars().take(8).collect();
+        format!(
+            "{short} {} · {}",
+            c.author,
+            crate::vocab::time::local_minute(c.ts_ms, &ctx.tz)
+        )
+    };
+    let i = match origin {
+        LineOrigin::Edit(i) => i,
+        LineOrigin::Commit(c) => {
+            let said = match Origin::of(origin, result, first_edit_ms) {
+                Origin::BeforeRecord => "before the record",
+                _ => "committed by hand",
+            };
+            return ui.dim(&ui.safe(&format!("[{said}: {}]", committed(&result.commits[c]))));
+        }
+        LineOrigin::Uncommitted => {
+            return ui.dim("[changed by hand, not committed: no recorded edit wrote these lines]");
+        }
+        LineOrigin::Unexplained => {
+            return ui.dim(
+                "[unexplained: no recorded edit wrote these lines, and no repository says who did]",
+            );
+        }
+        LineOrigin::Uncertain => {
+            return ui.dim(
+                "[uncertain: the record and the repository cannot settle these lines as of then]",
+            );
+        }
     };
     let e = &edits[i];
     let when = crate::vocab::time::local_minute(e.edit.ts_ms, &ctx.tz);
@@ -290,15 +472,16 @@ fn parse_range(s: &str) -> Result<(usize, usize), CliError> {
     }
 }
 
-/// How many of `edits` (ledger order) had happened at the moment `when` names.
+/// How many of `edits` (ledger order) had happened at the moment `when` names, and that
+/// moment (ms since the epoch).
 fn cut_at(
     ctx: &Ctx,
     source: EventSource<'_>,
     views: &crate::views::Views,
     edits: &[FileEdit],
     when: &str,
-) -> Result<usize, CliError> {
-    let by_time = |ms: i64| edits.iter().filter(|e| e.ts_ms <= ms).count();
+) -> Result<(usize, i64), CliError> {
+    let by_time = |ms: i64| (edits.iter().filter(|e| e.ts_ms <= ms).count(), ms);
     if let Some(ms) = crate::vocab::time::end_of_local_day(when, &ctx.tz) {
         return Ok(by_time(ms));
     }
@@ -330,17 +513,19 @@ fn cut_at(
                 }
             })?;
             let key = (env.ts_ms, &session, seq);
-            Ok(edits
+            let cut = edits
                 .iter()
                 .filter(|e| (e.ts_ms, &e.session, e.seq) <= key)
-                .count())
+                .count();
+            Ok((cut, env.ts_ms))
         }
         None => {
             let rollup = views
                 .tables
                 .session(&session)?
                 .ok_or_else(|| CliError::user(format!("no session {}", handles.of(&session))))?;
-            Ok(rollup.end_ms.map_or(0, by_time))
+            // A session with no event has no moment: nothing of it had happened.
+            Ok(rollup.end_ms.map_or((0, i64::MIN), by_time))
         }
     }
 }

@@ -18,12 +18,43 @@ fn write(content: &str) -> Change {
 
 use LineOrigin::{Edit as E, Unexplained as U};
 
+/// One edit a minute from 09:00, the record's times for tests that need none in particular.
+fn minutes(changes: &[Change]) -> Vec<i64> {
+    (0..changes.len() as i64)
+        .map(|i| NINE + i * MINUTE)
+        .collect()
+}
+
+const NINE: i64 = 1_784_019_600_000; // 2026-07-14T09:00:00Z
+const MINUTE: i64 = 60_000;
+
+/// [`super::blame`] with no repository, the edits a minute apart.
+fn blame(current: &str, changes: &[Change]) -> Blame {
+    let times = minutes(changes);
+    let record = Record {
+        changes,
+        times: &times,
+    };
+    super::blame(current, record, &mut None::<FileHistory>)
+}
+
+/// [`super::blame_at`] with no repository, the moment that of the last edit before the cut.
+fn blame_at(current: Option<&str>, changes: &[Change], cut: usize) -> Option<Blame> {
+    let times = minutes(changes);
+    let record = Record {
+        changes,
+        times: &times,
+    };
+    let moment = NINE + cut as i64 * MINUTE - 1;
+    super::blame_at(current, record, cut, moment, &mut None::<FileHistory>)
+}
+
 #[test]
 fn a_write_then_an_edit_owns_exactly_the_lines_each_wrote() {
     let changes = [write("a\nb\nc\n"), edit("b\n", "B\nB2\n")];
     let b = blame("a\nB\nB2\nc\n", &changes);
     assert_eq!(b.lines, vec![E(0), E(1), E(1), E(0)]);
-    assert_eq!(b.placed, vec![true, true]);
+    assert_eq!(b.placed(), vec![true, true]);
 }
 
 #[test]
@@ -63,7 +94,7 @@ fn an_edit_whose_text_was_changed_by_hand_since_is_not_placed_and_nothing_older_
     // b2 was rewritten by hand: the edit cannot be located, so the Write behind it is unknown.
     let b = blame("a\nb3\n", &changes);
     assert_eq!(b.lines, vec![U, U]);
-    assert_eq!(b.placed, vec![false, false]);
+    assert_eq!(b.placed(), vec![false, false]);
 }
 
 #[test]
@@ -72,7 +103,7 @@ fn an_ambiguous_place_is_not_guessed() {
     let changes = [edit("y", "x")];
     let b = blame("x\nx\n", &changes);
     assert_eq!(b.lines, vec![U, U]);
-    assert_eq!(b.placed, vec![false]);
+    assert_eq!(b.placed(), vec![false]);
 }
 
 #[test]
@@ -179,10 +210,309 @@ fn a_cut_hidden_behind_a_later_write_is_replayed_forward_from_an_earlier_one() {
     let at2 = blame_at(Some("new\n"), &changes, 2).unwrap();
     assert_eq!(at2.text, "a\nB\n");
     assert_eq!(at2.lines, vec![E(0), E(1)]);
-    assert_eq!(at2.placed, vec![true, true]);
+    assert_eq!(
+        at2.placement,
+        vec![Placement::Placed, Placement::Placed, Placement::Later]
+    );
     // A file that is gone is replayed forward from its last Write.
     let gone = blame_at(None, &changes[..2], 2).unwrap();
     assert_eq!(gone.text, "a\nB\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// With a repository: a fake one, its commits given as (minute past 09:00, hash, text, the
+// commit that brought each line).
+
+struct Repo {
+    commits: Vec<FakeCommit>,
+}
+
+/// A commit of the fake repository: when, its hash, the file's text, and the commit that
+/// brought each line.
+struct FakeCommit {
+    ms: i64,
+    hash: String,
+    text: String,
+    by: Vec<String>,
+}
+
+impl Repo {
+    /// Commits given as (minute past 09:00, hash, text, the commit of each line).
+    fn of(commits: &[(i64, &str, &str, &[&str])]) -> Repo {
+        Repo {
+            commits: commits
+                .iter()
+                .map(|(minute, hash, text, by)| FakeCommit {
+                    ms: NINE + minute * MINUTE,
+                    hash: hash.to_string(),
+                    text: text.to_string(),
+                    by: by.iter().map(|h| h.to_string()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn line_commit(&self, hash: &str) -> LineCommit {
+        LineCommit {
+            hash: hash.to_string(),
+            author: format!("author of {hash}"),
+            ts_ms: self
+                .commits
+                .iter()
+                .find(|c| c.hash == hash)
+                .map_or(0, |c| c.ms),
+        }
+    }
+}
+
+impl Past for Repo {
+    fn known(&self) -> bool {
+        true
+    }
+
+    fn at(&mut self, ms: i64) -> Option<Committed> {
+        let c = self.commits.iter().rfind(|c| c.ms <= ms)?;
+        Some(Committed {
+            commit: c.hash.clone(),
+            ts_ms: c.ms,
+            text: c.text.clone(),
+        })
+    }
+
+    fn annotate(&mut self, commit: Option<&str>) -> Option<Vec<(String, LineCommit)>> {
+        let c = match commit {
+            Some(h) => self.commits.iter().find(|c| c.hash == h)?,
+            None => self.commits.last()?,
+        };
+        Some(
+            c.text
+                .lines()
+                .zip(&c.by)
+                .map(|(l, h)| (l.to_string(), self.line_commit(h)))
+                .collect(),
+        )
+    }
+}
+
+/// The record at the given minutes past 09:00.
+fn at_minutes(minutes: &[i64]) -> Vec<i64> {
+    minutes.iter().map(|m| NINE + m * MINUTE).collect()
+}
+
+/// Each line's origin, with commits named by hash.
+#[derive(Debug, PartialEq, Eq)]
+enum Said {
+    Edit(usize),
+    Commit(&'static str),
+    Uncommitted,
+    Uncertain,
+}
+
+fn said(b: &Blame) -> Vec<Said> {
+    b.lines
+        .iter()
+        .map(|o| match o {
+            LineOrigin::Edit(i) => Said::Edit(*i),
+            LineOrigin::Commit(c) => {
+                let hash = b.commits[*c].hash.clone();
+                Said::Commit(["c1", "c2", "c3"].into_iter().find(|h| *h == hash).unwrap())
+            }
+            LineOrigin::Uncommitted => Said::Uncommitted,
+            LineOrigin::Uncertain => Said::Uncertain,
+            LineOrigin::Unexplained => panic!("a repository was asked: nothing is unexplained"),
+        })
+        .collect()
+}
+
+/// A person commits `def add`; an agent's Write at 09:10 keeps those lines and adds others.
+fn person_then_write() -> (Repo, Vec<Change>, Vec<i64>) {
+    let repo = Repo::of(&[(0, "c1", "def add(a, b):\n    return a + b\n", &["c1", "c1"])]);
+    let changes = vec![write(
+        "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b\n",
+    )];
+    (repo, changes, at_minutes(&[10]))
+}
+
+#[test]
+fn a_write_keeps_the_commit_of_the_lines_it_left_as_they_were() {
+    let (mut repo, changes, times) = person_then_write();
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame(
+        "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b\n",
+        record,
+        &mut repo,
+    );
+    use Said::{Commit as C, Edit as W};
+    assert_eq!(said(&b), vec![W(0), C("c1"), C("c1"), W(0), W(0)]);
+    assert_eq!(b.commits[0].author, "author of c1");
+    // Without a repository, nothing says what the write replaced: it owns every line.
+    assert_eq!(
+        super::blame(&b.text, record, &mut None::<FileHistory>).lines,
+        vec![E(0); 5]
+    );
+}
+
+/// c1 at 09:00; an agent's edit at 09:05 (not committed) and its Write at 09:10, which keeps
+/// the edit's line; a person commits a line of their own at 09:20 (c2); a last line typed by
+/// hand is not committed.
+fn edit_then_write_then_commit() -> (Repo, Vec<Change>, Vec<i64>) {
+    let repo = Repo::of(&[
+        (0, "c1", "a\nb\n", &["c1", "c1"]),
+        (20, "c2", "x\na\nB\nc\n", &["c2", "c1", "c2", "c2"]),
+    ]);
+    let changes = vec![edit("b\n", "B\n"), write("a\nB\nc\n")];
+    (repo, changes, at_minutes(&[5, 10]))
+}
+
+#[test]
+fn an_edit_before_a_write_keeps_its_lines_and_unrecorded_lines_name_their_commit_or_none() {
+    let (mut repo, changes, times) = edit_then_write_then_commit();
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame("x\na\nB\nc\nhand\n", record, &mut repo);
+    use Said::{Commit as C, Edit as W};
+    assert_eq!(
+        said(&b),
+        vec![C("c2"), C("c1"), W(0), W(1), Said::Uncommitted]
+    );
+    assert_eq!(b.placement, vec![Placement::Placed; 2]);
+}
+
+#[test]
+fn blame_at_a_moment_is_the_commit_before_it_and_the_recorded_edits_since() {
+    let (mut repo, changes, times) = edit_then_write_then_commit();
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let now = Some("x\na\nB\nc\nhand\n");
+    use Said::{Commit as C, Edit as W};
+    // Before the record: the commit alone.
+    let b = super::blame_at(now, record, 0, NINE + 2 * MINUTE, &mut repo).unwrap();
+    assert_eq!(
+        (b.text.as_str(), said(&b)),
+        ("a\nb\n", vec![C("c1"), C("c1")])
+    );
+    assert_eq!(b.placement, vec![Placement::Later; 2]);
+    // After the edit: never the person's line of 09:20, nor the one typed by hand.
+    let b = super::blame_at(now, record, 1, NINE + 6 * MINUTE, &mut repo).unwrap();
+    assert_eq!((b.text.as_str(), said(&b)), ("a\nB\n", vec![C("c1"), W(0)]));
+    assert_eq!(b.placement, vec![Placement::Placed, Placement::Later]);
+    let b = super::blame_at(now, record, 2, NINE + 11 * MINUTE, &mut repo).unwrap();
+    assert_eq!(
+        (b.text.as_str(), said(&b)),
+        ("a\nB\nc\n", vec![C("c1"), W(0), W(1)])
+    );
+    // After c2: its line, and the recorded ones it committed still the edits'.
+    let b = super::blame_at(now, record, 2, NINE + 30 * MINUTE, &mut repo).unwrap();
+    assert_eq!(
+        (b.text.as_str(), said(&b)),
+        ("x\na\nB\nc\n", vec![C("c2"), C("c1"), W(0), W(1)])
+    );
+}
+
+#[test]
+fn an_edit_that_cannot_be_placed_at_a_moment_leaves_what_it_may_have_replaced_uncertain() {
+    let mut repo = Repo::of(&[(0, "c1", "a\nb\nz\n", &["c1", "c1", "c1"])]);
+    // Its old text holds a line typed by hand and never committed.
+    let changes = vec![edit("b\nhand\n", "b\nB\n")];
+    let times = at_minutes(&[5]);
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame_at(
+        Some("a\nb\nB\nz\n"),
+        record,
+        1,
+        NINE + 6 * MINUTE,
+        &mut repo,
+    )
+    .unwrap();
+    assert_eq!(b.text, "a\nb\nz\n");
+    assert_eq!(
+        said(&b),
+        vec![Said::Commit("c1"), Said::Uncertain, Said::Commit("c1")]
+    );
+    assert_eq!(b.placement, vec![Placement::Missing]);
+}
+
+#[test]
+fn before_the_repositorys_first_commit_the_file_is_what_the_record_made() {
+    let (mut repo, _, _) = person_then_write();
+    repo.commits[0].ms = NINE + 30 * MINUTE;
+    let changes = [write("a\n"), edit("a\n", "a\nb\n")];
+    let times = at_minutes(&[5, 6]);
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame_at(None, record, 2, NINE + 7 * MINUTE, &mut repo).unwrap();
+    assert_eq!(
+        (b.text.as_str(), said(&b)),
+        ("a\nb\n", vec![Said::Edit(0), Said::Edit(1)])
+    );
+}
+
+#[test]
+fn why_an_edit_was_not_placed_is_told_apart() {
+    // Gone: what it wrote is no longer there.
+    let b = blame("a\nc\n", &[edit("b\n", "B\n")]);
+    assert_eq!(b.placement, vec![Placement::Missing]);
+    // There twice: which one is not guessed.
+    let b = blame("B\nB\n", &[edit("b\n", "B\n")]);
+    assert_eq!(b.placement, vec![Placement::Ambiguous]);
+    // Older than one that could not be placed, or than a write with nothing behind it.
+    let b = blame("q\n", &[edit("x\n", "y\n"), edit("b\n", "B\n")]);
+    assert_eq!(b.placement, vec![Placement::Behind, Placement::Missing]);
+    let b = blame("w\n", &[edit("x\n", "y\n"), write("w\n")]);
+    assert_eq!(b.placement, vec![Placement::Overwritten, Placement::Placed]);
+    // A MultiEdit is missing when any of its replacements is.
+    let multi = Change::MultiEdit {
+        edits: vec![
+            Replacement {
+                old: "a\n".into(),
+                new: "A\n".into(),
+                replace_all: false,
+            },
+            Replacement {
+                old: "b\n".into(),
+                new: "B\n".into(),
+                replace_all: false,
+            },
+        ],
+    };
+    assert_eq!(
+        blame("A\nc\n", &[multi]).placement,
+        vec![Placement::Missing]
+    );
+    // Replayed forward, it is the text replaced that is looked for: there twice, ambiguous.
+    let mut repo = Repo::of(&[(0, "c1", "b\nb\n", &["c1", "c1"])]);
+    let changes = [edit("b\n", "B\n")];
+    let times = at_minutes(&[5]);
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame_at(None, record, 1, NINE + 6 * MINUTE, &mut repo).unwrap();
+    assert_eq!(b.placement, vec![Placement::Ambiguous]);
+    assert_eq!(b.lines, vec![LineOrigin::Uncertain; 2]);
+}
+
+#[test]
+fn an_edit_in_the_second_of_a_commit_is_taken_to_be_in_it() {
+    let commit = NINE;
+    let times = [commit - 1, commit + 999, commit + 1000];
+    let record = Record {
+        changes: &[edit("a", "b"), edit("b", "c"), edit("c", "d")],
+        times: &times,
+    };
+    assert_eq!(record.before_commit(commit), 2);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -487,12 +817,12 @@ fn a_multi_edit_that_cannot_be_placed_whole_leaves_the_text_as_it_was() {
         edits: vec![rep("a", "zzz"), rep("b", "x1")],
     };
     let mut state = "x1\ny2\n".to_string();
-    assert_eq!(revert(&mut state, &change), None);
+    assert_eq!(revert(&mut state, &change), Err(Placement::Missing));
     assert_eq!(state, "x1\ny2\n");
     let whole = Change::MultiEdit {
         edits: vec![rep("a", "y"), rep("b", "x1")],
     };
-    assert!(revert(&mut state, &whole).is_some());
+    assert!(revert(&mut state, &whole).is_ok());
     assert_eq!(state, "b\na2\n");
 }
 
@@ -557,6 +887,143 @@ proptest! {
         }
         if sim.hand_edits == 0 {
             prop_assert_eq!(b.lines, want);
+        }
+    }
+}
+
+/// A run of the reference in which a person commits the file after some of the steps
+/// (`commits[k]`: after step `k`), each step 10 seconds after the last from 09:00 and each
+/// commit 5 seconds after its step; lines from before the record are committed first. The
+/// record's times, the fake repository (each line's commit: the first that held it), and
+/// every line text the file had held by the end of each step (`seen[k]`: after `k` steps).
+fn run_with_commits(
+    initial: usize,
+    written: bool,
+    ops: &[(Op, bool)],
+) -> (Sim, Vec<i64>, Repo, Vec<std::collections::HashSet<String>>) {
+    let step_ms = |k: usize| NINE + k as i64 * 10_000;
+    let mut sim = Sim::new(initial, written);
+    let mut times = vec![step_ms(0); sim.changes.len()];
+    let mut repo = Repo { commits: vec![] };
+    let mut seen = vec![
+        sim.lines
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect::<std::collections::HashSet<_>>(),
+    ];
+    let commit = |repo: &mut Repo, sim: &Sim, ms: i64| {
+        let by: Vec<String> = sim
+            .lines
+            .iter()
+            .map(|(l, _)| {
+                repo.commits
+                    .iter()
+                    .find(|c| c.text.split_inclusive('\n').any(|t| t == l))
+                    .map_or(format!("c{}", repo.commits.len()), |c| c.hash.clone())
+            })
+            .collect();
+        let hash = format!("c{}", repo.commits.len());
+        repo.commits.push(FakeCommit {
+            ms,
+            hash,
+            text: sim.text(),
+            by,
+        });
+    };
+    if !written {
+        commit(&mut repo, &sim, step_ms(0) - 5_000);
+    }
+    for (k, (op, commits)) in ops.iter().enumerate() {
+        let recorded = sim.changes.len();
+        sim.step(op);
+        times.extend(std::iter::repeat_n(
+            step_ms(k + 1),
+            sim.changes.len() - recorded,
+        ));
+        let mut now = seen[k].clone();
+        now.extend(sim.lines.iter().map(|(l, _)| l.clone()));
+        seen.push(now);
+        if *commits {
+            commit(&mut repo, &sim, step_ms(k + 1) + 5_000);
+        }
+    }
+    (sim, times, repo, seen)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// As of any moment, with a person's edits and commits in between, `blame_at` shows no
+    /// line the file had not held by then: every line shown had been written, and its edit
+    /// or commit had been made, at or before the moment; and with no person's edit, it shows
+    /// the file exactly as it stood.
+    #[test]
+    fn blame_at_never_shows_a_line_written_after_its_moment(
+        initial in 0..8usize,
+        written in any::<bool>(),
+        ops in proptest::collection::vec((op(), any::<bool>()), 0..20),
+        at in 0..21usize,
+    ) {
+        let (sim, times, mut repo, seen) = run_with_commits(initial, written, &ops);
+        let k = at.min(ops.len());
+        // Just before step k + 1: after step k and its commit.
+        let moment = NINE + k as i64 * 10_000 + 7_000;
+        let cut = times.iter().filter(|t| **t <= moment).count();
+        let record = Record { changes: &sim.changes, times: &times };
+        let b = super::blame_at(Some(&sim.text()), record, cut, moment, &mut repo)
+            .expect("with a repository the file at any moment is known");
+        for (n, (line, origin)) in b.text.split_inclusive('\n').zip(&b.lines).enumerate() {
+            if *origin == LineOrigin::Uncertain {
+                continue;
+            }
+            prop_assert!(seen[k].contains(line), "line {} {:?} written later", n + 1, line);
+            match origin {
+                LineOrigin::Edit(i) => prop_assert!(*i < cut, "line {} by a later edit", n + 1),
+                LineOrigin::Commit(c) => prop_assert!(b.commits[*c].ts_ms <= moment),
+                _ => {}
+            }
+        }
+        let hand = ops[..k].iter().any(|(op, _)| matches!(op, Op::Hand { .. }));
+        if !hand {
+            prop_assert_eq!(b.text, Sim::joined(&run(initial, written, &ops[..k].iter().map(|(o, _)| o.clone()).collect::<Vec<_>>()).lines));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// With a repository, a person's edits and commits in between, each line of the file now
+    /// names an edit whose result held it, a commit that holds it, or, when the last commit
+    /// does not hold it, no commit.
+    #[test]
+    fn with_a_repository_every_line_names_an_edit_or_commit_that_held_it(
+        initial in 0..8usize,
+        written in any::<bool>(),
+        ops in proptest::collection::vec((op(), any::<bool>()), 0..20),
+    ) {
+        let (sim, times, mut repo, _) = run_with_commits(initial, written, &ops);
+        let record = Record { changes: &sim.changes, times: &times };
+        let b = super::blame(&sim.text(), record, &mut repo);
+        prop_assert_eq!(&b.text, &sim.text());
+        let last = repo.commits.last().map_or(String::new(), |c| c.text.clone());
+        for (n, (line, origin)) in b.text.split_inclusive('\n').zip(&b.lines).enumerate() {
+            let holds = |text: &str| text.split_inclusive('\n').any(|l| l == line);
+            match origin {
+                LineOrigin::Edit(i) => prop_assert!(
+                    sim.snapshots[*i].iter().any(|(l, _)| l == line),
+                    "line {} given to edit {}, whose result did not hold it", n + 1, i
+                ),
+                LineOrigin::Commit(c) => {
+                    let hash = &b.commits[*c].hash;
+                    let c = repo.commits.iter().find(|k| k.hash == *hash).unwrap();
+                    prop_assert!(holds(&c.text), "line {} given to {}", n + 1, hash);
+                }
+                LineOrigin::Uncommitted => {
+                    prop_assert!(!holds(&last), "line {} is committed", n + 1)
+                }
+                other => prop_assert!(false, "line {}: {:?}", n + 1, other),
+            }
         }
     }
 }

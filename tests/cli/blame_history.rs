@@ -1,0 +1,428 @@
+//! Blame that is true, through the real binary in a real git repository and a real jj one: a
+//! person's commit, an agent's whole-file Write over it, edits by two agents, a line committed
+//! by hand and one typed and never committed, a rename (git) and a deleted file. Each line of
+//! the file, now and at several moments, names what wrote it; `--at` never shows a line
+//! written after its moment.
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::blame::{prompt, tool, transcript};
+use crate::support::{Env, SESSION_A, SESSION_B, on_path, require_git, skip};
+
+/// Which tool keeps the repository.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Vcs {
+    Git,
+    /// jj alone, or colocated with git (which then answers peat's questions).
+    Jj {
+        colocate: bool,
+    },
+}
+
+/// A repository in the work folder whose commits are made by "Pat" at given minutes past
+/// 09:00 on 2026-07-14; remembers each commit's hash.
+struct Repo<'a> {
+    env: &'a Env,
+    work: PathBuf,
+    vcs: Vcs,
+}
+
+fn at(minute: u32) -> String {
+    format!("2026-07-14T09:{minute:02}:00Z")
+}
+
+impl Repo<'_> {
+    fn new(env: &Env, vcs: Vcs) -> Repo<'_> {
+        let repo = Repo {
+            env,
+            work: env.path("work"),
+            vcs,
+        };
+        match vcs {
+            Vcs::Git => repo.git(0, &["init", "-q", "-b", "main"]),
+            Vcs::Jj { colocate: false } => repo.jj(0, &["git", "init", "--no-colocate"]),
+            Vcs::Jj { colocate: true } => repo.jj(0, &["git", "init", "--colocate"]),
+        };
+        repo
+    }
+
+    fn file(&self, rel: &str) -> PathBuf {
+        self.work.join(rel)
+    }
+
+    fn put(&self, rel: &str, text: &str) {
+        let f = self.file(rel);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    }
+
+    /// Commit everything in the working copy at `minute`; the new commit's hash.
+    fn commit(&self, minute: u32, message: &str) -> String {
+        match self.vcs {
+            Vcs::Git => {
+                self.git(minute, &["add", "-A"]);
+                self.git(minute, &["commit", "-q", "-m", message]);
+                self.git(minute, &["rev-parse", "HEAD"])
+            }
+            Vcs::Jj { .. } => {
+                self.jj(minute, &["commit", "-m", message]);
+                self.jj(
+                    minute,
+                    &["log", "-r", "@-", "--no-graph", "-T", "commit_id"],
+                )
+            }
+        }
+    }
+
+    fn git(&self, minute: u32, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.work)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Pat")
+            .env("GIT_AUTHOR_EMAIL", "pat@example.com")
+            .env("GIT_COMMITTER_NAME", "Pat")
+            .env("GIT_COMMITTER_EMAIL", "pat@example.com")
+            .env("GIT_AUTHOR_DATE", at(minute))
+            .env("GIT_COMMITTER_DATE", at(minute))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn jj(&self, minute: u32, args: &[&str]) -> String {
+        let config = self.env.path("jj-config.toml");
+        std::fs::write(
+            &config,
+            "[user]\nname = \"Pat\"\nemail = \"pat@example.com\"\n[ui]\npaginate = \"never\"\n",
+        )
+        .unwrap();
+        let out = Command::new("jj")
+            .args(args)
+            .current_dir(&self.work)
+            .env("JJ_CONFIG", &config)
+            .env("HOME", self.env.path("home"))
+            .env(
+                "JJ_TIMESTAMP",
+                format!("2026-07-14T09:{minute:02}:00+00:00"),
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "jj {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+}
+
+const ADD: &str = "def add(a, b):\n    return a + b\n";
+const WRITTEN: &str =
+    "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b\n";
+
+/// The commits of the scenario.
+struct Story {
+    c1: String,
+    c3: String,
+}
+
+/// 09:00 Pat commits `src/calc.py` (c1). 09:06 session A Writes it whole, keeping Pat's two
+/// lines; 09:12 session B edits A's last line; 09:15 Pat commits both (c2); 09:20 Pat adds a
+/// line by hand, committed at 09:25 (c3); 09:40 session A edits its first line; Pat renames
+/// the file to `src/maths.py` and commits both at 09:45 (c4). Last, a line typed by hand and
+/// never committed. Session B also Writes `src/notes.md` at 09:50, which Pat commits at 09:52
+/// and deletes at 09:55.
+fn story(repo: &Repo) -> Story {
+    let env = repo.env;
+    let calc = repo.file("src/calc.py").to_string_lossy().into_owned();
+    let notes = repo.file("src/notes.md").to_string_lossy().into_owned();
+    repo.put("src/calc.py", ADD);
+    let c1 = repo.commit(0, "add");
+
+    let mut a = vec![prompt(SESSION_A, 1, 5, "add subtraction")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        6,
+        "Write",
+        json!({"file_path": calc, "content": WRITTEN}),
+    ));
+    a.push(prompt(SESSION_A, 4, 39, "import sys too"));
+    a.extend(tool(
+        SESSION_A,
+        5,
+        40,
+        "Edit",
+        json!({"file_path": calc, "old_string": "import math\n", "new_string": "import math, sys\n", "replace_all": false}),
+    ));
+    let mut b = vec![prompt(SESSION_B, 1, 10, "mark sub as checked")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        12,
+        "Edit",
+        json!({"file_path": calc, "old_string": "    return a - b\n", "new_string": "    return a - b  # checked\n", "replace_all": false}),
+    ));
+    b.push(prompt(SESSION_B, 4, 49, "jot down notes"));
+    b.extend(tool(
+        SESSION_B,
+        5,
+        50,
+        "Write",
+        json!({"file_path": notes, "content": "B's notes\n"}),
+    ));
+
+    // The working copy follows the sessions; Pat commits between them.
+    repo.put(
+        "src/calc.py",
+        "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b  # checked\n",
+    );
+    repo.commit(15, "the agents' work");
+    let by_hand = "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b  # checked\n# by hand, committed\n";
+    repo.put("src/calc.py", by_hand);
+    let c3 = repo.commit(25, "a note by hand");
+    let edited = by_hand.replace("import math\n", "import math, sys\n");
+    repo.put("src/calc.py", &edited);
+    std::fs::rename(repo.file("src/calc.py"), repo.file("src/maths.py")).unwrap();
+    repo.commit(45, "A's import");
+    repo.put("src/notes.md", "B's notes\n");
+    repo.commit(52, "B's notes");
+    std::fs::remove_file(repo.file("src/notes.md")).unwrap();
+    repo.commit(55, "no notes");
+    let now = format!("{edited}# typed, not committed\n");
+    repo.put("src/maths.py", &now);
+
+    let ta = transcript(env, "a.jsonl", &a);
+    let tb = transcript(env, "b.jsonl", &b);
+    env.run(&["capture", &ta, &tb]).ok();
+    Story { c1, c3 }
+}
+
+/// What a line of `peat blame --json` says wrote it.
+#[derive(Debug, PartialEq, Eq)]
+enum Who {
+    /// A session's edit, with the prompt it answered.
+    Agent(&'static str, &'static str),
+    BeforeRecord(String),
+    ByHand(String),
+    Uncommitted,
+}
+
+/// Each line's text and origin in `peat blame FILE [ARGS] --json`.
+fn blamed(env: &Env, file: &str, args: &[&str]) -> Vec<(String, Who)> {
+    let doc = blame_json(env, file, args);
+    let edits = doc["edits"].as_array().unwrap();
+    doc["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let text = l["text"].as_str().unwrap().to_string();
+            let commit = || l["commit"]["hash"].as_str().unwrap().to_string();
+            let who = match l["origin"].as_str().unwrap() {
+                "edit" => {
+                    let e = &edits[l["edit"].as_u64().unwrap() as usize];
+                    let session = [SESSION_A, SESSION_B]
+                        .into_iter()
+                        .find(|s| e["session"] == *s)
+                        .unwrap();
+                    let prompt = [
+                        "add subtraction",
+                        "import sys too",
+                        "mark sub as checked",
+                        "jot down notes",
+                    ]
+                    .into_iter()
+                    .find(|p| e["prompt"]["text"] == *p)
+                    .unwrap();
+                    Who::Agent(session, prompt)
+                }
+                "before_record" => Who::BeforeRecord(commit()),
+                "committed_by_hand" => Who::ByHand(commit()),
+                "uncommitted" => Who::Uncommitted,
+                other => panic!("line {text:?}: {other}"),
+            };
+            (text, who)
+        })
+        .collect()
+}
+
+fn blame_json(env: &Env, file: &str, args: &[&str]) -> Value {
+    let mut all = vec!["blame", file];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let r = env.run(&all).ok();
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+fn lines(expected: &[(&str, Who)]) -> Vec<(String, Who)> {
+    expected
+        .iter()
+        .map(|(t, w)| {
+            let who = match w {
+                Who::Agent(s, p) => Who::Agent(s, p),
+                Who::BeforeRecord(c) => Who::BeforeRecord(c.clone()),
+                Who::ByHand(c) => Who::ByHand(c.clone()),
+                Who::Uncommitted => Who::Uncommitted,
+            };
+            (t.to_string(), who)
+        })
+        .collect()
+}
+
+/// The seq of the prompt the edit at index `i` of `peat blame FILE --json` answered, and the
+/// edit's own seq.
+fn seqs(env: &Env, file: &str, i: usize) -> (u64, u64) {
+    let doc = blame_json(env, file, &[]);
+    let e = &doc["edits"][i];
+    (
+        e["prompt"]["seq"].as_u64().unwrap(),
+        e["seq"].as_u64().unwrap(),
+    )
+}
+
+/// Every check of the scenario, on the renamed file.
+fn every_line_and_moment_names_what_wrote_it(env: &Env, s: &Story) {
+    let file = "src/maths.py";
+    let a_write = || Who::Agent(SESSION_A, "add subtraction");
+    let b_edit = || Who::Agent(SESSION_B, "mark sub as checked");
+    let a_edit = || Who::Agent(SESSION_A, "import sys too");
+    let c1 = || Who::BeforeRecord(s.c1.clone());
+    let c3 = || Who::ByHand(s.c3.clone());
+    assert_eq!(
+        blamed(env, file, &[]),
+        lines(&[
+            ("import math, sys", a_edit()),
+            ("def add(a, b):", c1()),
+            ("    return a + b", c1()),
+            ("def sub(a, b):", a_write()),
+            ("    return a - b  # checked", b_edit()),
+            ("# by hand, committed", c3()),
+            ("# typed, not committed", Who::Uncommitted),
+        ]),
+        "now"
+    );
+    assert_eq!(
+        blame_json(env, file, &[])["origins"],
+        json!({"edit": 3, "before_record": 2, "committed_by_hand": 1, "uncommitted": 1}),
+        "the header's counts, for --json"
+    );
+    // Before the record: Pat's commit alone.
+    assert_eq!(
+        blamed(env, file, &["--at", &at(3)]),
+        lines(&[("def add(a, b):", c1()), ("    return a + b", c1())]),
+    );
+    // After A's Write, before B's edit: Pat's lines are still Pat's.
+    let after_write = lines(&[
+        ("import math", a_write()),
+        ("def add(a, b):", c1()),
+        ("    return a + b", c1()),
+        ("def sub(a, b):", a_write()),
+        ("    return a - b", a_write()),
+    ]);
+    assert_eq!(blamed(env, file, &["--at", &at(11)]), after_write);
+    // Just after B's edit (by SESSION:SEQ), and just before A's second one: neither the line
+    // Pat added at 09:20 nor A's later edit, nor the line never committed.
+    let (_, b_seq) = seqs(env, file, 1);
+    let after_b = format!("{}:{b_seq}", &SESSION_B[..8]);
+    let mut then = after_write;
+    then[4] = ("    return a - b  # checked".to_string(), b_edit());
+    assert_eq!(blamed(env, file, &["--at", &after_b]), then);
+    let (prompt_seq, _) = seqs(env, file, 2);
+    let before_a = format!("{}:{prompt_seq}", &SESSION_A[..8]);
+    then.push(("# by hand, committed".to_string(), c3()));
+    assert_eq!(blamed(env, file, &["--at", &before_a]), then);
+    // After Pat's 09:45 commit: A's edit, committed; still not the line never committed.
+    then[0] = ("import math, sys".to_string(), a_edit());
+    assert_eq!(blamed(env, file, &["--at", &at(50)]), then);
+    // No moment shows a line written after it.
+    for m in [3, 11, 30, 50] {
+        let texts: Vec<String> = blamed(env, file, &["--at", &at(m)])
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        assert!(
+            !texts.iter().any(|t| t == "# typed, not committed"),
+            "{m}: {texts:?}"
+        );
+        if m < 20 {
+            assert!(!texts.iter().any(|t| t.contains("by hand")), "{m}");
+        }
+    }
+
+    // The header says what happened, and only that.
+    let r = env.run(&["blame", file]).ok();
+    let head: Vec<&str> = r.stdout.lines().take(2).collect();
+    assert_eq!(
+        head[1],
+        "   3 lines by recorded edits · 2 lines from before the record · 1 line committed by hand · 1 line changed by hand, not committed",
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("could not be placed"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("[before the record: {} Pat", &s.c1[..8])),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("[committed by hand: {} Pat", &s.c3[..8])),
+        "{}",
+        r.stdout
+    );
+    let r = env.run(&["blame", file, "--at", &after_b]).ok();
+    assert!(
+        r.stdout
+            .contains("\n   1 edit after that moment, not applied"),
+        "{}",
+        r.stdout
+    );
+
+    // The deleted file: as B wrote it, before Pat committed it and after; gone once deleted.
+    for m in [51, 53] {
+        assert_eq!(
+            blamed(env, "src/notes.md", &["--at", &at(m)]),
+            lines(&[("B's notes", Who::Agent(SESSION_B, "jot down notes"))]),
+            "{m}"
+        );
+    }
+    assert_eq!(blamed(env, "src/notes.md", &["--at", &at(56)]), lines(&[]));
+}
+
+#[test]
+fn in_a_git_repository_every_line_and_moment_names_what_wrote_it_across_a_rename() {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    let s = story(&repo);
+    every_line_and_moment_names_what_wrote_it(&env, &s);
+}
+
+#[test]
+fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it_across_a_rename() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Jj { colocate: false });
+    assert!(!env.path("work/.git").exists(), "a jj-only repository");
+    let s = story(&repo);
+    every_line_and_moment_names_what_wrote_it(&env, &s);
+}
+
+#[test]
+fn in_a_jj_repository_colocated_with_git_every_line_and_moment_names_what_wrote_it() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Jj { colocate: true });
+    assert!(env.path("work/.git").exists(), "colocated with git");
+    let s = story(&repo);
+    every_line_and_moment_names_what_wrote_it(&env, &s);
+}
