@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::hook::install::{self, Harness, UserLevel};
 use crate::ledger::space;
 use crate::reads::files::Wanted;
 use crate::views::Views;
@@ -235,6 +236,133 @@ pub(crate) fn catch_up_views(
     }
 }
 
+/// A path as messages show it: relative to the working directory when under it.
+pub(crate) fn shown(ctx: &Ctx, p: &Path) -> String {
+    p.strip_prefix(&ctx.cwd)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .map_or_else(|| p.display().to_string(), |r| r.display().to_string())
+}
+
+/// The harnesses this person uses: Claude Code if `~/.claude` or `<root>/.claude` exists,
+/// Codex if `~/.codex` or `<root>/.codex` does; Claude Code when neither is found.
+pub(crate) fn agents_present(root: &Path, claude_home: &Path, codex_home: &Path) -> Vec<Harness> {
+    let claude = claude_home.is_dir() || root.join(".claude").is_dir();
+    let codex = codex_home.is_dir() || root.join(".codex").is_dir();
+    let mut out = Vec::new();
+    if claude || !codex {
+        out.push(Harness::Claude { local: false });
+    }
+    if codex {
+        out.push(Harness::Codex);
+    }
+    out
+}
+
+/// The agents whose wiring a check looks at: every one found on this machine or in the
+/// project, and every one peat's skill was laid for here (an install leaves it even where
+/// the agent's own folder is gone). With none of either, Claude Code when `or_claude`
+/// (what `peat hook install` would wire), else none.
+pub(crate) fn agents_to_check(ctx: &Ctx, root: &Path, or_claude: bool) -> Vec<Harness> {
+    let found = |dir: &Path, project: &str| dir.is_dir() || root.join(project).is_dir();
+    let mut agents: Vec<Harness> = [
+        (
+            Harness::Claude { local: false },
+            found(&ctx.claude_home, ".claude"),
+        ),
+        (Harness::Codex, found(&ctx.codex_home, ".codex")),
+    ]
+    .into_iter()
+    .filter(|(harness, found)| *found || harness.skill_path(root).exists())
+    .map(|(harness, _)| harness)
+    .collect();
+    if agents.is_empty() && or_claude {
+        agents.push(Harness::Claude { local: false });
+    }
+    agents
+}
+
+/// Where this person's harness reads hooks and skills for every project.
+pub(crate) fn user_level(ctx: &Ctx, harness: Harness) -> UserLevel {
+    let home = ctx.home.clone().unwrap_or_default();
+    UserLevel::of(harness, &ctx.claude_home, &ctx.codex_home, &home)
+}
+
+/// One agent's wiring in a project: what is in place, and what is not, each said with the
+/// command that fixes it.
+pub(crate) struct Wiring {
+    pub(crate) ok: Vec<String>,
+    pub(crate) missing: Vec<String>,
+}
+
+/// Whether `harness` runs `peat hook` (`entry`) on every moment peat uses, here or at user
+/// level, and has peat's current skill. For Claude Code without `--local`, either of its
+/// settings files will do.
+pub(crate) fn wiring(
+    ctx: &Ctx,
+    harness: Harness,
+    root: &Path,
+    entry: &serde_json::Value,
+) -> Result<Wiring, CliError> {
+    let fix = harness.install_command();
+    let user = user_level(ctx, harness);
+    let mut w = Wiring {
+        ok: Vec::new(),
+        missing: Vec::new(),
+    };
+    let events = crate::cli::hook::EVENTS.join(", ");
+    let configs = match harness {
+        Harness::Claude { local: false } => vec![
+            harness.config_path(root),
+            Harness::Claude { local: true }.config_path(root),
+        ],
+        _ => vec![harness.config_path(root)],
+    };
+    if user.has_hooks() {
+        w.ok.push(format!(
+            "{}: peat hook on {events} (user level)",
+            shown(ctx, &user.config)
+        ));
+    } else {
+        let mut found = None;
+        for config in &configs {
+            if let Some(v) = install::read_config(config).map_err(CliError::user)? {
+                let missing = install::missing_events(&v, entry);
+                if missing.is_empty() {
+                    found = Some(Ok(config));
+                    break;
+                }
+                found.get_or_insert(Err((config, missing)));
+            }
+        }
+        match found {
+            Some(Ok(config)) => {
+                w.ok.push(format!("{}: peat hook on {events}", shown(ctx, config)))
+            }
+            Some(Err((config, missing))) => w.missing.push(format!(
+                "{}: peat hook missing on {} — run: {fix}",
+                shown(ctx, config),
+                missing.join(", ")
+            )),
+            None => w
+                .missing
+                .push(format!("{}: missing — run: {fix}", shown(ctx, &configs[0]))),
+        }
+    }
+    let skill = harness.skill_path(root);
+    if install::skill_is_current(&skill) {
+        w.ok.push(format!("{}: current", shown(ctx, &skill)));
+    } else if let Some(at) = user.current_skill() {
+        w.ok.push(format!("{}: current (user level)", shown(ctx, at)));
+    } else {
+        w.missing.push(format!(
+            "{}: missing or stale — run: {fix}",
+            shown(ctx, &skill)
+        ));
+    }
+    Ok(w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +396,29 @@ mod tests {
         assert_eq!(
             normalize(Path::new("/r/./src/../lib/x.rs")),
             Path::new("/r/lib/x.rs")
+        );
+    }
+
+    #[test]
+    fn claude_is_installed_when_no_agent_is_found() {
+        let t = tempfile::tempdir().unwrap();
+        let p = |s: &str| t.path().join(s);
+        assert_eq!(
+            super::agents_present(&p("root"), &p("claude"), &p("codex")),
+            vec![super::Harness::Claude { local: false }]
+        );
+        std::fs::create_dir_all(p("codex")).unwrap();
+        assert_eq!(
+            super::agents_present(&p("root"), &p("claude"), &p("codex")),
+            vec![super::Harness::Codex]
+        );
+        std::fs::create_dir_all(p("root/.claude")).unwrap();
+        assert_eq!(
+            super::agents_present(&p("root"), &p("claude"), &p("codex")),
+            vec![
+                super::Harness::Claude { local: false },
+                super::Harness::Codex
+            ]
         );
     }
 }

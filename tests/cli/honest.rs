@@ -155,3 +155,58 @@ fn help_uses_no_word_a_newcomer_cannot_know() {
         }
     }
 }
+
+#[test]
+fn the_wiring_check_and_doctor_look_at_every_agent_installed_or_found() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path("home/.claude")).unwrap();
+    std::fs::create_dir_all(env.path("home/.codex")).unwrap();
+    env.run(&["hook", "install"]).ok();
+    env.run(&["hook", "install", "--codex"]).ok();
+    let [a, _] = write_two_sessions(&env);
+    env.run(&["capture", &a]).ok();
+    let r = env.run(&["hook", "install", "--check"]).ok();
+    for file in [".claude/settings.json", ".codex/hooks.json"] {
+        assert!(
+            r.stderr.contains(&format!("✓ {file}: peat hook on")),
+            "{}",
+            r.stderr
+        );
+    }
+    let doctor = env.run(&["doctor"]).ok();
+    assert!(
+        doctor.stdout.contains("✓ hooks: Claude Code, Codex"),
+        "{}",
+        doctor.stdout
+    );
+
+    // Codex's hooks removed (its folder gone from this machine too): still checked, since
+    // peat's skill for it is laid here.
+    std::fs::remove_file(env.path("work/.codex/hooks.json")).unwrap();
+    std::fs::remove_dir_all(env.path("home/.codex")).unwrap();
+    let r = env.run(&["hook", "install", "--check"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(".codex/hooks.json: missing — run: peat hook install --codex"),
+        "{}",
+        r.stderr
+    );
+    // doctor reports it too, and its exit status stays the store's.
+    let doctor = env.run(&["doctor"]).ok();
+    assert!(
+        doctor.stdout.contains("✗ hooks: Claude Code, Codex"),
+        "{}",
+        doctor.stdout
+    );
+    assert!(
+        doctor
+            .stdout
+            .contains(".codex/hooks.json: missing — run: peat hook install --codex"),
+        "{}",
+        doctor.stdout
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&env.run(&["doctor", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["hooks"]["ok"], false);
+}

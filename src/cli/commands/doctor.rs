@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
+use crate::cli::hook::install;
+use crate::cli::shared;
 use crate::ledger::{Ledger, Mode, damage};
 use crate::views::Views;
 use crate::views::audit::{self, Digests, Finding, Rows, STUCK, Version, digest};
@@ -21,7 +23,9 @@ use crate::vocab::event::EventId;
 /// version a revision replaced (what `asof` reads) as the feed does, with the blobs those
 /// versions name. Changes nothing but the note
 /// that makes every read mention a damaged ledger. Exits 0 when all is well, 2 when
-/// something is not.
+/// something is not. Also reports the hooks' wiring for every agent installed here or found
+/// on this machine, as `peat hook install --check` does (which exits 1 on it; the wiring does
+/// not change this exit status, which is the store's).
 #[derive(Args, Debug)]
 pub(crate) struct DoctorArgs {}
 
@@ -61,6 +65,35 @@ pub(crate) struct Report {
     pub(crate) views: Part,
     /// What to run, in order; empty when nothing is wrong.
     pub(crate) run: Vec<String>,
+    pub(crate) hooks: Hooks,
+}
+
+/// The hooks' wiring: what is in place, and what is not with the command that fixes it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Hooks {
+    pub(crate) ok: bool,
+    pub(crate) agents: Vec<&'static str>,
+    pub(crate) in_place: Vec<String>,
+    pub(crate) missing: Vec<String>,
+}
+
+fn hooks(ctx: &Ctx) -> Result<Hooks, CliError> {
+    let root = super::hook::install_root(ctx);
+    let entry = install::entry(&install::this_hook_command(ctx));
+    let mut h = Hooks {
+        ok: true,
+        agents: Vec::new(),
+        in_place: Vec::new(),
+        missing: Vec::new(),
+    };
+    for harness in shared::agents_to_check(ctx, &root, false) {
+        h.agents.push(harness.agent_name());
+        let w = shared::wiring(ctx, harness, &root, &entry)?;
+        h.in_place.extend(w.ok);
+        h.missing.extend(w.missing);
+    }
+    h.ok = h.missing.is_empty();
+    Ok(h)
 }
 
 pub(crate) fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
@@ -97,6 +130,7 @@ pub(crate) fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
         ledger: ledger_part,
         views: views_part,
         run,
+        hooks: hooks(ctx)?,
     };
     if ctx.json {
         let mut out = std::io::stdout().lock();
@@ -127,7 +161,23 @@ fn print_report(ctx: &Ctx, r: &Report) -> Result<(), CliError> {
             writeln!(out, "    … {} problems in all", part.problems)?;
         }
     }
-    if r.run.is_empty() {
+    let mark = if r.hooks.ok { "✓" } else { "✗" };
+    match r.hooks.agents.is_empty() {
+        true => writeln!(
+            out,
+            "✓ hooks: no agent found on this machine or in this project"
+        )?,
+        false => writeln!(out, "{mark} hooks: {}", r.hooks.agents.join(", "))?,
+    }
+    for line in r.hooks.missing.iter().chain(&r.hooks.in_place) {
+        writeln!(out, "    {}", ctx.ui.safe(line))?;
+    }
+    if r.run.is_empty() && !r.hooks.ok {
+        writeln!(
+            out,
+            "the store is well; the hooks are not: each line marked above says what to run"
+        )?;
+    } else if r.run.is_empty() {
         writeln!(out, "all is well: nothing to run")?;
     } else {
         writeln!(out, "run:")?;

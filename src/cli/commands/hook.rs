@@ -7,6 +7,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::hook::install::{self, Harness, Outcome};
 use crate::cli::hook::{self, EVENTS};
+use crate::cli::shared::{self, shown};
 use crate::ledger::Mode;
 
 /// The hook every harness moment runs (reads the harness's JSON on stdin)
@@ -46,7 +47,8 @@ pub(crate) struct InstallArgs {
     /// Claude Code's uncommitted .claude/settings.local.json
     #[arg(long)]
     pub(crate) local: bool,
-    /// Only say whether the hooks and skill are in place (exit 1 if not)
+    /// Only say whether the hooks and skill are in place, for every agent installed here or
+    /// found on this machine (or the one --codex or --local names); exit 1 if not
     #[arg(long, conflicts_with = "print")]
     pub(crate) check: bool,
     /// Print the settings fragment instead of writing anything
@@ -93,17 +95,11 @@ fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
     }
     let root = install_root(ctx);
     if a.check {
-        return check(ctx, harness, &root, &entry);
+        return check(ctx, a, &root, &entry);
     }
     ensure_ledger(ctx)?;
     install_harness(ctx, harness, &root, &entry)?;
     Ok(0)
-}
-
-/// Where this person's harness reads hooks and skills for every project.
-fn user_level(ctx: &Ctx, harness: Harness) -> install::UserLevel {
-    let home = ctx.home.clone().unwrap_or_default();
-    install::UserLevel::of(harness, &ctx.claude_home, &ctx.codex_home, &home)
 }
 
 /// Create the ledger if there is none, so the hooks record from the first session on.
@@ -131,7 +127,7 @@ pub(crate) fn install_harness(
     let skill = harness.skill_path(root);
     // Hooks installed for every project (home-manager's module does this) already run here:
     // a second set would capture every moment twice.
-    let user = user_level(ctx, harness);
+    let user = shared::user_level(ctx, harness);
     if user.has_hooks() {
         ctx.ui.note(&format!(
             "= {}: peat hook installed at user level; nothing added to {}",
@@ -206,46 +202,23 @@ fn notes(ctx: &Ctx, harness: Harness, root: &Path) {
     }
 }
 
-fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, CliError> {
-    let fix = harness.install_command();
-    let config = harness.config_path(root);
-    let skill = harness.skill_path(root);
-    let user = user_level(ctx, harness);
-    let mut problems = Vec::new();
-    match install::read_config(&config).map_err(CliError::user)? {
-        _ if user.has_hooks() => ctx.ui.note(&format!(
-            "✓ {}: peat hook on {} (user level)",
-            shown(ctx, &user.config),
-            EVENTS.join(", ")
-        )),
-        None => problems.push(format!("{}: missing — run: {fix}", shown(ctx, &config))),
-        Some(v) => {
-            let missing = install::missing_events(&v, entry);
-            if missing.is_empty() {
-                ctx.ui.note(&format!(
-                    "✓ {}: peat hook on {}",
-                    shown(ctx, &config),
-                    EVENTS.join(", ")
-                ));
-            } else {
-                problems.push(format!(
-                    "{}: peat hook missing on {} — run: {fix}",
-                    shown(ctx, &config),
-                    missing.join(", ")
-                ));
-            }
-        }
-    }
-    if install::skill_is_current(&skill) {
-        ctx.ui.note(&format!("✓ {}: current", shown(ctx, &skill)));
-    } else if let Some(at) = user.current_skill() {
-        ctx.ui
-            .note(&format!("✓ {}: current (user level)", shown(ctx, at)));
+/// Say whether the hooks and skill are in place: for the harness named (`--codex`,
+/// `--local`), else for every agent installed here or found on this machine, and whether
+/// there is a ledger for them to record into. Exit 1, naming the fix, when anything is not.
+fn check(ctx: &Ctx, a: &InstallArgs, root: &Path, entry: &Value) -> Result<u8, CliError> {
+    let harnesses = if a.codex || a.local {
+        vec![harness_of(a)]
     } else {
-        problems.push(format!(
-            "{}: missing or stale — run: {fix}",
-            shown(ctx, &skill)
-        ));
+        shared::agents_to_check(ctx, root, true)
+    };
+    let mut problems = Vec::new();
+    for harness in harnesses {
+        let wiring = shared::wiring(ctx, harness, root, entry)?;
+        for line in wiring.ok {
+            ctx.ui.note(&format!("✓ {line}"));
+        }
+        problems.extend(wiring.missing);
+        notes(ctx, harness, root);
     }
     if crate::ledger::recorded(&ctx.location.store) {
         ctx.ui.note(&format!(
@@ -254,11 +227,10 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
         ));
     } else {
         problems.push(format!(
-            "{}: no ledger, so the hooks record nothing — run: {fix}",
+            "{}: no ledger, so the hooks record nothing — run: peat hook install",
             shown(ctx, &ctx.location.store)
         ));
     }
-    notes(ctx, harness, root);
     if problems.is_empty() {
         return Ok(0);
     }
@@ -267,12 +239,4 @@ fn check(ctx: &Ctx, harness: Harness, root: &Path, entry: &Value) -> Result<u8, 
         ctx.ui.warn(&p);
     }
     Err(CliError::not_found(last))
-}
-
-/// A path as messages show it: relative to the working directory when under it.
-pub(crate) fn shown(ctx: &Ctx, p: &Path) -> String {
-    p.strip_prefix(&ctx.cwd)
-        .ok()
-        .filter(|r| !r.as_os_str().is_empty())
-        .map_or_else(|| p.display().to_string(), |r| r.display().to_string())
 }

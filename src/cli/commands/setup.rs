@@ -2,11 +2,12 @@ use clap::Args;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::cli::commands::hook::{ensure_ledger, install_harness, install_root, shown};
+use crate::cli::commands::hook::{ensure_ledger, install_harness, install_root};
 use crate::cli::commands::import::Found;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::hook::install::{self, Harness};
+use crate::cli::hook::install;
+use crate::cli::shared::shown;
 use crate::embed::artifacts::{self, Resolution};
 use crate::embed::fetch;
 
@@ -39,7 +40,7 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
 
     let (claude_home, codex_home) = (&ctx.claude_home, &ctx.codex_home);
     let entry = install::entry(&install::this_hook_command(ctx));
-    for harness in agents_present(&root, claude_home, codex_home) {
+    for harness in crate::cli::shared::agents_present(&root, claude_home, codex_home) {
         install_harness(ctx, harness, &root, &entry)?;
     }
 
@@ -109,21 +110,6 @@ fn ignore_desk(ctx: &Ctx, root: &Path) {
             file.display()
         )),
     }
-}
-
-/// The harnesses this person uses: Claude Code if `~/.claude` or `<root>/.claude` exists,
-/// Codex if `~/.codex` or `<root>/.codex` does; Claude Code when neither is found.
-fn agents_present(root: &Path, claude_home: &Path, codex_home: &Path) -> Vec<Harness> {
-    let claude = claude_home.is_dir() || root.join(".claude").is_dir();
-    let codex = codex_home.is_dir() || root.join(".codex").is_dir();
-    let mut out = Vec::new();
-    if claude || !codex {
-        out.push(Harness::Claude { local: false });
-    }
-    if codex {
-        out.push(Harness::Codex);
-    }
-    out
 }
 
 /// Install the pinned model if it is not; on failure, say exactly how to do it later.
@@ -350,25 +336,5 @@ mod tests {
         let mut want = vec![here, sub, rollout, zst];
         want.sort();
         assert_eq!(got, want);
-    }
-
-    #[test]
-    fn claude_is_installed_when_no_agent_is_found() {
-        let t = tempfile::tempdir().unwrap();
-        let p = |s: &str| t.path().join(s);
-        assert_eq!(
-            agents_present(&p("root"), &p("claude"), &p("codex")),
-            vec![Harness::Claude { local: false }]
-        );
-        fs::create_dir_all(p("codex")).unwrap();
-        assert_eq!(
-            agents_present(&p("root"), &p("claude"), &p("codex")),
-            vec![Harness::Codex]
-        );
-        fs::create_dir_all(p("root/.claude")).unwrap();
-        assert_eq!(
-            agents_present(&p("root"), &p("claude"), &p("codex")),
-            vec![Harness::Claude { local: false }, Harness::Codex]
-        );
     }
 }

@@ -40,6 +40,14 @@ impl Harness {
         }
     }
 
+    /// The agent, as a person names it.
+    pub(crate) fn agent_name(self) -> &'static str {
+        match self {
+            Harness::Claude { .. } => "Claude Code",
+            Harness::Codex => "Codex",
+        }
+    }
+
     /// The install command for this harness, for messages that say how to fix something.
     pub(crate) fn install_command(self) -> &'static str {
         match self {
