@@ -5,7 +5,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::ladder::noun;
-use crate::reads::log::{Entry, SessionLog, session_log};
+use crate::reads::log::{Entry, Placed, SessionLog, session_log};
 use crate::views::handle::Handles;
 use crate::views::steps::Step;
 
@@ -14,7 +14,7 @@ use crate::views::steps::Step;
 /// Each prompt, the tool calls it led to (files touched with the lines each change added and
 /// removed, commands run, failures), the commits made and the closing messages, each line
 /// ending in the command that shows that step whole. Subagent sessions are nested under the
-/// call that started them.
+/// call that started them (the harness's compaction agent at its compaction).
 #[derive(Args, Debug)]
 pub(crate) struct LogArgs {
     /// A session id or a unique prefix of one
@@ -73,7 +73,12 @@ fn print_log(
     if r.failed_tools > 0 {
         head.push_str(&format!(" ({} failed)", r.failed_tools));
     }
-    head.push_str(&format!(" · {} ==", noun(r.files.len() as i64, "file")));
+    head.push_str(&format!(" · {}", noun(r.files.len() as i64, "file")));
+    if log.placed == Some(Placed::Time) {
+        // Recorded before calls named the agent they started: where it sits is a guess.
+        head.push_str(" · placed by time: no recorded call names it");
+    }
+    head.push_str(" ==");
     writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
     let short = handles.of(&log.session);
     for e in &log.entries {
@@ -103,7 +108,9 @@ fn print_entry(
             if *harness { "·" } else { "❯" },
             clip(&text.replace('\n', " "), 120),
         ),
-        Step::Tool { tool, detail, ok } => (
+        Step::Tool {
+            tool, detail, ok, ..
+        } => (
             if *ok { "  $" } else { "  ✗" },
             clip(&format!("{tool} {}", detail.replace('\n', " ")), 110),
         ),

@@ -323,7 +323,9 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
         Event::Said { text } => format!("the agent:\n{text}"),
         Event::FinalMsg { text } => format!("the agent's closing message:\n{text}"),
         Event::CompactSummary { text } => format!("the compaction summary:\n{text}"),
-        Event::ToolCall { tool, detail, ok } => {
+        Event::ToolCall {
+            tool, detail, ok, ..
+        } => {
             let failed = if *ok { "" } else { " (failed)" };
             format!("{tool}{failed}\n{detail}")
         }
