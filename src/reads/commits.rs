@@ -10,12 +10,20 @@
 //! The first route that names a session answers; the others are kept as corroboration. A
 //! commit no route explains says so, with the nearest candidates. Every route reads the
 //! views alone (the sessions, steps, files and changes views), never the ledger.
+//!
+//! [`explain`] answers for one commit; [`made_by`] answers the other way, the commits some
+//! sessions made, by asking `explain` about each commit of their repositories that any route
+//! could tie to them. Every view that counts or lists a session's commits (`peat COMMIT`,
+//! `show`, `log`, `zoom`, the brief, `sessions`) reads one of the two, so each names the same
+//! session for a commit. The repository is read, never written (see [`crate::reads::vcs`]);
+//! where a session's repository is not on this machine, only the commits its own commit
+//! commands printed are known, and [`Made::without_repo`] says which sessions that was.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::reads::files::{applied_changes, paths_for_relative};
-use crate::reads::vcs::CommitContent;
+use crate::reads::vcs::{CommitContent, Repo};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::{ViewError, Views};
@@ -86,21 +94,29 @@ pub(crate) fn explain(
     root: Option<&str>,
     commit: &Commit,
 ) -> Result<Explained, ViewError> {
-    let sessions = views.tables.all_sessions()?;
+    explain_among(views, &views.tables.all_sessions()?, root, commit)
+}
+
+/// [`explain`] with the sessions view already read.
+fn explain_among(
+    views: &Views,
+    sessions: &[(SessionId, SessionRollup)],
+    root: Option<&str>,
+    commit: &Commit,
+) -> Result<Explained, ViewError> {
     let mut ties: Vec<Tie> = Vec::new();
-    ties.extend(by_trailer(&sessions, &commit.content.message));
-    ties.extend(by_record(views, &sessions, &commit.hash)?);
+    ties.extend(by_trailer(sessions, &commit.content.message));
+    ties.extend(by_record(views, sessions, &commit.hash)?);
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
-        ties.extend(by_workspace(&sessions, root, ts));
+        ties.extend(by_workspace(sessions, root, ts));
     }
     ties.extend(by_content(views, &commit.content)?);
-    let best = ties
-        .iter()
-        .filter(|t| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE)
-        .map(|t| t.route)
-        .min();
-    let (mut answer, others): (Vec<Tie>, Vec<Tie>) =
-        ties.into_iter().partition(|t| Some(t.route) == best);
+    let answers = |t: &Tie| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE;
+    let best = ties.iter().filter(|t| answers(t)).map(|t| t.route).min();
+    // A share below the bar never answers, even beside one above it.
+    let (mut answer, others): (Vec<Tie>, Vec<Tie>) = ties
+        .into_iter()
+        .partition(|t| Some(t.route) == best && answers(t));
     answer.sort_by(|a, b| {
         b.share
             .partial_cmp(&a.share)
@@ -108,6 +124,191 @@ pub(crate) fn explain(
             .then_with(|| a.session.cmp(&b.session))
     });
     Ok(Explained { answer, others })
+}
+
+/// A commit the resolution tied to a session, and the route it took.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct MadeCommit {
+    pub(crate) hash: String,
+    /// When it was committed; `None` for a recorded commit its repository could not show.
+    pub(crate) ts_ms: Option<i64>,
+    /// The first line of its message (empty when the repository could not show it).
+    pub(crate) subject: String,
+    pub(crate) route: Route,
+    /// For the content route: the share of its added lines the session wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) share: Option<f64>,
+}
+
+/// The commits some sessions made: see the module documentation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Made {
+    /// Per session, its commits, oldest first.
+    pub(crate) by_session: BTreeMap<SessionId, Vec<MadeCommit>>,
+    /// The sessions whose repository is not on this machine: only their recorded commits, and
+    /// those of the repository the person asks in, are known.
+    pub(crate) without_repo: BTreeSet<SessionId>,
+}
+
+impl Made {
+    /// The commits `session` made, oldest first.
+    pub(crate) fn of(&self, session: &SessionId) -> &[MadeCommit] {
+        self.by_session.get(session).map_or(&[], Vec::as_slice)
+    }
+
+    /// The distinct commits made between `from_ms` and `to_ms` (inclusive) by any session.
+    pub(crate) fn count_between(&self, from_ms: i64, to_ms: i64) -> usize {
+        self.by_session
+            .values()
+            .flatten()
+            .filter(|c| c.ts_ms.is_some_and(|t| from_ms <= t && t <= to_ms))
+            .map(|c| c.hash.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
+    }
+}
+
+/// The repository holding `cwd`, and its root as the workspace route compares it (resolved
+/// through symbolic links, as a session's recorded working directory is).
+pub(crate) fn repo_at(cwd: &std::path::Path) -> Option<(Repo, String)> {
+    let repo = Repo::find(cwd)?;
+    let root = std::fs::canonicalize(&repo.root)
+        .unwrap_or_else(|_| repo.root.clone())
+        .to_string_lossy()
+        .into_owned();
+    Some((repo, root))
+}
+
+/// The commits each of `sessions` made, each by the answer [`explain`] gives for it. The
+/// repositories read are each session's own (where it ran) and the one holding `here` (where
+/// the person asks, which may hold commits of a session that ran in another checkout).
+pub(crate) fn made_by(
+    views: &Views,
+    sessions: &[SessionId],
+    here: Option<&std::path::Path>,
+) -> Result<Made, ViewError> {
+    let all = views.tables.all_sessions()?;
+    let rollups: BTreeMap<&SessionId, &SessionRollup> = all.iter().map(|(s, r)| (s, r)).collect();
+    let wanted: BTreeMap<&SessionId, &SessionRollup> = sessions
+        .iter()
+        .filter_map(|s| rollups.get_key_value(s).map(|(k, r)| (*k, *r)))
+        .collect();
+    // The sessions of each repository, by its root.
+    let mut repos: BTreeMap<String, (Repo, Vec<&SessionId>)> = BTreeMap::new();
+    let mut made = Made::default();
+    if let Some((repo, root)) = here.and_then(repo_at) {
+        repos.insert(root, (repo, wanted.keys().copied().collect()));
+    }
+    for (&session, rollup) in &wanted {
+        match rollup
+            .cwd
+            .as_deref()
+            .and_then(|c| repo_at(std::path::Path::new(c)))
+        {
+            Some((repo, root)) => {
+                let members = &mut repos.entry(root).or_insert((repo, Vec::new())).1;
+                if !members.contains(&session) {
+                    members.push(session);
+                }
+            }
+            None => {
+                made.without_repo.insert(session.clone());
+            }
+        }
+    }
+    let mut seen: BTreeMap<&SessionId, Vec<String>> = BTreeMap::new();
+    for (root, (repo, members)) in &repos {
+        let since = members
+            .iter()
+            .filter_map(|s| wanted[s].start_ms)
+            .min()
+            .unwrap_or(0)
+            - LISTING_MARGIN_MS;
+        let Some(logged) = crate::reads::vcs::commits_since(repo, since) else {
+            continue;
+        };
+        for l in logged.into_iter().rev() {
+            let commit = Commit {
+                hash: l.hash,
+                ts_ms: l.ts_ms,
+                content: l.content,
+            };
+            if !members
+                .iter()
+                .any(|s| could_tie(s, wanted[s], root, &commit))
+            {
+                continue;
+            }
+            for s in members {
+                seen.entry(s).or_default().push(commit.hash.clone());
+            }
+            let explained = explain_among(views, &all, Some(root), &commit)?;
+            for tie in explained.answer {
+                if wanted.contains_key(&tie.session) {
+                    made.by_session
+                        .entry(tie.session)
+                        .or_default()
+                        .push(MadeCommit {
+                            hash: commit.hash.clone(),
+                            ts_ms: commit.ts_ms,
+                            subject: commit.content.message.lines().next().unwrap_or("").into(),
+                            route: tie.route,
+                            share: tie.share,
+                        });
+                }
+            }
+        }
+    }
+    // What a session's commit commands printed that its repository did not show (it is gone,
+    // or the commit was rewritten away): the record's own word, by the same answer.
+    for (&session, rollup) in &wanted {
+        let shown = seen.get(session).map_or(&[][..], Vec::as_slice);
+        for hash in rollup.commits.keys() {
+            if shown.iter().any(|h| same_commit(h, hash)) {
+                continue;
+            }
+            let commit = Commit {
+                hash: hash.clone(),
+                ..Commit::default()
+            };
+            let explained = explain_among(views, &all, None, &commit)?;
+            if let Some(tie) = explained.answer.iter().find(|t| &t.session == session) {
+                made.by_session
+                    .entry(session.clone())
+                    .or_default()
+                    .push(MadeCommit {
+                        hash: hash.clone(),
+                        ts_ms: tie.ts_ms,
+                        subject: String::new(),
+                        route: tie.route,
+                        share: None,
+                    });
+            }
+        }
+    }
+    for commits in made.by_session.values_mut() {
+        commits.sort_by_key(|c| c.ts_ms);
+    }
+    Ok(made)
+}
+
+/// Whether any route could tie `commit` to `session`: the commits no route can tie to it are
+/// never explained, which keeps [`made_by`] to a handful of commits.
+fn could_tie(session: &SessionId, rollup: &SessionRollup, root: &str, commit: &Commit) -> bool {
+    let named = trailers(&commit.content.message)
+        .iter()
+        .any(|v| session.as_str().starts_with(v));
+    let recorded = rollup.commits.keys().any(|h| same_commit(h, &commit.hash));
+    let during = commit
+        .ts_ms
+        .is_some_and(|ts| !by_workspace(&[(session.clone(), rollup.clone())], root, ts).is_empty());
+    let wrote = commit.content.added.iter().any(|(rel, _)| {
+        rollup
+            .files
+            .keys()
+            .any(|f| f == rel || f.ends_with(&format!("/{rel}")))
+    });
+    named || recorded || during || wrote
 }
 
 /// Sessions named by a `Peat-Session:` trailer (an id or a unique prefix of one).
@@ -152,7 +353,8 @@ pub(crate) fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> b
         .any(|(_, r)| r.commits.keys().any(|h| same_commit(h, hash)))
 }
 
-fn same_commit(a: &str, b: &str) -> bool {
+/// Whether two spellings of a hash (either may be a prefix, at least 7 long) name one commit.
+pub(crate) fn same_commit(a: &str, b: &str) -> bool {
     let (a, b) = (a.to_lowercase(), b.to_lowercase());
     a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
 }
@@ -186,6 +388,11 @@ fn by_record(
 /// How far after a session's last event a commit still counts as made in it: a commit
 /// time has whole seconds, and an agent's last event may be written just before it.
 const SPAN_GRACE_MS: i64 = 60_000;
+
+/// How long before a session began [`made_by`] still looks for its commits: a commit's time
+/// is the repository's clock (and a rewrite's), a transcript's the harness's, and a trailer
+/// or a recorded command ties a commit whatever the two clocks say.
+const LISTING_MARGIN_MS: i64 = 3_600_000;
 
 /// Sessions whose working directory is this repository's workspace (or inside it) and whose
 /// active span contains the commit's time.
@@ -376,6 +583,69 @@ mod tests {
         assert_eq!(amended.answer[0].share, Some(1.0));
         assert_eq!(amended.answer[0].seq, Some(3));
         assert!(!ledger.is_open(), "explaining a commit opened the ledger");
+    }
+
+    #[test]
+    fn a_share_below_the_bar_never_answers_beside_one_above_it() {
+        let store = Store::new();
+        let most = Change::Write {
+            content: "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n    doubled.min(MAX_RATE)\n}\n".into(),
+        };
+        let one = Change::Write {
+            content: "    doubled.min(MAX_RATE)\nfn unrelated_helper() {}\n".into(),
+        };
+        store.write(
+            vec![
+                (
+                    "most",
+                    1,
+                    1_000,
+                    touch("/r/src/lim.rs", TouchOp::Write, &most),
+                ),
+                (
+                    "one",
+                    1,
+                    2_000,
+                    touch("/r/src/lim.rs", TouchOp::Write, &one),
+                ),
+            ],
+            &[&most, &one],
+        );
+        let (_ledger, views) = store.open();
+        let content = CommitContent {
+            message: "limit".into(),
+            added: vec![(
+                "src/lim.rs".into(),
+                vec![
+                    "fn limiter(rate: u32) -> u32 {".into(),
+                    "    let doubled = rate * 2;".into(),
+                    "    doubled.min(MAX_RATE)".into(),
+                    "const PERSON_TYPED_THIS: u8 = 1;".into(),
+                ],
+            )],
+        };
+        let e = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "abc1234abc".into(),
+                ts_ms: None,
+                content,
+            },
+        )
+        .unwrap();
+        let answer: Vec<(&str, Option<f64>)> = e
+            .answer
+            .iter()
+            .map(|t| (t.session.as_str(), t.share))
+            .collect();
+        assert_eq!(answer, vec![("most", Some(0.75))]);
+        let others: Vec<(&str, Option<f64>)> = e
+            .others
+            .iter()
+            .map(|t| (t.session.as_str(), t.share))
+            .collect();
+        assert_eq!(others, vec![("one", Some(0.25))]);
     }
 
     #[test]

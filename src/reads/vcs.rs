@@ -223,6 +223,79 @@ pub(crate) fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
     None
 }
 
+/// A commit as the repository's log gave it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Logged {
+    /// The full commit hash.
+    pub(crate) hash: String,
+    /// When it was committed (ms since the epoch).
+    pub(crate) ts_ms: Option<i64>,
+    pub(crate) content: CommitContent,
+}
+
+/// Every commit of `repo` committed since `since_ms`, newest first, with its message and added
+/// lines, in one run of the tool (jj's working-copy commit, unfinished, is left out). `None`
+/// when the tool cannot answer.
+pub(crate) fn commits_since(repo: &Repo, since_ms: i64) -> Option<Vec<Logged>> {
+    // Each commit opens with a record separator; its fields end in unit separators, the
+    // patch last (a message holds neither).
+    let out = if repo.git {
+        git(
+            &repo.root,
+            &[
+                "log",
+                "--no-show-signature",
+                "--no-color",
+                "--no-ext-diff",
+                "-p",
+                "-U0",
+                // git reads `@<seconds>` as a moment, in no zone.
+                &format!("--since=@{}", since_ms.div_euclid(1000)),
+                "--format=%x1e%H%x1f%ct%x1f%B%x1f",
+            ],
+        )?
+    } else if repo.jj {
+        let since = crate::vocab::time::format_iso_ms(since_ms);
+        let revset = format!("committer_date(after:\"{since}\") & ~root() & ~@");
+        jj(
+            &repo.root,
+            &[
+                "log",
+                "-r",
+                &revset,
+                "--no-graph",
+                "--git",
+                "--context=0",
+                "-T",
+                "\"\\x1e\" ++ commit_id ++ \"\\x1f\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\x1f\" ++ description ++ \"\\x1f\"",
+            ],
+        )?
+    } else {
+        return None;
+    };
+    Some(
+        out.split('\x1e')
+            .filter_map(|record| {
+                let mut fields = record.splitn(4, '\x1f');
+                let hash = fields.next()?.trim();
+                if !is_hex(hash) {
+                    return None;
+                }
+                let ts_ms = fields.next()?.trim().parse::<i64>().ok().map(|s| s * 1000);
+                let message = fields.next()?.to_string();
+                Some(Logged {
+                    hash: hash.to_string(),
+                    ts_ms,
+                    content: CommitContent {
+                        message,
+                        added: added_lines(fields.next().unwrap_or("")),
+                    },
+                })
+            })
+            .collect(),
+    )
+}
+
 /// The added lines of a git-format patch, per destination file.
 fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
     crate::vocab::diff::added_by_file(diff)
@@ -580,6 +653,43 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(head(dir.path()), None);
         assert_eq!(resolve_commit(dir.path(), "abc1234"), None);
+    }
+
+    #[test]
+    fn commits_since_lists_each_commit_after_the_moment_with_its_message_and_lines() {
+        let (dir, first) = repo();
+        std::fs::write(dir.path().join("b.txt"), "two\nthree\n").unwrap();
+        sh(dir.path(), &["add", "b.txt"]);
+        crate::testing::git_at(
+            dir.path(),
+            "2026-07-14T11:00:00Z",
+            &["commit", "-q", "-m", "add b\n\nPeat-Session: 3f6c2a9e"],
+        );
+        let second = sh(dir.path(), &["rev-parse", "HEAD"]);
+        let repo = Repo::find(dir.path()).unwrap();
+        // Both commits are after 09:00; only the second after 10:00.
+        let all = commits_since(&repo, 1_784_019_600_000).unwrap();
+        let hashes: Vec<&str> = all.iter().map(|c| c.hash.as_str()).collect();
+        assert_eq!(hashes, vec![second.as_str(), first.as_str()]);
+        assert_eq!(all[0].ts_ms, Some(1_784_026_800_000));
+        assert_eq!(
+            all[0].content.message.trim_end(),
+            "add b\n\nPeat-Session: 3f6c2a9e"
+        );
+        assert_eq!(
+            all[0].content.added,
+            vec![(
+                "b.txt".to_string(),
+                vec!["two".to_string(), "three".to_string()]
+            )]
+        );
+        assert_eq!(
+            all[1].content.added[0].0, "a.txt",
+            "the root commit's lines too"
+        );
+        let later = commits_since(&repo, 1_784_023_200_000).unwrap();
+        assert_eq!(later.len(), 1);
+        assert_eq!(later[0].hash, second);
     }
 
     #[test]

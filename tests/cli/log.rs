@@ -158,11 +158,11 @@ fn show_prints_an_edit_as_a_unified_diff_and_a_message_as_text() {
     );
 }
 
-/// A line of session A's transcript at `hh:mm` on the test day.
-fn at(n: u32, hh_mm: &str, ty: &str, body: Value) -> String {
+/// A line of `session`'s transcript at `hh:mm` on the test day.
+pub fn at(session: &str, n: u32, hh_mm: &str, ty: &str, body: Value) -> String {
     let mut body = body;
     body["timestamp"] = json!(format!("2026-07-14T{hh_mm}:00.000Z"));
-    line(SESSION_A, n, 0, ty, body)
+    line(session, n, 0, ty, body)
 }
 
 /// A Task call and the result that names the agent it started.
@@ -170,6 +170,7 @@ fn task(n: u32, hh_mm: &str, agent: &str) -> [String; 2] {
     let id = format!("toolu_task_{agent}");
     [
         at(
+            SESSION_A,
             n,
             hh_mm,
             "assistant",
@@ -178,6 +179,7 @@ fn task(n: u32, hh_mm: &str, agent: &str) -> [String; 2] {
                     "input": {"description": format!("task {agent}"), "prompt": "look around", "run_in_background": true}}]}}),
         ),
         at(
+            SESSION_A,
             n + 1,
             hh_mm,
             "user",
@@ -222,6 +224,7 @@ fn subagent(env: &Env, agent: &str, from: &str, to: &str) -> String {
 fn a_subagent_sits_under_its_own_call_and_a_compaction_agent_at_its_compaction() {
     let env = Env::new();
     let mut lines = vec![at(
+        SESSION_A,
         1,
         "09:01",
         "user",
@@ -230,6 +233,7 @@ fn a_subagent_sits_under_its_own_call_and_a_compaction_agent_at_its_compaction()
     lines.extend(task(2, "09:02", "a1b2c3d"));
     lines.extend(task(4, "09:05", "e4f5a6b"));
     lines.push(at(
+        SESSION_A,
         6,
         "13:40",
         "system",
