@@ -20,10 +20,10 @@
 //! commands printed are known, and [`Made::without_repo`] says which sessions that was.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::reads::files::{applied_changes, paths_for_relative};
-use crate::reads::vcs::{CommitContent, Repo};
+use crate::reads::vcs::{CommitContent, Logged, Repo};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::{ViewError, Views};
@@ -94,15 +94,35 @@ pub(crate) fn explain(
     root: Option<&str>,
     commit: &Commit,
 ) -> Result<Explained, ViewError> {
-    explain_among(views, &views.tables.all_sessions()?, root, commit)
+    let sessions = views.tables.all_sessions()?;
+    explain_among(
+        views,
+        &sessions,
+        root,
+        commit,
+        &mut Written::default(),
+        Depth::Whole,
+    )
 }
 
-/// [`explain`] with the sessions view already read.
+/// How much of an explanation is wanted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Every route, the others kept as corroboration.
+    Whole,
+    /// Only the answer: the content route, the least certain, is not read when a surer route
+    /// has answered (it could not change the answer).
+    Answer,
+}
+
+/// [`explain`] with the sessions view already read, and what the content route read before.
 fn explain_among(
     views: &Views,
     sessions: &[(SessionId, SessionRollup)],
     root: Option<&str>,
     commit: &Commit,
+    written: &mut Written,
+    depth: Depth,
 ) -> Result<Explained, ViewError> {
     let mut ties: Vec<Tie> = Vec::new();
     ties.extend(by_trailer(sessions, &commit.content.message));
@@ -110,7 +130,9 @@ fn explain_among(
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
         ties.extend(by_workspace(sessions, root, ts));
     }
-    ties.extend(by_content(views, &commit.content)?);
+    if depth == Depth::Whole || ties.is_empty() {
+        ties.extend(by_content(views, &commit.content, written)?);
+    }
     let answers = |t: &Tie| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE;
     let best = ties.iter().filter(|t| answers(t)).map(|t| t.route).min();
     // A share below the bar never answers, even beside one above it.
@@ -217,6 +239,7 @@ pub(crate) fn made_by(
         }
     }
     let mut seen: BTreeMap<&SessionId, Vec<String>> = BTreeMap::new();
+    let mut written = Written::default();
     for (root, (repo, members)) in &repos {
         let since = members
             .iter()
@@ -227,31 +250,62 @@ pub(crate) fn made_by(
         let Some(logged) = crate::reads::vcs::commits_since(repo, since) else {
             continue;
         };
-        for l in logged.into_iter().rev() {
-            let commit = Commit {
-                hash: l.hash,
-                ts_ms: l.ts_ms,
-                content: l.content,
-            };
-            if !members
-                .iter()
-                .any(|s| could_tie(s, wanted[s], root, &commit))
+        let mut candidates: Vec<Logged> = logged
+            .into_iter()
+            .rev()
+            .filter(|l| members.iter().any(|s| could_tie(s, wanted[s], root, l)))
+            .collect();
+        for s in members {
+            let hashes = candidates.iter().map(|l| l.hash.clone());
+            seen.entry(s).or_default().extend(hashes);
+        }
+        // The surer routes need no lines: only the commits they leave unanswered, among
+        // those touching a file a session here wrote, have their lines read (in one run).
+        let mut answers = Vec::with_capacity(candidates.len());
+        let mut unanswered = Vec::new();
+        for (i, l) in candidates.iter().enumerate() {
+            let explained = explain_among(
+                views,
+                &all,
+                Some(root),
+                &commit_of(l),
+                &mut written,
+                Depth::Answer,
+            )?;
+            if explained.answer.is_empty() && members.iter().any(|s| wrote_to(wanted[s], &l.files))
             {
-                continue;
+                unanswered.push(i);
             }
-            for s in members {
-                seen.entry(s).or_default().push(commit.hash.clone());
+            answers.push(explained.answer);
+        }
+        if !unanswered.is_empty() {
+            let mut lacking: Vec<Logged> =
+                unanswered.iter().map(|&i| candidates[i].clone()).collect();
+            crate::reads::vcs::with_lines(repo, &mut lacking);
+            for (&i, l) in unanswered.iter().zip(lacking) {
+                let commit = commit_of(&l);
+                answers[i] = explain_among(
+                    views,
+                    &all,
+                    Some(root),
+                    &commit,
+                    &mut written,
+                    Depth::Answer,
+                )?
+                .answer;
+                candidates[i] = l;
             }
-            let explained = explain_among(views, &all, Some(root), &commit)?;
-            for tie in explained.answer {
+        }
+        for (l, answer) in candidates.iter().zip(answers) {
+            for tie in answer {
                 if wanted.contains_key(&tie.session) {
                     made.by_session
                         .entry(tie.session)
                         .or_default()
                         .push(MadeCommit {
-                            hash: commit.hash.clone(),
-                            ts_ms: commit.ts_ms,
-                            subject: commit.content.message.lines().next().unwrap_or("").into(),
+                            hash: l.hash.clone(),
+                            ts_ms: l.ts_ms,
+                            subject: l.message.lines().next().unwrap_or("").into(),
                             route: tie.route,
                             share: tie.share,
                         });
@@ -271,7 +325,7 @@ pub(crate) fn made_by(
                 hash: hash.clone(),
                 ..Commit::default()
             };
-            let explained = explain_among(views, &all, None, &commit)?;
+            let explained = explain_among(views, &all, None, &commit, &mut written, Depth::Answer)?;
             if let Some(tie) = explained.answer.iter().find(|t| &t.session == session) {
                 made.by_session
                     .entry(session.clone())
@@ -294,21 +348,38 @@ pub(crate) fn made_by(
 
 /// Whether any route could tie `commit` to `session`: the commits no route can tie to it are
 /// never explained, which keeps [`made_by`] to a handful of commits.
-fn could_tie(session: &SessionId, rollup: &SessionRollup, root: &str, commit: &Commit) -> bool {
-    let named = trailers(&commit.content.message)
+fn could_tie(session: &SessionId, rollup: &SessionRollup, root: &str, commit: &Logged) -> bool {
+    let named = trailers(&commit.message)
         .iter()
         .any(|v| session.as_str().starts_with(v));
     let recorded = rollup.commits.keys().any(|h| same_commit(h, &commit.hash));
     let during = commit
         .ts_ms
-        .is_some_and(|ts| !by_workspace(&[(session.clone(), rollup.clone())], root, ts).is_empty());
-    let wrote = commit.content.added.iter().any(|(rel, _)| {
+        .is_some_and(|ts| in_workspace(rollup, root, ts));
+    named || recorded || during || wrote_to(rollup, &commit.files)
+}
+
+/// Whether the session recorded an edit of a file at one of `files` (relative paths), which
+/// the content route needs to tie a commit of them to it.
+fn wrote_to(rollup: &SessionRollup, files: &[String]) -> bool {
+    files.iter().any(|rel| {
         rollup
             .files
             .keys()
             .any(|f| f == rel || f.ends_with(&format!("/{rel}")))
-    });
-    named || recorded || during || wrote
+    })
+}
+
+/// A listed commit as [`explain`] reads it (without lines until they are read).
+fn commit_of(l: &Logged) -> Commit {
+    Commit {
+        hash: l.hash.clone(),
+        ts_ms: l.ts_ms,
+        content: CommitContent {
+            message: l.message.clone(),
+            added: l.added.clone().unwrap_or_default(),
+        },
+    }
 }
 
 /// Sessions named by a `Peat-Session:` trailer (an id or a unique prefix of one).
@@ -397,18 +468,9 @@ const LISTING_MARGIN_MS: i64 = 3_600_000;
 /// Sessions whose working directory is this repository's workspace (or inside it) and whose
 /// active span contains the commit's time.
 fn by_workspace(sessions: &[(SessionId, SessionRollup)], root: &str, ts_ms: i64) -> Vec<Tie> {
-    let root = root.trim_end_matches('/');
     sessions
         .iter()
-        .filter(|(_, r)| {
-            r.cwd
-                .as_deref()
-                .is_some_and(|c| c == root || c.starts_with(&format!("{root}/")))
-        })
-        .filter(|(_, r)| match (r.start_ms, r.end_ms) {
-            (Some(a), Some(b)) => a - SPAN_GRACE_MS <= ts_ms && ts_ms <= b + SPAN_GRACE_MS,
-            _ => false,
-        })
+        .filter(|(_, r)| in_workspace(r, root, ts_ms))
         .map(|(s, r)| Tie {
             session: s.clone(),
             route: Route::Workspace,
@@ -417,6 +479,21 @@ fn by_workspace(sessions: &[(SessionId, SessionRollup)], root: &str, ts_ms: i64)
             share: None,
         })
         .collect()
+}
+
+/// Whether the session ran in the workspace at `root` (or inside it) at `ts_ms`.
+fn in_workspace(r: &SessionRollup, root: &str, ts_ms: i64) -> bool {
+    let root = root.trim_end_matches('/');
+    let inside = r.cwd.as_deref().is_some_and(|c| {
+        c == root
+            || c.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    });
+    inside
+        && match (r.start_ms, r.end_ms) {
+            (Some(a), Some(b)) => a - SPAN_GRACE_MS <= ts_ms && ts_ms <= b + SPAN_GRACE_MS,
+            _ => false,
+        }
 }
 
 /// The lines a change wrote.
@@ -454,8 +531,44 @@ fn meaningful(line: &str) -> Option<&str> {
     (t.len() >= 10 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3).then_some(t)
 }
 
+/// Per repository-relative path, the meaningful lines each session's recorded edits wrote to
+/// a file at that path, and its last such edit (ts, seq): read once per path however many
+/// commits touch it.
+#[derive(Default)]
+struct Written(HashMap<String, ByWriter>);
+
+/// Per session, the meaningful lines it wrote to one file and its last such edit (ts, seq).
+type ByWriter = BTreeMap<SessionId, (HashSet<String>, (i64, u32))>;
+
+impl Written {
+    fn of(&mut self, views: &Views, rel: &str) -> Result<&ByWriter, ViewError> {
+        if !self.0.contains_key(rel) {
+            // The recorded paths the commit's file can be: those ending in its path.
+            let recorded = paths_for_relative(views, rel)?;
+            let mut by_session = ByWriter::new();
+            for (e, change) in applied_changes(views, &recorded)? {
+                let entry = by_session
+                    .entry(e.session.clone())
+                    .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
+                entry.1 = entry.1.max((e.ts_ms, e.seq));
+                for l in written_lines(&change) {
+                    if let Some(m) = meaningful(&l) {
+                        entry.0.insert(m.to_string());
+                    }
+                }
+            }
+            self.0.insert(rel.to_string(), by_session);
+        }
+        Ok(&self.0[rel])
+    }
+}
+
 /// Per session, the share of the commit's meaningful added lines its recorded edits wrote.
-fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewError> {
+fn by_content(
+    views: &Views,
+    content: &CommitContent,
+    written: &mut Written,
+) -> Result<Vec<Tie>, ViewError> {
     let wanted: Vec<(&str, Vec<&str>)> = content
         .added
         .iter()
@@ -473,26 +586,12 @@ fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewEr
     }
     let mut matched: BTreeMap<SessionId, (usize, Option<(i64, u32)>)> = BTreeMap::new();
     for (rel, lines) in &wanted {
-        // The recorded paths the commit's file can be: those ending in its path.
-        let recorded = paths_for_relative(views, rel)?;
-        let mut by_session: BTreeMap<SessionId, (HashSet<String>, (i64, u32))> = BTreeMap::new();
-        for (e, change) in applied_changes(views, &recorded)? {
-            let entry = by_session
-                .entry(e.session.clone())
-                .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
-            entry.1 = entry.1.max((e.ts_ms, e.seq));
-            for l in written_lines(&change) {
-                if let Some(m) = meaningful(&l) {
-                    entry.0.insert(m.to_string());
-                }
-            }
-        }
-        for (session, (written, last)) in by_session {
-            let n = lines.iter().filter(|l| written.contains(**l)).count();
+        for (session, (wrote, last)) in written.of(views, rel)? {
+            let n = lines.iter().filter(|l| wrote.contains(**l)).count();
             if n > 0 {
-                let m = matched.entry(session).or_insert((0, None));
+                let m = matched.entry(session.clone()).or_insert((0, None));
                 m.0 += n;
-                m.1 = m.1.max(Some(last));
+                m.1 = m.1.max(Some(*last));
             }
         }
     }
