@@ -317,10 +317,29 @@ pub(crate) fn made_by(
     // or the commit was rewritten away): the record's own word, by the same answer.
     for (&session, rollup) in &wanted {
         let shown = seen.get(session).map_or(&[][..], Vec::as_slice);
-        for hash in rollup.commits.keys() {
-            if shown.iter().any(|h| same_commit(h, hash)) {
-                continue;
-            }
+        let unseen: Vec<&String> = rollup
+            .commits
+            .keys()
+            .filter(|hash| !shown.iter().any(|h| same_commit(h, hash)))
+            .collect();
+        if unseen.is_empty() {
+            continue;
+        }
+        // Their messages, as the commands printed them.
+        let messages: Vec<(String, String)> = crate::reads::log::session_steps(views, session)?
+            .into_iter()
+            .filter_map(|(_, _, step)| match step {
+                Step::Commit { hash, message, .. } => Some((hash, message)),
+                _ => None,
+            })
+            .collect();
+        for hash in unseen {
+            let subject = messages
+                .iter()
+                .find(|(h, _)| same_commit(h, hash))
+                .and_then(|(_, m)| m.lines().next())
+                .unwrap_or("")
+                .to_string();
             let commit = Commit {
                 hash: hash.clone(),
                 ..Commit::default()
@@ -333,7 +352,7 @@ pub(crate) fn made_by(
                     .push(MadeCommit {
                         hash: hash.clone(),
                         ts_ms: tie.ts_ms,
-                        subject: String::new(),
+                        subject,
                         route: tie.route,
                         share: None,
                     });
