@@ -111,6 +111,13 @@ fn a_subagent_is_nested_under_the_call_that_started_it() {
         text.contains("    == log "),
         "the subagent's log is indented: {text}"
     );
+    // The Task call's result here names no agent (as before calls recorded it): the time
+    // rule placed it, and the log says so.
+    assert_eq!(sub["placed"], "time");
+    assert!(
+        text.contains("· placed by time: no recorded call names it =="),
+        "{text}"
+    );
 }
 
 #[test]
