@@ -250,10 +250,11 @@ pub(crate) fn made_by(
         let Some(logged) = crate::reads::vcs::commits_since(repo, since) else {
             continue;
         };
+        let reach = Reach::new(members, &wanted, root);
         let mut candidates: Vec<Logged> = logged
             .into_iter()
             .rev()
-            .filter(|l| members.iter().any(|s| could_tie(s, wanted[s], root, l)))
+            .filter(|l| reach.could_tie(l))
             .collect();
         for s in members {
             let hashes = candidates.iter().map(|l| l.hash.clone());
@@ -272,8 +273,7 @@ pub(crate) fn made_by(
                 &mut written,
                 Depth::Answer,
             )?;
-            if explained.answer.is_empty() && members.iter().any(|s| wrote_to(wanted[s], &l.files))
-            {
+            if explained.answer.is_empty() && reach.wrote_to(&l.files) {
                 unanswered.push(i);
             }
             answers.push(explained.answer);
@@ -365,28 +365,70 @@ pub(crate) fn made_by(
     Ok(made)
 }
 
-/// Whether any route could tie `commit` to `session`: the commits no route can tie to it are
-/// never explained, which keeps [`made_by`] to a handful of commits.
-fn could_tie(session: &SessionId, rollup: &SessionRollup, root: &str, commit: &Logged) -> bool {
-    let named = trailers(&commit.message)
-        .iter()
-        .any(|v| session.as_str().starts_with(v));
-    let recorded = rollup.commits.keys().any(|h| same_commit(h, &commit.hash));
-    let during = commit
-        .ts_ms
-        .is_some_and(|ts| in_workspace(rollup, root, ts));
-    named || recorded || during || wrote_to(rollup, &commit.files)
+/// What could tie a commit to any of a repository's sessions, indexed once: the commits no
+/// route can tie to them are never explained, which keeps [`made_by`] to the few that can,
+/// however many sessions it is asked about.
+struct Reach<'a> {
+    ids: Vec<&'a SessionId>,
+    /// The first seven digits of each hash their commit commands printed.
+    recorded: HashSet<String>,
+    /// The spans (with the grace) of those that ran in this workspace.
+    spans: Vec<(i64, i64)>,
+    /// Every tail of every path they edited (`src/a.rs` and `a.rs` of `/r/src/a.rs`): a
+    /// commit's file at one of them may hold their lines.
+    tails: HashSet<&'a str>,
 }
 
-/// Whether the session recorded an edit of a file at one of `files` (relative paths), which
-/// the content route needs to tie a commit of them to it.
-fn wrote_to(rollup: &SessionRollup, files: &[String]) -> bool {
-    files.iter().any(|rel| {
-        rollup
-            .files
-            .keys()
-            .any(|f| f == rel || f.ends_with(&format!("/{rel}")))
-    })
+impl<'a> Reach<'a> {
+    fn new(
+        members: &[&'a SessionId],
+        wanted: &BTreeMap<&'a SessionId, &'a SessionRollup>,
+        root: &str,
+    ) -> Reach<'a> {
+        let rollups = || members.iter().map(|s| wanted[s]);
+        Reach {
+            ids: members.to_vec(),
+            recorded: rollups()
+                .flat_map(|r| r.commits.keys())
+                .filter_map(|h| h.get(..7))
+                .map(str::to_lowercase)
+                .collect(),
+            spans: rollups()
+                .filter(|r| inside(r, root))
+                .filter_map(|r| Some((r.start_ms? - SPAN_GRACE_MS, r.end_ms? + SPAN_GRACE_MS)))
+                .collect(),
+            tails: rollups()
+                .flat_map(|r| r.files.keys())
+                .flat_map(|f| {
+                    f.match_indices('/')
+                        .map(move |(i, _)| &f[i + 1..])
+                        .chain(std::iter::once(f.as_str()))
+                })
+                .filter(|t| !t.is_empty())
+                .collect(),
+        }
+    }
+
+    /// Whether any route could tie `commit` to one of the sessions.
+    fn could_tie(&self, commit: &Logged) -> bool {
+        let named = trailers(&commit.message)
+            .iter()
+            .any(|v| self.ids.iter().any(|s| s.as_str().starts_with(v)));
+        let recorded = commit
+            .hash
+            .get(..7)
+            .is_some_and(|h| self.recorded.contains(h));
+        let during = commit
+            .ts_ms
+            .is_some_and(|ts| self.spans.iter().any(|(a, b)| *a <= ts && ts <= *b));
+        named || recorded || during || self.wrote_to(&commit.files)
+    }
+
+    /// Whether one of the sessions edited a file at one of `files` (relative paths), which the
+    /// content route needs to tie a commit of them to it.
+    fn wrote_to(&self, files: &[String]) -> bool {
+        files.iter().any(|rel| self.tails.contains(rel.as_str()))
+    }
 }
 
 /// A listed commit as [`explain`] reads it (without lines until they are read).
@@ -502,17 +544,21 @@ fn by_workspace(sessions: &[(SessionId, SessionRollup)], root: &str, ts_ms: i64)
 
 /// Whether the session ran in the workspace at `root` (or inside it) at `ts_ms`.
 fn in_workspace(r: &SessionRollup, root: &str, ts_ms: i64) -> bool {
-    let root = root.trim_end_matches('/');
-    let inside = r.cwd.as_deref().is_some_and(|c| {
-        c == root
-            || c.strip_prefix(root)
-                .is_some_and(|rest| rest.starts_with('/'))
-    });
-    inside
+    inside(r, root)
         && match (r.start_ms, r.end_ms) {
             (Some(a), Some(b)) => a - SPAN_GRACE_MS <= ts_ms && ts_ms <= b + SPAN_GRACE_MS,
             _ => false,
         }
+}
+
+/// Whether the session's working directory is the workspace at `root` or inside it.
+fn inside(r: &SessionRollup, root: &str) -> bool {
+    let root = root.trim_end_matches('/');
+    r.cwd.as_deref().is_some_and(|c| {
+        c == root
+            || c.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
 }
 
 /// The lines a change wrote.
