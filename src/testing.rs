@@ -40,6 +40,12 @@ pub fn on_path(program: &str) -> bool {
 /// system configuration; its stdout, trimmed.
 #[track_caller]
 pub fn git(dir: &Path, args: &[&str]) -> String {
+    git_at(dir, "2026-07-14T09:30:00Z", args)
+}
+
+/// [`git`] with its commits dated `date` (an ISO 8601 moment).
+#[track_caller]
+pub fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -49,8 +55,8 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-07-14T09:30:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-07-14T09:30:00Z")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");

@@ -23,7 +23,9 @@ use serde_json::Value;
 use super::commit::{self, PendingCommit};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
 use crate::vocab::change::{Change, Replacement};
-use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
+use crate::vocab::event::{
+    Agent, COMPACTOR_AGENT, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap,
+};
 use crate::vocab::time::parse_iso_ms;
 
 /// Unanswered tool calls kept at most; past this the oldest is forgotten (its result, if it
@@ -43,9 +45,6 @@ const HARNESS_PREFIXES: &[&str] = &[
     "Caveat: ",
     INTERRUPTED,
 ];
-
-/// The file-name prefix of the harness's compaction agent, under `<session>/subagents/`.
-const COMPACTOR_PREFIX: &str = "agent-acompact";
 
 /// The marker the harness writes when the person interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted";
@@ -134,7 +133,9 @@ impl Claude {
                 .strip_prefix("agent-")
                 .filter(|id| !id.is_empty())
                 .map(str::to_string),
-            compactor: stem.starts_with(COMPACTOR_PREFIX),
+            compactor: stem
+                .strip_prefix("agent-")
+                .is_some_and(|id| id.starts_with(COMPACTOR_AGENT)),
             ..Claude::default()
         }
     }
@@ -310,21 +311,27 @@ impl Claude {
             };
         if !failed {
             self.persons_words(&pending, result, cx, out);
-        } else {
-            if let Some((seq, Event::ToolCall { tool, detail, .. })) = pending.call {
-                let call = Event::ToolCall {
-                    tool,
-                    detail,
-                    ok: false,
-                };
-                out.event(seq, pending.ts, call);
+        }
+        // A Task/Agent call's result names the subagent it started: its log nests there.
+        let agent = result
+            .and_then(|r| str_at(r, "agentId"))
+            .filter(|a| !a.is_empty());
+        if (failed || agent.is_some())
+            && let Some((seq, Event::ToolCall { tool, detail, .. })) = pending.call
+        {
+            let call = Event::ToolCall {
+                tool,
+                detail,
+                ok: !failed,
+                agent: agent.map(str::to_string),
+            };
+            out.event(seq, pending.ts, call);
+        }
+        if failed && let Some((seq, mut touch)) = pending.touch {
+            if let Event::FileTouch { failed, .. } = &mut touch {
+                *failed = true;
             }
-            if let Some((seq, mut touch)) = pending.touch {
-                if let Event::FileTouch { failed, .. } = &mut touch {
-                    *failed = true;
-                }
-                out.event(seq, pending.ts, touch);
-            }
+            out.event(seq, pending.ts, touch);
         }
         if let Some(pc) = &pending.commit {
             let mut output = text_of(block.get("content"));
@@ -446,6 +453,7 @@ impl Claude {
             tool: name.to_string(),
             detail: detail(name, input),
             ok: true,
+            agent: None,
         };
         let call = self.slot(cx).map(|seq| {
             out.event(seq, cx.ts, call.clone());
@@ -917,7 +925,8 @@ mod tests {
             &Event::ToolCall {
                 tool: "Grep".into(),
                 detail: "retry\\( in /home/dev/tidepool/src/net".into(),
-                ok: true
+                ok: true,
+                agent: None,
             }
         );
         // The tool-result-only line says nothing.
@@ -940,7 +949,9 @@ mod tests {
         let calls: Vec<(Seq, String, String)> = tagged(&out, "tool")
             .into_iter()
             .map(|(s, e)| match e {
-                Event::ToolCall { tool, detail, ok } => {
+                Event::ToolCall {
+                    tool, detail, ok, ..
+                } => {
                     assert!(ok);
                     (s, tool.clone(), detail.clone())
                 }
@@ -1393,10 +1404,14 @@ mod tests {
             event(&out, at(24, 1)),
             Event::Committed { hash, .. } if hash == "7c3e9a1"
         ));
-        assert!(matches!(
-            event(&out, at(34, 1)),
-            Event::ToolCall { tool, detail, ok: true } if tool == "Task" && detail == "Find prom-client usage"
-        ));
+        assert!(
+            matches!(
+                event(&out, at(34, 1)),
+                Event::ToolCall { tool, detail, ok: true, agent: Some(agent) }
+                    if tool == "Task" && detail == "Find prom-client usage" && agent == "b81d03f"
+            ),
+            "the Task call names the subagent its result says it started"
+        );
         assert_eq!(tagged(&out, "compacted").len(), 1);
         assert_eq!(tagged(&out, "compact").len(), 1);
         // The Glob call at the end has no result yet.
@@ -1652,7 +1667,7 @@ mod tests {
         assert!(matches!(event(&out, at(2, 1)), Event::UserMsg { .. }));
         assert!(matches!(
             event(&out, at(1, 1)),
-            Event::ToolCall { tool, detail, ok: true }
+            Event::ToolCall { tool, detail, ok: true, .. }
                 if tool == "AskUserQuestion" && detail == "Which approach should the chat use?"
         ));
     }

@@ -159,6 +159,7 @@ impl Call {
             tool: self.tool.clone(),
             detail: self.detail.clone(),
             ok: false,
+            agent: None,
         };
         out.event(self.seq, self.ts, event);
         for (seq, ts, touch) in &mut self.touches {
@@ -532,6 +533,7 @@ impl Codex {
                     tool: "web_search".to_string(),
                     detail: cap(&detail, DETAIL_CAP),
                     ok: str_at(p, "status") != Some("failed"),
+                    agent: None,
                 };
                 out.event(seq, self.ts, event);
             }
@@ -638,6 +640,7 @@ impl Codex {
             tool: call.tool.clone(),
             detail: detail.clone(),
             ok: true,
+            agent: None,
         };
         out.event(seq, self.ts, event);
         let touches = match &call.patch {
@@ -1479,7 +1482,9 @@ mod tests {
         out.events
             .values()
             .filter_map(|(_, e)| match e {
-                Event::ToolCall { tool, detail, ok } => Some((tool.clone(), detail.clone(), *ok)),
+                Event::ToolCall {
+                    tool, detail, ok, ..
+                } => Some((tool.clone(), detail.clone(), *ok)),
                 _ => None,
             })
             .collect()

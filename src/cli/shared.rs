@@ -93,6 +93,22 @@ pub(crate) fn today(ctx: &Ctx) -> jiff::civil::Date {
     crate::reads::brief::local_date(ctx.now_ms, &ctx.tz)
 }
 
+/// A commit a session made, as `show` and `log` list it: the route that tied it where it
+/// says "made in", and the command that explains it whole.
+pub(crate) fn made_line(ctx: &Ctx, c: &crate::reads::commits::MadeCommit) -> String {
+    let ui = &ctx.ui;
+    let hash = &c.hash[..c.hash.len().min(12)];
+    let share = c.share.map_or(String::new(), |s| {
+        format!(", {:.0}% of its lines", s * 100.0)
+    });
+    format!(
+        "{hash} {}  {}  {}",
+        ui.safe(&crate::cli::ui::clip(&c.subject, 80)),
+        ui.dim(&format!("[made in it, by {}{share}]", c.route.label())),
+        ui.dim(&format!("▸ peat {hash}"))
+    )
+}
+
 /// A recorded path as listings show it: relative to this repository when inside it.
 pub(crate) fn short_path(ctx: &Ctx, p: &str) -> String {
     ctx.location

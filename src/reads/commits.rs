@@ -10,12 +10,20 @@
 //! The first route that names a session answers; the others are kept as corroboration. A
 //! commit no route explains says so, with the nearest candidates. Every route reads the
 //! views alone (the sessions, steps, files and changes views), never the ledger.
+//!
+//! [`explain`] answers for one commit; [`made_by`] answers the other way, the commits some
+//! sessions made, by asking `explain` about each commit of their repositories that any route
+//! could tie to them. Every view that counts or lists a session's commits (`peat COMMIT`,
+//! `show`, `log`, `zoom`, the brief, `sessions`) reads one of the two, so each names the same
+//! session for a commit. The repository is read, never written (see [`crate::reads::vcs`]);
+//! where a session's repository is not on this machine, only the commits its own commit
+//! commands printed are known, and [`Made::without_repo`] says which sessions that was.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::reads::files::{applied_changes, paths_for_relative};
-use crate::reads::vcs::CommitContent;
+use crate::reads::vcs::{CommitContent, Logged, Repo};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::{ViewError, Views};
@@ -87,20 +95,50 @@ pub(crate) fn explain(
     commit: &Commit,
 ) -> Result<Explained, ViewError> {
     let sessions = views.tables.all_sessions()?;
+    explain_among(
+        views,
+        &sessions,
+        root,
+        commit,
+        &mut Written::default(),
+        Depth::Whole,
+    )
+}
+
+/// How much of an explanation is wanted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Every route, the others kept as corroboration.
+    Whole,
+    /// Only the answer: the content route, the least certain, is not read when a surer route
+    /// has answered (it could not change the answer).
+    Answer,
+}
+
+/// [`explain`] with the sessions view already read, and what the content route read before.
+fn explain_among(
+    views: &Views,
+    sessions: &[(SessionId, SessionRollup)],
+    root: Option<&str>,
+    commit: &Commit,
+    written: &mut Written,
+    depth: Depth,
+) -> Result<Explained, ViewError> {
     let mut ties: Vec<Tie> = Vec::new();
-    ties.extend(by_trailer(&sessions, &commit.content.message));
-    ties.extend(by_record(views, &sessions, &commit.hash)?);
+    ties.extend(by_trailer(sessions, &commit.content.message));
+    ties.extend(by_record(views, sessions, &commit.hash)?);
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
-        ties.extend(by_workspace(&sessions, root, ts));
+        ties.extend(by_workspace(sessions, root, ts));
     }
-    ties.extend(by_content(views, &commit.content)?);
-    let best = ties
-        .iter()
-        .filter(|t| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE)
-        .map(|t| t.route)
-        .min();
-    let (mut answer, others): (Vec<Tie>, Vec<Tie>) =
-        ties.into_iter().partition(|t| Some(t.route) == best);
+    if depth == Depth::Whole || ties.is_empty() {
+        ties.extend(by_content(views, &commit.content, written)?);
+    }
+    let answers = |t: &Tie| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE;
+    let best = ties.iter().filter(|t| answers(t)).map(|t| t.route).min();
+    // A share below the bar never answers, even beside one above it.
+    let (mut answer, others): (Vec<Tie>, Vec<Tie>) = ties
+        .into_iter()
+        .partition(|t| Some(t.route) == best && answers(t));
     answer.sort_by(|a, b| {
         b.share
             .partial_cmp(&a.share)
@@ -108,6 +146,301 @@ pub(crate) fn explain(
             .then_with(|| a.session.cmp(&b.session))
     });
     Ok(Explained { answer, others })
+}
+
+/// A commit the resolution tied to a session, and the route it took.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct MadeCommit {
+    pub(crate) hash: String,
+    /// When it was committed; `None` for a recorded commit its repository could not show.
+    pub(crate) ts_ms: Option<i64>,
+    /// The first line of its message (empty when the repository could not show it).
+    pub(crate) subject: String,
+    pub(crate) route: Route,
+    /// For the content route: the share of its added lines the session wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) share: Option<f64>,
+}
+
+/// The commits some sessions made: see the module documentation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Made {
+    /// Per session, its commits, oldest first.
+    pub(crate) by_session: BTreeMap<SessionId, Vec<MadeCommit>>,
+    /// The sessions whose repository is not on this machine: only their recorded commits, and
+    /// those of the repository the person asks in, are known.
+    pub(crate) without_repo: BTreeSet<SessionId>,
+}
+
+impl Made {
+    /// The commits `session` made, oldest first.
+    pub(crate) fn of(&self, session: &SessionId) -> &[MadeCommit] {
+        self.by_session.get(session).map_or(&[], Vec::as_slice)
+    }
+
+    /// The distinct commits made between `from_ms` and `to_ms` (inclusive) by any session.
+    pub(crate) fn count_between(&self, from_ms: i64, to_ms: i64) -> usize {
+        self.by_session
+            .values()
+            .flatten()
+            .filter(|c| c.ts_ms.is_some_and(|t| from_ms <= t && t <= to_ms))
+            .map(|c| c.hash.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
+    }
+}
+
+/// The repository holding `cwd`, and its root as the workspace route compares it (resolved
+/// through symbolic links, as a session's recorded working directory is).
+pub(crate) fn repo_at(cwd: &std::path::Path) -> Option<(Repo, String)> {
+    let repo = Repo::find(cwd)?;
+    let root = std::fs::canonicalize(&repo.root)
+        .unwrap_or_else(|_| repo.root.clone())
+        .to_string_lossy()
+        .into_owned();
+    Some((repo, root))
+}
+
+/// The commits each of `sessions` made, each by the answer [`explain`] gives for it. The
+/// repositories read are each session's own (where it ran) and the one holding `here` (where
+/// the person asks, which may hold commits of a session that ran in another checkout).
+pub(crate) fn made_by(
+    views: &Views,
+    sessions: &[SessionId],
+    here: Option<&std::path::Path>,
+) -> Result<Made, ViewError> {
+    let all = views.tables.all_sessions()?;
+    let rollups: BTreeMap<&SessionId, &SessionRollup> = all.iter().map(|(s, r)| (s, r)).collect();
+    let wanted: BTreeMap<&SessionId, &SessionRollup> = sessions
+        .iter()
+        .filter_map(|s| rollups.get_key_value(s).map(|(k, r)| (*k, *r)))
+        .collect();
+    // The sessions of each repository, by its root.
+    let mut repos: BTreeMap<String, (Repo, Vec<&SessionId>)> = BTreeMap::new();
+    let mut made = Made::default();
+    if let Some((repo, root)) = here.and_then(repo_at) {
+        repos.insert(root, (repo, wanted.keys().copied().collect()));
+    }
+    for (&session, rollup) in &wanted {
+        match rollup
+            .cwd
+            .as_deref()
+            .and_then(|c| repo_at(std::path::Path::new(c)))
+        {
+            Some((repo, root)) => {
+                let members = &mut repos.entry(root).or_insert((repo, Vec::new())).1;
+                if !members.contains(&session) {
+                    members.push(session);
+                }
+            }
+            None => {
+                made.without_repo.insert(session.clone());
+            }
+        }
+    }
+    let mut seen: BTreeMap<&SessionId, Vec<String>> = BTreeMap::new();
+    let mut written = Written::default();
+    for (root, (repo, members)) in &repos {
+        let since = members
+            .iter()
+            .filter_map(|s| wanted[s].start_ms)
+            .min()
+            .unwrap_or(0)
+            - LISTING_MARGIN_MS;
+        let Some(logged) = crate::reads::vcs::commits_since(repo, since) else {
+            continue;
+        };
+        let reach = Reach::new(members, &wanted, root);
+        let mut candidates: Vec<Logged> = logged
+            .into_iter()
+            .rev()
+            .filter(|l| reach.could_tie(l))
+            .collect();
+        for s in members {
+            let hashes = candidates.iter().map(|l| l.hash.clone());
+            seen.entry(s).or_default().extend(hashes);
+        }
+        // The surer routes need no lines: only the commits they leave unanswered, among
+        // those touching a file a session here wrote, have their lines read (in one run).
+        let mut answers = Vec::with_capacity(candidates.len());
+        let mut unanswered = Vec::new();
+        for (i, l) in candidates.iter().enumerate() {
+            let explained = explain_among(
+                views,
+                &all,
+                Some(root),
+                &commit_of(l),
+                &mut written,
+                Depth::Answer,
+            )?;
+            if explained.answer.is_empty() && reach.wrote_to(&l.files) {
+                unanswered.push(i);
+            }
+            answers.push(explained.answer);
+        }
+        if !unanswered.is_empty() {
+            let mut lacking: Vec<Logged> =
+                unanswered.iter().map(|&i| candidates[i].clone()).collect();
+            crate::reads::vcs::with_lines(repo, &mut lacking);
+            for (&i, l) in unanswered.iter().zip(lacking) {
+                let commit = commit_of(&l);
+                answers[i] = explain_among(
+                    views,
+                    &all,
+                    Some(root),
+                    &commit,
+                    &mut written,
+                    Depth::Answer,
+                )?
+                .answer;
+                candidates[i] = l;
+            }
+        }
+        for (l, answer) in candidates.iter().zip(answers) {
+            for tie in answer {
+                if wanted.contains_key(&tie.session) {
+                    made.by_session
+                        .entry(tie.session)
+                        .or_default()
+                        .push(MadeCommit {
+                            hash: l.hash.clone(),
+                            ts_ms: l.ts_ms,
+                            subject: l.message.lines().next().unwrap_or("").into(),
+                            route: tie.route,
+                            share: tie.share,
+                        });
+                }
+            }
+        }
+    }
+    // What a session's commit commands printed that its repository did not show (it is gone,
+    // or the commit was rewritten away): the record's own word, by the same answer.
+    for (&session, rollup) in &wanted {
+        let shown = seen.get(session).map_or(&[][..], Vec::as_slice);
+        let unseen: Vec<&String> = rollup
+            .commits
+            .keys()
+            .filter(|hash| !shown.iter().any(|h| same_commit(h, hash)))
+            .collect();
+        if unseen.is_empty() {
+            continue;
+        }
+        // Their messages, as the commands printed them.
+        let messages: Vec<(String, String)> = crate::reads::log::session_steps(views, session)?
+            .into_iter()
+            .filter_map(|(_, _, step)| match step {
+                Step::Commit { hash, message, .. } => Some((hash, message)),
+                _ => None,
+            })
+            .collect();
+        for hash in unseen {
+            let subject = messages
+                .iter()
+                .find(|(h, _)| same_commit(h, hash))
+                .and_then(|(_, m)| m.lines().next())
+                .unwrap_or("")
+                .to_string();
+            let commit = Commit {
+                hash: hash.clone(),
+                ..Commit::default()
+            };
+            let explained = explain_among(views, &all, None, &commit, &mut written, Depth::Answer)?;
+            if let Some(tie) = explained.answer.iter().find(|t| &t.session == session) {
+                made.by_session
+                    .entry(session.clone())
+                    .or_default()
+                    .push(MadeCommit {
+                        hash: hash.clone(),
+                        ts_ms: tie.ts_ms,
+                        subject,
+                        route: tie.route,
+                        share: None,
+                    });
+            }
+        }
+    }
+    for commits in made.by_session.values_mut() {
+        commits.sort_by_key(|c| c.ts_ms);
+    }
+    Ok(made)
+}
+
+/// What could tie a commit to any of a repository's sessions, indexed once: the commits no
+/// route can tie to them are never explained, which keeps [`made_by`] to the few that can,
+/// however many sessions it is asked about.
+struct Reach<'a> {
+    ids: Vec<&'a SessionId>,
+    /// The first seven digits of each hash their commit commands printed.
+    recorded: HashSet<String>,
+    /// The spans (with the grace) of those that ran in this workspace.
+    spans: Vec<(i64, i64)>,
+    /// Every tail of every path they edited (`src/a.rs` and `a.rs` of `/r/src/a.rs`): a
+    /// commit's file at one of them may hold their lines.
+    tails: HashSet<&'a str>,
+}
+
+impl<'a> Reach<'a> {
+    fn new(
+        members: &[&'a SessionId],
+        wanted: &BTreeMap<&'a SessionId, &'a SessionRollup>,
+        root: &str,
+    ) -> Reach<'a> {
+        let rollups = || members.iter().map(|s| wanted[s]);
+        Reach {
+            ids: members.to_vec(),
+            recorded: rollups()
+                .flat_map(|r| r.commits.keys())
+                .filter_map(|h| h.get(..7))
+                .map(str::to_lowercase)
+                .collect(),
+            spans: rollups()
+                .filter(|r| inside(r, root))
+                .filter_map(|r| Some((r.start_ms? - SPAN_GRACE_MS, r.end_ms? + SPAN_GRACE_MS)))
+                .collect(),
+            tails: rollups()
+                .flat_map(|r| r.files.keys())
+                .flat_map(|f| {
+                    f.match_indices('/')
+                        .map(move |(i, _)| &f[i + 1..])
+                        .chain(std::iter::once(f.as_str()))
+                })
+                .filter(|t| !t.is_empty())
+                .collect(),
+        }
+    }
+
+    /// Whether any route could tie `commit` to one of the sessions.
+    fn could_tie(&self, commit: &Logged) -> bool {
+        let named = trailers(&commit.message)
+            .iter()
+            .any(|v| self.ids.iter().any(|s| s.as_str().starts_with(v)));
+        let recorded = commit
+            .hash
+            .get(..7)
+            .is_some_and(|h| self.recorded.contains(h));
+        let during = commit
+            .ts_ms
+            .is_some_and(|ts| self.spans.iter().any(|(a, b)| *a <= ts && ts <= *b));
+        named || recorded || during || self.wrote_to(&commit.files)
+    }
+
+    /// Whether one of the sessions edited a file at one of `files` (relative paths), which the
+    /// content route needs to tie a commit of them to it.
+    fn wrote_to(&self, files: &[String]) -> bool {
+        files.iter().any(|rel| self.tails.contains(rel.as_str()))
+    }
+}
+
+/// A listed commit as [`explain`] reads it (without lines until they are read).
+fn commit_of(l: &Logged) -> Commit {
+    Commit {
+        hash: l.hash.clone(),
+        ts_ms: l.ts_ms,
+        content: CommitContent {
+            message: l.message.clone(),
+            added: l.added.clone().unwrap_or_default(),
+        },
+    }
 }
 
 /// Sessions named by a `Peat-Session:` trailer (an id or a unique prefix of one).
@@ -152,7 +485,8 @@ pub(crate) fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> b
         .any(|(_, r)| r.commits.keys().any(|h| same_commit(h, hash)))
 }
 
-fn same_commit(a: &str, b: &str) -> bool {
+/// Whether two spellings of a hash (either may be a prefix, at least 7 long) name one commit.
+pub(crate) fn same_commit(a: &str, b: &str) -> bool {
     let (a, b) = (a.to_lowercase(), b.to_lowercase());
     a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
 }
@@ -187,21 +521,17 @@ fn by_record(
 /// time has whole seconds, and an agent's last event may be written just before it.
 const SPAN_GRACE_MS: i64 = 60_000;
 
+/// How long before a session began [`made_by`] still looks for its commits: a commit's time
+/// is the repository's clock (and a rewrite's), a transcript's the harness's, and a trailer
+/// or a recorded command ties a commit whatever the two clocks say.
+const LISTING_MARGIN_MS: i64 = 3_600_000;
+
 /// Sessions whose working directory is this repository's workspace (or inside it) and whose
 /// active span contains the commit's time.
 fn by_workspace(sessions: &[(SessionId, SessionRollup)], root: &str, ts_ms: i64) -> Vec<Tie> {
-    let root = root.trim_end_matches('/');
     sessions
         .iter()
-        .filter(|(_, r)| {
-            r.cwd
-                .as_deref()
-                .is_some_and(|c| c == root || c.starts_with(&format!("{root}/")))
-        })
-        .filter(|(_, r)| match (r.start_ms, r.end_ms) {
-            (Some(a), Some(b)) => a - SPAN_GRACE_MS <= ts_ms && ts_ms <= b + SPAN_GRACE_MS,
-            _ => false,
-        })
+        .filter(|(_, r)| in_workspace(r, root, ts_ms))
         .map(|(s, r)| Tie {
             session: s.clone(),
             route: Route::Workspace,
@@ -210,6 +540,25 @@ fn by_workspace(sessions: &[(SessionId, SessionRollup)], root: &str, ts_ms: i64)
             share: None,
         })
         .collect()
+}
+
+/// Whether the session ran in the workspace at `root` (or inside it) at `ts_ms`.
+fn in_workspace(r: &SessionRollup, root: &str, ts_ms: i64) -> bool {
+    inside(r, root)
+        && match (r.start_ms, r.end_ms) {
+            (Some(a), Some(b)) => a - SPAN_GRACE_MS <= ts_ms && ts_ms <= b + SPAN_GRACE_MS,
+            _ => false,
+        }
+}
+
+/// Whether the session's working directory is the workspace at `root` or inside it.
+fn inside(r: &SessionRollup, root: &str) -> bool {
+    let root = root.trim_end_matches('/');
+    r.cwd.as_deref().is_some_and(|c| {
+        c == root
+            || c.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
 }
 
 /// The lines a change wrote.
@@ -247,8 +596,44 @@ fn meaningful(line: &str) -> Option<&str> {
     (t.len() >= 10 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3).then_some(t)
 }
 
+/// Per repository-relative path, the meaningful lines each session's recorded edits wrote to
+/// a file at that path, and its last such edit (ts, seq): read once per path however many
+/// commits touch it.
+#[derive(Default)]
+struct Written(HashMap<String, ByWriter>);
+
+/// Per session, the meaningful lines it wrote to one file and its last such edit (ts, seq).
+type ByWriter = BTreeMap<SessionId, (HashSet<String>, (i64, u32))>;
+
+impl Written {
+    fn of(&mut self, views: &Views, rel: &str) -> Result<&ByWriter, ViewError> {
+        if !self.0.contains_key(rel) {
+            // The recorded paths the commit's file can be: those ending in its path.
+            let recorded = paths_for_relative(views, rel)?;
+            let mut by_session = ByWriter::new();
+            for (e, change) in applied_changes(views, &recorded)? {
+                let entry = by_session
+                    .entry(e.session.clone())
+                    .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
+                entry.1 = entry.1.max((e.ts_ms, e.seq));
+                for l in written_lines(&change) {
+                    if let Some(m) = meaningful(&l) {
+                        entry.0.insert(m.to_string());
+                    }
+                }
+            }
+            self.0.insert(rel.to_string(), by_session);
+        }
+        Ok(&self.0[rel])
+    }
+}
+
 /// Per session, the share of the commit's meaningful added lines its recorded edits wrote.
-fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewError> {
+fn by_content(
+    views: &Views,
+    content: &CommitContent,
+    written: &mut Written,
+) -> Result<Vec<Tie>, ViewError> {
     let wanted: Vec<(&str, Vec<&str>)> = content
         .added
         .iter()
@@ -266,26 +651,12 @@ fn by_content(views: &Views, content: &CommitContent) -> Result<Vec<Tie>, ViewEr
     }
     let mut matched: BTreeMap<SessionId, (usize, Option<(i64, u32)>)> = BTreeMap::new();
     for (rel, lines) in &wanted {
-        // The recorded paths the commit's file can be: those ending in its path.
-        let recorded = paths_for_relative(views, rel)?;
-        let mut by_session: BTreeMap<SessionId, (HashSet<String>, (i64, u32))> = BTreeMap::new();
-        for (e, change) in applied_changes(views, &recorded)? {
-            let entry = by_session
-                .entry(e.session.clone())
-                .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
-            entry.1 = entry.1.max((e.ts_ms, e.seq));
-            for l in written_lines(&change) {
-                if let Some(m) = meaningful(&l) {
-                    entry.0.insert(m.to_string());
-                }
-            }
-        }
-        for (session, (written, last)) in by_session {
-            let n = lines.iter().filter(|l| written.contains(**l)).count();
+        for (session, (wrote, last)) in written.of(views, rel)? {
+            let n = lines.iter().filter(|l| wrote.contains(**l)).count();
             if n > 0 {
-                let m = matched.entry(session).or_insert((0, None));
+                let m = matched.entry(session.clone()).or_insert((0, None));
                 m.0 += n;
-                m.1 = m.1.max(Some(last));
+                m.1 = m.1.max(Some(*last));
             }
         }
     }
@@ -376,6 +747,69 @@ mod tests {
         assert_eq!(amended.answer[0].share, Some(1.0));
         assert_eq!(amended.answer[0].seq, Some(3));
         assert!(!ledger.is_open(), "explaining a commit opened the ledger");
+    }
+
+    #[test]
+    fn a_share_below_the_bar_never_answers_beside_one_above_it() {
+        let store = Store::new();
+        let most = Change::Write {
+            content: "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n    doubled.min(MAX_RATE)\n}\n".into(),
+        };
+        let one = Change::Write {
+            content: "    doubled.min(MAX_RATE)\nfn unrelated_helper() {}\n".into(),
+        };
+        store.write(
+            vec![
+                (
+                    "most",
+                    1,
+                    1_000,
+                    touch("/r/src/lim.rs", TouchOp::Write, &most),
+                ),
+                (
+                    "one",
+                    1,
+                    2_000,
+                    touch("/r/src/lim.rs", TouchOp::Write, &one),
+                ),
+            ],
+            &[&most, &one],
+        );
+        let (_ledger, views) = store.open();
+        let content = CommitContent {
+            message: "limit".into(),
+            added: vec![(
+                "src/lim.rs".into(),
+                vec![
+                    "fn limiter(rate: u32) -> u32 {".into(),
+                    "    let doubled = rate * 2;".into(),
+                    "    doubled.min(MAX_RATE)".into(),
+                    "const PERSON_TYPED_THIS: u8 = 1;".into(),
+                ],
+            )],
+        };
+        let e = explain(
+            &views,
+            None,
+            &Commit {
+                hash: "abc1234abc".into(),
+                ts_ms: None,
+                content,
+            },
+        )
+        .unwrap();
+        let answer: Vec<(&str, Option<f64>)> = e
+            .answer
+            .iter()
+            .map(|t| (t.session.as_str(), t.share))
+            .collect();
+        assert_eq!(answer, vec![("most", Some(0.75))]);
+        let others: Vec<(&str, Option<f64>)> = e
+            .others
+            .iter()
+            .map(|t| (t.session.as_str(), t.share))
+            .collect();
+        assert_eq!(others, vec![("one", Some(0.25))]);
     }
 
     #[test]

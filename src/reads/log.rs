@@ -2,6 +2,11 @@
 //! size of each change, commands run, failures), the commits made, the closing messages, and
 //! the subagent sessions it started, nested under the call that started them.
 //!
+//! A subagent is placed by the record first: under the call whose result named it (a Claude
+//! `Task`/`Agent` call records the agent id it started), and the harness's compaction agent
+//! at the compaction it wrote. Only a ledger captured before calls recorded their agent falls
+//! back to time (the last agent-starting call before the subagent began), and says so.
+//!
 //! The steps are materialised by the views' fold ([`crate::views::steps`], each edit sized
 //! from its change blob while the ledger is open anyway), so a log is a prefix scan of the
 //! steps view and never opens the ledger.
@@ -39,12 +44,27 @@ pub(crate) struct SessionLog {
     /// Subagents whose starting call could not be found (they started before the first step).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) unplaced_subagents: Vec<SessionLog>,
+    /// For a subagent: what placed it in its parent's log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) placed: Option<Placed>,
+}
+
+/// What placed a subagent's log in its parent's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Placed {
+    /// The call whose result named the agent it started.
+    Call,
+    /// The compaction the harness's compaction agent wrote.
+    Compaction,
+    /// No record links it: the last agent-starting call before it began.
+    Time,
 }
 
 /// The log of `session`, with its subagents nested.
 pub(crate) fn session_log(views: &Views, session: &SessionId) -> Result<SessionLog, ViewError> {
     let sessions = views.tables.all_sessions()?;
-    build(views, &sessions, session, 0)
+    build(views, &sessions, session, 0, None)
 }
 
 /// The steps of `session` from the steps view, in seq order: (seq, time, step).
@@ -77,6 +97,7 @@ fn build(
     sessions: &[(SessionId, SessionRollup)],
     session: &SessionId,
     depth: usize,
+    placed: Option<Placed>,
 ) -> Result<SessionLog, ViewError> {
     let rollup = sessions
         .iter()
@@ -101,10 +122,12 @@ fn build(
             .collect();
         children.sort_by_key(|(s, r)| (r.start_ms, s.clone()));
         for (child, r) in children {
-            let log = build(views, sessions, child, depth + 1)?;
-            match starting_call(&entries, r.start_ms.unwrap_or(i64::MAX)) {
-                Some(i) => entries[i].subagents.push(log),
-                None => unplaced.push(log),
+            match place(&entries, child, r.start_ms.unwrap_or(i64::MAX)) {
+                Some((i, how)) => {
+                    let log = build(views, sessions, child, depth + 1, Some(how))?;
+                    entries[i].subagents.push(log);
+                }
+                None => unplaced.push(build(views, sessions, child, depth + 1, None)?),
             }
         }
     }
@@ -113,11 +136,36 @@ fn build(
         rollup,
         entries,
         unplaced_subagents: unplaced,
+        placed,
     })
 }
 
-/// The call that started a subagent beginning at `start`: the last agent-starting tool call
-/// (Task, Agent) at or before it, else the last step of any kind at or before it.
+/// Where the subagent `child`, which began at `start`, sits among its parent's entries: see
+/// the module documentation.
+fn place(entries: &[Entry], child: &SessionId, start: i64) -> Option<(usize, Placed)> {
+    let agent = child.subagent().map(|(_, agent)| agent);
+    let by_call = entries.iter().position(
+        |e| matches!(&e.step, Step::Tool { agent: Some(a), .. } if Some(a.as_str()) == agent),
+    );
+    if let Some(i) = by_call {
+        return Some((i, Placed::Call));
+    }
+    if child.is_compactor() {
+        // The compaction lands when the agent has written its summary, after it began.
+        let compaction = |e: &Entry| matches!(e.step, Step::Compaction);
+        let at = entries
+            .iter()
+            .position(|e| compaction(e) && e.ts_ms >= start)
+            .or_else(|| entries.iter().rposition(compaction));
+        if let Some(i) = at {
+            return Some((i, Placed::Compaction));
+        }
+    }
+    starting_call(entries, start).map(|i| (i, Placed::Time))
+}
+
+/// The time rule, for a subagent no record links: the last agent-starting tool call (Task,
+/// Agent) at or before `start`, else the last step of any kind at or before it.
 fn starting_call(entries: &[Entry], start: i64) -> Option<usize> {
     let before = |e: &Entry| e.ts_ms <= start;
     let spawns =
@@ -148,6 +196,7 @@ mod tests {
             tool: tool.into(),
             detail: "go".into(),
             ok,
+            agent: None,
         };
         let meta = |parent: Option<&str>| Event::SessionMeta {
             cwd: "/r".into(),
@@ -250,13 +299,77 @@ mod tests {
                 tool: tool.into(),
                 detail: String::new(),
                 ok: true,
+                agent: None,
             },
             subagents: Vec::new(),
         }
     }
 
+    fn started(ts_ms: i64, agent: &str) -> Entry {
+        let mut e = entry(ts_ms, "Task");
+        if let Step::Tool { agent: a, .. } = &mut e.step {
+            *a = Some(agent.into());
+        }
+        e
+    }
+
+    fn compaction(ts_ms: i64) -> Entry {
+        Entry {
+            step: Step::Compaction,
+            ..entry(ts_ms, "")
+        }
+    }
+
+    const HOUR: i64 = 3_600_000;
+
     #[test]
-    fn a_subagent_nests_under_the_last_task_call_before_it_started() {
+    fn a_subagent_nests_under_the_call_that_named_it_however_late_it_began() {
+        let entries = [
+            started(0, "a1"),
+            entry(HOUR, "Bash"),
+            started(2 * HOUR, "b2"),
+        ];
+        let child = |agent: &str| SessionId(format!("p/agent-{agent}"));
+        // a1 began four hours after the last Task call: still under its own.
+        assert_eq!(
+            place(&entries, &child("a1"), 6 * HOUR),
+            Some((0, Placed::Call))
+        );
+        assert_eq!(
+            place(&entries, &child("b2"), 6 * HOUR),
+            Some((2, Placed::Call))
+        );
+        // No call names it: the time rule, said as such.
+        assert_eq!(
+            place(&entries, &child("c3"), 6 * HOUR),
+            Some((2, Placed::Time))
+        );
+    }
+
+    #[test]
+    fn a_compaction_agent_nests_at_the_compaction_it_wrote() {
+        let entries = [
+            compaction(HOUR),
+            started(2 * HOUR, "a1"),
+            entry(3 * HOUR, "Bash"),
+            compaction(6 * HOUR),
+            entry(7 * HOUR, "Bash"),
+        ];
+        let compactor = SessionId("p/agent-acompact-5d1e0f".into());
+        // It ran 4:00-6:00; the compaction it wrote landed at 6:00, not under the Task call.
+        assert_eq!(
+            place(&entries, &compactor, 4 * HOUR),
+            Some((3, Placed::Compaction))
+        );
+        // A compaction agent whose compaction is not recorded after it: the last one.
+        assert_eq!(
+            place(&entries[..3], &compactor, 4 * HOUR),
+            Some((0, Placed::Compaction))
+        );
+    }
+
+    #[test]
+    fn an_unlinked_subagent_nests_under_the_last_task_call_before_it_started() {
         let entries = [
             entry(1, "Bash"),
             entry(2, "Task"),

@@ -223,6 +223,136 @@ pub(crate) fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
     None
 }
 
+/// The lines a commit added, per file (relative to the repository root).
+pub(crate) type Added = Vec<(String, Vec<String>)>;
+
+/// A commit as the repository's log gave it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Logged {
+    /// The full commit hash.
+    pub(crate) hash: String,
+    /// When it was committed (ms since the epoch).
+    pub(crate) ts_ms: Option<i64>,
+    pub(crate) message: String,
+    /// The files it changed, relative to the repository root.
+    pub(crate) files: Vec<String>,
+    /// The lines it added, per file, once read: jj's listing carries them, git's are asked
+    /// for with [`with_lines`], only for the commits that need them.
+    pub(crate) added: Option<Added>,
+}
+
+/// The format of a git listing: each commit opens with a record separator, its fields end in
+/// unit separators, and the files or the patch follow (a message holds neither separator).
+const GIT_RECORD: &str = "--format=%x1e%H%x1f%ct%x1f%B%x1f";
+
+/// Every commit of `repo` committed since `since_ms`, newest first, with its message and the
+/// files it changed, in one run of the tool (jj's working-copy commit, unfinished, is left
+/// out). `None` when the tool cannot answer.
+pub(crate) fn commits_since(repo: &Repo, since_ms: i64) -> Option<Vec<Logged>> {
+    if repo.git {
+        let out = git(
+            &repo.root,
+            &[
+                "log",
+                "--no-show-signature",
+                "--no-color",
+                "--name-only",
+                // git reads `@<seconds>` as a moment, in no zone.
+                &format!("--since=@{}", since_ms.div_euclid(1000)),
+                GIT_RECORD,
+            ],
+        )?;
+        return Some(parse_listing(&out, |rest| {
+            let files = rest.lines().filter(|l| !l.is_empty()).map(str::to_string);
+            (files.collect(), None)
+        }));
+    }
+    if repo.jj {
+        let since = crate::vocab::time::format_iso_ms(since_ms);
+        let revset = format!("committer_date(after:\"{since}\") & ~root() & ~@");
+        let out = jj(
+            &repo.root,
+            &[
+                "log",
+                "-r",
+                &revset,
+                "--no-graph",
+                "--git",
+                "--context=0",
+                "-T",
+                "\"\\x1e\" ++ commit_id ++ \"\\x1f\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\x1f\" ++ description ++ \"\\x1f\"",
+            ],
+        )?;
+        return Some(parse_listing(&out, patched));
+    }
+    None
+}
+
+/// `commits` with the lines each added, read in one run of git for those that lack them.
+pub(crate) fn with_lines(repo: &Repo, commits: &mut [Logged]) {
+    let missing: Vec<&str> = commits
+        .iter()
+        .filter(|c| c.added.is_none())
+        .map(|c| c.hash.as_str())
+        .collect();
+    if missing.is_empty() || !repo.git {
+        return;
+    }
+    let mut args = vec![
+        "log",
+        "--no-walk=unsorted",
+        "--no-show-signature",
+        "--no-color",
+        "--no-ext-diff",
+        "-p",
+        "-U0",
+        GIT_RECORD,
+        "--end-of-options",
+    ];
+    args.extend(missing);
+    let Some(out) = git(&repo.root, &args) else {
+        return;
+    };
+    let read: std::collections::HashMap<String, Option<Added>> = parse_listing(&out, patched)
+        .into_iter()
+        .map(|l| (l.hash, l.added))
+        .collect();
+    for c in commits.iter_mut().filter(|c| c.added.is_none()) {
+        if let Some(added) = read.get(&c.hash) {
+            c.added = added.clone();
+        }
+    }
+}
+
+/// A listing's commits, what follows each commit's fields read by `rest` (files, lines).
+fn parse_listing(out: &str, rest: impl Fn(&str) -> (Vec<String>, Option<Added>)) -> Vec<Logged> {
+    out.split('\x1e')
+        .filter_map(|record| {
+            let mut fields = record.splitn(4, '\x1f');
+            let hash = fields.next()?.trim();
+            if !is_hex(hash) {
+                return None;
+            }
+            let ts_ms = fields.next()?.trim().parse::<i64>().ok().map(|s| s * 1000);
+            let message = fields.next()?.to_string();
+            let (files, added) = rest(fields.next().unwrap_or(""));
+            Some(Logged {
+                hash: hash.to_string(),
+                ts_ms,
+                message,
+                files,
+                added,
+            })
+        })
+        .collect()
+}
+
+/// A patch's files and added lines.
+fn patched(patch: &str) -> (Vec<String>, Option<Added>) {
+    let added = added_lines(patch);
+    (added.iter().map(|(p, _)| p.clone()).collect(), Some(added))
+}
+
 /// The added lines of a git-format patch, per destination file.
 fn added_lines(diff: &str) -> Vec<(String, Vec<String>)> {
     crate::vocab::diff::added_by_file(diff)
@@ -1013,6 +1143,46 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(head(dir.path()), None);
         assert_eq!(resolve_commit(dir.path(), "abc1234"), None);
+    }
+
+    #[test]
+    fn commits_since_lists_each_commit_after_the_moment_with_its_message_and_lines() {
+        let (dir, first) = repo();
+        std::fs::write(dir.path().join("b.txt"), "two\nthree\n").unwrap();
+        sh(dir.path(), &["add", "b.txt"]);
+        crate::testing::git_at(
+            dir.path(),
+            "2026-07-14T11:00:00Z",
+            &["commit", "-q", "-m", "add b\n\nPeat-Session: 3f6c2a9e"],
+        );
+        let second = sh(dir.path(), &["rev-parse", "HEAD"]);
+        let repo = Repo::find(dir.path()).unwrap();
+        // Both commits are after 09:00; only the second after 10:00.
+        let mut all = commits_since(&repo, 1_784_019_600_000).unwrap();
+        let hashes: Vec<&str> = all.iter().map(|c| c.hash.as_str()).collect();
+        assert_eq!(hashes, vec![second.as_str(), first.as_str()]);
+        assert_eq!(all[0].ts_ms, Some(1_784_026_800_000));
+        assert_eq!(all[0].message.trim_end(), "add b\n\nPeat-Session: 3f6c2a9e");
+        assert_eq!(all[0].files, vec!["b.txt"]);
+        assert_eq!(all[0].added, None, "git's lines are read only when asked");
+        with_lines(&repo, &mut all[..1]);
+        assert_eq!(
+            all[0].added,
+            Some(vec![(
+                "b.txt".to_string(),
+                vec!["two".to_string(), "three".to_string()]
+            )])
+        );
+        assert_eq!(all[1].added, None, "only those asked for");
+        with_lines(&repo, &mut all);
+        assert_eq!(
+            all[1].added.as_ref().unwrap()[0].0,
+            "a.txt",
+            "the root commit's lines too"
+        );
+        let later = commits_since(&repo, 1_784_023_200_000).unwrap();
+        assert_eq!(later.len(), 1);
+        assert_eq!(later[0].hash, second);
     }
 
     #[test]

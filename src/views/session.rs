@@ -287,6 +287,7 @@ mod tests {
                         tool: "Bash".into(),
                         detail: "x".into(),
                         ok: false,
+                        agent: None,
                     },
                 ),
             ),

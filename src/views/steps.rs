@@ -19,6 +19,9 @@ pub(crate) enum Step {
         tool: String,
         detail: String,
         ok: bool,
+        /// The subagent the call started (see [`Event::ToolCall`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// A file an edit changed, with the size of the change.
     Edit {
@@ -54,10 +57,16 @@ pub(crate) fn steps_of(
             text: text.clone(),
             harness: *harness,
         }),
-        Event::ToolCall { tool, detail, ok } => one(Step::Tool {
+        Event::ToolCall {
+            tool,
+            detail,
+            ok,
+            agent,
+        } => one(Step::Tool {
             tool: tool.clone(),
             detail: detail.clone(),
             ok: *ok,
+            agent: agent.clone(),
         }),
         Event::FileTouch {
             path,

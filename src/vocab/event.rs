@@ -43,7 +43,16 @@ impl SessionId {
         let (parent, child) = self.0.split_once('/')?;
         Some((parent, child.strip_prefix("agent-").unwrap_or(child)))
     }
+    /// The harness's own compaction agent (`<parent>/agent-acompact-…`), which writes the
+    /// summary a compaction leaves rather than answering a tool call.
+    pub(crate) fn is_compactor(&self) -> bool {
+        self.subagent()
+            .is_some_and(|(_, agent)| agent.starts_with(COMPACTOR_AGENT))
+    }
 }
+
+/// How Claude Code names its compaction agent's id (`acompact-<hex>`).
+pub(crate) const COMPACTOR_AGENT: &str = "acompact";
 
 impl fmt::Display for SessionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -201,6 +210,11 @@ pub enum Event {
         tool: String,
         detail: String,
         ok: bool,
+        /// The subagent this call started (its agent id, as the harness named it in the
+        /// call's result): where the subagent's log nests. Absent for other calls, and for
+        /// calls captured before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// A file an edit tool changed; `change` names what it wrote in the blob store.
     FileTouch {
@@ -344,7 +358,9 @@ impl Event {
             | Event::FinalMsg { text }
             | Event::Said { text }
             | Event::CompactSummary { text } => text.clone(),
-            Event::ToolCall { tool, detail, ok } => {
+            Event::ToolCall {
+                tool, detail, ok, ..
+            } => {
                 let failed = if *ok { "" } else { " FAILED" };
                 format!("{tool}{failed} {detail}")
             }

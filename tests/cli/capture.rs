@@ -297,7 +297,12 @@ fn show_and_events_read_back_what_was_captured() {
         "{}",
         show.stdout
     );
-    assert!(show.stdout.contains("commits: 4be1c0a"), "{}", show.stdout);
+    assert!(
+        show.stdout
+            .contains("4be1c0a Add limiter  [made in it, by the commit command the session ran]"),
+        "{}",
+        show.stdout
+    );
     assert!(
         show.stdout.contains("▸ peat events --session 3f6c2a9e"),
         "{}",

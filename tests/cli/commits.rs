@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::blame::{prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, SESSION_B, git, peat, require_git};
+use crate::support::{Env, SESSION_A, SESSION_B, git, git_at, peat, require_git};
 
 /// The lines session A writes into src/limiter.rs.
 const WRITTEN: &str =
@@ -190,4 +190,238 @@ fn peat_trailer_prints_the_trailer_that_names_this_session() {
     let r = env.run(&["trailer"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("current-session"), "{}", r.stderr);
+}
+
+/// The sessions each view names for each commit, as (short hash, session, route).
+type Named = Vec<(String, String, String)>;
+
+fn named(list: &Value, session: &str) -> Named {
+    list.as_array()
+        .unwrap_or_else(|| panic!("no commit list: {list}"))
+        .iter()
+        .map(|c| {
+            (
+                c["hash"].as_str().unwrap()[..8].to_string(),
+                session.to_string(),
+                c["route"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_view_names_the_same_session_for_each_commit() {
+    use crate::log::at;
+    require_git();
+    let env = Env::new();
+    let work = env.path("work");
+    let root = std::fs::canonicalize(&work)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let commit_at = |when: &str, file: &str, text: &str, message: &str| {
+        std::fs::write(work.join(file), text).unwrap();
+        git_at(&work, when, &["add", "."]);
+        git_at(&work, when, &["commit", "-q", "-m", message]);
+        git(&work, &["rev-parse", "HEAD"])
+    };
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    commit_at("2026-07-14T08:00:00Z", "README.md", "# acme\n", "start");
+    // By hand in A's workspace while A ran (09:01-09:10): the workspace route.
+    let during = commit_at(
+        "2026-07-14T09:05:00Z",
+        "NOTES.md",
+        "notes the person typed meanwhile\n",
+        "notes",
+    );
+    // B's own commit command printed it: the recorded route.
+    let recorded = commit_at(
+        "2026-07-14T10:03:00Z",
+        "src/config.rs",
+        "pub const CONFIG_VERSION: u32 = 2;\n",
+        "bump the config",
+    );
+    // A's lines, committed by hand long after A ended: the content route.
+    let lines = commit_at(
+        "2026-07-14T12:00:00Z",
+        "src/limiter.rs",
+        WRITTEN,
+        "add the refill function",
+    );
+    // A trailer naming B, on lines nobody recorded.
+    let trailer = commit_at(
+        "2026-07-14T12:05:00Z",
+        "README.md",
+        "# acme, tidied by hand\n",
+        &format!("tidy\n\nPeat-Session: {}", &SESSION_B[..8]),
+    );
+    // Nobody's.
+    commit_at(
+        "2026-07-14T13:00:00Z",
+        "CHANGES.md",
+        "a person wrote this alone\n",
+        "changes",
+    );
+
+    let in_work = |l: String| l.replace("/home/dev/acme-api", &root);
+    let a: Vec<String> = [
+        vec![at(
+            SESSION_A,
+            1,
+            "09:01",
+            "user",
+            json!({"message": {"role": "user", "content": "write the refill function"}}),
+        )],
+        tool(
+            SESSION_A,
+            2,
+            2,
+            "Write",
+            json!({"file_path": format!("{root}/src/limiter.rs"), "content": WRITTEN}),
+        )
+        .to_vec(),
+        vec![at(
+            SESSION_A,
+            4,
+            "09:10",
+            "user",
+            json!({"message": {"role": "user", "content": "anything else?"}}),
+        )],
+    ]
+    .concat()
+    .into_iter()
+    .map(in_work)
+    .collect();
+    // B ran in another checkout, 10:01-10:05.
+    let elsewhere = |l: String| l.replace("/home/dev/acme-api", "/elsewhere/acme-api");
+    let b: Vec<String> = [
+        at(
+            SESSION_B,
+            1,
+            "10:01",
+            "user",
+            json!({"message": {"role": "user", "content": "bump the config version"}}),
+        ),
+        at(
+            SESSION_B,
+            2,
+            "10:03",
+            "assistant",
+            json!({"message": {"id": "msg_b2", "role": "assistant", "type": "message",
+                "content": [{"type": "tool_use", "id": "toolu_commit", "name": "Bash",
+                    "input": {"command": "git commit -am 'bump the config'"}}]}}),
+        ),
+        at(
+            SESSION_B,
+            3,
+            "10:03",
+            "user",
+            json!({"message": {"role": "user", "content": [{"tool_use_id": "toolu_commit", "type": "tool_result",
+                "content": format!("[main {}] bump the config\n 1 file changed, 1 insertion(+)", &recorded[..7])}]}}),
+        ),
+        at(
+            SESSION_B,
+            4,
+            "10:05",
+            "user",
+            json!({"message": {"role": "user", "content": "thanks"}}),
+        ),
+    ]
+    .into_iter()
+    .map(elsewhere)
+    .collect();
+    let ta = transcript(&env, "a.jsonl", &a);
+    let tb = transcript(&env, "b.jsonl", &b);
+    env.run(&["capture", &ta, &tb]).ok();
+
+    let short = |h: &str| h[..8].to_string();
+    let mut want: Named = vec![
+        (short(&during), SESSION_A.into(), "workspace".into()),
+        (short(&lines), SESSION_A.into(), "content".into()),
+        (short(&recorded), SESSION_B.into(), "recorded".into()),
+        (short(&trailer), SESSION_B.into(), "trailer".into()),
+    ];
+    want.sort();
+    let sorted = |mut n: Named| {
+        n.sort();
+        n
+    };
+
+    // `peat COMMIT`, for each commit.
+    let by_commit: Named = [&during, &lines, &recorded, &trailer]
+        .iter()
+        .map(|h| {
+            let (code, v) = json_of(&env, &h[..8]);
+            assert_eq!(code, 0, "{v}");
+            let sessions = v["result"]["sessions"].as_array().unwrap();
+            assert_eq!(sessions.len(), 1, "{v}");
+            (
+                short(h),
+                sessions[0]["session"].as_str().unwrap().to_string(),
+                v["result"]["route"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(sorted(by_commit), want, "peat COMMIT");
+
+    // `peat show` and `peat log`, session by session.
+    for view in ["show", "log"] {
+        let mut seen = Named::new();
+        for s in [SESSION_A, SESSION_B] {
+            let v: Value =
+                serde_json::from_str(&peat(&env, &[view, &s[..8], "--json"]).ok().stdout).unwrap();
+            seen.extend(named(&v["made_commits"], s));
+        }
+        assert_eq!(sorted(seen), want, "peat {view}");
+    }
+    let text = peat(&env, &["show", &SESSION_A[..8]]).ok().stdout;
+    assert!(text.contains(" · 2 commits"), "{text}");
+    assert!(
+        text.contains(
+            "[made in it, by the recorded edits that wrote its lines, 100% of its lines]"
+        ),
+        "{text}"
+    );
+    let text = peat(&env, &["log", &SESSION_A[..8]]).ok().stdout;
+    assert!(text.contains(&short(&lines)), "{text}");
+
+    // `peat sessions --json`.
+    let v: Value = serde_json::from_str(&peat(&env, &["sessions", "--json"]).ok().stdout).unwrap();
+    let mut seen = Named::new();
+    for s in v.as_array().unwrap() {
+        seen.extend(named(&s["made_commits"], s["session"].as_str().unwrap()));
+    }
+    assert_eq!(sorted(seen), want, "peat sessions");
+
+    // `peat zoom` of the day: four commits tied to sessions, two each.
+    let v: Value =
+        serde_json::from_str(&peat(&env, &["zoom", "2026-07-14", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["totals"]["commits"], 4, "{v}");
+    let per: Vec<(String, u64)> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["commits"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        per,
+        vec![(SESSION_A.to_string(), 2), (SESSION_B.to_string(), 2)],
+        "{v}"
+    );
+
+    // The brief: the day counts the same four.
+    let v: Value = serde_json::from_str(&peat(&env, &["--json"]).ok().stdout).unwrap();
+    let day = v["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["date"] == "2026-07-14")
+        .unwrap_or_else(|| panic!("no such day in the brief: {v}"));
+    assert_eq!(day["commits"], 4, "{v}");
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::blame::{blamed, edited_at_old_path, origins_of_two_sessions, prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, on_path, peat, skip};
+use crate::support::{Env, SESSION_A, SESSION_B, on_path, peat, skip};
 
 /// These tests prove the jj route: without jj they would prove nothing. Under CI its absence
 /// fails them; elsewhere they say so (past the harness's capture) and stop.
@@ -130,4 +130,55 @@ fn blame_follows_a_file_renamed_in_a_jj_repository() {
     std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
     jj(&env, &work, &["commit", "-m", "rename the limiter"]);
     assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
+}
+
+#[test]
+fn in_a_jj_repository_every_view_names_the_same_session_for_each_commit() {
+    if !have_jj() {
+        return;
+    }
+    let env = Env::new();
+    let (_, lines) = repo_with_an_agents_commit(&env, &["--no-colocate"]);
+    let work = env.path("work");
+    let b = transcript(
+        &env,
+        "b.jsonl",
+        &[prompt(SESSION_B, 1, 40, "tidy the readme")],
+    );
+    env.run(&["capture", &b]).ok();
+    std::fs::write(work.join("README.md"), "# acme, tidied by hand\n").unwrap();
+    let message = format!("tidy\n\nPeat-Session: {}", &SESSION_B[..8]);
+    jj(&env, &work, &["commit", "-m", &message]);
+    let trailer = jj(
+        &env,
+        &work,
+        &["log", "-r", "@-", "--no-graph", "-T", "commit_id"],
+    );
+    std::fs::write(work.join("CHANGES.md"), "a person wrote this alone\n").unwrap();
+    jj(&env, &work, &["commit", "-m", "changes"]);
+    let want = [
+        (lines.clone(), SESSION_A, "content"),
+        (trailer.clone(), SESSION_B, "trailer"),
+    ];
+    for (hash, session, route) in &want {
+        let (code, v) = route_of(&env, &hash[..12]);
+        assert_eq!(code, 0, "{v}");
+        assert_eq!(v["result"]["route"], *route, "{v}");
+        assert_eq!(v["result"]["sessions"][0]["session"], *session, "{v}");
+        for view in ["show", "log"] {
+            let v: Value =
+                serde_json::from_str(&peat(&env, &[view, &session[..8], "--json"]).ok().stdout)
+                    .unwrap();
+            let made: Vec<(&str, &str)> = v["made_commits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| (c["hash"].as_str().unwrap(), c["route"].as_str().unwrap()))
+                .collect();
+            assert_eq!(made, vec![(hash.as_str(), *route)], "peat {view} {session}");
+        }
+    }
+    let v: Value =
+        serde_json::from_str(&peat(&env, &["zoom", "2026-07-14", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["totals"]["commits"], 2, "{v}");
 }

@@ -111,6 +111,13 @@ fn a_subagent_is_nested_under_the_call_that_started_it() {
         text.contains("    == log "),
         "the subagent's log is indented: {text}"
     );
+    // The Task call's result here names no agent (as before calls recorded it): the time
+    // rule placed it, and the log says so.
+    assert_eq!(sub["placed"], "time");
+    assert!(
+        text.contains("· placed by time: no recorded call names it =="),
+        "{text}"
+    );
 }
 
 #[test]
@@ -156,4 +163,131 @@ fn show_prints_an_edit_as_a_unified_diff_and_a_message_as_text() {
         v["change"]["kind"], "edit",
         "--json keeps the structure: {json}"
     );
+}
+
+/// A line of `session`'s transcript at `hh:mm` on the test day.
+pub fn at(session: &str, n: u32, hh_mm: &str, ty: &str, body: Value) -> String {
+    let mut body = body;
+    body["timestamp"] = json!(format!("2026-07-14T{hh_mm}:00.000Z"));
+    line(session, n, 0, ty, body)
+}
+
+/// A Task call and the result that names the agent it started.
+fn task(n: u32, hh_mm: &str, agent: &str) -> [String; 2] {
+    let id = format!("toolu_task_{agent}");
+    [
+        at(
+            SESSION_A,
+            n,
+            hh_mm,
+            "assistant",
+            json!({"message": {"id": format!("msg_{n}"), "role": "assistant", "type": "message",
+                "content": [{"type": "tool_use", "id": id, "name": "Task",
+                    "input": {"description": format!("task {agent}"), "prompt": "look around", "run_in_background": true}}]}}),
+        ),
+        at(
+            SESSION_A,
+            n + 1,
+            hh_mm,
+            "user",
+            json!({"message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": "Async agent launched"}]},
+                "toolUseResult": {"status": "async_launched", "agentId": agent}}),
+        ),
+    ]
+}
+
+/// A subagent transcript of session A, from `from` to `to`.
+fn subagent(env: &Env, agent: &str, from: &str, to: &str) -> String {
+    let body = |n: u32, hh_mm: &str, ty: &str, message: Value| {
+        json!({"parentUuid": null, "isSidechain": true, "agentId": agent, "userType": "external",
+            "cwd": "/home/dev/acme-api", "sessionId": SESSION_A, "version": "2.1.190", "type": ty,
+            "uuid": format!("00000000-0000-4000-9000-{n:012}"),
+            "timestamp": format!("2026-07-14T{hh_mm}:00.000Z"), "message": message})
+        .to_string()
+    };
+    let lines = [
+        body(
+            1,
+            from,
+            "user",
+            json!({"role": "user", "content": "look around"}),
+        ),
+        body(
+            2,
+            to,
+            "assistant",
+            json!({"id": "msg_s", "role": "assistant", "type": "message",
+                "content": [{"type": "text", "text": format!("{agent} looked around")}]}),
+        ),
+    ];
+    let dir = env.path(&format!("{SESSION_A}/subagents"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("agent-{agent}.jsonl"));
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_subagent_sits_under_its_own_call_and_a_compaction_agent_at_its_compaction() {
+    let env = Env::new();
+    let mut lines = vec![at(
+        SESSION_A,
+        1,
+        "09:01",
+        "user",
+        json!({"message": {"role": "user", "content": "survey the repo"}}),
+    )];
+    lines.extend(task(2, "09:02", "a1b2c3d"));
+    lines.extend(task(4, "09:05", "e4f5a6b"));
+    lines.push(at(
+        SESSION_A,
+        6,
+        "13:40",
+        "system",
+        json!({"subtype": "compact_boundary", "content": "Conversation compacted", "level": "info",
+            "compactMetadata": {"trigger": "auto", "preTokens": 160000, "postTokens": 9000}}),
+    ));
+    let parent = transcript(&env, "parent.jsonl", &lines);
+    // a1b2c3d ran four hours after the last Task call (e4f5a6b's); the compactor ran just
+    // before the compaction it wrote.
+    let late = subagent(&env, "a1b2c3d", "13:10", "13:20");
+    let other = subagent(&env, "e4f5a6b", "09:05", "09:06");
+    let compactor = subagent(&env, "acompact-5d1e0f", "13:30", "13:39");
+    env.run(&["capture", &parent, &late, &other, &compactor])
+        .ok();
+    let r = env.run(&["log", &SESSION_A[..8], "--json"]).ok();
+    let log: Value = serde_json::from_str(&r.stdout).unwrap();
+    let nested: Vec<(String, String, String)> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| {
+            let at = format!("{} {}", e["kind"], e["detail"].as_str().unwrap_or(""));
+            e["subagents"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |s| {
+                    let agent = s["session"].as_str().unwrap().rsplit("/agent-").next();
+                    (
+                        agent.unwrap().to_string(),
+                        at.clone(),
+                        s["placed"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+        })
+        .collect();
+    let want = |agent: &str, at: &str, placed: &str| (agent.into(), at.into(), placed.into());
+    assert_eq!(
+        nested,
+        vec![
+            want("a1b2c3d", "\"tool\" task a1b2c3d", "call"),
+            want("e4f5a6b", "\"tool\" task e4f5a6b", "call"),
+            want("acompact-5d1e0f", "\"compaction\" ", "compaction"),
+        ],
+        "{}",
+        r.stdout
+    );
+    let text = env.run(&["log", &SESSION_A[..8]]).ok().stdout;
+    assert!(!text.contains("placed by time"), "{text}");
 }

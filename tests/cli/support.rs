@@ -320,4 +320,4 @@ pub fn model_data_dir() -> Option<PathBuf> {
     None
 }
 
-pub use peat::testing::{files_holding, git, on_path, require_git, skip};
+pub use peat::testing::{files_holding, git, git_at, on_path, require_git, skip};

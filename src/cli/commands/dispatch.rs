@@ -450,12 +450,7 @@ fn commit(
             .and_then(|h| crate::reads::vcs::commit_content(cwd, h))
             .unwrap_or_default(),
     };
-    let root = crate::reads::vcs::Repo::find(cwd).map(|r| {
-        std::fs::canonicalize(&r.root)
-            .unwrap_or(r.root)
-            .to_string_lossy()
-            .into_owned()
-    });
+    let root = crate::reads::commits::repo_at(cwd).map(|(_, root)| root);
     let (_, views, _) = live.need_views()?;
     let explained = crate::reads::commits::explain(views, root.as_deref(), &commit)?;
     let handles = Handles::new(&views.tables);

@@ -1,11 +1,14 @@
 use clap::Args;
+use serde::Serialize;
 use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::shared::made_line;
 use crate::cli::ui::clip;
+use crate::reads::commits::{MadeCommit, made_by, same_commit};
 use crate::reads::ladder::noun;
-use crate::reads::log::{Entry, SessionLog, session_log};
+use crate::reads::log::{Entry, Placed, SessionLog, session_log};
 use crate::views::handle::Handles;
 use crate::views::steps::Step;
 
@@ -14,7 +17,7 @@ use crate::views::steps::Step;
 /// Each prompt, the tool calls it led to (files touched with the lines each change added and
 /// removed, commands run, failures), the commits made and the closing messages, each line
 /// ending in the command that shows that step whole. Subagent sessions are nested under the
-/// call that started them.
+/// call that started them (the harness's compaction agent at its compaction).
 #[derive(Args, Debug)]
 pub(crate) struct LogArgs {
     /// A session id or a unique prefix of one
@@ -22,19 +25,34 @@ pub(crate) struct LogArgs {
     pub(crate) session: String,
 }
 
+/// A log with the commits made in its session.
+#[derive(Serialize)]
+struct Logged<'a> {
+    #[serde(flatten)]
+    log: &'a SessionLog,
+    /// The commits made in the session, each with the route that tied it (as `peat COMMIT`
+    /// answers for it), oldest first.
+    made_commits: &'a [MadeCommit],
+}
+
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let session = crate::cli::shared::resolve_in_views(&views, &args.session)?;
     let log = session_log(&views, &session)?;
+    let made = made_by(&views, std::slice::from_ref(&session), Some(&ctx.cwd))?;
     let behind = views.behind();
     // Printed once the views close.
     let handles = Handles::new(&views.tables).keep([&log.session]);
     drop(views);
     drop(ledger);
+    let made_commits = made.of(&session);
     if ctx.json {
         let mut out = std::io::stdout().lock();
         let answer = crate::cli::shared::Behind {
-            answer: &log,
+            answer: &Logged {
+                log: &log,
+                made_commits,
+            },
             behind,
         };
         serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
@@ -43,6 +61,30 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     }
     let mut out = ctx.ui.pager();
     print_log(ctx, &mut out, &log, &handles, 0)?;
+    // The commits its steps do not show: its own commands did not record them (tied by a
+    // trailer, the workspace or their lines).
+    let stepped: Vec<&str> = log
+        .entries
+        .iter()
+        .filter_map(|e| match &e.step {
+            Step::Commit { hash, .. } => Some(hash.as_str()),
+            _ => None,
+        })
+        .collect();
+    let unstepped: Vec<&MadeCommit> = made_commits
+        .iter()
+        .filter(|c| !stepped.iter().any(|h| same_commit(h, &c.hash)))
+        .collect();
+    if !unstepped.is_empty() {
+        writeln!(out, "\ncommits made in it that it did not run itself:")?;
+        for c in unstepped {
+            let when = c.ts_ms.map_or_else(
+                || "?".to_string(),
+                |t| crate::vocab::time::local_minute(t, &ctx.tz),
+            );
+            writeln!(out, "{} {}", ctx.ui.dim(&when), made_line(ctx, c))?;
+        }
+    }
     out.finish()?;
     Ok(0)
 }
@@ -73,7 +115,12 @@ fn print_log(
     if r.failed_tools > 0 {
         head.push_str(&format!(" ({} failed)", r.failed_tools));
     }
-    head.push_str(&format!(" · {} ==", noun(r.files.len() as i64, "file")));
+    head.push_str(&format!(" · {}", noun(r.files.len() as i64, "file")));
+    if log.placed == Some(Placed::Time) {
+        // Recorded before calls named the agent they started: where it sits is a guess.
+        head.push_str(" · placed by time: no recorded call names it");
+    }
+    head.push_str(" ==");
     writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
     let short = handles.of(&log.session);
     for e in &log.entries {
@@ -103,7 +150,9 @@ fn print_entry(
             if *harness { "·" } else { "❯" },
             clip(&text.replace('\n', " "), 120),
         ),
-        Step::Tool { tool, detail, ok } => (
+        Step::Tool {
+            tool, detail, ok, ..
+        } => (
             if *ok { "  $" } else { "  ✗" },
             clip(&format!("{tool} {}", detail.replace('\n', " ")), 110),
         ),

@@ -1,11 +1,15 @@
 use clap::Args;
+use serde::Serialize;
 use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::ui::clip;
+use crate::reads::commits::{MadeCommit, made_by};
 use crate::reads::ladder::noun;
 use crate::views::handle::Handles;
+use crate::views::session::SessionSummary;
+use crate::vocab::event::SessionId;
 
 /// List the sessions in the ledger, newest first
 ///
@@ -14,14 +18,32 @@ use crate::views::handle::Handles;
 #[derive(Args, Debug)]
 pub(crate) struct SessionsArgs {}
 
+/// A session as `--json` lists it: its summary, and the commits made in it.
+#[derive(Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    summary: &'a SessionSummary,
+    /// Each with the route that tied it, as `peat COMMIT` answers for it.
+    made_commits: &'a [MadeCommit],
+}
+
 pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let all = views.summaries()?;
+    let ids: Vec<SessionId> = all.iter().map(|s| s.session.clone()).collect();
+    let made = made_by(&views, &ids, Some(&ctx.cwd))?;
     drop(views);
     drop(ledger);
     if ctx.json {
+        let listed: Vec<Listed> = all
+            .iter()
+            .map(|s| Listed {
+                summary: s,
+                made_commits: made.of(&s.session),
+            })
+            .collect();
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &all).map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &listed).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }
@@ -42,8 +64,9 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
         if !r.files.is_empty() {
             work.push_str(&format!(" · {}", noun(r.files.len() as i64, "file")));
         }
-        if !r.commits.is_empty() {
-            work.push_str(&format!(" · {}", noun(r.commits.len() as i64, "commit")));
+        let commits = made.of(&s.session).len();
+        if commits > 0 {
+            work.push_str(&format!(" · {}", noun(commits as i64, "commit")));
         }
         let asked = s
             .first_prompt

@@ -4,8 +4,9 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::shared::{newest, no_event, resolve_in_views};
+use crate::cli::shared::{made_line, newest, no_event, resolve_in_views};
 use crate::cli::ui::clip;
+use crate::reads::commits::MadeCommit;
 use crate::reads::ladder::noun;
 use crate::views::Views;
 use crate::views::handle::Handles;
@@ -86,6 +87,12 @@ struct SessionView<'a> {
     #[serde(flatten)]
     summary: &'a SessionSummary,
     prompts_list: Vec<crate::views::session::Cited>,
+    /// The commits made in the session, each with the route that tied it (as `peat COMMIT`
+    /// answers for it).
+    made_commits: &'a [MadeCommit],
+    /// Whether the session's repository is on this machine: without it, only the commits its
+    /// own commit commands printed are known.
+    repo_here: bool,
     /// Recorded changes the answer does not show yet (a writer was folding them): 0 when
     /// caught up.
     behind: u64,
@@ -104,11 +111,17 @@ fn show_session(
         .filter_map(|&seq| views.cited(&session, Seq(seq)))
         .collect();
     let summary = views.summary(session.clone(), rollup);
+    let made =
+        crate::reads::commits::made_by(views, std::slice::from_ref(&session), Some(&ctx.cwd))?;
+    let commits = made.of(&session);
+    let repo_here = !made.without_repo.contains(&session);
     let mut out = std::io::stdout().lock();
     if ctx.json {
         let view = SessionView {
             summary: &summary,
             prompts_list: prompts,
+            made_commits: commits,
+            repo_here,
             behind: views.behind(),
         };
         serde_json::to_writer(&mut out, &view).map_err(std::io::Error::from)?;
@@ -148,7 +161,7 @@ fn show_session(
     work.push_str(&format!(
         " · {} · {}",
         noun(r.files.len() as i64, "file"),
-        noun(r.commits.len() as i64, "commit")
+        noun(commits.len() as i64, "commit")
     ));
     if summary.rollup.compactions > 0 {
         work.push_str(&format!(" · compacted {}x", summary.rollup.compactions));
@@ -206,17 +219,17 @@ fn show_session(
             )?;
         }
     }
-    if !summary.rollup.commits.is_empty() {
+    if !commits.is_empty() {
+        writeln!(out, "\ncommits made in it:")?;
+        for c in commits {
+            writeln!(out, "  {}", made_line(ctx, c))?;
+        }
+    }
+    if !repo_here {
         writeln!(
             out,
-            "\ncommits: {}",
-            summary
-                .rollup
-                .commits
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" ")
+            "\n{}",
+            ui.dim("(its repository is not on this machine: only the commits it ran, and this repository's, are known)")
         )?;
     }
     writeln!(
@@ -323,7 +336,9 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
         Event::Said { text } => format!("the agent:\n{text}"),
         Event::FinalMsg { text } => format!("the agent's closing message:\n{text}"),
         Event::CompactSummary { text } => format!("the compaction summary:\n{text}"),
-        Event::ToolCall { tool, detail, ok } => {
+        Event::ToolCall {
+            tool, detail, ok, ..
+        } => {
             let failed = if *ok { "" } else { " (failed)" };
             format!("{tool}{failed}\n{detail}")
         }

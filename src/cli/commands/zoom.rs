@@ -48,7 +48,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
 /// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
 pub(crate) fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
-    let z = zoom::assemble(&views.tables, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
+    let z = zoom::assemble(&views, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
     let behind = views.behind();
     drop(views);
     drop(ledger);

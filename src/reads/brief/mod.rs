@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::reads::ladder::{self, Band, DayRow, Tally};
-use crate::views::ViewError;
 use crate::views::handle::Handles;
 use crate::views::tables::{Table, Tables};
+use crate::views::{ViewError, Views};
 use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 use crate::vocab::time::age;
 use crate::vocab::window;
@@ -190,9 +190,6 @@ pub(crate) struct Head {
     pub(crate) end_ms: Option<i64>,
     #[serde(default)]
     pub(crate) tools: i64,
-    /// How many commits it made.
-    #[serde(default, deserialize_with = "count_entries")]
-    pub(crate) commits: usize,
     /// The (time, seq) of its closing message: the newest, the Stop hook's winning a tie.
     #[serde(default, rename = "finals", deserialize_with = "newest_pair")]
     pub(crate) closing: Option<(i64, u32)>,
@@ -207,28 +204,6 @@ impl Head {
     fn decode(bytes: &[u8]) -> Result<Head, ViewError> {
         serde_json::from_slice(bytes).map_err(|e| ViewError::Corrupt(e.to_string()))
     }
-}
-
-/// The number of entries of a map, without keeping them.
-fn count_entries<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    struct Count;
-    impl<'de> serde::de::Visitor<'de> for Count {
-        type Value = usize;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a map")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<usize, A::Error> {
-            let mut n = 0;
-            while m
-                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                .is_some()
-            {
-                n += 1;
-            }
-            Ok(n)
-        }
-    }
-    d.deserialize_map(Count)
 }
 
 /// The greatest `[time, seq]` pair of a list, without keeping the list.
@@ -346,11 +321,13 @@ pub(crate) fn basis_label(b: &Basis) -> String {
 }
 
 /// Assemble the brief from the views.
-pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError> {
+pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
+    let tables = &views.tables;
     let today = local_date(here.now_ms, here.tz);
     let raw = day_rows(tables)?;
     let owned = decode_days(&raw)?;
     let days: Vec<DayRow> = owned.iter().map(|(d, s)| (*d, s)).collect();
+    let shown = &days[days.len().saturating_sub(DAYS_SHOWN)..];
     let mut brief = Brief {
         today: today.to_string(),
         events: days.iter().map(|(_, s)| s.events).sum(),
@@ -367,12 +344,24 @@ pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError>
         .iter()
         .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
         .collect();
+    // The commits of the active sessions and of the days shown, by the one resolution (see
+    // [`crate::reads::commits`]): the brief names the commits `peat COMMIT` and `show` do.
+    let everyone: Vec<SessionId> = shown
+        .iter()
+        .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
+        .chain(recent.iter().copied())
+        .collect::<BTreeSet<&str>>()
+        .into_iter()
+        .map(|s| SessionId(s.to_string()))
+        .collect();
+    let made = crate::reads::commits::made_by(views, &everyone, Some(here.cwd))?;
     for s in recent {
         let Some(h) = heads.get(s)? else { continue };
         let Some(end) = h.end_ms else { continue };
         // Within the hour either side: a session a moment ahead of this clock is active too.
         if h.parent.is_none() && (end - here.now_ms).abs() <= ACTIVE_MS {
-            active.push((end, s.to_string(), h.place(), h.commits));
+            let commits = made.of(&SessionId(s.to_string())).len();
+            active.push((end, s.to_string(), h.place(), commits));
         }
     }
     active.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -390,9 +379,10 @@ pub(crate) fn assemble(tables: &Tables, here: &Here) -> Result<Brief, ViewError>
         .collect();
 
     // The most recent days, one by one.
-    let shown = &days[days.len().saturating_sub(DAYS_SHOWN)..];
     for (d, s) in shown.iter().rev() {
         let mut tally = Tally::of(std::slice::from_ref(&(*d, *s)), *d, *d);
+        tally.commits =
+            made.count_between(day_start_ms(*d, here.tz), day_end_ms(*d, here.tz)) as i64;
         let files: BTreeMap<&str, i64> = s.files.iter().map(|(f, n)| (f.as_ref(), *n)).collect();
         tally.files = Vec::new();
         for (f, _) in top_files(&files, DAY_FILES) {

@@ -6,14 +6,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 use super::{Heads, day_end_ms, day_rows, day_start_ms, decode_days, local_date, short};
+use crate::reads::commits::made_by;
 use crate::reads::ladder::{self, DayRow, Tally};
-use crate::views::ViewError;
 use crate::views::handle::Handles;
 use crate::views::rows::{TextKind, TextRow};
-use crate::views::tables::{ObsRow, Table, Tables, split_key};
+use crate::views::tables::{ObsRow, Table, split_key};
+use crate::views::{ViewError, Views};
 use crate::vocab::event::{EventId, Seq, SessionId};
 use crate::vocab::time::age;
 use crate::vocab::window::{Kind, Window};
+use jiff::civil::Date;
 
 const TEXTS_SHOWN: usize = 4;
 const OBS_SHOWN: usize = 8;
@@ -115,20 +117,34 @@ fn spelled_in_days(w: &Window) -> bool {
     }
 }
 
-/// Read `w` from the views, with "now" and the time zone as inputs.
+/// Read `w` from the views, with "now" and the time zone as inputs. Its commits are those
+/// the one resolution ties to its sessions (see [`crate::reads::commits`]), counted where
+/// they were committed, so the zoom names the same commits `peat COMMIT` and `show` do.
 pub(crate) fn assemble(
-    tables: &Tables,
+    views: &Views,
     w: &Window,
     now_ms: i64,
     tz: &jiff::tz::TimeZone,
     cwd: &std::path::Path,
 ) -> Result<Zoom, ViewError> {
+    let tables = &views.tables;
     let today = local_date(now_ms, tz);
     let raw = day_rows(tables)?;
     let owned = decode_days(&raw)?;
     let days: Vec<DayRow> = owned.iter().map(|(d, s)| (*d, s)).collect();
     let inside = ladder::within(&days, w.start, w.end);
     let (from_ms, to_ms) = (day_start_ms(w.start, tz), day_end_ms(w.end, tz));
+    let ids: BTreeSet<&str> = inside
+        .iter()
+        .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
+        .collect();
+    let everyone: Vec<SessionId> = ids.iter().map(|s| SessionId(s.to_string())).collect();
+    let made = made_by(views, &everyone, Some(cwd))?;
+    let tally = |start: Date, end: Date| {
+        let mut t = Tally::of(inside, start, end);
+        t.commits = made.count_between(day_start_ms(start, tz), day_end_ms(end, tz)) as i64;
+        t
+    };
 
     let children = ladder::children(w.start, w.end, today)
         .into_iter()
@@ -136,7 +152,7 @@ pub(crate) fn assemble(
             label: c.label,
             start: c.window.start.to_string(),
             end: c.window.end.to_string(),
-            tally: Tally::of(inside, c.window.start, c.window.end),
+            tally: tally(c.window.start, c.window.end),
             handle: format!("▸ {}", c.window.handle()),
         })
         .filter(|c| !c.tally.is_quiet())
@@ -145,10 +161,6 @@ pub(crate) fn assemble(
     // The sessions active in the window, newest ending first.
     let mut heads = Heads::new(tables);
     let handles = Handles::new(tables);
-    let ids: BTreeSet<&str> = inside
-        .iter()
-        .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
-        .collect();
     let mut active = Vec::new();
     for id in ids {
         if let Some(h) = heads.get(id)? {
@@ -190,7 +202,7 @@ pub(crate) fn assemble(
                 from: hm(h.start_ms),
                 to: hm(h.end_ms),
                 tools: h.tools,
-                commits: h.commits,
+                commits: made.of(&SessionId(id.to_string())).len(),
                 handle: format!("▸ peat show {}", short(&handles, id)),
             });
         }
@@ -305,7 +317,7 @@ pub(crate) fn assemble(
             span: (!spelled_in_days(w)).then(|| w.span()),
             handle: format!("▸ {}", w.handle()),
         },
-        totals: Tally::of(inside, w.start, w.end),
+        totals: tally(w.start, w.end),
         files: super::files_of(tables, &handles, inside, cwd, FILES_SHOWN)?,
         children,
         sessions,

@@ -218,6 +218,7 @@ pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
             tool: "Bash".into(),
             detail: t,
             ok: *ok,
+            agent: None,
         },
         Kind::Touch { paths, change } => {
             let ids: Vec<Option<BlobId>> = touch_changes(n, *paths, *change)

@@ -273,10 +273,16 @@ pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec
             text: text.clone(),
             harness: *harness,
         }],
-        Event::ToolCall { tool, detail, ok } => vec![Step::Tool {
+        Event::ToolCall {
+            tool,
+            detail,
+            ok,
+            agent,
+        } => vec![Step::Tool {
             tool: tool.clone(),
             detail: detail.clone(),
             ok: *ok,
+            agent: agent.clone(),
         }],
         Event::FileTouch {
             path,

@@ -86,7 +86,7 @@ fn assemble_behind(ctx: &Ctx, budget: usize) -> Result<(Brief, u64), CliError> {
         cwd: &ctx.cwd,
         budget,
     };
-    let brief = brief::assemble(&views.tables, &here)?;
+    let brief = brief::assemble(&views, &here)?;
     let behind = views.behind();
     drop(views);
     drop(ledger);
