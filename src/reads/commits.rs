@@ -28,7 +28,7 @@ use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::{ViewError, Views};
 use crate::vocab::change::Change;
-use crate::vocab::event::SessionId;
+use crate::vocab::event::{Seq, SessionId};
 
 /// The commit trailer that names the session which made a commit.
 pub(crate) const TRAILER: &str = "Peat-Session";
@@ -71,7 +71,7 @@ pub(crate) struct Tie {
     pub(crate) session: SessionId,
     pub(crate) route: Route,
     /// The event that shows it (the commit command, or the session's last edit of its lines).
-    pub(crate) seq: Option<u32>,
+    pub(crate) seq: Option<Seq>,
     pub(crate) ts_ms: Option<i64>,
     /// For the content route: the share of the commit's added lines the session wrote.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -507,7 +507,7 @@ fn by_record(
                 out.push(Tie {
                     session: session.clone(),
                     route: Route::Recorded,
-                    seq: Some(seq.0),
+                    seq: Some(seq),
                     ts_ms: Some(ts_ms),
                     share: None,
                 });
@@ -603,7 +603,7 @@ fn meaningful(line: &str) -> Option<&str> {
 struct Written(HashMap<String, ByWriter>);
 
 /// Per session, the meaningful lines it wrote to one file and its last such edit (ts, seq).
-type ByWriter = BTreeMap<SessionId, (HashSet<String>, (i64, u32))>;
+type ByWriter = BTreeMap<SessionId, (HashSet<String>, (i64, Seq))>;
 
 impl Written {
     fn of(&mut self, views: &Views, rel: &str) -> Result<&ByWriter, ViewError> {
@@ -649,7 +649,7 @@ fn by_content(
     if total == 0 {
         return Ok(Vec::new());
     }
-    let mut matched: BTreeMap<SessionId, (usize, Option<(i64, u32)>)> = BTreeMap::new();
+    let mut matched: BTreeMap<SessionId, (usize, Option<(i64, Seq)>)> = BTreeMap::new();
     for (rel, lines) in &wanted {
         for (session, (wrote, last)) in written.of(views, rel)? {
             let n = lines.iter().filter(|l| wrote.contains(**l)).count();
@@ -729,7 +729,7 @@ mod tests {
         .unwrap();
         assert_eq!(recorded.answer.len(), 1);
         assert_eq!(recorded.answer[0].route, Route::Recorded);
-        assert_eq!(recorded.answer[0].seq, Some(4));
+        assert_eq!(recorded.answer[0].seq, Some(Seq(4)));
         assert_eq!(recorded.answer[0].ts_ms, Some(2_000));
         // Amended: another hash, the same lines.
         let amended = explain(
@@ -745,7 +745,7 @@ mod tests {
         assert_eq!(amended.answer.len(), 1);
         assert_eq!(amended.answer[0].route, Route::Content);
         assert_eq!(amended.answer[0].share, Some(1.0));
-        assert_eq!(amended.answer[0].seq, Some(3));
+        assert_eq!(amended.answer[0].seq, Some(Seq(3)));
         assert!(!ledger.is_open(), "explaining a commit opened the ledger");
     }
 

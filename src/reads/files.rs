@@ -37,7 +37,7 @@ pub(crate) struct Wanted {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct FileEdit {
     pub(crate) session: SessionId,
-    pub(crate) seq: u32,
+    pub(crate) seq: Seq,
     pub(crate) ts_ms: i64,
     pub(crate) op: TouchOp,
     /// The path as the agent recorded it.
@@ -53,7 +53,7 @@ impl FileEdit {
     pub(crate) fn id(&self) -> EventId {
         EventId {
             session: self.session.clone(),
-            seq: Seq(self.seq),
+            seq: self.seq,
         }
     }
 }
@@ -197,7 +197,7 @@ pub(crate) fn edits_of(
         for (id, row) in views.tables.file_rows(p)? {
             out.push(FileEdit {
                 session: id.session,
-                seq: id.seq.0,
+                seq: id.seq,
                 ts_ms: row.ts_ms,
                 op: row.op,
                 path: p.clone(),
@@ -240,7 +240,7 @@ pub(crate) fn applied_changes(
 /// A prompt, as an edit's reason.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct Prompt {
-    pub(crate) seq: u32,
+    pub(crate) seq: Seq,
     pub(crate) ts_ms: i64,
     pub(crate) text: String,
 }
@@ -258,7 +258,7 @@ impl Prompts {
         &mut self,
         views: &Views,
         session: &SessionId,
-        seq: u32,
+        seq: Seq,
     ) -> Result<Option<Prompt>, ViewError> {
         if !self.by_session.contains_key(session) {
             let mut prefix = session.as_str().as_bytes().to_vec();
@@ -274,7 +274,7 @@ impl Prompts {
                 };
                 if text.kind == TextKind::User {
                     prompts.push(Prompt {
-                        seq: id.seq.0,
+                        seq: id.seq,
                         ts_ms: text.ts_ms,
                         text: text.text,
                     });
@@ -445,7 +445,7 @@ mod tests {
         let edits = edits_of(&views, &set(&["/a/repo/src/x.rs", "/b/other/src/x.rs"])).unwrap();
         let order: Vec<(&str, u32, i64)> = edits
             .iter()
-            .map(|e| (e.session.as_str(), e.seq, e.ts_ms))
+            .map(|e| (e.session.as_str(), e.seq.0, e.ts_ms))
             .collect();
         assert_eq!(
             order,

@@ -17,7 +17,7 @@ use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::tables::Table;
 use crate::views::{ViewError, Views};
-use crate::vocab::event::{Seq, SessionId};
+use crate::vocab::event::{HOOK_FINAL_SEQ, Seq, SessionId};
 
 /// How deep subagents nest in a log (a subagent's own subagents, and so on).
 const MAX_DEPTH: usize = 4;
@@ -25,7 +25,7 @@ const MAX_DEPTH: usize = 4;
 /// One step with where it sits.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct Entry {
-    pub(crate) seq: u32,
+    pub(crate) seq: Seq,
     pub(crate) ts_ms: i64,
     #[serde(flatten)]
     pub(crate) step: Step,
@@ -59,6 +59,29 @@ pub(crate) enum Placed {
     Compaction,
     /// No record links it: the last agent-starting call before it began.
     Time,
+}
+
+/// The closing message the Stop hook recorded (at `end`) is a copy of one the transcript
+/// holds once that is captured: said once, at the transcript's moment. Kept when it is the
+/// only copy (a turn the transcript has not written yet).
+fn drop_hook_copy(entries: &mut Vec<Entry>) {
+    let closing = |e: &Entry| match &e.step {
+        Step::Closing { text } => Some(text.trim().to_string()),
+        _ => None,
+    };
+    let Some(hook) = entries.iter().position(|e| e.seq == Seq(HOOK_FINAL_SEQ)) else {
+        return;
+    };
+    let Some(text) = closing(&entries[hook]) else {
+        return;
+    };
+    let copied = entries
+        .iter()
+        .enumerate()
+        .any(|(i, e)| i != hook && closing(e).as_deref() == Some(text.as_str()));
+    if copied {
+        entries.remove(hook);
+    }
 }
 
 /// The log of `session`, with its subagents nested.
@@ -108,12 +131,13 @@ fn build(
     let mut entries: Vec<Entry> = entries
         .into_iter()
         .map(|(seq, ts_ms, step)| Entry {
-            seq: seq.0,
+            seq,
             ts_ms,
             step,
             subagents: Vec::new(),
         })
         .collect();
+    drop_hook_copy(&mut entries);
     let mut unplaced = Vec::new();
     if depth < MAX_DEPTH {
         let mut children: Vec<&(SessionId, SessionRollup)> = sessions
@@ -255,7 +279,7 @@ mod tests {
         );
         let (ledger, views) = store.open();
         let log = session_log(&views, &SessionId("main".into())).unwrap();
-        let seqs: Vec<u32> = log.entries.iter().map(|e| e.seq).collect();
+        let seqs: Vec<u32> = log.entries.iter().map(|e| e.seq.0).collect();
         assert_eq!(seqs, vec![1, 2, 3, 4, 5, 7]);
         assert_eq!(
             log.entries[2].step,
@@ -293,7 +317,7 @@ mod tests {
 
     fn entry(ts_ms: i64, tool: &str) -> Entry {
         Entry {
-            seq: 0,
+            seq: Seq(0),
             ts_ms,
             step: Step::Tool {
                 tool: tool.into(),

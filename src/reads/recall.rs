@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::views::rows::{TextFilter, TextRow};
 use crate::views::{ModelSlot, ViewError, Views};
-use crate::vocab::event::{EventId, SessionId};
+use crate::vocab::event::{EventId, Seq, SessionId};
 
 /// The cosine below which a semantic hit is noise. Calibrated on `bench/quality.sh`: 99% of
 /// the texts that answer its queries score above it, and the best hits of three in four of
@@ -110,7 +110,7 @@ impl Default for Query {
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Hit {
     pub(crate) session: SessionId,
-    pub(crate) seq: u32,
+    pub(crate) seq: Seq,
     #[serde(flatten)]
     pub(crate) row: TextRow,
     /// How likely the text answers the query, 0 to 1 (see the module documentation).
@@ -325,7 +325,7 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
         }
         hits.push(Hit {
             session: id.session,
-            seq: id.seq.0,
+            seq: id.seq,
             row,
             score,
             keyword_rank: c.keyword_rank,
@@ -425,7 +425,7 @@ mod tests {
     fn strength_shows_as_one_to_five_dots() {
         let hit = |score| Hit {
             session: SessionId("s".into()),
-            seq: 1,
+            seq: crate::vocab::event::Seq(1),
             row: TextRow {
                 kind: crate::views::rows::TextKind::User,
                 ts_ms: 0,

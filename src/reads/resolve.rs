@@ -32,7 +32,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use crate::views::handle::Handles;
-use crate::vocab::event::SessionId;
+use crate::vocab::event::{Seq, SessionId};
 use crate::vocab::window::Window;
 
 /// The reading the words were given.
@@ -49,12 +49,12 @@ pub(crate) enum Reading {
     Session {
         id: SessionId,
         prefix: String,
-        seq: Option<u32>,
+        seq: Option<Seq>,
     },
     /// A prefix several sessions share, when nothing else answered.
     Sessions {
         prefix: String,
-        seq: Option<u32>,
+        seq: Option<Seq>,
         ids: Vec<SessionId>,
     },
     Commit(CommitFound),
@@ -244,7 +244,7 @@ pub(crate) fn classify<P: Probes>(
         return done(Reading::Window(w), passed);
     }
 
-    let mut ambiguous: Option<(String, Option<u32>, Vec<SessionId>)> = None;
+    let mut ambiguous: Option<(String, Option<Seq>, Vec<SessionId>)> = None;
     if let Some((prefix, seq)) = session_shape(words) {
         match probes.sessions(prefix)? {
             SessionMatch::One(id) => {
@@ -337,10 +337,10 @@ fn plausible(w: &Window) -> bool {
 }
 
 /// A session prefix (and seq) by shape: one word, or one word and a number.
-pub(crate) fn session_shape(words: &[String]) -> Option<(&str, Option<u32>)> {
+pub(crate) fn session_shape(words: &[String]) -> Option<(&str, Option<Seq>)> {
     let (prefix, seq) = match words {
         [p] => (p.as_str(), None),
-        [p, n] => (p.as_str(), Some(n.parse::<u32>().ok()?)),
+        [p, n] => (p.as_str(), Some(n.parse::<Seq>().ok()?)),
         _ => return None,
     };
     // A subagent's handle: the parent's prefix, a slash, the agent's id (`3f6c2a9e/a7c19e2`).
@@ -538,6 +538,7 @@ impl Reading {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::event::{HOOK_FINAL_SEQ, OBS_SEQ_BASE};
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::Path;
 
@@ -793,7 +794,15 @@ mod tests {
             session_shape(&words).map(|(p, n)| (p.to_string(), n))
         };
         assert_eq!(s("3f6c"), Some(("3f6c".into(), None)));
-        assert_eq!(s("3f6c 12"), Some(("3f6c".into(), Some(12))));
+        assert_eq!(s("3f6c 12"), Some(("3f6c".into(), Some(Seq(12)))));
+        assert_eq!(
+            s("3f6c end"),
+            Some(("3f6c".into(), Some(Seq(HOOK_FINAL_SEQ))))
+        );
+        assert_eq!(
+            s("3f6c obs2"),
+            Some(("3f6c".into(), Some(Seq(OBS_SEQ_BASE + 1))))
+        );
         assert_eq!(s("3f6"), None, "too short");
         assert_eq!(s("3f6c x"), None, "a seq is a number");
         assert_eq!(s("3f6c 1 2"), None);

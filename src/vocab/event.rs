@@ -19,7 +19,6 @@ pub(crate) const SEQ_STRIDE: u32 = 16;
 pub(crate) const HOOK_FINAL_SEQ: u32 = (1 << 31) - 1;
 /// Observations take the first free seq from here on, per session.
 pub(crate) const OBS_SEQ_BASE: u32 = 1 << 31;
-#[cfg(test)]
 /// Reserved (the original's distiller sidecar); nothing in the ledger is written here.
 pub(crate) const RESERVED_SEQ_BASE: u32 = 3 << 30;
 
@@ -77,9 +76,44 @@ impl Seq {
     }
 }
 
+/// A seq as a person reads and types it: a transcript event's number as it is; the Stop
+/// hook's closing message `end`; the Nth observation deposited in a session `obsN`, from 1;
+/// the reserved range (which nothing writes) `rN`. The layout's large numbers never show.
 impl fmt::Display for Seq {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
+        match self.0 {
+            n if n < HOOK_FINAL_SEQ => write!(f, "{n}"),
+            HOOK_FINAL_SEQ => f.write_str("end"),
+            n if n < RESERVED_SEQ_BASE => write!(f, "obs{}", n - OBS_SEQ_BASE + 1),
+            n => write!(f, "r{}", n - RESERVED_SEQ_BASE),
+        }
+    }
+}
+
+/// What [`Seq`]'s `Display` writes, read back; a plain number is taken as it is, whatever
+/// its range, so a seq from `--json` is accepted too.
+impl std::str::FromStr for Seq {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Seq, String> {
+        let s = s.trim();
+        let numbered = |prefix: &str, base: u32, from: u32, last: u32| -> Option<Seq> {
+            let n: u32 = s.strip_prefix(prefix)?.parse().ok()?;
+            let seq = base.checked_add(n.checked_sub(from)?)?;
+            (seq <= last).then_some(Seq(seq))
+        };
+        if let Ok(n) = s.parse::<u32>() {
+            return Ok(Seq(n));
+        }
+        match s {
+            "end" => Ok(Seq(HOOK_FINAL_SEQ)),
+            _ => numbered("obs", OBS_SEQ_BASE, 1, RESERVED_SEQ_BASE - 1)
+                .or_else(|| numbered("r", RESERVED_SEQ_BASE, 0, u32::MAX))
+                .ok_or_else(|| {
+                    format!(
+                        "not an event: {s:?} (want its number, like 1042; end, the closing message the Stop hook recorded; or obs1, obs2, … for the observations)"
+                    )
+                }),
+        }
     }
 }
 
@@ -421,6 +455,30 @@ pub(crate) fn cap(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seqs_read_as_people_type_them_and_back() {
+        let cases = [
+            (Seq(0), "0"),
+            (Seq(1042), "1042"),
+            (Seq(HOOK_FINAL_SEQ - 1), "2147483646"),
+            (Seq(HOOK_FINAL_SEQ), "end"),
+            (Seq(OBS_SEQ_BASE), "obs1"),
+            (Seq(OBS_SEQ_BASE + 41), "obs42"),
+            (Seq(RESERVED_SEQ_BASE - 1), "obs1073741824"),
+            (Seq(RESERVED_SEQ_BASE), "r0"),
+            (Seq(u32::MAX), "r1073741823"),
+        ];
+        for (seq, shown) in cases {
+            assert_eq!(seq.to_string(), shown);
+            assert_eq!(shown.parse::<Seq>(), Ok(seq), "{shown}");
+        }
+        // The raw numbers a --json answer carries are read too.
+        assert_eq!("2147483648".parse::<Seq>(), Ok(Seq(OBS_SEQ_BASE)));
+        for bad in ["obs0", "obs", "end2", "-1", "r1073741824", "x"] {
+            assert!(bad.parse::<Seq>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn cap_never_splits_a_character() {

@@ -178,8 +178,8 @@ closing messages:
   [final · 6d · acme-api] Turn 1 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show c0000000 209
 
 observations:
-  [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 2147483648
-  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 2147483648
+  [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 obs1
+  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 obs1
 "#;
 
 const ZOOM_DAY: &str = r#"== jul 20 2026 == 3 tools · 1 commit · 1 session · 1 obs
@@ -194,7 +194,7 @@ closing messages:
   [final · <1h · work] Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now retur…  ▸ peat show b0000000 145
 
 observations:
-  [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 2147483648
+  [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 obs1
 "#;
 
 const ZOOM_WEEK: &str = r#"== w29 2026 · jul 13–19 == 10 tools · 2 sessions · 1 obs
@@ -212,7 +212,7 @@ closing messages:
   [final · 6d · acme-api] Turn 1 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show c0000000 209
 
 observations:
-  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 2147483648
+  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 obs1
 "#;
 
 const ZOOM_YEAR: &str = r#"== 2026 · jan 1 – jul 20 == 15 tools · 1 commit · 4 sessions · 2 obs
@@ -232,8 +232,8 @@ closing messages:
   [final · 75d · work] Turn 0 done: the limiter is registered after cors, with capacity 20 and refill 5/s.  ▸ peat show d0000000 97
 
 observations:
-  [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 2147483648
-  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 2147483648
+  [rate-limit · <1h · cited] the limiter allows 20 requests, refilling 5/s  ▸ peat show b0000000 obs1
+  [cors · 2d · uncited] cors must stay the first middleware  ▸ peat show a0000000 obs1
 "#;
 
 #[test]

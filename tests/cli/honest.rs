@@ -210,3 +210,57 @@ fn the_wiring_check_and_doctor_look_at_every_agent_installed_or_found() {
         serde_json::from_str(&env.run(&["doctor", "--json"]).ok().stdout).unwrap();
     assert_eq!(v["hooks"]["ok"], false);
 }
+
+#[test]
+fn a_closing_message_the_hook_also_recorded_is_said_once_and_no_hint_shows_an_internal_seq() {
+    let env = Env::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude/ask-and-plan.jsonl");
+    let closing =
+        "The chat now renders with the ai elements components; the custom bubble is gone.";
+    env.run(&["capture", fixture.to_str().unwrap(), "--final-msg", closing])
+        .ok();
+    env.run(&[
+        "obs",
+        "chat-ui",
+        "renders with ai elements",
+        "--session",
+        "6b1d2c3e",
+        "--from",
+        "end",
+    ])
+    .ok();
+
+    let log = env.run(&["log", "6b1d2c3e"]).ok().stdout;
+    assert_eq!(log.matches(closing).count(), 1, "{log}");
+    // Every read names the hook's copy and the observation as a person types them.
+    let reads = [
+        env.run(&["log", "6b1d2c3e"]).ok().stdout,
+        env.run(&["show", "6b1d2c3e"]).ok().stdout,
+        env.run(&["events", "--session", "6b1d2c3e"]).ok().stdout,
+        env.run(&["brief"]).stdout,
+        env.run(&["chat-ui"]).ok().stdout,
+    ];
+    for out in &reads {
+        assert!(!out.contains("2147483"), "{out}");
+    }
+    assert!(
+        reads[1].contains("▸ peat show 6b1d2c3e end"),
+        "{}",
+        reads[1]
+    );
+    assert!(
+        reads[2].contains(" end ") && reads[2].contains(" obs1 "),
+        "{}",
+        reads[2]
+    );
+    // And every read takes them back.
+    let end = env.run(&["show", "6b1d2c3e", "end"]).ok().stdout;
+    assert!(end.contains(closing), "{end}");
+    assert!(env.run(&["6b1d2c3e", "end"]).ok().stdout.contains(closing));
+    let obs = env.run(&["show", "6b1d2c3e", "obs1"]).ok().stdout;
+    assert!(obs.contains("renders with ai elements"), "{obs}");
+    let bad = env.run(&["show", "6b1d2c3e", "obs0"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("obs1, obs2"), "{}", bad.stderr);
+}

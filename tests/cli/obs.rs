@@ -86,13 +86,13 @@ fn a_claim_round_trips_through_subjects_and_its_trail() {
     assert_eq!(
         lines[2],
         format!(
-            "  [3f6c2a9e · <1h · uncited · {basis}] deploys go through green now  ▸ peat show 3f6c2a9e 2147483649"
+            "  [3f6c2a9e · <1h · uncited · {basis}] deploys go through green now  ▸ peat show 3f6c2a9e obs2"
         )
     );
     assert_eq!(
         lines[3],
         format!(
-            "  [3f6c2a9e · <1h · cited · {basis}] deploys go through the blue env first  ▸ peat show 3f6c2a9e 2147483648"
+            "  [3f6c2a9e · <1h · cited · {basis}] deploys go through the blue env first  ▸ peat show 3f6c2a9e obs1"
         )
     );
     let r = peat(&env, &["staging", "--json"]).ok();

@@ -489,7 +489,7 @@ fn cut_at(
         return Ok(by_time(ms));
     }
     let (prefix, seq) = match when.rsplit_once(':') {
-        Some((s, n)) if n.parse::<u32>().is_ok() => (s, n.parse::<u32>().ok()),
+        Some((s, n)) if n.parse::<Seq>().is_ok() => (s, n.parse::<Seq>().ok()),
         _ => (when, None),
     };
     let session = crate::cli::shared::resolve_in_views(views, prefix).map_err(|e| {
@@ -500,7 +500,7 @@ fn cut_at(
         Some(seq) => {
             let id = EventId {
                 session: session.clone(),
-                seq: Seq(seq),
+                seq,
             };
             let env = source.get(&id)?.ok_or_else(|| {
                 let err =

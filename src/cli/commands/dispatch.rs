@@ -23,7 +23,7 @@ use crate::views::handle::{Handles, NoSession};
 use crate::views::session::SessionSummary;
 use crate::views::source::EventSource;
 use crate::views::{ModelSlot, Views};
-use crate::vocab::event::{Event, EventId, SessionId};
+use crate::vocab::event::{Event, EventId, Seq, SessionId};
 use crate::vocab::window::Window;
 
 /// How many lines a file or commit reading lists before pointing at `--json`.
@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                 let (_, views, _) = live.need_views()?;
                 let event = EventId {
                     session: id.clone(),
-                    seq: crate::vocab::event::Seq(*seq),
+                    seq: *seq,
                 };
                 if EventSource::of(views).get(&event)?.is_none() {
                     let behind = views.behind();
@@ -410,7 +410,7 @@ fn tied(
             .first_prompt_seq()
             .and_then(|seq| views.cited(&tie.session, seq))
             .map(|c| crate::reads::files::Prompt {
-                seq: c.seq.0,
+                seq: c.seq,
                 ts_ms: c.ts_ms,
                 text: c.text,
             }),
@@ -583,7 +583,7 @@ fn sessions(
     head: &Head<'_>,
     live: &mut Live<'_>,
     ids: &[SessionId],
-    seq: Option<u32>,
+    seq: Option<Seq>,
 ) -> Result<u8, CliError> {
     let (_, views, _) = live.need_views()?;
     let source = EventSource::of(views);

@@ -190,7 +190,7 @@ fn print_report(ctx: &Ctx, r: &Report) -> Result<(), CliError> {
 
 /// `SESSION SEQ`, as `peat show` takes it.
 fn named(id: &EventId) -> String {
-    format!("event {} {}", id.session, id.seq.0)
+    format!("event {} {}", id.session, id.seq)
 }
 
 /// Verify the ledger; returns its last LSN as the feed says, and every event's digest by id

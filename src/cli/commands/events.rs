@@ -86,7 +86,7 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
                 ctx.ui
                     .dim(&crate::vocab::time::local_minute(stored.ts_ms, &ctx.tz)),
                 handles.of(&id.session),
-                id.seq.0,
+                id.seq.to_string(),
                 event.tag(),
                 ctx.ui.safe(&summary)
             )?;

@@ -24,9 +24,10 @@ pub(crate) struct ObsArgs {
     /// The claim, stated so that a reader without this session's context understands it
     #[arg(value_name = "CLAIM", required = true, num_args = 1..)]
     pub(crate) claim: Vec<String>,
-    /// The seqs of the session's events the claim rests on (`peat show SESSION` lists them)
+    /// The seqs of the session's events the claim rests on (`peat events --session SESSION`
+    /// lists them)
     #[arg(long, value_name = "SEQ,SEQ", value_delimiter = ',')]
-    pub(crate) from: Vec<u32>,
+    pub(crate) from: Vec<Seq>,
     /// The session it belongs to: an id or a unique prefix
     #[arg(long, value_name = "ID")]
     pub(crate) session: Option<String>,
@@ -127,6 +128,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
     check_citations(&ledger, &session, &args.from, &Handles::new(&views.tables))?;
 
     let seq = free_seq(&ledger, &session)?;
+    let derived_from: Vec<u32> = args.from.iter().map(|s| s.0).collect();
     let mut set = WriteSet::default();
     set.event(
         seq,
@@ -136,7 +138,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
             Event::Obs {
                 subject: subject.to_string(),
                 text: text.to_string(),
-                derived_from: args.from.clone(),
+                derived_from: derived_from.clone(),
                 basis: basis.clone(),
             },
         ),
@@ -157,7 +159,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
             seq,
             ts_ms,
             cited: !args.from.is_empty(),
-            derived_from: &args.from,
+            derived_from: &derived_from,
             basis: &basis,
             support,
             near: near
@@ -202,14 +204,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ObsArgs) -> Result<u8, CliError> {
 fn check_citations(
     ledger: &Ledger,
     session: &SessionId,
-    from: &[u32],
+    from: &[Seq],
     handles: &Handles,
 ) -> Result<(), CliError> {
     let mut missing = Vec::new();
     for seq in from {
         let id = EventId {
             session: session.clone(),
-            seq: Seq(*seq),
+            seq: *seq,
         };
         if ledger.get(&id)?.is_none() {
             missing.push(*seq);
@@ -218,11 +220,11 @@ fn check_citations(
     if missing.is_empty() {
         return Ok(());
     }
-    let held: Vec<(u32, Envelope)> = ledger
+    let held: Vec<(Seq, Envelope)> = ledger
         .session_events(session)
-        .map(|r| r.map(|(id, env)| (id.seq.0, env)))
+        .map(|r| r.map(|(id, env)| (id.seq, env)))
         .collect::<Result<_, _>>()?;
-    let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+    let list: Vec<String> = missing.iter().map(Seq::to_string).collect();
     let mut err = CliError::user(format!(
         "--from {}: session {} has no such event{}; the claim was not recorded",
         list.join(","),
@@ -240,7 +242,8 @@ fn check_citations(
     for seq in &missing {
         for (s, env) in nearest(&held, *seq) {
             let line = format!(
-                "  {s:>6} {:<8} {}",
+                "  {:>6} {:<8} {}",
+                s.to_string(),
                 env.kind.tag(),
                 crate::cli::ui::clip(&env.kind.summary(), 70)
             );
@@ -257,7 +260,7 @@ fn check_citations(
 }
 
 /// The events just below and just above `seq` (by seq), at most two of each.
-fn nearest(held: &[(u32, Envelope)], seq: u32) -> Vec<&(u32, Envelope)> {
+fn nearest(held: &[(Seq, Envelope)], seq: Seq) -> Vec<&(Seq, Envelope)> {
     let at = held.partition_point(|(s, _)| *s < seq);
     held[at.saturating_sub(2)..at]
         .iter()

@@ -31,7 +31,7 @@ pub(crate) struct ShowArgs {
     pub(crate) session: Option<String>,
     /// One event of the session, by seq
     #[arg(value_name = "SEQ")]
-    pub(crate) seq: Option<u32>,
+    pub(crate) seq: Option<Seq>,
     /// Print the `== session … ==` title (bare `peat SESSION` prints its own, with how the
     /// words were read, and the details go on the next line).
     #[arg(skip = true)]
@@ -63,10 +63,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
             ctx,
             &views,
             EventSource::of(&views),
-            EventId {
-                session,
-                seq: Seq(seq),
-            },
+            EventId { session, seq },
             args.titled,
         ),
         None => show_session(ctx, &views, session, args.titled),

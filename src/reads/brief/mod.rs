@@ -589,7 +589,7 @@ fn last_session(
         age: age(here.now_ms, end, here.tz),
         branch: h.branch.clone(),
         text,
-        handle: format!("▸ peat show {} {seq}", short(handles, &session)),
+        handle: format!("▸ peat show {} {}", short(handles, &session), id.seq),
         session: id.session,
         seq: id.seq,
     }))

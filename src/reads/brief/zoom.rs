@@ -261,7 +261,7 @@ pub(crate) fn assemble(
         let place = heads.get(&id)?.map(|h| h.place()).unwrap_or_default();
         texts.push(TextLine {
             kind: row.kind,
-            handle: format!("▸ peat show {} {seq}", short(&handles, &id)),
+            handle: format!("▸ peat show {} {}", short(&handles, &id), eid.seq),
             session: eid.session,
             seq: eid.seq,
             ts_ms: ts,
