@@ -28,17 +28,20 @@ pub(crate) enum TextKind {
     User,
     Final,
     Compact,
+    /// What the agent ran: a tool call's detail (the command, the query, the path).
+    Tool,
 }
 
 impl TextKind {
-    pub(crate) const ALL: [TextKind; 5] = [
+    pub(crate) const ALL: [TextKind; 6] = [
         TextKind::Obs,
         TextKind::Said,
         TextKind::User,
         TextKind::Final,
         TextKind::Compact,
+        TextKind::Tool,
     ];
-    pub(crate) const TAGS: [&'static str; 5] = ["obs", "said", "user", "final", "compact"];
+    pub(crate) const TAGS: [&'static str; 6] = ["obs", "said", "user", "final", "compact", "tool"];
 
     pub(crate) fn tag(self) -> &'static str {
         match self {
@@ -47,7 +50,15 @@ impl TextKind {
             TextKind::User => "user",
             TextKind::Final => "final",
             TextKind::Compact => "compact",
+            TextKind::Tool => "tool",
         }
+    }
+
+    /// Whether texts of this kind are written by someone (the person, the agent) and so can
+    /// be found by meaning. What a tool was given is commands and paths, which the words
+    /// match exactly and an embedding of prose only blurs: those are keyword-only.
+    pub(crate) fn is_prose(self) -> bool {
+        !matches!(self, TextKind::Tool)
     }
 }
 
@@ -128,6 +139,7 @@ impl TextRow {
                 harness: false,
                 ..
             } => row(TextKind::User, true, text),
+            Event::ToolCall { detail, .. } => row(TextKind::Tool, true, detail),
             _ => return None,
         };
         (!r.text.trim().is_empty()).then_some(r)
@@ -146,12 +158,15 @@ impl TextRow {
     /// [`EMBED_MIN_WORDS`] words, the agent's prose and long prompts included (a text only
     /// one lane can see can never be found by meaning; the quality benchmark measured what
     /// leaving them out cost). "ok", "yes do it" are left out: they carry no meaning to match,
-    /// and short texts collect spurious similarities.
+    /// and short texts collect spurious similarities. What a tool ran is never embedded
+    /// (see [`TextKind::is_prose`]).
     pub(crate) fn dense(&self) -> bool {
-        self.text
-            .split_whitespace()
-            .nth(EMBED_MIN_WORDS - 1)
-            .is_some()
+        self.kind.is_prose()
+            && self
+                .text
+                .split_whitespace()
+                .nth(EMBED_MIN_WORDS - 1)
+                .is_some()
     }
 }
 

@@ -14,6 +14,7 @@ mod kill;
 mod log;
 mod obs;
 mod props;
+mod ran;
 mod readers;
 mod reading;
 mod recall;
