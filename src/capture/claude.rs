@@ -110,12 +110,14 @@ struct Pending {
     plan: Option<String>,
 }
 
-/// What one line is emitting: its slots, its timestamp, and its last `FileTouch` (which
-/// further touches fold into when the slots run out).
+/// What one line is emitting: its slots, its timestamp, its last `FileTouch` (which
+/// further touches fold into when the slots run out), and the outputs of the tool calls
+/// it answers, recorded after everything else on it (see [`Claude::outputs`]).
 struct LineCx {
     slots: LineSlots,
     ts: i64,
     touch: Option<LineTouch>,
+    outputs: Vec<(Seq, String)>,
 }
 
 struct LineTouch {
@@ -294,6 +296,19 @@ impl Claude {
         }
     }
 
+    /// Record what the tool calls this line answers printed, in the slots left after its
+    /// other events: those keep the seqs they had before outputs were recorded, so a store
+    /// captured then gains the outputs on a re-parse and nothing moves.
+    fn outputs(&mut self, cx: &mut LineCx, out: &mut Emit) {
+        for (call, printed) in std::mem::take(&mut cx.outputs) {
+            if let Some(event) = out.output(call, &printed)
+                && let Some(seq) = self.slot(cx)
+            {
+                out.event(seq, cx.ts, event);
+            }
+        }
+    }
+
     fn tool_result(&mut self, v: &Value, block: &Value, cx: &mut LineCx, out: &mut Emit) {
         let Some(id) = str_at(block, "tool_use_id") else {
             return;
@@ -308,6 +323,7 @@ impl Claude {
                 Some(r @ Value::Object(_)) => flag(r, "is_error"),
                 _ => false,
             };
+        let call = pending.call.as_ref().map(|(seq, _)| *seq);
         if !failed {
             self.persons_words(&pending, result, cx, out);
         } else {
@@ -339,6 +355,14 @@ impl Claude {
             {
                 out.event(seq, cx.ts, event);
             }
+        }
+        // What it printed, as the model read it (the streams when the content is empty).
+        if let Some(call) = call {
+            let printed = match text_of(block.get("content")) {
+                t if t.trim().is_empty() => streams(result),
+                t => t,
+            };
+            cx.outputs.push((call, printed));
         }
     }
 
@@ -555,6 +579,7 @@ impl TranscriptParser for Claude {
             slots: LineSlots::new(line),
             ts,
             touch: None,
+            outputs: Vec::new(),
         };
         self.meta(v, &cx, out);
         match str_at(v, "type") {
@@ -565,6 +590,7 @@ impl TranscriptParser for Claude {
             // titles, queue operations, and whatever comes next: nothing to record.
             _ => {}
         }
+        self.outputs(&mut cx, out);
     }
 
     fn flush(&self, out: &mut Emit) {
@@ -612,6 +638,17 @@ fn text_of(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// A shell tool's result streams (`toolUseResult.stdout`, `.stderr`), the non-empty ones
+/// joined by a newline.
+fn streams(result: Option<&Value>) -> String {
+    ["stdout", "stderr"]
+        .iter()
+        .filter_map(|k| result.and_then(|r| str_at(r, k)))
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// 8-4-4-4-12 hex digits.
@@ -920,8 +957,14 @@ mod tests {
                 ok: true
             }
         );
-        // The tool-result-only line says nothing.
-        assert!(!out.events.keys().any(|s| s.0 / SEQ_STRIDE == 3));
+        // The tool-result-only line says what the call printed, and nothing else.
+        let on_result: Vec<&str> = out
+            .events
+            .iter()
+            .filter(|(s, _)| s.0 / SEQ_STRIDE == 3)
+            .map(|(_, (_, e))| e.tag())
+            .collect();
+        assert_eq!(on_result, vec!["output"]);
     }
 
     #[test]
@@ -1764,7 +1807,12 @@ mod tests {
             event(&out, at(0, 13)),
             Event::ToolCall { ok: false, .. }
         ));
-        assert_eq!(out.events.len(), 2);
+        // And the result's own line records what the call printed.
+        assert!(matches!(
+            event(&out, at(1, 1)),
+            Event::ToolOutput { call, .. } if *call == at(0, 13)
+        ));
+        assert_eq!(out.events.len(), 3);
     }
 
     #[test]

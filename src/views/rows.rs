@@ -30,18 +30,22 @@ pub(crate) enum TextKind {
     Compact,
     /// What the agent ran: a tool call's detail (the command, the query, the path).
     Tool,
+    /// What a tool call printed: its head and tail.
+    Output,
 }
 
 impl TextKind {
-    pub(crate) const ALL: [TextKind; 6] = [
+    pub(crate) const ALL: [TextKind; 7] = [
         TextKind::Obs,
         TextKind::Said,
         TextKind::User,
         TextKind::Final,
         TextKind::Compact,
         TextKind::Tool,
+        TextKind::Output,
     ];
-    pub(crate) const TAGS: [&'static str; 6] = ["obs", "said", "user", "final", "compact", "tool"];
+    pub(crate) const TAGS: [&'static str; 7] =
+        ["obs", "said", "user", "final", "compact", "tool", "output"];
 
     pub(crate) fn tag(self) -> &'static str {
         match self {
@@ -51,14 +55,15 @@ impl TextKind {
             TextKind::Final => "final",
             TextKind::Compact => "compact",
             TextKind::Tool => "tool",
+            TextKind::Output => "output",
         }
     }
 
     /// Whether texts of this kind are written by someone (the person, the agent) and so can
-    /// be found by meaning. What a tool was given is commands and paths, which the words
-    /// match exactly and an embedding of prose only blurs: those are keyword-only.
+    /// be found by meaning. What a tool was given and printed is commands, paths and logs,
+    /// which the words match exactly and an embedding of prose only blurs: keyword-only.
     pub(crate) fn is_prose(self) -> bool {
-        !matches!(self, TextKind::Tool)
+        !matches!(self, TextKind::Tool | TextKind::Output)
     }
 }
 
@@ -140,6 +145,7 @@ impl TextRow {
                 ..
             } => row(TextKind::User, true, text),
             Event::ToolCall { detail, .. } => row(TextKind::Tool, true, detail),
+            Event::ToolOutput { excerpt, .. } => row(TextKind::Output, true, excerpt),
             _ => return None,
         };
         (!r.text.trim().is_empty()).then_some(r)
