@@ -323,7 +323,13 @@ impl Claude {
                 Some(r @ Value::Object(_)) => flag(r, "is_error"),
                 _ => false,
             };
-        let call = pending.call.as_ref().map(|(seq, _)| *seq);
+        // What it printed is kept unless it only echoes what the call read or wrote.
+        let call = match &pending.call {
+            Some((seq, Event::ToolCall { tool, .. })) if failed || !super::echoes(tool) => {
+                Some(*seq)
+            }
+            _ => None,
+        };
         if !failed {
             self.persons_words(&pending, result, cx, out);
         } else {

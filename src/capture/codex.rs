@@ -773,7 +773,10 @@ impl Codex {
         }
         // What it printed: after the line's other events, which keep the seqs they had
         // before outputs were recorded.
-        if let Some(event) = out.output(call_seq, &output.text) {
+        let call = &self.calls[i];
+        if (call.failed || !super::echoes(&call.tool))
+            && let Some(event) = out.output(call_seq, &output.text)
+        {
             self.emit(slots, event, out);
         }
         // Forget the call, unless a patch_apply_end may still name it.
