@@ -109,12 +109,14 @@ struct Pending {
     plan: Option<String>,
 }
 
-/// What one line is emitting: its slots, its timestamp, and its last `FileTouch` (which
-/// further touches fold into when the slots run out).
+/// What one line is emitting: its slots, its timestamp, its last `FileTouch` (which
+/// further touches fold into when the slots run out), and the outputs of the tool calls
+/// it answers, recorded after everything else on it (see [`Claude::outputs`]).
 struct LineCx {
     slots: LineSlots,
     ts: i64,
     touch: Option<LineTouch>,
+    outputs: Vec<(Seq, String)>,
 }
 
 struct LineTouch {
@@ -295,6 +297,19 @@ impl Claude {
         }
     }
 
+    /// Record what the tool calls this line answers printed, in the slots left after its
+    /// other events: those keep the seqs they had before outputs were recorded, so a store
+    /// captured then gains the outputs on a re-parse and nothing moves.
+    fn outputs(&mut self, cx: &mut LineCx, out: &mut Emit) {
+        for (call, printed) in std::mem::take(&mut cx.outputs) {
+            if let Some(event) = out.output(call, &printed)
+                && let Some(seq) = self.slot(cx)
+            {
+                out.event(seq, cx.ts, event);
+            }
+        }
+    }
+
     fn tool_result(&mut self, v: &Value, block: &Value, cx: &mut LineCx, out: &mut Emit) {
         let Some(id) = str_at(block, "tool_use_id") else {
             return;
@@ -309,6 +324,13 @@ impl Claude {
                 Some(r @ Value::Object(_)) => flag(r, "is_error"),
                 _ => false,
             };
+        // What it printed is kept unless it only echoes what the call read or wrote.
+        let call = match &pending.call {
+            Some((seq, Event::ToolCall { tool, .. })) if failed || !super::echoes(tool) => {
+                Some(*seq)
+            }
+            _ => None,
+        };
         if !failed {
             self.persons_words(&pending, result, cx, out);
         }
@@ -346,6 +368,14 @@ impl Claude {
             {
                 out.event(seq, cx.ts, event);
             }
+        }
+        // What it printed, as the model read it (the streams when the content is empty).
+        if let Some(call) = call {
+            let printed = match text_of(block.get("content")) {
+                t if t.trim().is_empty() => streams(result),
+                t => t,
+            };
+            cx.outputs.push((call, printed));
         }
     }
 
@@ -563,6 +593,7 @@ impl TranscriptParser for Claude {
             slots: LineSlots::new(line),
             ts,
             touch: None,
+            outputs: Vec::new(),
         };
         self.meta(v, &cx, out);
         match str_at(v, "type") {
@@ -573,6 +604,7 @@ impl TranscriptParser for Claude {
             // titles, queue operations, and whatever comes next: nothing to record.
             _ => {}
         }
+        self.outputs(&mut cx, out);
     }
 
     fn flush(&self, out: &mut Emit) {
@@ -620,6 +652,17 @@ fn text_of(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// A shell tool's result streams (`toolUseResult.stdout`, `.stderr`), the non-empty ones
+/// joined by a newline.
+fn streams(result: Option<&Value>) -> String {
+    ["stdout", "stderr"]
+        .iter()
+        .filter_map(|k| result.and_then(|r| str_at(r, k)))
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// 8-4-4-4-12 hex digits.
@@ -929,8 +972,14 @@ mod tests {
                 agent: None,
             }
         );
-        // The tool-result-only line says nothing.
-        assert!(!out.events.keys().any(|s| s.0 / SEQ_STRIDE == 3));
+        // The tool-result-only line says what the call printed, and nothing else.
+        let on_result: Vec<&str> = out
+            .events
+            .iter()
+            .filter(|(s, _)| s.0 / SEQ_STRIDE == 3)
+            .map(|(_, (_, e))| e.tag())
+            .collect();
+        assert_eq!(on_result, vec!["output"]);
     }
 
     #[test]
@@ -1779,7 +1828,12 @@ mod tests {
             event(&out, at(0, 13)),
             Event::ToolCall { ok: false, .. }
         ));
-        assert_eq!(out.events.len(), 2);
+        // And the result's own line records what the call printed.
+        assert!(matches!(
+            event(&out, at(1, 1)),
+            Event::ToolOutput { call, .. } if *call == at(0, 13)
+        ));
+        assert_eq!(out.events.len(), 3);
     }
 
     #[test]

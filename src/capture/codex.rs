@@ -728,6 +728,7 @@ impl Codex {
             return;
         };
         let output = Output::of(p.get("output"));
+        let call_seq = self.calls[i].seq;
         let call = &self.calls[i];
         let said_failed = said_it_failed(&call.tool, &output.text);
         match call.poll.clone() {
@@ -772,6 +773,14 @@ impl Codex {
                     }
                 }
             }
+        }
+        // What it printed: after the line's other events, which keep the seqs they had
+        // before outputs were recorded.
+        let call = &self.calls[i];
+        if (call.failed || !super::echoes(&call.tool))
+            && let Some(event) = out.output(call_seq, &output.text)
+        {
+            self.emit(slots, event, out);
         }
         // Forget the call, unless a patch_apply_end may still name it.
         if self.calls[i].touches.is_empty() {
@@ -2263,6 +2272,36 @@ mod tests {
         p.flush(&mut out);
         assert_eq!(texts(&out, "said"), vec!["working"]);
         assert_eq!(texts(&out, "final"), vec!["done"]);
+    }
+
+    #[test]
+    fn a_calls_output_is_recorded_on_its_line_naming_the_call() {
+        let meta = json_line(r#"{"type":"session_meta","payload":{"id":"s","cwd":"/w"}}"#);
+        let call = json_line(
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","call_id":"c","arguments":"{\"command\":[\"cargo\",\"test\"]}"}}"#,
+        );
+        let output = json_line(
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"Exit code: 101\nOutput:\nerror[E0502]: cannot borrow\n"}}"#,
+        );
+        let (_, out) = feed(&[meta, call, output], &FileHints::default());
+        let (_, (_, event)) = out
+            .events
+            .range(Seq::at_line(2, 0)..Seq::at_line(3, 0))
+            .next()
+            .unwrap();
+        match event {
+            Event::ToolOutput {
+                call,
+                excerpt,
+                output,
+                ..
+            } => {
+                assert_eq!(*call, Seq::at_line(1, 1));
+                assert!(excerpt.contains("error[E0502]"), "{excerpt}");
+                assert!(output.is_none(), "short: the excerpt is all of it");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

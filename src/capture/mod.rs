@@ -44,10 +44,45 @@ impl Emit {
         id
     }
 
+    /// What the tool call at `call` printed, `text`: its excerpt for the event, and the
+    /// whole text in the blob store when the excerpt leaves some out (identical outputs
+    /// are one blob). None for an output with nothing in it.
+    pub(crate) fn output(&mut self, call: Seq, text: &str) -> Option<Event> {
+        if text.trim().is_empty() {
+            return None;
+        }
+        let excerpt = crate::vocab::event::excerpt(text);
+        let output = (excerpt.len() < text.len()).then(|| {
+            let id = BlobId::of(text.as_bytes());
+            self.blobs
+                .entry(id)
+                .or_insert_with(|| text.as_bytes().to_vec());
+            id
+        });
+        Some(Event::ToolOutput {
+            call,
+            excerpt,
+            output,
+            bytes: text.len() as u64,
+        })
+    }
+
     pub(crate) fn clear(&mut self) {
         self.events.clear();
         self.blobs.clear();
     }
+}
+
+/// Whether what `tool` prints when it succeeds only echoes what it was given or read: a
+/// file's content (already in the repository, and what `peat FILE` follows), an edit's
+/// "updated successfully", a to-do list. Such outputs are not kept (a failure's message
+/// is): in the benchmark's sessions they are half of all outputs and most of their bytes,
+/// and no one searches them for what went wrong.
+pub(crate) fn echoes(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "TodoWrite" | "apply_patch"
+    )
 }
 
 /// Hands out the seqs of one transcript line: slot 0 is the session's metadata, the rest

@@ -1,5 +1,5 @@
-//! Redaction applied to what the ledger stores: envelopes, change blobs, cursors, and a
-//! whole [`WriteSet`] on its way into a write.
+//! Redaction applied to what the ledger stores: envelopes, blobs (what edits wrote, what
+//! tools printed), cursors, and a whole [`WriteSet`] on its way into a write.
 
 use std::collections::HashMap;
 
@@ -48,6 +48,7 @@ pub(crate) fn envelope(r: &Redactor, env: &mut Envelope) -> bool {
         }
         Event::FinalMsg { text } | Event::Said { text } | Event::CompactSummary { text } => s(text),
         Event::ToolCall { detail, .. } => s(detail),
+        Event::ToolOutput { excerpt, .. } => s(excerpt),
         Event::Commit { message, .. } | Event::Committed { message, .. } => s(message),
         Event::Obs { subject, text, .. } => {
             s(subject);
@@ -75,9 +76,18 @@ pub(crate) fn envelope(r: &Redactor, env: &mut Envelope) -> bool {
     changed
 }
 
-/// Point `env`'s change ids through `to` (a blob replaced by its redacted copy). True when
+/// Point `env`'s blob ids (an edit's changes, a tool's output) through `to` (a blob replaced by its redacted copy). True when
 /// one moved.
 pub(crate) fn repoint(env: &mut Envelope, to: &dyn Fn(&BlobId) -> Option<BlobId>) -> bool {
+    if let Event::ToolOutput {
+        output: Some(output),
+        ..
+    } = &mut env.kind
+        && let Some(new) = to(output)
+    {
+        *output = new;
+        return true;
+    }
     let Event::FileTouch { change, more, .. } = &mut env.kind else {
         return false;
     };

@@ -1,9 +1,9 @@
 //! Retroactive redaction: the current rules applied to everything already recorded.
 //!
-//! 1. Every event whose text (or change blob) the rules change is written again, redacted,
+//! 1. Every event whose text (or blob) the rules change is written again, redacted,
 //!    through the normal feed: the views retract the old text and apply the new, as for
 //!    any revision (so the retraction oracle covers it). A redacted blob is a new blob; the
-//!    `FileTouch` events are pointed at it.
+//!    `FileTouch` and `ToolOutput` events are pointed at it.
 //! 2. The views catch up; the embedding cache forgets the vectors of the old texts; the
 //!    keyword index merges all its segments and deletes the files no commit needs.
 //! 3. The old bytes leave the disk: the ledger database is rewritten whole (events, both
@@ -119,7 +119,7 @@ pub(crate) fn run(
         report.events += 1;
         let mut new = env.clone();
         let mut changed = apply::envelope(r, &mut new);
-        for blob in env.kind.change_blobs() {
+        for blob in env.kind.blobs() {
             redact_blob(ledger, r, blob, (&mut blobs, &mut set), &mut report)?;
         }
         changed |= apply::repoint(&mut new, &|b| blobs.get(b).copied().flatten());
@@ -140,7 +140,7 @@ pub(crate) fn run(
     let mut earlier = Vec::new();
     for entry in ledger.revisions() {
         if let Some(old) = entry?.old {
-            earlier.extend(old.kind.change_blobs());
+            earlier.extend(old.kind.blobs());
         }
     }
     for blob in earlier {
@@ -191,7 +191,7 @@ pub(crate) fn run(
     Ok(report)
 }
 
-/// Note in `blobs` where the change blob `blob` moves to: its redacted copy (put in `set`)
+/// Note in `blobs` where the blob `blob` (a change, an output) moves to: its redacted copy (put in `set`)
 /// when the rules change it, else nowhere. Each blob is looked at once.
 fn redact_blob(
     ledger: &Ledger,

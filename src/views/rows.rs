@@ -28,17 +28,24 @@ pub(crate) enum TextKind {
     User,
     Final,
     Compact,
+    /// What the agent ran: a tool call's detail (the command, the query, the path).
+    Tool,
+    /// What a tool call printed: its head and tail.
+    Output,
 }
 
 impl TextKind {
-    pub(crate) const ALL: [TextKind; 5] = [
+    pub(crate) const ALL: [TextKind; 7] = [
         TextKind::Obs,
         TextKind::Said,
         TextKind::User,
         TextKind::Final,
         TextKind::Compact,
+        TextKind::Tool,
+        TextKind::Output,
     ];
-    pub(crate) const TAGS: [&'static str; 5] = ["obs", "said", "user", "final", "compact"];
+    pub(crate) const TAGS: [&'static str; 7] =
+        ["obs", "said", "user", "final", "compact", "tool", "output"];
 
     pub(crate) fn tag(self) -> &'static str {
         match self {
@@ -47,7 +54,16 @@ impl TextKind {
             TextKind::User => "user",
             TextKind::Final => "final",
             TextKind::Compact => "compact",
+            TextKind::Tool => "tool",
+            TextKind::Output => "output",
         }
+    }
+
+    /// Whether texts of this kind are written by someone (the person, the agent) and so can
+    /// be found by meaning. What a tool was given and printed is commands, paths and logs,
+    /// which the words match exactly and an embedding of prose only blurs: keyword-only.
+    pub(crate) fn is_prose(self) -> bool {
+        !matches!(self, TextKind::Tool | TextKind::Output)
     }
 }
 
@@ -128,6 +144,8 @@ impl TextRow {
                 harness: false,
                 ..
             } => row(TextKind::User, true, text),
+            Event::ToolCall { detail, .. } => row(TextKind::Tool, true, detail),
+            Event::ToolOutput { excerpt, .. } => row(TextKind::Output, true, excerpt),
             _ => return None,
         };
         (!r.text.trim().is_empty()).then_some(r)
@@ -146,12 +164,15 @@ impl TextRow {
     /// [`EMBED_MIN_WORDS`] words, the agent's prose and long prompts included (a text only
     /// one lane can see can never be found by meaning; the quality benchmark measured what
     /// leaving them out cost). "ok", "yes do it" are left out: they carry no meaning to match,
-    /// and short texts collect spurious similarities.
+    /// and short texts collect spurious similarities. What a tool ran is never embedded
+    /// (see [`TextKind::is_prose`]).
     pub(crate) fn dense(&self) -> bool {
-        self.text
-            .split_whitespace()
-            .nth(EMBED_MIN_WORDS - 1)
-            .is_some()
+        self.kind.is_prose()
+            && self
+                .text
+                .split_whitespace()
+                .nth(EMBED_MIN_WORDS - 1)
+                .is_some()
     }
 }
 

@@ -27,6 +27,12 @@ pub(crate) const RESERVED_SEQ_BASE: u32 = 3 << 30;
 /// summaries) is never cut at capture: displays clip it, `--json` carries it whole.
 pub(crate) const DETAIL_CAP: usize = 500;
 pub(crate) const COMMIT_MESSAGE_CAP: usize = 500;
+/// What a tool printed is kept whole in the blob store; its first and last this many bytes
+/// are its excerpt, the part search reads (an error sits at the end of a build log, the
+/// command's own echo at its start).
+pub(crate) const EXCERPT_SIDE: usize = 2048;
+/// Where an excerpt leaves out the middle of an output.
+pub(crate) const EXCERPT_GAP: &str = "\n[…]\n";
 
 /// A session: a Claude Code session uuid, a Codex thread id, or a subagent's derived id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -250,6 +256,17 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
     },
+    /// What the tool call at `call` (same session) printed: on the line its result came.
+    ToolOutput {
+        call: Seq,
+        /// Its head and tail (see [`EXCERPT_SIDE`]); the whole output when that is short.
+        excerpt: String,
+        /// The whole output in the blob store (its bytes), when the excerpt left some out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<BlobId>,
+        /// The whole output's length in bytes.
+        bytes: u64,
+    },
     /// A file an edit tool changed; `change` names what it wrote in the blob store.
     FileTouch {
         path: String,
@@ -320,6 +337,14 @@ impl Event {
         self.changes().into_iter().map(|(_, blob)| blob).collect()
     }
 
+    /// Every blob this event names: its change blobs, and a tool output's whole text.
+    pub(crate) fn blobs(&self) -> Vec<BlobId> {
+        match self {
+            Event::ToolOutput { output, .. } => output.iter().copied().collect(),
+            _ => self.change_blobs(),
+        }
+    }
+
     /// [`Event::change_blobs`], each with the path it was written to.
     pub(crate) fn changes(&self) -> Vec<(&str, BlobId)> {
         match self {
@@ -343,6 +368,7 @@ impl Event {
             Event::SessionMeta { .. } => "meta",
             Event::UserMsg { .. } => "user",
             Event::ToolCall { .. } => "tool",
+            Event::ToolOutput { .. } => "output",
             Event::FileTouch { .. } => "file",
             Event::Commit { .. } | Event::Committed { .. } => "commit",
             Event::FinalMsg { .. } => "final",
@@ -360,6 +386,7 @@ impl Event {
         "meta",
         "user",
         "tool",
+        "output",
         "file",
         "commit",
         "final",
@@ -398,6 +425,7 @@ impl Event {
                 let failed = if *ok { "" } else { " FAILED" };
                 format!("{tool}{failed} {detail}")
             }
+            Event::ToolOutput { call, excerpt, .. } => format!("output of {call}: {excerpt}"),
             Event::FileTouch {
                 path, op, failed, ..
             } => {
@@ -438,6 +466,19 @@ pub(crate) fn serde_plain<T: Serialize>(v: &T) -> String {
         Ok(other) => other.to_string(),
         Err(_) => String::new(),
     }
+}
+
+/// The excerpt of a tool's output `text` (see [`EXCERPT_SIDE`]): the text itself when it
+/// is short, else its head and tail around [`EXCERPT_GAP`], cut at character boundaries.
+pub(crate) fn excerpt(text: &str) -> String {
+    if text.len() <= 2 * EXCERPT_SIDE + EXCERPT_GAP.len() {
+        return text.to_string();
+    }
+    let mut tail = text.len() - EXCERPT_SIDE;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}{EXCERPT_GAP}{}", cap(text, EXCERPT_SIDE), &text[tail..])
 }
 
 /// Cut `s` to at most `max` bytes without splitting a character.
@@ -548,5 +589,19 @@ mod tests {
         let back: Envelope = serde_json::from_slice(&a).unwrap();
         assert_eq!(back, env);
         assert_eq!(serde_json::to_vec(&back).unwrap(), a);
+    }
+
+    #[test]
+    fn an_excerpt_keeps_a_long_outputs_head_and_tail_and_a_short_one_whole() {
+        assert_eq!(excerpt("ok\n"), "ok\n");
+        let mut long = "é".repeat(EXCERPT_SIDE);
+        long.push_str(&"middle ".repeat(1000));
+        long.push_str("error[E0502] at the end");
+        let e = excerpt(&long);
+        assert!(e.len() <= 2 * EXCERPT_SIDE + EXCERPT_GAP.len());
+        assert!(e.starts_with("éé"));
+        assert!(e.ends_with("error[E0502] at the end"));
+        assert!(e.contains(EXCERPT_GAP));
+        assert!(e.len() < long.len() / 2, "the middle is left out");
     }
 }

@@ -24,8 +24,9 @@ fn capturing_twice_leaves_the_ledger_identical() {
     let (events, new, revised) = first.receipt();
     assert_eq!(
         events,
-        1 + 3 * 6,
-        "meta, then per turn: prompt, 2 said, 2 tools, 1 file: {}",
+        1 + 3 * 7,
+        "meta, then per turn: prompt, 2 said, 2 tools, the search's output (the edit's \
+         \"updated successfully\" is not kept), 1 file: {}",
         first.stderr
     );
     assert_eq!((new, revised), (events, 0));

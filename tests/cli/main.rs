@@ -16,6 +16,7 @@ mod log;
 mod obs;
 mod paths;
 mod props;
+mod ran;
 mod readers;
 mod reading;
 mod recall;

@@ -12,6 +12,7 @@ use proptest::test_runner::{Config, TestRunner};
 
 use peat::capture::reader::{LineReader, Parsed, classify_line};
 use peat::capture::{FileHints, parse_str};
+use peat::vocab::event::Event;
 
 fn seed(name: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
@@ -83,10 +84,22 @@ fn mutate(d: &Damage, line: &str, other: &str) -> Vec<u8> {
     b
 }
 
-/// The events of a transcript in order, without their seqs (which follow line numbers).
+/// The events of a transcript in order, without their seqs (which follow line numbers): a
+/// tool's output names its call by its place in the list.
 fn events(text: &str) -> Vec<String> {
     let (_, emit) = parse_str(text, &FileHints::default()).expect("a recognised transcript");
-    emit.events.values().map(|e| format!("{e:?}")).collect()
+    let seqs: Vec<_> = emit.events.keys().collect();
+    emit.events
+        .values()
+        .map(|(ts, e)| match e {
+            Event::ToolOutput { call, .. } => {
+                let at = seqs.iter().position(|s| *s == call);
+                format!("({ts}, output of event #{at:?}: {e:?})")
+                    .replace(&format!("call: {call:?}"), "call: _")
+            }
+            e => format!("{:?}", (ts, e)),
+        })
+        .collect()
 }
 
 /// For each format: noise lines (mutations that no longer parse) between the valid lines

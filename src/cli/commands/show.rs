@@ -6,6 +6,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::shared::{made_line, newest, no_event, resolve_in_views};
 use crate::cli::ui::clip;
+use crate::ledger::Ledger;
 use crate::reads::commits::MadeCommit;
 use crate::reads::ladder::noun;
 use crate::views::Views;
@@ -20,7 +21,7 @@ use crate::vocab::event::{Event, EventId, Seq, SessionId};
 /// Without a session: the latest one (by its last activity). With a session id (or a
 /// unique prefix): where and when it ran, what the person asked,
 /// what the agent said last, the files and commits. With a SEQ as well: that one event,
-/// whole, with what its edit wrote. A Claude subagent's handle is its parent's prefix and
+/// whole, with what its edit wrote or what its tool printed. A Claude subagent's handle is its parent's prefix and
 /// its agent id: `peat show 3f6c2a9e/a7c19e2`. While a capture holds the store, the views
 /// answer as they stand (`behind` in --json: recorded changes not shown yet).
 #[derive(Args, Debug)]
@@ -53,7 +54,7 @@ const PROMPTS_SHOWN: usize = 20;
 
 pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
     // The views answer, an event whole from their copy of the ledger (see `EventSource`).
-    let (_ledger, views, _model) = ctx.read_views()?;
+    let (ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
         Some(prefix) => resolve_in_views(&views, prefix)?,
         None => latest(&views)?,
@@ -62,7 +63,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
         Some(seq) => show_event(
             ctx,
             &views,
-            EventSource::of(&views),
+            (EventSource::of(&views), &ledger),
             EventId { session, seq },
             args.titled,
         ),
@@ -244,14 +245,98 @@ struct EventView<'a> {
     /// What the edit wrote, for a file touch.
     #[serde(skip_serializing_if = "Option::is_none")]
     change: Option<Change>,
+    /// What the tool printed, for a tool call whose output was recorded, or that output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    printed: Option<Printed>,
     /// Recorded changes the answer does not show yet: 0 when caught up.
     behind: u64,
+}
+
+/// What a tool call printed, whole.
+#[derive(Serialize)]
+struct Printed {
+    /// The seq of the output's event.
+    seq: u32,
+    /// Its length in bytes.
+    bytes: u64,
+    text: String,
+    /// False when the blob holding the whole output is missing: `text` is its excerpt.
+    whole: bool,
+}
+
+/// How much of an output the text answer shows; `--json` carries it whole.
+const PRINTED_SHOWN: usize = 4096;
+
+/// What the tool call at `id` printed (`event` is the call, or its output event), whole
+/// from the blob store.
+fn printed(
+    (source, ledger): (&EventSource<'_>, &Ledger),
+    id: &EventId,
+    event: &Event,
+) -> Result<Option<Printed>, CliError> {
+    let found = match event {
+        Event::ToolOutput { .. } => Some((id.seq, event.clone())),
+        // The output is recorded on a later line, naming its call.
+        Event::ToolCall { .. } => {
+            let mut found = None;
+            for e in source.events(Some(&id.session)) {
+                let (eid, env) = e?;
+                if eid.seq > id.seq
+                    && matches!(env.kind, Event::ToolOutput { call, .. } if call == id.seq)
+                {
+                    found = Some((eid.seq, env.kind));
+                    break;
+                }
+            }
+            found
+        }
+        _ => None,
+    };
+    let Some((
+        seq,
+        Event::ToolOutput {
+            excerpt,
+            output,
+            bytes,
+            ..
+        },
+    )) = found
+    else {
+        return Ok(None);
+    };
+    let blob = match output {
+        Some(blob) => ledger.blob(&blob)?,
+        None => Some(excerpt.clone().into_bytes()),
+    };
+    Ok(Some(Printed {
+        seq: seq.0,
+        bytes,
+        whole: blob.is_some(),
+        text: blob.map_or(excerpt, |b| String::from_utf8_lossy(&b).into_owned()),
+    }))
+}
+
+/// `printed` as the text answer shows it: its first [`PRINTED_SHOWN`] bytes, and how much
+/// was cut.
+fn printed_text(p: &Printed) -> String {
+    let shown = crate::vocab::event::cap(&p.text, PRINTED_SHOWN);
+    let mut s = format!("printed ({} bytes):\n{}", p.bytes, shown.trim_end());
+    if shown.len() < p.text.len() {
+        s.push_str(&format!(
+            "\n[… {} more bytes cut: --json has it whole]",
+            p.text.len() - shown.len()
+        ));
+    }
+    if !p.whole {
+        s.push_str("\n(only its head and tail were kept: the whole output is missing)");
+    }
+    s
 }
 
 fn show_event(
     ctx: &Ctx,
     views: &Views,
-    source: EventSource<'_>,
+    (source, ledger): (EventSource<'_>, &Ledger),
     id: EventId,
     titled: bool,
 ) -> Result<u8, CliError> {
@@ -273,6 +358,7 @@ fn show_event(
     let view = EventView {
         row: crate::cli::shared::Row::of(id.seq, &env),
         change,
+        printed: printed((&source, ledger), &id, &env.kind)?,
         behind: views.behind(),
     };
     let mut out = std::io::stdout().lock();
@@ -298,6 +384,9 @@ fn show_event(
         "{}",
         ui.safe(&readable(&env.kind, view.change.as_ref()))
     )?;
+    if let Some(p) = &view.printed {
+        writeln!(out, "\n{}", ui.safe(&printed_text(p)))?;
+    }
     writeln!(
         out,
         "{}",
@@ -339,6 +428,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             let failed = if *ok { "" } else { " (failed)" };
             format!("{tool}{failed}\n{detail}")
         }
+        Event::ToolOutput { call, .. } => format!("the output of tool call {call}"),
         Event::FileTouch {
             path,
             op,

@@ -1094,6 +1094,8 @@ fn replay_oracle_goes_red_when_a_kind_is_dropped() {
             About::Differs(View::Sessions),
             About::Differs(View::Days),
             About::Differs(View::Steps),
+            About::Differs(View::Texts),
+            About::Differs(View::Keyword),
         ],
     );
 }
@@ -1189,6 +1191,8 @@ fn asof_oracle_goes_red_when_a_kind_is_dropped() {
             About::Differs(View::Days),
             About::Differs(View::Steps),
             About::Differs(View::Envelopes),
+            About::Differs(View::Texts),
+            About::Differs(View::Keyword),
         ],
     );
 }

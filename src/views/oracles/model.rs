@@ -199,8 +199,8 @@ fn count(map: &mut BTreeMap<String, i64>, key: &str) {
 }
 
 /// The searchable text of an event, by the rules the documentation states: claims, closing
-/// messages, compaction summaries, the person's prompts, and narration of at least
-/// [`SAID_MIN`] bytes; never a blank text.
+/// messages, compaction summaries, the person's prompts, narration of at least
+/// [`SAID_MIN`] bytes, what each tool call was given, and the excerpt of what it printed; never a blank text.
 fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
     let plain = |kind, text: &str| TextRow {
         kind,
@@ -232,6 +232,8 @@ fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
             ..
         } => plain(TextKind::User, text),
         Event::Said { text } if text.len() >= SAID_MIN => plain(TextKind::Said, text),
+        Event::ToolCall { detail, .. } => plain(TextKind::Tool, detail),
+        Event::ToolOutput { excerpt, .. } => plain(TextKind::Output, excerpt),
         _ => return None,
     };
     if row.text.trim().is_empty() {
@@ -241,9 +243,10 @@ fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
     }
 }
 
-/// Embedded: everything searchable of at least [`EMBED_MIN_WORDS`] words.
+/// Embedded: everything searchable of at least [`EMBED_MIN_WORDS`] words, except what a
+/// tool was given or printed.
 fn embedded(row: &TextRow) -> bool {
-    row.text.split_whitespace().count() >= EMBED_MIN_WORDS
+    row.kind != TextKind::Tool && row.text.split_whitespace().count() >= EMBED_MIN_WORDS
 }
 
 /// The lines a generated change added and removed, counted from its text: a write adds its
