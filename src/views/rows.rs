@@ -181,6 +181,8 @@ impl TextRow {
 /// ranking they sit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct TextFilter {
+    /// Only this kind; with none, the prose kinds (what was run and printed is searched
+    /// only when asked for by its kind, so a question in words finds what was said).
     pub(crate) kind: Option<TextKind>,
     /// Only texts at or after this instant.
     pub(crate) since_ms: Option<i64>,
@@ -193,7 +195,7 @@ pub(crate) struct TextFilter {
 impl TextFilter {
     /// Whether the text `row` of event `id` passes.
     pub(crate) fn admits(&self, id: &EventId, row: &TextRow) -> bool {
-        self.kind.is_none_or(|k| row.kind == k)
+        self.kind.map_or(row.kind.is_prose(), |k| row.kind == k)
             && self.since_ms.is_none_or(|t| row.ts_ms >= t)
             && self.session.as_ref().is_none_or(|s| &id.session == s)
             && self

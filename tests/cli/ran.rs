@@ -63,6 +63,25 @@ fn the_session_that_ran_a_command_is_found_by_the_command_as_kind_tool() {
     );
     // The person's words are not what was run.
     assert!(sessions_found(&env, &["source folder", "--kind", "tool"]).is_empty());
+    // A search in words finds what was said: what was run and printed only when asked for.
+    for words in ["cargo test", "E0502"] {
+        let out = env.run(&["recall", words, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let kinds: Vec<&str> = v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["kind"].as_str().unwrap())
+            .collect();
+        assert!(
+            kinds.iter().all(|k| *k != "tool" && *k != "output"),
+            "{words}: {kinds:?}"
+        );
+    }
+    assert_eq!(
+        sessions_found(&env, &["E0502", "--kind", "output"]),
+        vec![SESSION_A.to_string()]
+    );
 }
 
 /// The seq of the hit of `recall WORDS --kind KIND` in session A.
