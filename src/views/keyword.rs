@@ -1148,13 +1148,20 @@ mod tests {
             ix.add(&id("s", n as u32), &doc(k, "same words")).unwrap();
         }
         ix.commit(1).unwrap();
-        let kinds: Vec<TextKind> = ix
+        let mut kinds: Vec<TextKind> = ix.dump().unwrap().iter().map(|h| h.kind).collect();
+        kinds.sort();
+        let mut all = TextKind::ALL.to_vec();
+        all.sort();
+        assert_eq!(kinds, all);
+        // A search without a kind finds the prose kinds alone.
+        let found: Vec<TextKind> = ix
             .find("words", 10)
             .unwrap()
             .iter()
             .map(|h| h.kind)
             .collect();
-        assert_eq!(kinds, TextKind::ALL.to_vec());
+        let prose: Vec<TextKind> = TextKind::ALL.into_iter().filter(|k| k.is_prose()).collect();
+        assert_eq!(found, prose);
     }
 
     #[test]
