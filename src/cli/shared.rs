@@ -252,6 +252,11 @@ pub(crate) fn catch_up_views(
     }
 }
 
+/// Where hooks are installed: the repository root, else the working directory.
+pub(crate) fn install_root(ctx: &Ctx) -> PathBuf {
+    ctx.location.root.clone().unwrap_or_else(|| ctx.cwd.clone())
+}
+
 /// A path as messages show it: relative to the working directory when under it.
 pub(crate) fn shown(ctx: &Ctx, p: &Path) -> String {
     p.strip_prefix(&ctx.cwd)

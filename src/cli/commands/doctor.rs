@@ -78,7 +78,7 @@ pub(crate) struct Hooks {
 }
 
 fn hooks(ctx: &Ctx) -> Result<Hooks, CliError> {
-    let root = super::hook::install_root(ctx);
+    let root = shared::install_root(ctx);
     let entry = install::entry(&install::this_hook_command(ctx));
     let mut h = Hooks {
         ok: true,

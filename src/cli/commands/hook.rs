@@ -1,7 +1,7 @@
 use clap::{Args, Subcommand};
 use serde_json::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
@@ -72,11 +72,6 @@ pub(crate) fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
     }
 }
 
-/// Where hooks are installed: the repository root, else the working directory.
-pub(crate) fn install_root(ctx: &Ctx) -> PathBuf {
-    ctx.location.root.clone().unwrap_or_else(|| ctx.cwd.clone())
-}
-
 fn harness_of(a: &InstallArgs) -> Harness {
     if a.codex {
         Harness::Codex
@@ -93,7 +88,7 @@ fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
         out.write_all(install::render(&install::snippet(&entry)).as_bytes())?;
         return Ok(0);
     }
-    let root = install_root(ctx);
+    let root = shared::install_root(ctx);
     if a.check {
         return check(ctx, a, &root, &entry);
     }

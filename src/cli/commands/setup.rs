@@ -2,12 +2,12 @@ use clap::Args;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::cli::commands::hook::{ensure_ledger, install_harness, install_root};
+use crate::cli::commands::hook::{ensure_ledger, install_harness};
 use crate::cli::commands::import::Found;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::hook::install;
-use crate::cli::shared::shown;
+use crate::cli::shared::{install_root, shown};
 use crate::embed::artifacts::{self, Resolution};
 use crate::embed::fetch;
 

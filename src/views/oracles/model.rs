@@ -536,6 +536,10 @@ pub(crate) fn past(
     (past, kept)
 }
 
+/// Marks a keyword document of a kind a search finds only when asked for by its kind,
+/// found by a search that did not ask.
+const UNASKED: &str = "<found without asking for its kind>";
+
 /// Everything `views` hold, in the model's shape. The keyword lane is asked for every probe
 /// word; each vector is named by the text among `texts` it was made from.
 pub(crate) fn observe(
@@ -619,14 +623,32 @@ pub(crate) fn observe(
         };
         s.keyword.insert(hit.id, doc);
     }
+    // A search without a kind finds the prose kinds alone; what was run and printed is
+    // found by asking for its kind. Each query runs both ways, and a document of another
+    // kind found without asking is marked, so the model (which never marks one) differs.
     let search = |query: &str, filter: &TextFilter| {
-        let hits = views.keyword.search(query, filter, 100_000).unwrap();
-        hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
+        let mut ids = Vec::new();
+        for hit in views.keyword.search(query, filter, 100_000).unwrap() {
+            ids.push((hit.id, !hit.kind.is_prose()));
+        }
+        for kind in TextKind::ALL.into_iter().filter(|k| !k.is_prose()) {
+            let asked = TextFilter {
+                kind: Some(kind),
+                ..filter.clone()
+            };
+            for hit in views.keyword.search(query, &asked, 100_000).unwrap() {
+                ids.push((hit.id, false));
+            }
+        }
+        ids
     };
     for probe in probes {
-        for id in search(probe, &TextFilter::default()) {
+        for (id, unasked) in search(probe, &TextFilter::default()) {
             if let Some(doc) = s.keyword.get_mut(&id) {
                 doc.words.insert(probe.clone());
+                if unasked {
+                    doc.words.insert(UNASKED.to_string());
+                }
             }
         }
     }
@@ -646,7 +668,7 @@ pub(crate) fn observe(
         }))
         .collect();
     for filter in filters {
-        for id in search(&any, &filter) {
+        for (id, _) in search(&any, &filter) {
             if let Some(doc) = s.keyword.get_mut(&id) {
                 doc.sessions.extend(filter.session.clone());
                 doc.subjects.extend(filter.subject.clone());
