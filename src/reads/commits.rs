@@ -325,38 +325,33 @@ pub(crate) fn made_by(
         if unseen.is_empty() {
             continue;
         }
-        // Their messages, as the commands printed them.
-        let messages: Vec<(String, String)> = crate::reads::log::session_steps(views, session)?
-            .into_iter()
-            .filter_map(|(_, _, step)| match step {
-                Step::Commit { hash, message, .. } => Some((hash, message)),
-                _ => None,
-            })
-            .collect();
+        // Their own record: where the commands printed them, and the messages they gave. The
+        // session's steps are read once, not once per commit as `explain` would (with no
+        // repository, its answer for a bare hash is exactly these, by the recorded route).
+        let recorded: Vec<(Seq, i64, String, String)> =
+            crate::reads::log::commit_steps(views, session)?
+                .into_iter()
+                .filter_map(|(seq, ts_ms, step)| match step {
+                    Step::Commit { hash, message, .. } => Some((seq, ts_ms, hash, message)),
+                    _ => None,
+                })
+                .collect();
         for hash in unseen {
-            let subject = messages
-                .iter()
-                .find(|(h, _)| same_commit(h, hash))
-                .and_then(|(_, m)| m.lines().next())
-                .unwrap_or("")
-                .to_string();
-            let commit = Commit {
-                hash: hash.clone(),
-                ..Commit::default()
+            let Some((_, ts_ms, _, message)) =
+                recorded.iter().find(|(_, _, h, _)| same_commit(h, hash))
+            else {
+                continue;
             };
-            let explained = explain_among(views, &all, None, &commit, &mut written, Depth::Answer)?;
-            if let Some(tie) = explained.answer.iter().find(|t| &t.session == session) {
-                made.by_session
-                    .entry(session.clone())
-                    .or_default()
-                    .push(MadeCommit {
-                        hash: hash.clone(),
-                        ts_ms: tie.ts_ms,
-                        subject,
-                        route: tie.route,
-                        share: None,
-                    });
-            }
+            made.by_session
+                .entry(session.clone())
+                .or_default()
+                .push(MadeCommit {
+                    hash: hash.clone(),
+                    ts_ms: Some(*ts_ms),
+                    subject: message.lines().next().unwrap_or("").to_string(),
+                    route: Route::Recorded,
+                    share: None,
+                });
         }
     }
     for commits in made.by_session.values_mut() {
@@ -502,7 +497,7 @@ fn by_record(
         if !rollup.commits.keys().any(|h| same_commit(h, hash)) {
             continue;
         }
-        for (seq, ts_ms, step) in crate::reads::log::session_steps(views, session)? {
+        for (seq, ts_ms, step) in crate::reads::log::commit_steps(views, session)? {
             if matches!(&step, Step::Commit { hash: h, .. } if same_commit(h, hash)) {
                 out.push(Tie {
                     session: session.clone(),
