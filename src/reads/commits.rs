@@ -126,7 +126,7 @@ fn explain_among(
 ) -> Result<Explained, ViewError> {
     let mut ties: Vec<Tie> = Vec::new();
     ties.extend(by_trailer(sessions, &commit.content.message));
-    ties.extend(by_record(views, sessions, &commit.hash)?);
+    ties.extend(by_record(views, sessions, &commit.hash, depth)?);
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
         ties.extend(by_workspace(sessions, root, ts));
     }
@@ -218,9 +218,6 @@ pub(crate) fn made_by(
     // The sessions of each repository, by its root.
     let mut repos: BTreeMap<String, (Repo, Vec<&SessionId>)> = BTreeMap::new();
     let mut made = Made::default();
-    if let Some((repo, root)) = here.and_then(repo_at) {
-        repos.insert(root, (repo, wanted.keys().copied().collect()));
-    }
     for (&session, rollup) in &wanted {
         match rollup
             .cwd
@@ -235,6 +232,21 @@ pub(crate) fn made_by(
             }
             None => {
                 made.without_repo.insert(session.clone());
+            }
+        }
+    }
+    // A session whose own repository is gone may have committed to the one the person asks
+    // in (another checkout of it). Those with their own are read there: the one here is not
+    // listed over their spans too.
+    if let Some((repo, root)) = here.and_then(repo_at) {
+        let homeless = wanted
+            .keys()
+            .copied()
+            .filter(|s| made.without_repo.contains(*s));
+        let members = &mut repos.entry(root).or_insert((repo, Vec::new())).1;
+        for session in homeless {
+            if !members.contains(&session) {
+                members.push(session);
             }
         }
     }
@@ -486,15 +498,27 @@ pub(crate) fn same_commit(a: &str, b: &str) -> bool {
     a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
 }
 
-/// Sessions that ran a commit command which printed this hash.
+/// Sessions that ran a commit command which printed this hash. For the answer alone, from
+/// the sessions view (a tie without its event); in whole, with the event that shows it.
 fn by_record(
     views: &Views,
     sessions: &[(SessionId, SessionRollup)],
     hash: &str,
+    depth: Depth,
 ) -> Result<Vec<Tie>, ViewError> {
     let mut out = Vec::new();
     for (session, rollup) in sessions {
         if !rollup.commits.keys().any(|h| same_commit(h, hash)) {
+            continue;
+        }
+        if depth == Depth::Answer {
+            out.push(Tie {
+                session: session.clone(),
+                route: Route::Recorded,
+                seq: None,
+                ts_ms: None,
+                share: None,
+            });
             continue;
         }
         for (seq, ts_ms, step) in crate::reads::log::commit_steps(views, session)? {
