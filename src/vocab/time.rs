@@ -61,6 +61,28 @@ pub(crate) fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i6
     Some(next.timestamp().as_millisecond() - 1)
 }
 
+/// The local date of `ms` in `tz`.
+pub(crate) fn local_date(ms: i64, tz: &jiff::tz::TimeZone) -> jiff::civil::Date {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.to_zoned_datetime(tz.clone()).date())
+        .unwrap_or_default()
+}
+
+/// The first millisecond of the local day `d`.
+pub(crate) fn day_start_ms(d: jiff::civil::Date, tz: &jiff::tz::TimeZone) -> i64 {
+    d.to_zoned_datetime(tz.clone())
+        .map(|z| z.timestamp().as_millisecond())
+        .unwrap_or(i64::MIN)
+}
+
+/// The last millisecond of the local day `d`.
+pub(crate) fn day_end_ms(d: jiff::civil::Date, tz: &jiff::tz::TimeZone) -> i64 {
+    match d.tomorrow() {
+        Ok(next) => day_start_ms(next, tz) - 1,
+        Err(_) => i64::MAX,
+    }
+}
+
 /// What a moment may be written as, everywhere peat takes one (`--since`, `asof`, `zoom`):
 /// for the error that says a value is none of them.
 pub(crate) const MOMENT_GRAMMAR: &str = "a number of days like 3, a duration like 90min, 12h, 3d or 2w, a date like 2026-11-01, a time like 2026-11-01T14:30, today, yesterday, \"3 days ago\", \"last week\", 1m (a month) or a weekday like monday";
@@ -97,14 +119,9 @@ pub(crate) fn parse_since(spec: &str, now_ms: i64, tz: &jiff::tz::TimeZone) -> R
     {
         return Ok(z.timestamp().as_millisecond());
     }
-    let today = jiff::Timestamp::from_millisecond(now_ms)
-        .map(|t| t.to_zoned_datetime(tz.clone()).date())
-        .map_err(|e| e.to_string())?;
-    let day = parse_day(spec, today)
+    let day = parse_day(spec, local_date(now_ms, tz))
         .map_err(|_| format!("not a time: {spec:?} (want {MOMENT_GRAMMAR})"))?;
-    day.to_zoned_datetime(tz.clone())
-        .map(|z| z.timestamp().as_millisecond())
-        .map_err(|e| e.to_string())
+    Ok(day_start_ms(day, tz))
 }
 
 /// The local day `spec` names, relative to `today`: a date (`2026-07-10`), `today`,

@@ -124,27 +124,7 @@ pub(crate) struct Here<'a> {
     pub(crate) budget: usize,
 }
 
-/// The local date of `ms` in `tz`.
-pub(crate) fn local_date(ms: i64, tz: &jiff::tz::TimeZone) -> Date {
-    jiff::Timestamp::from_millisecond(ms)
-        .map(|t| t.to_zoned_datetime(tz.clone()).date())
-        .unwrap_or_default()
-}
-
-/// The first millisecond of the local day `d`.
-pub(crate) fn day_start_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
-    d.to_zoned_datetime(tz.clone())
-        .map(|z| z.timestamp().as_millisecond())
-        .unwrap_or(i64::MIN)
-}
-
-/// The last millisecond of the local day `d`.
-pub(crate) fn day_end_ms(d: Date, tz: &jiff::tz::TimeZone) -> i64 {
-    match d.tomorrow() {
-        Ok(next) => day_start_ms(next, tz) - 1,
-        Err(_) => i64::MAX,
-    }
-}
+pub(crate) use crate::vocab::time::{day_end_ms, day_start_ms, local_date};
 
 /// Every row of the days view with its date, oldest first, undecoded.
 pub(crate) fn day_rows(tables: &Tables) -> Result<Vec<(Date, fjall::Slice)>, ViewError> {
