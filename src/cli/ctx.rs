@@ -293,8 +293,10 @@ impl Ctx {
                     Ok(views) => return Ok((ledger, views, model)),
                     // Catching up writes; a read needs none of it. With no room left, the
                     // views answer as they stand.
-                    Err(e) => match self.room_left() {
-                        Some(free) if free < LOW_ROOM => {
+                    // The same measure by which the views took the failure for the disk's,
+                    // not damage, and so kept them.
+                    Err(e) => match crate::ledger::space::short_of_room(&self.location.store) {
+                        Some(free) => {
                             drop(ledger);
                             let why = Stale::NoRoom {
                                 failed: e.message.clone(),
@@ -353,11 +355,6 @@ impl Ctx {
         Ok((ledger, views, model))
     }
 
-    /// Bytes free on the disk holding the store.
-    fn room_left(&self) -> Option<u64> {
-        crate::ledger::space::free_bytes(&self.location.store)
-    }
-
     /// Open the ledger and its views, caught up. A rebuild says so on stderr.
     pub(crate) fn open_views(&self) -> Result<(Ledger, Views, ModelSlot), CliError> {
         self.open_views_with(self.model_slot()?)
@@ -393,11 +390,6 @@ impl Ctx {
         Ok(views)
     }
 }
-
-/// Below this much free room, a read whose catch-up failed answers from the views as they
-/// stand: a failed write there is most likely the full disk (the storage engine's own error
-/// does not always say so), and the answer says both.
-const LOW_ROOM: u64 = 16 << 20;
 
 /// Why a read answers from views it could not catch up.
 enum Stale {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::hook::desk::{CURRENT_SESSION, read_current_session};
 use crate::cli::hook::install::{self, Harness, UserLevel};
 use crate::ledger::space;
 use crate::reads::files::Wanted;
@@ -126,26 +127,16 @@ pub(crate) fn short_path(ctx: &Ctx, p: &str) -> String {
 
 /// The session `.peat/current-session` names: the desk's, else the one beside the store.
 pub(super) fn current_session(ctx: &Ctx) -> Result<SessionId, CliError> {
-    let mut places: Vec<PathBuf> = vec![ctx.location.desk.join("current-session")];
-    if let Some(dir) = ctx.location.store.parent() {
-        places.push(dir.join("current-session"));
-    }
-    for p in &places {
-        if let Some(id) = read_session_file(p) {
-            return Ok(id);
-        }
+    let mut dirs: Vec<&Path> = vec![&ctx.location.desk];
+    dirs.extend(ctx.location.store.parent());
+    if let Some(id) = dirs.iter().find_map(|d| read_current_session(d)) {
+        return Ok(id);
     }
     Err(CliError::user(format!(
         "no session id: {} is missing (here and beside the ledger)",
-        places[0].display()
+        ctx.location.desk.join(CURRENT_SESSION).display()
     ))
     .hint("Pass --session ID (`peat sessions` lists them). The SessionStart hook writes that file in agent sessions: `peat setup` installs it."))
-}
-
-fn read_session_file(p: &Path) -> Option<SessionId> {
-    let text = std::fs::read_to_string(p).ok()?;
-    let id = text.lines().next()?.trim();
-    (!id.is_empty()).then(|| SessionId(id.to_string()))
 }
 
 /// The session whose last activity is newest (ties: the smaller id), as
@@ -238,13 +229,13 @@ pub(crate) fn catch_up_views(
             let mut err = CliError::from(e);
             let store = ledger.path();
             // The views failing for room is not damage: what was captured is safe.
-            if space::free_bytes(store).is_some_and(|f| f < space::SLACK) {
+            if let Some(free) = space::short_of_room(store) {
                 let disk = space::mount_of(store)
                     .map_or_else(|| store.display().to_string(), |m| m.display().to_string());
                 err = err.hint(format!(
                     "The events were recorded; only the views lag behind. The disk holding {} ({disk}) has {} free: free some space there, and the next read brings the views up to date.",
                     store.display(),
-                    space::human(space::free_bytes(store).unwrap_or(0))
+                    space::human(free)
                 ));
             }
             Err(err)
@@ -265,42 +256,29 @@ pub(crate) fn shown(ctx: &Ctx, p: &Path) -> String {
         .map_or_else(|| p.display().to_string(), |r| r.display().to_string())
 }
 
-/// The harnesses this person uses: Claude Code if `~/.claude` or `<root>/.claude` exists,
-/// Codex if `~/.codex` or `<root>/.codex` does; Claude Code when neither is found.
-pub(crate) fn agents_present(root: &Path, claude_home: &Path, codex_home: &Path) -> Vec<Harness> {
-    let claude = claude_home.is_dir() || root.join(".claude").is_dir();
-    let codex = codex_home.is_dir() || root.join(".codex").is_dir();
-    let mut out = Vec::new();
-    if claude || !codex {
-        out.push(Harness::Claude { local: false });
-    }
-    if codex {
-        out.push(Harness::Codex);
-    }
-    out
-}
-
-/// The agents whose wiring a check looks at: every one found on this machine or in the
-/// project, and every one peat's skill was laid for here (an install leaves it even where
-/// the agent's own folder is gone). With none of either, Claude Code when `or_claude`
-/// (what `peat hook install` would wire), else none.
-pub(crate) fn agents_to_check(ctx: &Ctx, root: &Path, or_claude: bool) -> Vec<Harness> {
-    let found = |dir: &Path, project: &str| dir.is_dir() || root.join(project).is_dir();
-    let mut agents: Vec<Harness> = [
-        (
-            Harness::Claude { local: false },
-            found(&ctx.claude_home, ".claude"),
-        ),
-        (Harness::Codex, found(&ctx.codex_home, ".codex")),
+/// The agents this person uses here: each whose folder is on this machine (`~/.claude`,
+/// `~/.codex`) or in the project (`<root>/.claude`, `<root>/.codex`), and each peat's skill
+/// was laid for in the project (an install leaves it even where the agent's folder is gone).
+/// With none, Claude Code when `or_claude` (what `peat hook install` wires), else none.
+pub(crate) fn agents(
+    root: &Path,
+    (claude_home, codex_home): (&Path, &Path),
+    or_claude: bool,
+) -> Vec<Harness> {
+    let mut found: Vec<Harness> = [
+        (Harness::Claude { local: false }, claude_home, ".claude"),
+        (Harness::Codex, codex_home, ".codex"),
     ]
     .into_iter()
-    .filter(|(harness, found)| *found || harness.skill_path(root).exists())
-    .map(|(harness, _)| harness)
+    .filter(|(harness, home, project)| {
+        home.is_dir() || root.join(project).is_dir() || harness.skill_path(root).exists()
+    })
+    .map(|(harness, _, _)| harness)
     .collect();
-    if agents.is_empty() && or_claude {
-        agents.push(Harness::Claude { local: false });
+    if found.is_empty() && or_claude {
+        found.push(Harness::Claude { local: false });
     }
-    agents
+    found
 }
 
 /// Where this person's harness reads hooks and skills for every project.
@@ -421,25 +399,22 @@ mod tests {
     }
 
     #[test]
-    fn claude_is_installed_when_no_agent_is_found() {
+    fn the_agents_found_are_those_with_a_folder_or_peats_skill_and_else_claude_if_asked() {
         let t = tempfile::tempdir().unwrap();
         let p = |s: &str| t.path().join(s);
-        assert_eq!(
-            super::agents_present(&p("root"), &p("claude"), &p("codex")),
-            vec![super::Harness::Claude { local: false }]
-        );
-        std::fs::create_dir_all(p("codex")).unwrap();
-        assert_eq!(
-            super::agents_present(&p("root"), &p("claude"), &p("codex")),
-            vec![super::Harness::Codex]
-        );
+        let (claude, codex) = (p("claude"), p("codex"));
+        let found = |or_claude| super::agents(&p("root"), (&claude, &codex), or_claude);
+        use super::Harness::{Claude, Codex};
+        assert_eq!(found(true), vec![Claude { local: false }]);
+        assert_eq!(found(false), vec![]);
+        std::fs::create_dir_all(&codex).unwrap();
+        assert_eq!(found(true), vec![Codex]);
         std::fs::create_dir_all(p("root/.claude")).unwrap();
-        assert_eq!(
-            super::agents_present(&p("root"), &p("claude"), &p("codex")),
-            vec![
-                super::Harness::Claude { local: false },
-                super::Harness::Codex
-            ]
-        );
+        assert_eq!(found(false), vec![Claude { local: false }, Codex]);
+        // Codex's folder gone, peat's skill for it still laid here: still found.
+        std::fs::remove_dir_all(&codex).unwrap();
+        std::fs::create_dir_all(p("root/.agents/skills/peat")).unwrap();
+        std::fs::write(p("root/.agents/skills/peat/SKILL.md"), "x").unwrap();
+        assert_eq!(found(false), vec![Claude { local: false }, Codex]);
     }
 }

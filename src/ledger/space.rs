@@ -17,6 +17,12 @@ pub(crate) struct Shortage {
 /// journal on rotation, so a write that only just fits still fails.
 pub(crate) const SLACK: u64 = 4 << 20;
 
+/// The bytes left on the disk holding `store` when they are fewer than [`SLACK`]: too few
+/// for any write to the store to go through, so a failure there is the disk's, not damage.
+pub(crate) fn short_of_room(store: &Path) -> Option<u64> {
+    free_bytes(store).filter(|&f| f < SLACK)
+}
+
 /// Whether `err` (a write that carried `carried` bytes to the store at `store`) failed for
 /// lack of space. fjall reports `ENOSPC` directly on the failing write, but later calls
 /// only say `Poisoned`: then the disk itself is asked.

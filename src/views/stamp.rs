@@ -80,7 +80,7 @@ pub(crate) fn is_damage(e: &ViewError, store: &Path) -> bool {
         e,
         ViewError::Store(_) | ViewError::Corrupt(_) | ViewError::Keyword(_) | ViewError::Io { .. }
     );
-    views_failed && space::free_bytes(store).is_none_or(|f| f >= space::SLACK)
+    views_failed && space::short_of_room(store).is_none()
 }
 
 /// Remove every view of the store at `store` (they are derived: the ledger holds all).

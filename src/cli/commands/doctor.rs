@@ -86,7 +86,7 @@ fn hooks(ctx: &Ctx) -> Result<Hooks, CliError> {
         in_place: Vec::new(),
         missing: Vec::new(),
     };
-    for harness in shared::agents_to_check(ctx, &root, false) {
+    for harness in shared::agents(&root, (&ctx.claude_home, &ctx.codex_home), false) {
         h.agents.push(harness.agent_name());
         let w = shared::wiring(ctx, harness, &root, &entry)?;
         h.in_place.extend(w.ok);

@@ -204,7 +204,7 @@ fn check(ctx: &Ctx, a: &InstallArgs, root: &Path, entry: &Value) -> Result<u8, C
     let harnesses = if a.codex || a.local {
         vec![harness_of(a)]
     } else {
-        shared::agents_to_check(ctx, root, true)
+        shared::agents(root, (&ctx.claude_home, &ctx.codex_home), true)
     };
     let mut problems = Vec::new();
     for harness in harnesses {

@@ -40,7 +40,7 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
 
     let (claude_home, codex_home) = (&ctx.claude_home, &ctx.codex_home);
     let entry = install::entry(&install::this_hook_command(ctx));
-    for harness in crate::cli::shared::agents_present(&root, claude_home, codex_home) {
+    for harness in crate::cli::shared::agents(&root, (claude_home, codex_home), true) {
         install_harness(ctx, harness, &root, &entry)?;
     }
 

@@ -48,12 +48,12 @@ pub(crate) fn write_current_session(desk: &Path, session: &str) -> Result<(), St
         })
 }
 
-#[cfg(test)]
-/// This desk's current session, as the last SessionStart recorded it.
-pub(crate) fn read_current_session(desk: &Path) -> Option<String> {
-    let text = fs::read_to_string(desk.join(CURRENT_SESSION)).ok()?;
-    let id = text.trim();
-    (!id.is_empty()).then(|| id.to_string())
+/// The current session recorded in `dir` (a desk, or beside a shared store), as the last
+/// SessionStart wrote it: the file's first line.
+pub(crate) fn read_current_session(dir: &Path) -> Option<SessionId> {
+    let text = fs::read_to_string(dir.join(CURRENT_SESSION)).ok()?;
+    let id = text.lines().next()?.trim();
+    (!id.is_empty()).then(|| SessionId(id.to_string()))
 }
 
 /// The closing message SessionStart repeats.
@@ -282,10 +282,10 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let desk = t.path().join("repo/.peat");
         write_current_session(&desk, "abc-123").unwrap();
-        assert_eq!(read_current_session(&desk).as_deref(), Some("abc-123"));
+        assert_eq!(read_current_session(&desk).unwrap().as_str(), "abc-123");
         assert_eq!(fs::read_to_string(desk.join(".gitignore")).unwrap(), "*\n");
         write_current_session(&desk, "def").unwrap();
-        assert_eq!(read_current_session(&desk).as_deref(), Some("def"));
+        assert_eq!(read_current_session(&desk).unwrap().as_str(), "def");
         let left: Vec<_> = fs::read_dir(&desk)
             .unwrap()
             .flatten()
