@@ -14,6 +14,7 @@ use crate::ledger::space;
 use crate::reads::files::Wanted;
 use crate::views::Views;
 use crate::views::handle::{Handles, NoSession};
+use crate::views::session::newest_first;
 use crate::vocab::event::{Event, EventId, Seq, SessionId};
 
 /// A read's `--json` object with how many recorded changes its answer does not show yet:
@@ -139,14 +140,13 @@ pub(super) fn current_session(ctx: &Ctx) -> Result<SessionId, CliError> {
     .hint("Pass --session ID (`peat sessions` lists them). The SessionStart hook writes that file in agent sessions: `peat setup` installs it."))
 }
 
-/// The session whose last activity is newest (ties: the smaller id), as
-/// [`Views::summaries`] orders them first, without reading every session's texts.
+/// The session [`Views::summaries`] lists first, without reading every session's texts.
 pub(crate) fn newest(
     sessions: Vec<(SessionId, crate::views::session::SessionRollup)>,
 ) -> Option<(SessionId, crate::views::session::SessionRollup)> {
     sessions
         .into_iter()
-        .max_by(|(a, ra), (b, rb)| ra.end_ms.cmp(&rb.end_ms).then_with(|| b.cmp(a)))
+        .min_by(|(a, ra), (b, rb)| newest_first((a, ra), (b, rb)))
 }
 
 /// The error for an event `source` does not hold; beside a writer it may be among the

@@ -17,7 +17,7 @@ use super::handle::Handles;
 use super::rows::TextKind;
 use super::{ViewError, Views};
 use crate::ledger::Ledger;
-use crate::views::session::SessionRollup;
+use crate::views::session::{SessionRollup, newest_first};
 use crate::vocab::event::{EventId, Seq, SessionId};
 
 /// The file, in the store.
@@ -74,7 +74,7 @@ pub(crate) fn newest(
             (r.parent.is_none() && !skip(&session, &r)).then_some((end, session, seq, r))
         })
         .collect();
-    ended.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    ended.sort_by(|a, b| newest_first((&a.1, &a.3), (&b.1, &b.3)));
     let handles = Handles::new(&views.tables);
     let mut out = Vec::new();
     for (end_ms, session, seq, r) in ended {

@@ -953,12 +953,7 @@ impl Views {
             .into_iter()
             .map(|(session, rollup)| self.summary(session, rollup))
             .collect();
-        out.sort_by(|a, b| {
-            b.rollup
-                .end_ms
-                .cmp(&a.rollup.end_ms)
-                .then_with(|| a.session.cmp(&b.session))
-        });
+        out.sort_by(|a, b| session::newest_first((&a.session, &a.rollup), (&b.session, &b.rollup)));
         Ok(out)
     }
 

@@ -142,6 +142,15 @@ impl SessionRollup {
 
 /// Whether an event is the session's own work, rather than something deposited about it
 /// afterwards (a claim, a retired distillation), which says nothing about when it ran.
+/// The order of every "newest first" list (sessions, the closings, the session a bare read
+/// means): the latest activity first, a session with none last, ties by the smaller id.
+pub(crate) fn newest_first(
+    (a, ra): (&SessionId, &SessionRollup),
+    (b, rb): (&SessionId, &SessionRollup),
+) -> std::cmp::Ordering {
+    rb.end_ms.cmp(&ra.end_ms).then_with(|| a.cmp(b))
+}
+
 fn is_activity(kind: &Event) -> bool {
     !matches!(kind, Event::Obs { .. } | Event::Distill { .. })
 }
