@@ -259,9 +259,29 @@ impl Current {
             generation,
             schema: VIEW_SCHEMA,
             model: model.map(str::to_string),
-            tz: tz.iana_name().unwrap_or("local").to_string(),
+            tz: zone_name(tz),
         }
     }
+}
+
+/// A name for `tz` that changes whenever its days do, so views built in one zone are never
+/// read in another. A zone without an IANA name (a fixed offset, a POSIX rule, an unnamed
+/// /etc/localtime) is named by its offsets and transitions from 1970 to 2100: two such zones
+/// share a name only if every day falls the same in both.
+fn zone_name(tz: &jiff::tz::TimeZone) -> String {
+    use sha2::{Digest, Sha256};
+    if let Some(name) = tz.iana_name() {
+        return name.to_string();
+    }
+    let start = jiff::Timestamp::UNIX_EPOCH;
+    let end = jiff::Timestamp::from_second(4_102_444_800).expect("2100-01-01 is a timestamp");
+    let mut h = Sha256::new();
+    h.update(tz.to_offset(start).seconds().to_be_bytes());
+    for t in tz.following(start).take_while(|t| t.timestamp() < end) {
+        h.update(t.timestamp().as_second().to_be_bytes());
+        h.update(t.offset().seconds().to_be_bytes());
+    }
+    format!("unnamed {}", &hex::encode(h.finalize())[..12])
 }
 
 /// Take the views lock of the store at `store` (see [`crate::ledger::lock`]), for `who`.
@@ -1052,3 +1072,26 @@ fn rebuild_reason(had: &Current, want: &Current) -> String {
 
 #[cfg(test)]
 mod oracles;
+
+#[cfg(test)]
+mod tests {
+    use super::zone_name;
+    use jiff::tz::{Offset, TimeZone};
+
+    #[test]
+    fn zones_without_a_name_are_told_apart_by_their_days() {
+        let plus_five = TimeZone::fixed(Offset::constant(5));
+        let minus_five = TimeZone::fixed(Offset::constant(-5));
+        let eastern_rule = TimeZone::posix("EST5EDT,M3.2.0,M11.1.0").unwrap();
+        assert_ne!(zone_name(&plus_five), zone_name(&minus_five));
+        assert_ne!(zone_name(&minus_five), zone_name(&eastern_rule));
+        assert_eq!(
+            zone_name(&plus_five),
+            zone_name(&TimeZone::fixed(Offset::constant(5)))
+        );
+        assert_eq!(
+            zone_name(&TimeZone::get("Asia/Tokyo").unwrap()),
+            "Asia/Tokyo"
+        );
+    }
+}
