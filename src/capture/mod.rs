@@ -44,6 +44,14 @@ impl Emit {
         id
     }
 
+    /// Drop the blob `id` unless an event emitted so far names it: a change replaced by a
+    /// fuller one before anything was written is not kept twice.
+    pub(crate) fn forget(&mut self, id: BlobId) {
+        if !self.events.values().any(|(_, e)| e.blobs().contains(&id)) {
+            self.blobs.remove(&id);
+        }
+    }
+
     /// What the tool call at `call` printed, `text`: its excerpt for the event, and the
     /// whole text in the blob store when the excerpt leaves some out (identical outputs
     /// are one blob). None for an output with nothing in it.

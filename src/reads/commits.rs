@@ -587,7 +587,7 @@ fn written_lines(change: &Change) -> Vec<String> {
     match change {
         Change::Edit(r) => text(&r.new),
         Change::MultiEdit { edits } => edits.iter().for_each(|r| text(&r.new)),
-        Change::Write { content } => text(content),
+        Change::Write { content, .. } => text(content),
         Change::NotebookEdit { source, .. } => text(source),
         Change::Patch { hunks, .. } => {
             for h in hunks {
@@ -700,9 +700,7 @@ mod tests {
     #[test]
     fn the_recorded_and_content_routes_read_the_views_alone() {
         let store = Store::new();
-        let wrote = Change::Write {
-            content: "fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n".into(),
-        };
+        let wrote = Change::write("fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n");
         store.write(
             vec![
                 (
@@ -771,12 +769,10 @@ mod tests {
     #[test]
     fn a_share_below_the_bar_never_answers_beside_one_above_it() {
         let store = Store::new();
-        let most = Change::Write {
-            content: "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n    doubled.min(MAX_RATE)\n}\n".into(),
-        };
-        let one = Change::Write {
-            content: "    doubled.min(MAX_RATE)\nfn unrelated_helper() {}\n".into(),
-        };
+        let most = Change::write(
+            "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n    doubled.min(MAX_RATE)\n}\n",
+        );
+        let one = Change::write("    doubled.min(MAX_RATE)\nfn unrelated_helper() {}\n");
         store.write(
             vec![
                 (

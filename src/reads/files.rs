@@ -391,9 +391,7 @@ mod tests {
     fn a_file_is_found_by_its_exact_path_or_its_path_in_any_checkout_from_the_views_alone() {
         let store = Store::new();
         let (a, b, c) = (edit("a\n", "b\n"), edit("b\n", "c\n"), edit("x\n", "y\n"));
-        let write = Change::Write {
-            content: "one\n".into(),
-        };
+        let write = Change::write("one\n");
         store.write(
             vec![
                 ("s2", 4, 300, touch("/a/repo/src/x.rs", TouchOp::Edit, &b)),

@@ -30,7 +30,7 @@ pub(crate) fn size(change: &Change) -> Size {
             }
             total
         }
-        Change::Write { content } => Size {
+        Change::Write { content, .. } => Size {
             added: lines(content),
             removed: 0,
         },
@@ -104,7 +104,7 @@ pub(crate) fn unified(path: &str, change: &Change) -> String {
                 replacement_diff(&mut out, r);
             }
         }
-        Change::Write { content } => {
+        Change::Write { content, .. } => {
             header(&mut out, "/dev/null", path);
             added_lines(&mut out, content);
         }
@@ -281,9 +281,7 @@ mod tests {
 
     #[test]
     fn a_write_is_all_added_lines_from_nothing() {
-        let w = Change::Write {
-            content: "x\ny\n".into(),
-        };
+        let w = Change::write("x\ny\n");
         let d = unified("n.txt", &w);
         assert_eq!(d, "--- /dev/null\n+++ n.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n");
         assert_eq!(

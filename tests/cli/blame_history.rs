@@ -2,13 +2,14 @@
 //! person's commit, an agent's whole-file Write over it, edits by two agents, a line committed
 //! by hand and one typed and never committed, a rename (git) and a deleted file. Each line of
 //! the file, now and at several moments, names what wrote it; `--at` never shows a line
-//! written after its moment.
+//! written after its moment. A Write whose result says what the file held before it (as
+//! Claude Code's does) owns only the lines it changed, with or without a repository.
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::blame::{prompt, tool, transcript};
+use crate::blame::{line, prompt, tool, transcript};
 use crate::support::{Env, SESSION_A, SESSION_B, on_path, require_git, skip};
 
 /// Which tool keeps the repository.
@@ -207,6 +208,8 @@ enum Who {
     BeforeRecord(String),
     ByHand(String),
     Uncommitted,
+    /// No recorded edit wrote it, and no repository says who did.
+    Unexplained,
 }
 
 /// Each line's text and origin in `peat blame FILE [ARGS] --json`.
@@ -241,6 +244,7 @@ fn blamed(env: &Env, file: &str, args: &[&str]) -> Vec<(String, Who)> {
                 "before_record" => Who::BeforeRecord(commit()),
                 "committed_by_hand" => Who::ByHand(commit()),
                 "uncommitted" => Who::Uncommitted,
+                "unexplained" => Who::Unexplained,
                 other => panic!("line {text:?}: {other}"),
             };
             (text, who)
@@ -265,6 +269,7 @@ fn lines(expected: &[(&str, Who)]) -> Vec<(String, Who)> {
                 Who::BeforeRecord(c) => Who::BeforeRecord(c.clone()),
                 Who::ByHand(c) => Who::ByHand(c.clone()),
                 Who::Uncommitted => Who::Uncommitted,
+                Who::Unexplained => Who::Unexplained,
             };
             (t.to_string(), who)
         })
@@ -425,4 +430,166 @@ fn in_a_jj_repository_colocated_with_git_every_line_and_moment_names_what_wrote_
     assert!(env.path("work/.git").exists(), "colocated with git");
     let s = story(&repo);
     every_line_and_moment_names_what_wrote_it(&env, &s);
+}
+
+/// Session A's Write of `content` over `file` at 09:06, answering "add subtraction", and its
+/// result as Claude Code records it, with `said` (what the file was before) in its
+/// `toolUseResult`; captured.
+fn write_saying(env: &Env, file: &str, content: &str, said: Value) {
+    let id = "toolu_write_over";
+    let mut result = json!({"type": "update", "filePath": file, "content": content});
+    for (k, v) in said.as_object().unwrap() {
+        result[k] = v.clone();
+    }
+    let lines = [
+        prompt(SESSION_A, 1, 5, "add subtraction"),
+        line(
+            SESSION_A,
+            2,
+            6,
+            "assistant",
+            json!({"message": {"id": "msg_2", "role": "assistant", "type": "message",
+                "content": [{"type": "tool_use", "id": id, "name": "Write",
+                    "input": {"file_path": file, "content": content}}]}}),
+        ),
+        line(
+            SESSION_A,
+            3,
+            6,
+            "user",
+            json!({"message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result",
+                "content": format!("The file {file} has been updated successfully.")}]},
+                "toolUseResult": result}),
+        ),
+    ];
+    let t = transcript(env, "a.jsonl", &lines);
+    env.run(&["capture", &t]).ok();
+}
+
+const KEPT: &str = "def add(a, b):\n    return a + b\n";
+
+#[test]
+fn a_write_over_a_file_in_no_repository_owns_only_the_lines_its_result_says_it_changed() {
+    let env = Env::new();
+    let file = env.path("work/calc.py").to_string_lossy().into_owned();
+    std::fs::write(&file, WRITTEN).unwrap();
+    write_saying(
+        &env,
+        &file,
+        WRITTEN,
+        json!({"originalFile": KEPT, "structuredPatch": [{"oldStart": 1, "oldLines": 2,
+            "newStart": 1, "newLines": 5, "lines": ["+import math", " def add(a, b):",
+            "     return a + b", "+def sub(a, b):", "+    return a - b"]}]}),
+    );
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    let expected = lines(&[
+        ("import math", a()),
+        ("def add(a, b):", Who::Unexplained),
+        ("    return a + b", Who::Unexplained),
+        ("def sub(a, b):", a()),
+        ("    return a - b", a()),
+    ]);
+    assert_eq!(blamed(&env, "calc.py", &[]), expected);
+    let r = env.run(&["blame", "calc.py"]).ok();
+    assert!(
+        r.stdout.contains("3 lines by recorded edits"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_write_over_a_file_in_no_repository_that_does_not_say_what_it_replaced_owns_every_line() {
+    let env = Env::new();
+    let file = env.path("work/calc.py").to_string_lossy().into_owned();
+    std::fs::write(&file, WRITTEN).unwrap();
+    write_saying(&env, &file, WRITTEN, json!({}));
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    assert_eq!(
+        blamed(&env, "calc.py", &[]),
+        lines(&[
+            ("import math", a()),
+            ("def add(a, b):", a()),
+            ("    return a + b", a()),
+            ("def sub(a, b):", a()),
+            ("    return a - b", a()),
+        ]),
+        "nothing says what the write replaced"
+    );
+}
+
+#[test]
+fn a_write_over_a_file_never_committed_leaves_the_lines_its_result_says_it_kept_uncommitted() {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    repo.put("README.md", "# calc\n");
+    repo.commit(0, "readme");
+    let file = repo.file("calc.py").to_string_lossy().into_owned();
+    repo.put("calc.py", WRITTEN);
+    // Only the hunks, as an older Claude Code reports a Write.
+    let hunks = json!([{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 5,
+        "lines": ["+import math", " def add(a, b):", "     return a + b", "+def sub(a, b):",
+        "+    return a - b"]}]);
+    write_saying(&env, &file, WRITTEN, json!({"structuredPatch": hunks}));
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    assert_eq!(
+        blamed(&env, "calc.py", &[]),
+        lines(&[
+            ("import math", a()),
+            ("def add(a, b):", Who::Uncommitted),
+            ("    return a + b", Who::Uncommitted),
+            ("def sub(a, b):", a()),
+            ("    return a - b", a()),
+        ])
+    );
+}
+
+/// Pat commits `calc.py` at 09:00 (c1) and changes a line by hand at 09:03, not committed;
+/// session A's Write at 09:06 keeps that change.
+fn a_hand_edit_then_a_write(said: bool) -> (Env, String) {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    repo.put("calc.py", KEPT);
+    let c1 = repo.commit(0, "add");
+    let by_hand = KEPT.replace("a + b\n", "a + b  # by hand\n");
+    let content = WRITTEN.replace("a + b\n", "a + b  # by hand\n");
+    repo.put("calc.py", &content);
+    let file = repo.file("calc.py").to_string_lossy().into_owned();
+    let told = match said {
+        true => json!({"originalFile": by_hand, "structuredPatch": []}),
+        false => json!({}),
+    };
+    write_saying(&env, &file, &content, told);
+    (env, c1)
+}
+
+#[test]
+fn what_a_writes_result_says_it_replaced_wins_over_the_repository_and_the_hand_edit_stays_a_persons()
+ {
+    let (env, c1) = a_hand_edit_then_a_write(true);
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    let c1 = || Who::BeforeRecord(c1.clone());
+    assert_eq!(
+        blamed(&env, "calc.py", &[]),
+        lines(&[
+            ("import math", a()),
+            ("def add(a, b):", c1()),
+            ("    return a + b  # by hand", Who::Uncommitted),
+            ("def sub(a, b):", a()),
+            ("    return a - b", a()),
+        ])
+    );
+    // Just after the write, the same.
+    assert_eq!(
+        blamed(&env, "calc.py", &["--at", &at(7)]),
+        blamed(&env, "calc.py", &[])
+    );
+    // Not told, the write is taken to have replaced the committed file: it wrote the line.
+    let (env, _) = a_hand_edit_then_a_write(false);
+    assert_eq!(
+        blamed(&env, "calc.py", &[])[2],
+        ("    return a + b  # by hand".to_string(), a())
+    );
 }
