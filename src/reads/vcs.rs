@@ -663,7 +663,11 @@ impl FileHistory {
                 is_hex(hash).then_some((secs.parse().ok()?, hash.to_string()))
             })
             .collect();
-        commits.sort();
+        // Both tools list a child before its parent. A rebase or a squash commits in the same
+        // second, so among equal times that order (reversed) says which is later, never the
+        // hashes.
+        commits.reverse();
+        commits.sort_by_key(|(secs, _)| *secs);
         commits
     }
 
