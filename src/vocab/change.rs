@@ -158,6 +158,20 @@ impl Before {
         Before::File { differs }
     }
 
+    /// The lines of `content` the write changed: where the file before differs from it (every
+    /// line, when the write made the file).
+    pub(crate) fn written<'a>(&self, content: &'a str) -> Vec<&'a str> {
+        let lines: Vec<&str> = content.split_inclusive('\n').collect();
+        match self {
+            Before::Nothing => lines,
+            Before::File { differs } => differs
+                .iter()
+                .flat_map(|d| lines.get(d.at..d.at + d.len).unwrap_or_default())
+                .copied()
+                .collect(),
+        }
+    }
+
     /// The file before the write of `content`; `None` when these differences do not fit it
     /// (a content they were not taken from).
     pub(crate) fn text(&self, content: &str) -> Option<String> {
@@ -252,6 +266,11 @@ mod tests {
             }]
         );
         assert_eq!(Before::Nothing.text("x\n").as_deref(), Some(""));
+        assert_eq!(
+            Before::between("a\nb\nc\n", "a\nB\nc\nd\n").written("a\nB\nc\nd\n"),
+            vec!["B\n", "d\n"]
+        );
+        assert_eq!(Before::Nothing.written("x\ny"), vec!["x\n", "y"]);
         // Differences taken from another content do not fit this one.
         assert_eq!(
             Before::between("a\nb\nc\n", "a\nb\nc\nd\n").text("a\n"),
