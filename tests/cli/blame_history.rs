@@ -2,7 +2,9 @@
 //! person's commit, an agent's whole-file Write over it, edits by two agents, a line committed
 //! by hand and one typed and never committed, a rename (git) and a deleted file. Each line of
 //! the file, now and at several moments, names what wrote it; `--at` never shows a line
-//! written after its moment. A Write whose result says what the file held before it (as
+//! written after its moment. The same holds once the agents' commits are squashed into one or
+//! rebased onto a new base (new hashes), and `peat COMMIT` and `peat show SESSION` name the
+//! session that wrote the rewritten commit's lines. A Write whose result says what the file held before it (as
 //! Claude Code's does) owns only the lines it changed, with or without a repository.
 
 use serde_json::{Value, json};
@@ -592,4 +594,209 @@ fn what_a_writes_result_says_it_replaced_wins_over_the_repository_and_the_hand_e
         blamed(&env, "calc.py", &[])[2],
         ("    return a + b  # by hand".to_string(), a())
     );
+}
+
+/// How the agents' two commits are rewritten.
+#[derive(Clone, Copy)]
+enum Rewrite {
+    /// Into one commit.
+    Squash,
+    /// Onto a commit of Pat's made beside them.
+    Rebase,
+}
+
+const CHECKED: &str =
+    "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b  # checked\n";
+
+/// 09:00 Pat commits `src/calc.py` (c1); session A Writes it at 09:06, committed at 09:08;
+/// session B edits A's last line at 09:12, committed at 09:15. At 09:20 the two commits are
+/// squashed into one, or rebased onto Pat's 09:18 commit of the README made beside them. Pat's
+/// first commit and the commits as they are after the rewrite, oldest first.
+fn rewritten(repo: &Repo, how: Rewrite) -> (String, Vec<String>) {
+    let env = repo.env;
+    let calc = repo.file("src/calc.py").to_string_lossy().into_owned();
+    repo.put("src/calc.py", ADD);
+    repo.put("README.md", "# calc\n");
+    let c1 = repo.commit(0, "add");
+    repo.put("src/calc.py", WRITTEN);
+    repo.commit(8, "subtraction");
+    repo.put("src/calc.py", CHECKED);
+    repo.commit(15, "checked");
+    let head = |rev: &str| match repo.vcs {
+        Vcs::Git => repo.git(20, &["rev-parse", rev]),
+        Vcs::Jj { .. } => repo.jj(20, &["log", "-r", rev, "--no-graph", "-T", "commit_id"]),
+    };
+    let after = match (how, repo.vcs) {
+        (Rewrite::Squash, Vcs::Git) => {
+            repo.git(20, &["reset", "-q", "--soft", &c1]);
+            repo.git(20, &["commit", "-q", "-m", "subtraction, checked"]);
+            vec![head("HEAD")]
+        }
+        (Rewrite::Squash, Vcs::Jj { .. }) => {
+            let m = "subtraction, checked";
+            repo.jj(20, &["squash", "--from", "@-", "--into", "@--", "-m", m]);
+            vec![head("@-")]
+        }
+        (Rewrite::Rebase, Vcs::Git) => {
+            repo.git(18, &["checkout", "-q", "-b", "readme", &c1]);
+            repo.put("README.md", "# calc, by Pat\n");
+            repo.commit(18, "readme");
+            repo.git(20, &["checkout", "-q", "main"]);
+            repo.git(20, &["rebase", "-q", "readme"]);
+            vec![head("HEAD~1"), head("HEAD")]
+        }
+        (Rewrite::Rebase, Vcs::Jj { .. }) => {
+            let change =
+                |rev: &str| repo.jj(18, &["log", "-r", rev, "--no-graph", "-T", "change_id"]);
+            let (x, y) = (change("@--"), change("@-"));
+            repo.jj(18, &["new", &c1]);
+            repo.put("README.md", "# calc, by Pat\n");
+            repo.commit(18, "readme");
+            repo.jj(20, &["rebase", "-s", &x, "-d", "@-"]);
+            repo.jj(20, &["new", &y]);
+            vec![head(&x), head(&y)]
+        }
+    };
+    assert_eq!(std::fs::read_to_string(&calc).unwrap(), CHECKED);
+
+    let mut a = vec![prompt(SESSION_A, 1, 5, "add subtraction")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        6,
+        "Write",
+        json!({"file_path": calc, "content": WRITTEN}),
+    ));
+    let mut b = vec![prompt(SESSION_B, 1, 10, "mark sub as checked")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        12,
+        "Edit",
+        json!({"file_path": calc, "old_string": "    return a - b\n", "new_string": "    return a - b  # checked\n", "replace_all": false}),
+    ));
+    let ta = transcript(env, "a.jsonl", &a);
+    let tb = transcript(env, "b.jsonl", &b);
+    env.run(&["capture", &ta, &tb]).ok();
+    (c1, after)
+}
+
+/// The sessions `peat COMMIT` names for `commit`, by the route it took.
+fn named(env: &Env, commit: &str) -> (String, Vec<String>) {
+    let r = env.run(&[&commit[..10], "--json"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let sessions = v["result"]["sessions"].as_array().unwrap();
+    (
+        v["result"]["route"].as_str().unwrap_or("").to_string(),
+        sessions
+            .iter()
+            .map(|s| s["session"].as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
+/// The commits `peat show SESSION` says the session made.
+fn made(env: &Env, session: &str) -> Vec<String> {
+    let r = env.run(&["show", session, "--json"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v["made_commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["hash"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every line of the rewritten file, now and at moments before and after the rewrite, names
+/// the session and prompt that wrote it, and the rewritten commits name their sessions.
+fn rewritten_commits_keep_their_lines_and_sessions(vcs: Vcs, how: Rewrite) {
+    let env = Env::new();
+    let repo = Repo::new(&env, vcs);
+    let (c1, after) = rewritten(&repo, how);
+    let file = "src/calc.py";
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    let b = || Who::Agent(SESSION_B, "mark sub as checked");
+    let c1 = || Who::BeforeRecord(c1.clone());
+    let now = lines(&[
+        ("import math", a()),
+        ("def add(a, b):", c1()),
+        ("    return a + b", c1()),
+        ("def sub(a, b):", a()),
+        ("    return a - b  # checked", b()),
+    ]);
+    assert_eq!(blamed(&env, file, &[]), now, "now");
+    assert_eq!(
+        blamed(&env, file, &["--at", &at(21)]),
+        now,
+        "after the rewrite"
+    );
+    let (_, b_seq) = seqs(&env, file, 1);
+    let after_b = format!("{}:{b_seq}", &SESSION_B[..8]);
+    assert_eq!(
+        blamed(&env, file, &["--at", &after_b]),
+        now,
+        "after B's edit"
+    );
+    let mut then = now;
+    then[4] = ("    return a - b".to_string(), a());
+    assert_eq!(
+        blamed(&env, file, &["--at", &at(7)]),
+        then,
+        "after A's write"
+    );
+
+    let content = "content".to_string();
+    match how {
+        // A wrote two of the three lines the squashed commit added, B one.
+        Rewrite::Squash => {
+            assert_eq!(
+                named(&env, &after[0]),
+                (content, vec![SESSION_A.to_string()])
+            );
+            assert_eq!(made(&env, SESSION_A), vec![after[0].clone()]);
+            assert_eq!(made(&env, SESSION_B), Vec::<String>::new());
+        }
+        Rewrite::Rebase => {
+            assert_eq!(
+                named(&env, &after[0]),
+                (content.clone(), vec![SESSION_A.to_string()])
+            );
+            assert_eq!(
+                named(&env, &after[1]),
+                (content, vec![SESSION_B.to_string()])
+            );
+            assert_eq!(made(&env, SESSION_A), vec![after[0].clone()]);
+            assert_eq!(made(&env, SESSION_B), vec![after[1].clone()]);
+        }
+    }
+}
+
+#[test]
+fn in_git_a_squash_of_the_agents_commits_keeps_every_line_and_the_commit_its_session() {
+    require_git();
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Git, Rewrite::Squash);
+}
+
+#[test]
+fn in_git_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_session() {
+    require_git();
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Git, Rewrite::Rebase);
+}
+
+#[test]
+fn in_jj_a_squash_of_the_agents_commits_keeps_every_line_and_the_commit_its_session() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Squash);
+}
+
+#[test]
+fn in_jj_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_session() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Rebase);
 }
