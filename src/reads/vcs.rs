@@ -698,6 +698,19 @@ impl FileHistory {
         )
     }
 
+    /// The names the file had before its renames, newest first, as [`earlier_names`] gives
+    /// them: from the one walk of its renames this history makes, which reading its past
+    /// under those names needs too.
+    pub(crate) fn earlier_names(&self) -> Vec<EarlierName> {
+        self.renames()
+            .iter()
+            .map(|(_, rel)| EarlierName {
+                abs: self.root.join(rel),
+                rel: rel.clone(),
+            })
+            .collect()
+    }
+
     /// The renames that led to the file's name now, newest first: the name before each, with
     /// the commit that made it where the tool says (jj; git's blame and log follow renames
     /// themselves).

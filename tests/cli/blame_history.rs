@@ -800,3 +800,45 @@ fn in_jj_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_ses
     }
     rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Rebase);
 }
+
+#[test]
+fn blame_walks_a_renamed_files_renames_once() {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    story(&repo);
+    // A git that notes each of its runs, in front of the real one.
+    let path = std::env::var("PATH").unwrap();
+    let real = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .unwrap();
+    let shim = env.path("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let runs = env.path("git-runs");
+    std::fs::write(
+        shim.join("git"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            runs.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(shim.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env
+        .cmd()
+        .env("PATH", format!("{}:{path}", shim.display()))
+        .args(["blame", "src/maths.py"])
+        .output()
+        .unwrap();
+    let r = crate::support::Run::of(out).ok();
+    assert!(r.stdout.contains("add subtraction"), "{}", r.stdout);
+    let runs = std::fs::read_to_string(&runs).unwrap();
+    let walks: Vec<&str> = runs
+        .lines()
+        .filter(|l| l.contains(" log --follow -M --name-status "))
+        .collect();
+    assert_eq!(walks.len(), 1, "{runs}");
+}
