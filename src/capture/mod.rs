@@ -47,7 +47,14 @@ impl Emit {
     /// Drop the blob `id` unless an event emitted so far names it: a change replaced by a
     /// fuller one before anything was written is not kept twice.
     pub(crate) fn forget(&mut self, id: BlobId) {
-        if !self.events.values().any(|(_, e)| e.blobs().contains(&id)) {
+        // Asked once per Write answered: only the file touches are looked at, in place.
+        let named = self.events.values().any(|(_, e)| match e {
+            Event::FileTouch { change, more, .. } => {
+                *change == Some(id) || more.iter().any(|t| t.change == Some(id))
+            }
+            _ => false,
+        });
+        if !named {
             self.blobs.remove(&id);
         }
     }
