@@ -8,7 +8,8 @@
 //!
 //! What spans lines lives in the parser's state, which is saved in the capture cursor:
 //! - tool calls waiting for their `tool_result` (a later user line), to mark a failure on
-//!   the call and its file touch, and to read a commit's hash from its output;
+//!   the call and its file touch, to read a commit's hash from its output, and to keep on a
+//!   Write's change what the file held before it;
 //! - the open turn's last assistant text, which becomes the turn's `FinalMsg` when the
 //!   person next speaks (or provisionally, at [`TranscriptParser::flush`]).
 //!

@@ -224,8 +224,8 @@ fn settle_by_commits(blame: &mut Blame, annotated: &[(String, LineCommit)]) {
 /// With a repository, the file at the last commit before the moment is attributed as of that
 /// commit, and the recorded edits made after it up to the cut are applied in order. Without
 /// one, the edits are replayed from the last `Write` before the cut that owns every line it
-/// wrote ([`owns_every_line`]); failing that, undone from
-/// the current text, where a person's change cannot be dated and its lines are uncertain.
+/// wrote ([`owns_every_line`]); failing that, undone from the current text, where a person's
+/// change cannot be dated and its lines are uncertain.
 pub(crate) fn blame_at(
     current: Option<&str>,
     record: Record<'_>,
@@ -292,8 +292,8 @@ fn from_nothing(record: Record<'_>, n: usize, known: bool) -> Blame {
 /// of the text it replaced) become uncertain. A `Write` keeps the origin of the lines it left
 /// as they were when `known` (the text before it is the repository's) or when its tool said
 /// what it replaced, and owns every line otherwise (the record alone may have missed a
-/// person's change that it kept). Each edit's
-/// placement is pushed after those `blame` holds (one per edit before `from`, where they count).
+/// person's change that it kept). Each edit's placement is pushed after those `blame` holds
+/// (one per edit before `from`, where they count).
 fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), known: bool) {
     for (i, change) in record.changes.iter().enumerate().take(to).skip(from) {
         if let Change::Write { content, .. } = change {
