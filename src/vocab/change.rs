@@ -117,6 +117,9 @@ pub(crate) enum Change {
     },
 }
 
+/// How many line pairs the middle of a write may have for [`Before::between`] to diff it.
+const DIFF_WORK: usize = 16_000_000;
+
 /// What a whole-file write replaced, as the tool that made it reported it. Kept as the lines
 /// that differ from what it wrote, so a write over a large file costs what it changed and not
 /// a second copy of the file.
@@ -140,21 +143,41 @@ pub(crate) struct Differs {
 }
 
 impl Before {
-    /// The file `before`, as the lines where it differs from `content`.
+    /// The file `before`, as the lines where it differs from `content`. The lines both share
+    /// at their head and tail are set aside first; a middle too long on both sides to diff
+    /// cheaply (a line diff costs up to the product of its sides) is one difference, which
+    /// keeps the file before exactly, only less compactly.
     pub(crate) fn between(before: &str, content: &str) -> Before {
         let old: Vec<&str> = before.split_inclusive('\n').collect();
         let new: Vec<&str> = content.split_inclusive('\n').collect();
-        let differs = similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new)
-            .into_iter()
-            .filter_map(|op| {
-                let (o, n) = (op.old_range(), op.new_range());
-                (!matches!(op, similar::DiffOp::Equal { .. })).then(|| Differs {
-                    at: n.start,
-                    len: n.len(),
-                    was: old[o].iter().map(|l| l.to_string()).collect(),
+        let head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        let tail = old[head..]
+            .iter()
+            .rev()
+            .zip(new[head..].iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
+        let differs = if old_mid.len().saturating_mul(new_mid.len()) > DIFF_WORK {
+            vec![Differs {
+                at: head,
+                len: new_mid.len(),
+                was: old_mid.iter().map(|l| l.to_string()).collect(),
+            }]
+        } else {
+            similar::capture_diff_slices(similar::Algorithm::Myers, old_mid, new_mid)
+                .into_iter()
+                .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+                .map(|op| Differs {
+                    at: head + op.new_range().start,
+                    len: op.new_range().len(),
+                    was: old_mid[op.old_range()]
+                        .iter()
+                        .map(|l| l.to_string())
+                        .collect(),
                 })
-            })
-            .collect();
+                .collect()
+        };
         Before::File { differs }
     }
 
@@ -253,6 +276,19 @@ mod tests {
                 "{before:?} -> {content:?}"
             );
         }
+        // Two long unrelated middles are one difference, and still give the file back.
+        let long_old: String = (0..5000).map(|i| format!("old {i}\n")).collect();
+        let long_new: String = (0..5000).map(|i| format!("new {i}\n")).collect();
+        let (before, content) = (
+            format!("head\n{long_old}tail\n"),
+            format!("head\n{long_new}tail\n"),
+        );
+        let b = Before::between(&before, &content);
+        assert_eq!(b.text(&content), Some(before));
+        let Before::File { differs } = b else {
+            panic!()
+        };
+        assert_eq!((differs.len(), differs[0].at, differs[0].len), (1, 1, 5000));
         // Only what differs is kept.
         let Before::File { differs } = Before::between("a\nb\nc\n", "a\nB\nc\n") else {
             panic!()
