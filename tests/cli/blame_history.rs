@@ -802,6 +802,17 @@ fn in_jj_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_ses
 }
 
 #[test]
+fn in_jj_colocated_with_git_a_squash_and_a_rebase_keep_every_line_and_each_commit_its_session() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    for how in [Rewrite::Squash, Rewrite::Rebase] {
+        rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: true }, how);
+    }
+}
+
+#[test]
 fn blame_walks_a_renamed_files_renames_once() {
     require_git();
     let env = Env::new();
