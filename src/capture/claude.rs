@@ -8,7 +8,8 @@
 //!
 //! What spans lines lives in the parser's state, which is saved in the capture cursor:
 //! - tool calls waiting for their `tool_result` (a later user line), to mark a failure on
-//!   the call and its file touch, and to read a commit's hash from its output;
+//!   the call and its file touch, to read a commit's hash from its output, and to keep on a
+//!   Write's change what the file held before it;
 //! - the open turn's last assistant text, which becomes the turn's `FinalMsg` when the
 //!   person next speaks (or provisionally, at [`TranscriptParser::flush`]).
 //!
@@ -22,7 +23,7 @@ use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
 use super::{Emit, FileHints, LineSlots, TranscriptParser};
-use crate::vocab::change::{Change, Replacement};
+use crate::vocab::change::{Before, Change, Replacement};
 use crate::vocab::event::{
     Agent, COMPACTOR_AGENT, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap,
 };
@@ -348,6 +349,9 @@ impl Claude {
                 agent: agent.map(str::to_string),
             };
             out.event(seq, pending.ts, call);
+        }
+        if !failed && let Some((seq, touch)) = &pending.touch {
+            write_over(touch, result, (*seq, pending.ts), out);
         }
         if failed && let Some((seq, mut touch)) = pending.touch {
             if let Event::FileTouch { failed, .. } = &mut touch {
@@ -719,6 +723,102 @@ fn detail(name: &str, input: Option<&Value>) -> String {
     cap(&text, DETAIL_CAP)
 }
 
+/// Emit `touch`, a Write's, again at `seq`, its change now holding what the file was before the
+/// write as the result reports it: `originalFile`, else its `structuredPatch` undone on the
+/// content written, and nothing when it made the file. Nothing when the touch is no Write's or
+/// the result does not say.
+fn write_over(touch: &Event, result: Option<&Value>, (seq, ts): (Seq, i64), out: &mut Emit) {
+    let Event::FileTouch {
+        path,
+        op: TouchOp::Write,
+        change: Some(written),
+        failed,
+        more,
+    } = touch
+    else {
+        return;
+    };
+    let Some(result) = result else { return };
+    let Some(content) = str_at(result, "content") else {
+        return;
+    };
+    let before = match (str_at(result, "originalFile"), str_at(result, "type")) {
+        (Some(original), _) => Before::between(original, content),
+        (None, Some("create")) => Before::Nothing,
+        (None, _) => {
+            let Some(was) = result
+                .get("structuredPatch")
+                .and_then(Value::as_array)
+                .filter(|hunks| !hunks.is_empty())
+                .and_then(|hunks| unpatched(content, hunks))
+            else {
+                return;
+            };
+            Before::between(&was, content)
+        }
+    };
+    let change = Change::Write {
+        content: content.to_string(),
+        before: Some(before),
+    };
+    let event = Event::FileTouch {
+        path: path.clone(),
+        op: TouchOp::Write,
+        change: Some(out.change(&change)),
+        failed: *failed,
+        more: more.clone(),
+    };
+    out.event(seq, ts, event);
+    out.forget(*written);
+}
+
+/// The file a Write replaced, from the hunks its result reports (jsdiff's `structuredPatch`:
+/// lines marked ` `, `-`, `+` or `\` for "no newline at end of file"): `content` with each
+/// hunk's kept and added lines put back to its kept and removed ones. `None` when a hunk does
+/// not fit the content.
+fn unpatched(content: &str, hunks: &[Value]) -> Option<String> {
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(content.len());
+    let mut next = 0;
+    for h in hunks {
+        let start = h.get("newStart").and_then(Value::as_u64)? as usize;
+        let body: Vec<&str> = h
+            .get("lines")
+            .and_then(Value::as_array)?
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<_>>()?;
+        let after: Vec<&str> = body
+            .iter()
+            .filter_map(|l| l.strip_prefix(' ').or_else(|| l.strip_prefix('+')))
+            .collect();
+        let fits = |at: usize| {
+            at >= next
+                && at + after.len() <= lines.len()
+                && lines[at..at + after.len()]
+                    .iter()
+                    .zip(&after)
+                    .all(|(l, a)| l.strip_suffix('\n').unwrap_or(l) == *a)
+        };
+        // Lines count from 1; a hunk that keeps and adds nothing names the line before it.
+        let at = [start.saturating_sub(1), start]
+            .into_iter()
+            .find(|&at| fits(at))?;
+        out.extend(lines[next..at].iter().copied());
+        for (k, line) in body.iter().enumerate() {
+            if let Some(was) = line.strip_prefix(' ').or_else(|| line.strip_prefix('-')) {
+                out.push_str(was);
+                if !body.get(k + 1).is_some_and(|n| n.starts_with('\\')) {
+                    out.push('\n');
+                }
+            }
+        }
+        next = at + after.len();
+    }
+    out.extend(lines[next..].iter().copied());
+    Some(out)
+}
+
 /// The file an edit tool changes, how, and what it wrote.
 fn edit(name: &str, input: &Value) -> Option<(String, TouchOp, Change)> {
     let field = |key: &str| str_at(input, key).unwrap_or("").to_string();
@@ -737,9 +837,7 @@ fn edit(name: &str, input: &Value) -> Option<(String, TouchOp, Change)> {
         "Write" => (
             field("file_path"),
             TouchOp::Write,
-            Change::Write {
-                content: field("content"),
-            },
+            Change::write(field("content")),
         ),
         "MultiEdit" => {
             let edits = input
@@ -1083,7 +1181,7 @@ mod tests {
         assert_eq!(touches[1].1, "/home/dev/acme-api/test/limit.test.ts");
         assert_eq!(touches[1].2, TouchOp::Write);
         match &touches[1].3 {
-            Change::Write { content } => {
+            Change::Write { content, .. } => {
                 assert!(content.starts_with("import { rateLimit }"));
                 assert!(content.ends_with("});\n"));
             }
@@ -1126,6 +1224,75 @@ mod tests {
             )
         );
         assert_eq!(out.blobs.len(), 4);
+    }
+
+    /// A Write of `content` to /r/f.txt and its result, whose `toolUseResult` carries `extra`.
+    fn write_and_result(content: &str, extra: Value) -> String {
+        let call = json!({"type":"assistant","sessionId":"s1","timestamp":"2026-07-14T10:00:00.000Z",
+            "message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"w1","name":"Write",
+            "input":{"file_path":"/r/f.txt","content":content}}]}});
+        let mut result = json!({"filePath":"/r/f.txt","content":content});
+        for (k, v) in extra.as_object().unwrap() {
+            result[k] = v.clone();
+        }
+        let answer = json!({"type":"user","sessionId":"s1","timestamp":"2026-07-14T10:00:01.000Z",
+            "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"w1","content":"ok"}]},
+            "toolUseResult":result});
+        format!("{call}\n{answer}\n")
+    }
+
+    /// What the file was before the Write of `write_and_result`, as its change keeps it
+    /// (`None`: the change does not say), and how many blobs were emitted.
+    fn before_the_write(text: &str) -> (Option<String>, usize) {
+        let (_, out) = parse(text, "s1");
+        let Event::FileTouch { change, .. } = event(&out, at(0, 2)) else {
+            panic!("no touch")
+        };
+        let Change::Write { content, before } = change_of(&out, *change) else {
+            panic!("not a write")
+        };
+        (before.map(|b| b.text(&content).unwrap()), out.blobs.len())
+    }
+
+    #[test]
+    fn a_writes_result_keeps_the_file_it_replaced_on_its_change() {
+        let content = "one\nTWO\nthree\nfour\n";
+        let original = "one\ntwo\nthree\n";
+        let said = |extra: Value| before_the_write(&write_and_result(content, extra));
+        // The file before, whole.
+        assert_eq!(
+            said(json!({"type":"update","originalFile":original,"structuredPatch":[]})),
+            (Some(original.to_string()), 1),
+            "the change without it is not kept beside it"
+        );
+        // Only the hunks: undone on the content.
+        let hunks = json!([{"oldStart":1,"oldLines":3,"newStart":1,"newLines":4,
+            "lines":[" one","-two","+TWO"," three","+four"]}]);
+        assert_eq!(
+            said(json!({"type":"update","structuredPatch":hunks})),
+            (Some(original.to_string()), 1)
+        );
+        // A file without a newline at its end.
+        let hunks = json!([{"oldStart":3,"oldLines":1,"newStart":3,"newLines":2,
+            "lines":["-three","\\ No newline at end of file","+three","+four"]}]);
+        let cut = "one\nTWO\nthree";
+        assert_eq!(
+            said(json!({"type":"update","structuredPatch":hunks})),
+            (Some(cut.to_string()), 1)
+        );
+        // Made by the write: nothing before it.
+        assert_eq!(
+            said(json!({"type":"create","structuredPatch":[]})),
+            (Some(String::new()), 1)
+        );
+        // Hunks that do not fit the content, or no word of what it replaced: as the call said.
+        let wrong =
+            json!([{"oldStart":1,"oldLines":1,"newStart":1,"newLines":1,"lines":["-x","+y"]}]);
+        assert_eq!(
+            said(json!({"type":"update","structuredPatch":wrong})),
+            (None, 1)
+        );
+        assert_eq!(said(json!({"type":"update"})), (None, 1));
     }
 
     #[test]

@@ -1197,7 +1197,7 @@ fn patch_item(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
         PatchOp::Add { path, content } => (
             absolute(&path, base),
             TouchOp::PatchAdd,
-            Change::Write { content },
+            Change::write(content),
         ),
         PatchOp::Update {
             path,
@@ -1255,12 +1255,7 @@ fn file_change(c: &Value, base: Option<&str>) -> Option<(TouchOp, Change)> {
             .to_string()
     };
     match kind.as_str() {
-        "add" | "create" => Some((
-            TouchOp::PatchAdd,
-            Change::Write {
-                content: text(&["content", "diff"]),
-            },
-        )),
+        "add" | "create" => Some((TouchOp::PatchAdd, Change::write(text(&["content", "diff"])))),
         "delete" | "remove" => Some((TouchOp::PatchDelete, Change::Delete)),
         "update" | "modify" => {
             let move_to = str_at(body, "move_path")
@@ -1615,9 +1610,7 @@ mod tests {
         assert_eq!(add.2, TouchOp::PatchAdd);
         assert_eq!(
             add.4,
-            Some(Change::Write {
-                content: "export const health = () => \"ok\";\n".into()
-            })
+            Some(Change::write("export const health = () => \"ok\";\n"))
         );
         let upd = touch(&out, "/home/dev/tiny-api/src/routes/index.ts");
         assert_eq!(upd.2, TouchOp::PatchUpdate);
@@ -1739,9 +1732,7 @@ mod tests {
         assert_eq!(add.2, TouchOp::PatchAdd);
         assert_eq!(
             add.4,
-            Some(Change::Write {
-                content: "# Rate limits\n20 req/s per token.\n".into()
-            })
+            Some(Change::write("# Rate limits\n20 req/s per token.\n"))
         );
         assert_eq!(upd.2, TouchOp::PatchUpdate);
         match upd.4 {
@@ -1902,9 +1893,7 @@ mod tests {
         );
         assert_eq!(
             touch(&out, "/home/dev/acme-api/docs/new.md").4,
-            Some(Change::Write {
-                content: "# New\n".into()
-            })
+            Some(Change::write("# New\n"))
         );
         assert_eq!(
             touch(&out, "/home/dev/acme-api/docs/gone.md").4,
@@ -1974,12 +1963,7 @@ mod tests {
         assert_eq!(texts(&out, "final"), vec!["Created hello.txt."]);
         let hello = touch(&out, "/tmp/codex-run/hello.txt");
         assert_eq!(hello.2, TouchOp::PatchAdd);
-        assert_eq!(
-            hello.4,
-            Some(Change::Write {
-                content: "hi\n".into()
-            })
-        );
+        assert_eq!(hello.4, Some(Change::write("hi\n")));
         let notes = touch(&out, "/tmp/codex-run/notes.md");
         assert_eq!(notes.2, TouchOp::PatchUpdate);
         assert!(matches!(

@@ -44,6 +44,21 @@ impl Emit {
         id
     }
 
+    /// Drop the blob `id` unless an event emitted so far names it: a change replaced by a
+    /// fuller one before anything was written is not kept twice.
+    pub(crate) fn forget(&mut self, id: BlobId) {
+        // Asked once per Write answered: only the file touches are looked at, in place.
+        let named = self.events.values().any(|(_, e)| match e {
+            Event::FileTouch { change, more, .. } => {
+                *change == Some(id) || more.iter().any(|t| t.change == Some(id))
+            }
+            _ => false,
+        });
+        if !named {
+            self.blobs.remove(&id);
+        }
+    }
+
     /// What the tool call at `call` printed, `text`: its excerpt for the event, and the
     /// whole text in the blob store when the excerpt leaves some out (identical outputs
     /// are one blob). None for an output with nothing in it.

@@ -11,11 +11,13 @@
 //! edit it cannot place (its text was changed by hand since, or the change cannot be located):
 //! that edit and every older one explain nothing.
 //!
-//! A `Write` replaces the whole file, so what it replaced cannot be read from it: the
-//! repository says (the file at the last commit before the write, with the recorded edits
-//! made since that commit replayed on it), and the walk goes on from there. A line the write
-//! left as it was keeps its earlier origin. Without a repository the write is where the walk
-//! ends, and it owns every line of its content.
+//! A `Write` replaces the whole file, so what it replaced cannot be read from its content.
+//! Its tool may have said (Claude Code reports the file before the write), and that wins;
+//! else the repository says (the file at the last commit before the write, with the recorded
+//! edits made since that commit replayed on it). Where both speak and differ, the lines that
+//! differ were changed by hand before the write, and the walk goes on from the repository's
+//! file. A line the write left as it was keeps its earlier origin. With neither, the write is
+//! where the walk ends, and it owns every line of its content.
 //!
 //! The recovered edits are then replayed forward, in ledger order, from the oldest state,
 //! carrying each line's origin with a line diff (the `similar` crate) over the lines the edit
@@ -221,8 +223,9 @@ fn settle_by_commits(blame: &mut Blame, annotated: &[(String, LineCommit)]) {
 ///
 /// With a repository, the file at the last commit before the moment is attributed as of that
 /// commit, and the recorded edits made after it up to the cut are applied in order. Without
-/// one, the edits are replayed from the last `Write` before the cut; failing that, undone from
-/// the current text, where a person's change cannot be dated and its lines are uncertain.
+/// one, the edits are replayed from the last `Write` before the cut that owns every line it
+/// wrote ([`owns_every_line`]); failing that, undone from the current text, where a person's
+/// change cannot be dated and its lines are uncertain.
 pub(crate) fn blame_at(
     current: Option<&str>,
     record: Record<'_>,
@@ -242,10 +245,7 @@ pub(crate) fn blame_at(
             // Before the repository's first commit the file was only what the record made.
             None => from_nothing(record, cut, true),
         }
-    } else if let Some(w) = record.changes[..cut]
-        .iter()
-        .rposition(|c| matches!(c, Change::Write { .. }))
-    {
+    } else if let Some(w) = record.changes[..cut].iter().rposition(owns_every_line) {
         let mut b = from_nothing(record, 0, false);
         b.placement = vec![Placement::Overwritten; w];
         forward(&mut b, record, (w, cut), false);
@@ -290,19 +290,35 @@ fn from_nothing(record: Record<'_>, n: usize, known: bool) -> Blame {
 /// Apply the edits `from..to` of `record` to `blame` in order, each where it lands. An edit
 /// that cannot be placed is skipped, and the lines it may have replaced (those holding a line
 /// of the text it replaced) become uncertain. A `Write` keeps the origin of the lines it left
-/// as they were when `known` (the text before it is the repository's), and owns every line
-/// otherwise (the record alone may have missed a person's change that it kept). Each edit's
-/// placement is pushed after those `blame` holds (one per edit before `from`, where they count).
+/// as they were when `known` (the text before it is the repository's) or when its tool said
+/// what it replaced, and owns every line otherwise (the record alone may have missed a
+/// person's change that it kept). Each edit's placement is pushed after those `blame` holds
+/// (one per edit before `from`, where they count).
 fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), known: bool) {
     for (i, change) in record.changes.iter().enumerate().take(to).skip(from) {
-        if let (Change::Write { content }, false) = (change, known) {
-            blame.text = content.clone();
-            blame.lines = vec![LineOrigin::Edit(i); line_count(content)];
-            blame.placement.push(Placement::Placed);
-            continue;
+        if let Change::Write { content, .. } = change {
+            match (written_over(change), known) {
+                (None, false) => {
+                    blame.text = content.clone();
+                    blame.lines = vec![LineOrigin::Edit(i); line_count(content)];
+                    blame.placement.push(Placement::Placed);
+                    continue;
+                }
+                // The file the write replaced, as its tool reported it, wins over the one
+                // rebuilt here: the lines that differ were changed by hand before it.
+                (Some(own), _) if own != blame.text => {
+                    let by_hand = match known {
+                        true => LineOrigin::Uncommitted,
+                        false => LineOrigin::Unexplained,
+                    };
+                    let splice = whole(&blame.text, &own);
+                    apply(&mut blame.text, &mut blame.lines, &splice, by_hand);
+                }
+                _ => {}
+            }
         }
         let placed = match change {
-            Change::Write { content } => Ok(vec![whole(&blame.text, content)]),
+            Change::Write { content, .. } => Ok(vec![whole(&blame.text, content)]),
             Change::Delete => Ok(vec![whole(&blame.text, "")]),
             other => place_forward(&blame.text, other),
         };
@@ -442,7 +458,7 @@ fn recover(current: &str, record: Record<'_>, past: &mut dyn Past) -> History {
     let mut stopped = None;
     for (i, change) in record.changes.iter().enumerate().rev() {
         match change {
-            Change::Write { content } => {
+            Change::Write { content, .. } => {
                 // A person's changes since the write, as one diffed step.
                 if *content != state {
                     steps.push(Step {
@@ -454,27 +470,45 @@ fn recover(current: &str, record: Record<'_>, past: &mut dyn Past) -> History {
                         },
                     });
                 }
-                match before_write(record, i, past) {
-                    Some(before) => {
-                        steps.push(Step {
-                            by: Some(i),
-                            splice: whole(&before, content),
-                        });
-                        state = before;
-                        first = i;
-                    }
+                // What the tool reported the write replaced wins over what the repository and
+                // the record rebuild: the lines that differ were changed by hand before the
+                // write, and the walk goes on from the rebuilt file, where the older edits
+                // are. A write over nothing (the file was made, or empty) holds nothing older.
+                let own = written_over(change);
+                let rebuilt = match own.as_deref() {
+                    Some("") => None,
+                    _ => before_write(record, i, past),
+                };
+                let (before, by_hand) = match (own, rebuilt) {
+                    (Some(own), _) if own.is_empty() => (None, None),
+                    (Some(own), Some(rebuilt)) if rebuilt != own => (Some(own), Some(rebuilt)),
+                    (Some(own), _) => (Some(own), None),
+                    (None, rebuilt) => (rebuilt, None),
+                };
+                let Some(before) = before else {
                     // Nothing says what the write replaced: the walk ends, with its content
                     // as the base.
-                    None => {
-                        steps.reverse();
-                        return History {
-                            base: content.clone(),
-                            base_origin: Some(i),
-                            steps,
-                            first: i,
-                            stopped: None,
-                        };
-                    }
+                    steps.reverse();
+                    return History {
+                        base: content.clone(),
+                        base_origin: Some(i),
+                        steps,
+                        first: i,
+                        stopped: None,
+                    };
+                };
+                steps.push(Step {
+                    by: Some(i),
+                    splice: whole(&before, content),
+                });
+                state = before;
+                first = i;
+                if let Some(rebuilt) = by_hand {
+                    steps.push(Step {
+                        by: None,
+                        splice: whole(&rebuilt, &state),
+                    });
+                    state = rebuilt;
                 }
             }
             other => match revert(&mut state, other) {
@@ -500,6 +534,23 @@ fn recover(current: &str, record: Record<'_>, past: &mut dyn Past) -> History {
         first,
         stopped,
     }
+}
+
+/// The file a `Write` replaced, as its tool reported it (`None`: it did not say).
+fn written_over(change: &Change) -> Option<String> {
+    match change {
+        Change::Write {
+            content,
+            before: Some(before),
+        } => before.text(content),
+        _ => None,
+    }
+}
+
+/// Whether `change` is a whole-file write that owns every line it wrote when no repository
+/// says what it replaced: its tool did not say either, or said the file was empty or absent.
+fn owns_every_line(change: &Change) -> bool {
+    matches!(change, Change::Write { .. }) && written_over(change).is_none_or(|t| t.is_empty())
 }
 
 /// The file just before the `Write` at index `w` of `record`, as the repository held it at

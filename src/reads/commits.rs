@@ -131,7 +131,7 @@ fn explain_among(
         ties.extend(by_workspace(sessions, root, ts));
     }
     if depth == Depth::Whole || ties.is_empty() {
-        ties.extend(by_content(views, &commit.content, written)?);
+        ties.extend(by_content(views, &commit.content, commit.ts_ms, written)?);
     }
     let answers = |t: &Tie| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE;
     let best = ties.iter().filter(|t| answers(t)).map(|t| t.route).min();
@@ -587,7 +587,12 @@ fn written_lines(change: &Change) -> Vec<String> {
     match change {
         Change::Edit(r) => text(&r.new),
         Change::MultiEdit { edits } => edits.iter().for_each(|r| text(&r.new)),
-        Change::Write { content } => text(content),
+        // A write that says what it replaced wrote only the lines that differ from it.
+        Change::Write {
+            content,
+            before: Some(before),
+        } => before.written(content).into_iter().for_each(&mut text),
+        Change::Write { content, .. } => text(content),
         Change::NotebookEdit { source, .. } => text(source),
         Change::Patch { hunks, .. } => {
             for h in hunks {
@@ -621,8 +626,9 @@ fn meaningful(line: &str) -> Option<&str> {
 #[derive(Default)]
 struct Written(HashMap<String, ByWriter>);
 
-/// Per session, the meaningful lines it wrote to one file and its last such edit (ts, seq).
-type ByWriter = BTreeMap<SessionId, (HashSet<String>, (i64, Seq))>;
+/// Per session, the meaningful lines it wrote to one file, its last such edit (ts, seq) and
+/// when it first edited the file.
+type ByWriter = BTreeMap<SessionId, (HashSet<String>, (i64, Seq), i64)>;
 
 impl Written {
     fn of(&mut self, views: &Views, rel: &str) -> Result<&ByWriter, ViewError> {
@@ -633,7 +639,7 @@ impl Written {
             for (e, change) in applied_changes(views, &recorded)? {
                 let entry = by_session
                     .entry(e.session.clone())
-                    .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq)));
+                    .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq), e.ts_ms));
                 entry.1 = entry.1.max((e.ts_ms, e.seq));
                 for l in written_lines(&change) {
                     if let Some(m) = meaningful(&l) {
@@ -647,10 +653,13 @@ impl Written {
     }
 }
 
-/// Per session, the share of the commit's meaningful added lines its recorded edits wrote.
+/// Per session, the share of the commit's meaningful added lines its recorded edits wrote. A
+/// session that first edited a file after the commit was made (at `ts_ms`, when known) wrote
+/// none of it.
 fn by_content(
     views: &Views,
     content: &CommitContent,
+    ts_ms: Option<i64>,
     written: &mut Written,
 ) -> Result<Vec<Tie>, ViewError> {
     let wanted: Vec<(&str, Vec<&str>)> = content
@@ -670,7 +679,10 @@ fn by_content(
     }
     let mut matched: BTreeMap<SessionId, (usize, Option<(i64, Seq)>)> = BTreeMap::new();
     for (rel, lines) in &wanted {
-        for (session, (wrote, last)) in written.of(views, rel)? {
+        for (session, (wrote, last, first)) in written.of(views, rel)? {
+            if ts_ms.is_some_and(|t| t + SPAN_GRACE_MS < *first) {
+                continue;
+            }
             let n = lines.iter().filter(|l| wrote.contains(**l)).count();
             if n > 0 {
                 let m = matched.entry(session.clone()).or_insert((0, None));
@@ -700,9 +712,7 @@ mod tests {
     #[test]
     fn the_recorded_and_content_routes_read_the_views_alone() {
         let store = Store::new();
-        let wrote = Change::Write {
-            content: "fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n".into(),
-        };
+        let wrote = Change::write("fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n");
         store.write(
             vec![
                 (
@@ -771,12 +781,10 @@ mod tests {
     #[test]
     fn a_share_below_the_bar_never_answers_beside_one_above_it() {
         let store = Store::new();
-        let most = Change::Write {
-            content: "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n    doubled.min(MAX_RATE)\n}\n".into(),
-        };
-        let one = Change::Write {
-            content: "    doubled.min(MAX_RATE)\nfn unrelated_helper() {}\n".into(),
-        };
+        let most = Change::write(
+            "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n    doubled.min(MAX_RATE)\n}\n",
+        );
+        let one = Change::write("    doubled.min(MAX_RATE)\nfn unrelated_helper() {}\n");
         store.write(
             vec![
                 (
@@ -829,6 +837,60 @@ mod tests {
             .map(|t| (t.session.as_str(), t.share))
             .collect();
         assert_eq!(others, vec![("one", Some(0.25))]);
+    }
+
+    #[test]
+    fn content_credits_no_session_with_lines_its_write_kept_or_a_commit_made_before_it() {
+        let store = Store::new();
+        let kept = "fn limiter(rate: u32) -> u32 {\n    let doubled = rate * 2;\n}\n";
+        let wrote = format!("{kept}fn refill_tokens(now: u64) {{}}\n");
+        let told = Change::Write {
+            content: wrote.clone(),
+            before: Some(crate::vocab::change::Before::between(kept, &wrote)),
+        };
+        let blind = Change::write(wrote.clone());
+        let at = 600_000;
+        store.write(
+            vec![
+                ("told", 1, at, touch("/r/src/lim.rs", TouchOp::Write, &told)),
+                (
+                    "blind",
+                    1,
+                    at,
+                    touch("/r/src/lim.rs", TouchOp::Write, &blind),
+                ),
+            ],
+            &[&told, &blind],
+        );
+        let (_ledger, views) = store.open();
+        let tied = |ts_ms: i64| {
+            let content = CommitContent {
+                message: "limit".into(),
+                added: vec![(
+                    "src/lim.rs".into(),
+                    kept.lines().map(str::to_string).collect(),
+                )],
+            };
+            let commit = Commit {
+                hash: "abc1234abc".into(),
+                ts_ms: Some(ts_ms),
+                content,
+            };
+            let e = explain(&views, None, &commit).unwrap();
+            let mut all: Vec<String> = e
+                .answer
+                .iter()
+                .chain(&e.others)
+                .map(|t| t.session.as_str().to_string())
+                .collect();
+            all.sort();
+            all
+        };
+        // The write that said what it replaced wrote none of the commit's lines; the one that
+        // did not is taken to have written them all.
+        assert_eq!(tied(at + 60_000), vec!["blind".to_string()]);
+        // Made ten minutes before either session edited the file: neither.
+        assert_eq!(tied(at - 600_000), Vec::<String>::new());
     }
 
     #[test]

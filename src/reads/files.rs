@@ -6,7 +6,7 @@
 //! repository, another machine); failing both, its relative path matched as a suffix (a prefix
 //! scan of the reversed paths), which finds edits of a session begun in a subdirectory. A
 //! path not here may have been a directory in the record, so what lies under it counts too.
-//! Renames are followed by [`under_earlier_names`], one rule for every read.
+//! Renames are followed by [`under_names`], one rule for every read.
 //!
 //! Everything here reads the views alone: each edit's row and the change it wrote are
 //! materialised by the fold, so a lookup never opens the ledger.
@@ -14,6 +14,7 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::reads::vcs::EarlierName;
 use crate::views::rows::{TextKind, TextRow};
 use crate::views::tables::Table;
 use crate::views::{ViewError, Views};
@@ -68,14 +69,14 @@ pub(crate) fn recorded_paths(
     Sessions::of(views)?.paths(views, wanted)
 }
 
-/// The recorded paths of the file `wanted` under the names it had before its renames, as git
-/// or jj know them (committed, or staged in git's index), each found as [`recorded_paths`]
-/// finds a name.
-pub(crate) fn under_earlier_names(
+/// The recorded paths of a file under `names`, the names it had before its renames (as
+/// [`crate::reads::vcs::earlier_names`] or a file's history give them), each found as
+/// [`recorded_paths`] finds a name.
+pub(crate) fn under_names(
     views: &Views,
-    wanted: &Wanted,
+    names: Vec<EarlierName>,
 ) -> Result<BTreeSet<String>, ViewError> {
-    Sessions::of(views)?.earlier(views, wanted)
+    Sessions::of(views)?.under(views, names)
 }
 
 /// Every recorded path of `wanted`: under its name now and under the names it had before.
@@ -150,8 +151,13 @@ impl Sessions {
             return Ok(BTreeSet::new());
         }
         let since = self.first_ms.map(|ms| ms - 86_400_000);
+        self.under(views, crate::reads::vcs::earlier_names(abs, since))
+    }
+
+    /// The recorded paths under each of `names`.
+    fn under(&self, views: &Views, names: Vec<EarlierName>) -> Result<BTreeSet<String>, ViewError> {
         let mut found = BTreeSet::new();
-        for name in crate::reads::vcs::earlier_names(abs, since) {
+        for name in names {
             let earlier = Wanted {
                 abs: name.abs.to_string_lossy().into_owned(),
                 rel: Some(name.rel),
@@ -391,9 +397,7 @@ mod tests {
     fn a_file_is_found_by_its_exact_path_or_its_path_in_any_checkout_from_the_views_alone() {
         let store = Store::new();
         let (a, b, c) = (edit("a\n", "b\n"), edit("b\n", "c\n"), edit("x\n", "y\n"));
-        let write = Change::Write {
-            content: "one\n".into(),
-        };
+        let write = Change::write("one\n");
         store.write(
             vec![
                 ("s2", 4, 300, touch("/a/repo/src/x.rs", TouchOp::Edit, &b)),

@@ -663,7 +663,11 @@ impl FileHistory {
                 is_hex(hash).then_some((secs.parse().ok()?, hash.to_string()))
             })
             .collect();
-        commits.sort();
+        // Both tools list a child before its parent. A rebase or a squash commits in the same
+        // second, so among equal times that order (reversed) says which is later, never the
+        // hashes.
+        commits.reverse();
+        commits.sort_by_key(|(secs, _)| *secs);
         commits
     }
 
@@ -692,6 +696,19 @@ impl FileHistory {
                 .flat_map(move |()| self.renames().iter())
                 .map(|(_, name)| name.as_str()),
         )
+    }
+
+    /// The names the file had before its renames, newest first, as [`earlier_names`] gives
+    /// them: from the one walk of its renames this history makes, which reading its past
+    /// under those names needs too.
+    pub(crate) fn earlier_names(&self) -> Vec<EarlierName> {
+        self.renames()
+            .iter()
+            .map(|(_, rel)| EarlierName {
+                abs: self.root.join(rel),
+                rel: rel.clone(),
+            })
+            .collect()
     }
 
     /// The renames that led to the file's name now, newest first: the name before each, with

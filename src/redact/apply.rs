@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::Redactor;
 use crate::ledger::WriteSet;
-use crate::vocab::change::{BlobId, Change, Replacement};
+use crate::vocab::change::{Before, BlobId, Change, Replacement};
 use crate::vocab::event::{Envelope, Event};
 
 /// Redact every text of `set` in place: the events, the change blobs (a redacted blob is
@@ -133,7 +133,25 @@ fn change_texts(r: &Redactor, change: &mut Change) -> bool {
                 rep(e);
             }
         }
-        Change::Write { content } => s(content),
+        Change::Write { content, before } => {
+            let lines = content.split_inclusive('\n').count();
+            s(content);
+            if let Some(Before::File { differs }) = before {
+                // The lines a write replaced are redacted as one text per place (a key block
+                // spans lines); how many they are is free, as nothing points into them.
+                for d in differs.iter_mut() {
+                    if let std::borrow::Cow::Owned(red) = r.redact(&d.was.concat()) {
+                        d.was = red.split_inclusive('\n').map(str::to_string).collect();
+                        changed.set(true);
+                    }
+                }
+                // A secret over several lines of the content is one marker now, and the places
+                // count lines of the content: they are dropped rather than misplaced.
+                if content.split_inclusive('\n').count() != lines {
+                    *before = None;
+                }
+            }
+        }
         Change::NotebookEdit { source, .. } => s(source),
         Change::Patch { move_to, hunks } => {
             if let Some(m) = move_to {

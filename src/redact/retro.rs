@@ -231,10 +231,7 @@ mod tests {
 
     /// An edit of `.env` at `ts_ms` that wrote `content`, with the blob it names.
     fn edit(ts_ms: i64, content: &str) -> (Envelope, (BlobId, Vec<u8>)) {
-        let (blob, bytes) = Change::Write {
-            content: content.into(),
-        }
-        .to_blob();
+        let (blob, bytes) = Change::write(content).to_blob();
         let kind = Event::FileTouch {
             path: "/r/.env".into(),
             op: TouchOp::Write,

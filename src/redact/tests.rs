@@ -363,3 +363,35 @@ fn generated_hashes_uuids_and_base64_survive() {
         hits.first()
     );
 }
+
+#[test]
+fn the_file_a_write_replaced_is_redacted_with_what_it_wrote() {
+    use crate::vocab::change::{Before, Change};
+    let r = redactor();
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq\nq3v9\n-----END RSA PRIVATE KEY-----\n";
+    let was = format!("id = AKIAZ7Q2XWJ4VHMK3PLN\n{key}kept\n");
+    let content = "id = env\nkept\n";
+    let change = Change::Write {
+        content: content.into(),
+        before: Some(Before::between(&was, content)),
+    };
+    let (_, red) = apply::blob(&r, &change.to_blob().1).expect("the blob held secrets");
+    let text = String::from_utf8(red.clone()).unwrap();
+    assert!(
+        !text.contains("AKIAZ7Q2") && !text.contains("MIIEpAIBAAKCAQEA7bq"),
+        "{text}"
+    );
+    let Change::Write {
+        content,
+        before: Some(before),
+    } = serde_json::from_slice(&red).unwrap()
+    else {
+        panic!("{text}")
+    };
+    let was = before.text(&content).unwrap();
+    assert!(was.starts_with("id = [REDACTED:aws-access-key:"), "{was}");
+    assert!(
+        was.contains("[REDACTED:private-key:") && was.ends_with("kept\n"),
+        "{was}"
+    );
+}

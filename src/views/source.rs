@@ -151,10 +151,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ledger = open(dir.path());
         let (a, b) = (SessionId("a".into()), SessionId("ab".into()));
-        let (blob, bytes) = Change::Write {
-            content: "fn main() {}\n".into(),
-        }
-        .to_blob();
+        let (blob, bytes) = Change::write("fn main() {}\n").to_blob();
         let edit = EventId {
             session: a.clone(),
             seq: Seq(2),

@@ -82,8 +82,15 @@ pub(crate) enum Change {
     Edit(Replacement),
     /// Claude Code `MultiEdit`: applied in order.
     MultiEdit { edits: Vec<Replacement> },
-    /// Claude Code `Write`, or an apply_patch `Add File`: the whole new content.
-    Write { content: String },
+    /// Claude Code `Write`, or an apply_patch `Add File`: the whole new content, and what it
+    /// replaced when the tool said.
+    Write {
+        content: String,
+        /// The file before the write, as the tool reported it; absent when it did not say
+        /// (and in every change recorded before this was kept), so such a blob keeps its id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<Before>,
+    },
     /// Claude Code `NotebookEdit`.
     NotebookEdit {
         #[serde(default)]
@@ -110,7 +117,115 @@ pub(crate) enum Change {
     },
 }
 
+/// How many line pairs the middle of a write may have for [`Before::between`] to diff it.
+const DIFF_WORK: usize = 16_000_000;
+
+/// What a whole-file write replaced, as the tool that made it reported it. Kept as the lines
+/// that differ from what it wrote, so a write over a large file costs what it changed and not
+/// a second copy of the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "was", rename_all = "snake_case")]
+pub(crate) enum Before {
+    /// No file: the write made it.
+    Nothing,
+    /// A file that held what the write wrote, but for these lines, in order.
+    File { differs: Vec<Differs> },
+}
+
+/// Where the file before a write differs from what the write wrote: `len` lines of the content
+/// from line `at` (counted from 0) stand where the lines `was` stood.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Differs {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    /// Each line with its line end (the last one may have none).
+    pub(crate) was: Vec<String>,
+}
+
+impl Before {
+    /// The file `before`, as the lines where it differs from `content`. The lines both share
+    /// at their head and tail are set aside first; a middle too long on both sides to diff
+    /// cheaply (a line diff costs up to the product of its sides) is one difference, which
+    /// keeps the file before exactly, only less compactly.
+    pub(crate) fn between(before: &str, content: &str) -> Before {
+        let old: Vec<&str> = before.split_inclusive('\n').collect();
+        let new: Vec<&str> = content.split_inclusive('\n').collect();
+        let head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        let tail = old[head..]
+            .iter()
+            .rev()
+            .zip(new[head..].iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
+        let differs = if old_mid.len().saturating_mul(new_mid.len()) > DIFF_WORK {
+            vec![Differs {
+                at: head,
+                len: new_mid.len(),
+                was: old_mid.iter().map(|l| l.to_string()).collect(),
+            }]
+        } else {
+            similar::capture_diff_slices(similar::Algorithm::Myers, old_mid, new_mid)
+                .into_iter()
+                .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+                .map(|op| Differs {
+                    at: head + op.new_range().start,
+                    len: op.new_range().len(),
+                    was: old_mid[op.old_range()]
+                        .iter()
+                        .map(|l| l.to_string())
+                        .collect(),
+                })
+                .collect()
+        };
+        Before::File { differs }
+    }
+
+    /// The lines of `content` the write changed: where the file before differs from it (every
+    /// line, when the write made the file).
+    pub(crate) fn written<'a>(&self, content: &'a str) -> Vec<&'a str> {
+        let lines: Vec<&str> = content.split_inclusive('\n').collect();
+        match self {
+            Before::Nothing => lines,
+            Before::File { differs } => differs
+                .iter()
+                .flat_map(|d| lines.get(d.at..d.at + d.len).unwrap_or_default())
+                .copied()
+                .collect(),
+        }
+    }
+
+    /// The file before the write of `content`; `None` when these differences do not fit it
+    /// (a content they were not taken from).
+    pub(crate) fn text(&self, content: &str) -> Option<String> {
+        let Before::File { differs } = self else {
+            return Some(String::new());
+        };
+        let lines: Vec<&str> = content.split_inclusive('\n').collect();
+        let mut out = String::with_capacity(content.len());
+        let mut next = 0;
+        for d in differs {
+            if d.at < next || d.at + d.len > lines.len() {
+                return None;
+            }
+            out.extend(lines[next..d.at].iter().copied());
+            out.extend(d.was.iter().map(String::as_str));
+            next = d.at + d.len;
+        }
+        out.extend(lines[next..].iter().copied());
+        Some(out)
+    }
+}
+
 impl Change {
+    /// A whole-file write of `content` that does not say what it replaced.
+    pub(crate) fn write(content: impl Into<String>) -> Change {
+        Change::Write {
+            content: content.into(),
+            before: None,
+        }
+    }
+
     /// The canonical bytes stored in the blob store (and hashed for the id).
     pub(crate) fn to_blob(&self) -> (BlobId, Vec<u8>) {
         // Serializing these plain structs cannot fail.
@@ -125,19 +240,77 @@ mod tests {
 
     #[test]
     fn blob_ids_are_content_addresses() {
-        let a = Change::Write {
-            content: "x\n".into(),
-        };
-        let b = Change::Write {
-            content: "x\n".into(),
-        };
+        let a = Change::write("x\n");
+        let b = Change::write("x\n");
         assert_eq!(a.to_blob().0, b.to_blob().0);
-        let c = Change::Write {
-            content: "y\n".into(),
-        };
+        let c = Change::write("y\n");
         assert_ne!(a.to_blob().0, c.to_blob().0);
         let id = a.to_blob().0;
         assert_eq!(BlobId::from_hex(&id.to_hex()), Some(id));
         assert_eq!(BlobId::from_hex("zz"), None);
+    }
+
+    #[test]
+    fn a_write_that_does_not_say_what_it_replaced_keeps_the_bytes_it_always_had() {
+        let (_, bytes) = Change::write("x\n").to_blob();
+        assert_eq!(bytes, br#"{"kind":"write","content":"x\n"}"#);
+        let old: Change = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(old, Change::write("x\n"));
+    }
+
+    #[test]
+    fn the_file_before_a_write_is_rebuilt_from_the_lines_that_differ() {
+        let cases = [
+            ("a\nb\nc\n", "a\nB\nc\nd\n"),
+            ("", "new\n"),
+            ("gone\n", ""),
+            ("same\n", "same\n"),
+            ("x\nno end", "x\nno end\n"),
+            ("1\n2\n3\n4\n5\n", "0\n2\n4\n5\n6"),
+        ];
+        for (before, content) in cases {
+            let b = Before::between(before, content);
+            assert_eq!(
+                b.text(content).as_deref(),
+                Some(before),
+                "{before:?} -> {content:?}"
+            );
+        }
+        // Two long unrelated middles are one difference, and still give the file back.
+        let long_old: String = (0..5000).map(|i| format!("old {i}\n")).collect();
+        let long_new: String = (0..5000).map(|i| format!("new {i}\n")).collect();
+        let (before, content) = (
+            format!("head\n{long_old}tail\n"),
+            format!("head\n{long_new}tail\n"),
+        );
+        let b = Before::between(&before, &content);
+        assert_eq!(b.text(&content), Some(before));
+        let Before::File { differs } = b else {
+            panic!()
+        };
+        assert_eq!((differs.len(), differs[0].at, differs[0].len), (1, 1, 5000));
+        // Only what differs is kept.
+        let Before::File { differs } = Before::between("a\nb\nc\n", "a\nB\nc\n") else {
+            panic!()
+        };
+        assert_eq!(
+            differs,
+            vec![Differs {
+                at: 1,
+                len: 1,
+                was: vec!["b\n".into()]
+            }]
+        );
+        assert_eq!(Before::Nothing.text("x\n").as_deref(), Some(""));
+        assert_eq!(
+            Before::between("a\nb\nc\n", "a\nB\nc\nd\n").written("a\nB\nc\nd\n"),
+            vec!["B\n", "d\n"]
+        );
+        assert_eq!(Before::Nothing.written("x\ny"), vec!["x\n", "y"]);
+        // Differences taken from another content do not fit this one.
+        assert_eq!(
+            Before::between("a\nb\nc\n", "a\nb\nc\nd\n").text("a\n"),
+            None
+        );
     }
 }

@@ -30,7 +30,7 @@ pub(crate) fn size(change: &Change) -> Size {
             }
             total
         }
-        Change::Write { content } => Size {
+        Change::Write { content, .. } => Size {
             added: lines(content),
             removed: 0,
         },
@@ -87,7 +87,8 @@ fn hunks_size(hunks: &[Hunk]) -> Size {
 }
 
 /// `change` to `path` as a unified diff. An Edit's old and new text are diffed by line; a
-/// whole write is shown as added lines (what it replaced is not recorded).
+/// whole write is diffed against the file it replaced where its tool said what that was, and
+/// shown as added lines otherwise.
 pub(crate) fn unified(path: &str, change: &Change) -> String {
     let mut out = String::new();
     let header = |out: &mut String, from: &str, to: &str| {
@@ -104,10 +105,22 @@ pub(crate) fn unified(path: &str, change: &Change) -> String {
                 replacement_diff(&mut out, r);
             }
         }
-        Change::Write { content } => {
-            header(&mut out, "/dev/null", path);
-            added_lines(&mut out, content);
-        }
+        Change::Write { content, before } => match before.as_ref().and_then(|b| b.text(content)) {
+            Some(was) if !was.is_empty() => {
+                header(&mut out, path, path);
+                // The whole file on both sides: the hunks carry its own line numbers.
+                let body = TextDiff::from_lines(&was, content)
+                    .unified_diff()
+                    .context_radius(3)
+                    .missing_newline_hint(false)
+                    .to_string();
+                out.push_str(&body);
+            }
+            _ => {
+                header(&mut out, "/dev/null", path);
+                added_lines(&mut out, content);
+            }
+        },
         Change::NotebookEdit {
             cell_id, source, ..
         } => {
@@ -281,9 +294,7 @@ mod tests {
 
     #[test]
     fn a_write_is_all_added_lines_from_nothing() {
-        let w = Change::Write {
-            content: "x\ny\n".into(),
-        };
+        let w = Change::write("x\ny\n");
         let d = unified("n.txt", &w);
         assert_eq!(d, "--- /dev/null\n+++ n.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n");
         assert_eq!(
@@ -292,6 +303,20 @@ mod tests {
                 added: 2,
                 removed: 0
             }
+        );
+    }
+
+    #[test]
+    fn a_write_that_says_what_it_replaced_shows_only_the_lines_it_changed() {
+        let was = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let content = "a\nb\nc\nd\ne\nf\ng\nH\n";
+        let w = Change::Write {
+            content: content.into(),
+            before: Some(crate::vocab::change::Before::between(was, content)),
+        };
+        assert_eq!(
+            unified("n.txt", &w),
+            "--- n.txt\n+++ n.txt\n@@ -5,4 +5,4 @@\n e\n f\n g\n-h\n+H\n"
         );
     }
 

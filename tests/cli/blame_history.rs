@@ -2,13 +2,16 @@
 //! person's commit, an agent's whole-file Write over it, edits by two agents, a line committed
 //! by hand and one typed and never committed, a rename (git) and a deleted file. Each line of
 //! the file, now and at several moments, names what wrote it; `--at` never shows a line
-//! written after its moment.
+//! written after its moment. The same holds once the agents' commits are squashed into one or
+//! rebased onto a new base (new hashes), and `peat COMMIT` and `peat show SESSION` name the
+//! session that wrote the rewritten commit's lines. A Write whose result says what the file held before it (as
+//! Claude Code's does) owns only the lines it changed, with or without a repository.
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::blame::{prompt, tool, transcript};
+use crate::blame::{line, prompt, tool, transcript};
 use crate::support::{Env, SESSION_A, SESSION_B, on_path, require_git, skip};
 
 /// Which tool keeps the repository.
@@ -207,6 +210,8 @@ enum Who {
     BeforeRecord(String),
     ByHand(String),
     Uncommitted,
+    /// No recorded edit wrote it, and no repository says who did.
+    Unexplained,
 }
 
 /// Each line's text and origin in `peat blame FILE [ARGS] --json`.
@@ -241,6 +246,7 @@ fn blamed(env: &Env, file: &str, args: &[&str]) -> Vec<(String, Who)> {
                 "before_record" => Who::BeforeRecord(commit()),
                 "committed_by_hand" => Who::ByHand(commit()),
                 "uncommitted" => Who::Uncommitted,
+                "unexplained" => Who::Unexplained,
                 other => panic!("line {text:?}: {other}"),
             };
             (text, who)
@@ -265,6 +271,7 @@ fn lines(expected: &[(&str, Who)]) -> Vec<(String, Who)> {
                 Who::BeforeRecord(c) => Who::BeforeRecord(c.clone()),
                 Who::ByHand(c) => Who::ByHand(c.clone()),
                 Who::Uncommitted => Who::Uncommitted,
+                Who::Unexplained => Who::Unexplained,
             };
             (t.to_string(), who)
         })
@@ -425,4 +432,424 @@ fn in_a_jj_repository_colocated_with_git_every_line_and_moment_names_what_wrote_
     assert!(env.path("work/.git").exists(), "colocated with git");
     let s = story(&repo);
     every_line_and_moment_names_what_wrote_it(&env, &s);
+}
+
+/// Session A's Write of `content` over `file` at 09:06, answering "add subtraction", and its
+/// result as Claude Code records it, with `said` (what the file was before) in its
+/// `toolUseResult`; captured.
+fn write_saying(env: &Env, file: &str, content: &str, said: Value) {
+    let id = "toolu_write_over";
+    let mut result = json!({"type": "update", "filePath": file, "content": content});
+    for (k, v) in said.as_object().unwrap() {
+        result[k] = v.clone();
+    }
+    let lines = [
+        prompt(SESSION_A, 1, 5, "add subtraction"),
+        line(
+            SESSION_A,
+            2,
+            6,
+            "assistant",
+            json!({"message": {"id": "msg_2", "role": "assistant", "type": "message",
+                "content": [{"type": "tool_use", "id": id, "name": "Write",
+                    "input": {"file_path": file, "content": content}}]}}),
+        ),
+        line(
+            SESSION_A,
+            3,
+            6,
+            "user",
+            json!({"message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result",
+                "content": format!("The file {file} has been updated successfully.")}]},
+                "toolUseResult": result}),
+        ),
+    ];
+    let t = transcript(env, "a.jsonl", &lines);
+    env.run(&["capture", &t]).ok();
+}
+
+const KEPT: &str = "def add(a, b):\n    return a + b\n";
+
+#[test]
+fn a_write_over_a_file_in_no_repository_owns_only_the_lines_its_result_says_it_changed() {
+    let env = Env::new();
+    let file = env.path("work/calc.py").to_string_lossy().into_owned();
+    std::fs::write(&file, WRITTEN).unwrap();
+    write_saying(
+        &env,
+        &file,
+        WRITTEN,
+        json!({"originalFile": KEPT, "structuredPatch": [{"oldStart": 1, "oldLines": 2,
+            "newStart": 1, "newLines": 5, "lines": ["+import math", " def add(a, b):",
+            "     return a + b", "+def sub(a, b):", "+    return a - b"]}]}),
+    );
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    let expected = lines(&[
+        ("import math", a()),
+        ("def add(a, b):", Who::Unexplained),
+        ("    return a + b", Who::Unexplained),
+        ("def sub(a, b):", a()),
+        ("    return a - b", a()),
+    ]);
+    assert_eq!(blamed(&env, "calc.py", &[]), expected);
+    let r = env.run(&["blame", "calc.py"]).ok();
+    assert!(
+        r.stdout.contains("3 lines by recorded edits"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_write_over_a_file_in_no_repository_that_does_not_say_what_it_replaced_owns_every_line() {
+    let env = Env::new();
+    let file = env.path("work/calc.py").to_string_lossy().into_owned();
+    std::fs::write(&file, WRITTEN).unwrap();
+    write_saying(&env, &file, WRITTEN, json!({}));
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    assert_eq!(
+        blamed(&env, "calc.py", &[]),
+        lines(&[
+            ("import math", a()),
+            ("def add(a, b):", a()),
+            ("    return a + b", a()),
+            ("def sub(a, b):", a()),
+            ("    return a - b", a()),
+        ]),
+        "nothing says what the write replaced"
+    );
+}
+
+#[test]
+fn a_write_over_a_file_never_committed_leaves_the_lines_its_result_says_it_kept_uncommitted() {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    repo.put("README.md", "# calc\n");
+    repo.commit(0, "readme");
+    let file = repo.file("calc.py").to_string_lossy().into_owned();
+    repo.put("calc.py", WRITTEN);
+    // Only the hunks, as an older Claude Code reports a Write.
+    let hunks = json!([{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 5,
+        "lines": ["+import math", " def add(a, b):", "     return a + b", "+def sub(a, b):",
+        "+    return a - b"]}]);
+    write_saying(&env, &file, WRITTEN, json!({"structuredPatch": hunks}));
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    assert_eq!(
+        blamed(&env, "calc.py", &[]),
+        lines(&[
+            ("import math", a()),
+            ("def add(a, b):", Who::Uncommitted),
+            ("    return a + b", Who::Uncommitted),
+            ("def sub(a, b):", a()),
+            ("    return a - b", a()),
+        ])
+    );
+}
+
+/// Pat commits `calc.py` at 09:00 (c1) and changes a line by hand at 09:03, not committed;
+/// session A's Write at 09:06 keeps that change.
+fn a_hand_edit_then_a_write(said: bool) -> (Env, String) {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    repo.put("calc.py", KEPT);
+    let c1 = repo.commit(0, "add");
+    let by_hand = KEPT.replace("a + b\n", "a + b  # by hand\n");
+    let content = WRITTEN.replace("a + b\n", "a + b  # by hand\n");
+    repo.put("calc.py", &content);
+    let file = repo.file("calc.py").to_string_lossy().into_owned();
+    let told = match said {
+        true => json!({"originalFile": by_hand, "structuredPatch": []}),
+        false => json!({}),
+    };
+    write_saying(&env, &file, &content, told);
+    (env, c1)
+}
+
+#[test]
+fn what_a_writes_result_says_it_replaced_wins_over_the_repository_and_the_hand_edit_stays_a_persons()
+ {
+    let (env, c1) = a_hand_edit_then_a_write(true);
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    let c1 = || Who::BeforeRecord(c1.clone());
+    assert_eq!(
+        blamed(&env, "calc.py", &[]),
+        lines(&[
+            ("import math", a()),
+            ("def add(a, b):", c1()),
+            ("    return a + b  # by hand", Who::Uncommitted),
+            ("def sub(a, b):", a()),
+            ("    return a - b", a()),
+        ])
+    );
+    // Just after the write, the same.
+    assert_eq!(
+        blamed(&env, "calc.py", &["--at", &at(7)]),
+        blamed(&env, "calc.py", &[])
+    );
+    // Not told, the write is taken to have replaced the committed file: it wrote the line.
+    let (env, _) = a_hand_edit_then_a_write(false);
+    assert_eq!(
+        blamed(&env, "calc.py", &[])[2],
+        ("    return a + b  # by hand".to_string(), a())
+    );
+}
+
+/// How the agents' two commits are rewritten.
+#[derive(Clone, Copy)]
+enum Rewrite {
+    /// Into one commit.
+    Squash,
+    /// Onto a commit of Pat's made beside them.
+    Rebase,
+}
+
+const CHECKED: &str =
+    "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b  # checked\n";
+
+/// 09:00 Pat commits `src/calc.py` (c1); session A Writes it at 09:06, committed at 09:08;
+/// session B edits A's last line at 09:12, committed at 09:15. At 09:20 the two commits are
+/// squashed into one, or rebased onto Pat's 09:18 commit of the README made beside them. Pat's
+/// first commit and the commits as they are after the rewrite, oldest first.
+fn rewritten(repo: &Repo, how: Rewrite) -> (String, Vec<String>) {
+    let env = repo.env;
+    let calc = repo.file("src/calc.py").to_string_lossy().into_owned();
+    repo.put("src/calc.py", ADD);
+    repo.put("README.md", "# calc\n");
+    let c1 = repo.commit(0, "add");
+    repo.put("src/calc.py", WRITTEN);
+    repo.commit(8, "subtraction");
+    repo.put("src/calc.py", CHECKED);
+    repo.commit(15, "checked");
+    let head = |rev: &str| match repo.vcs {
+        Vcs::Git => repo.git(20, &["rev-parse", rev]),
+        Vcs::Jj { .. } => repo.jj(20, &["log", "-r", rev, "--no-graph", "-T", "commit_id"]),
+    };
+    let after = match (how, repo.vcs) {
+        (Rewrite::Squash, Vcs::Git) => {
+            repo.git(20, &["reset", "-q", "--soft", &c1]);
+            repo.git(20, &["commit", "-q", "-m", "subtraction, checked"]);
+            vec![head("HEAD")]
+        }
+        (Rewrite::Squash, Vcs::Jj { .. }) => {
+            let m = "subtraction, checked";
+            repo.jj(20, &["squash", "--from", "@-", "--into", "@--", "-m", m]);
+            vec![head("@-")]
+        }
+        (Rewrite::Rebase, Vcs::Git) => {
+            repo.git(18, &["checkout", "-q", "-b", "readme", &c1]);
+            repo.put("README.md", "# calc, by Pat\n");
+            repo.commit(18, "readme");
+            repo.git(20, &["checkout", "-q", "main"]);
+            repo.git(20, &["rebase", "-q", "readme"]);
+            vec![head("HEAD~1"), head("HEAD")]
+        }
+        (Rewrite::Rebase, Vcs::Jj { .. }) => {
+            let change =
+                |rev: &str| repo.jj(18, &["log", "-r", rev, "--no-graph", "-T", "change_id"]);
+            let (x, y) = (change("@--"), change("@-"));
+            repo.jj(18, &["new", &c1]);
+            repo.put("README.md", "# calc, by Pat\n");
+            repo.commit(18, "readme");
+            repo.jj(20, &["rebase", "-s", &x, "-d", "@-"]);
+            repo.jj(20, &["new", &y]);
+            vec![head(&x), head(&y)]
+        }
+    };
+    assert_eq!(std::fs::read_to_string(&calc).unwrap(), CHECKED);
+
+    let mut a = vec![prompt(SESSION_A, 1, 5, "add subtraction")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        6,
+        "Write",
+        json!({"file_path": calc, "content": WRITTEN}),
+    ));
+    let mut b = vec![prompt(SESSION_B, 1, 10, "mark sub as checked")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        12,
+        "Edit",
+        json!({"file_path": calc, "old_string": "    return a - b\n", "new_string": "    return a - b  # checked\n", "replace_all": false}),
+    ));
+    let ta = transcript(env, "a.jsonl", &a);
+    let tb = transcript(env, "b.jsonl", &b);
+    env.run(&["capture", &ta, &tb]).ok();
+    (c1, after)
+}
+
+/// The sessions `peat COMMIT` names for `commit`, by the route it took.
+fn named(env: &Env, commit: &str) -> (String, Vec<String>) {
+    let r = env.run(&[&commit[..10], "--json"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let sessions = v["result"]["sessions"].as_array().unwrap();
+    (
+        v["result"]["route"].as_str().unwrap_or("").to_string(),
+        sessions
+            .iter()
+            .map(|s| s["session"].as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
+/// The commits `peat show SESSION` says the session made.
+fn made(env: &Env, session: &str) -> Vec<String> {
+    let r = env.run(&["show", session, "--json"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v["made_commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["hash"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every line of the rewritten file, now and at moments before and after the rewrite, names
+/// the session and prompt that wrote it, and the rewritten commits name their sessions.
+fn rewritten_commits_keep_their_lines_and_sessions(vcs: Vcs, how: Rewrite) {
+    let env = Env::new();
+    let repo = Repo::new(&env, vcs);
+    let (c1, after) = rewritten(&repo, how);
+    let file = "src/calc.py";
+    let a = || Who::Agent(SESSION_A, "add subtraction");
+    let b = || Who::Agent(SESSION_B, "mark sub as checked");
+    let c1 = || Who::BeforeRecord(c1.clone());
+    let now = lines(&[
+        ("import math", a()),
+        ("def add(a, b):", c1()),
+        ("    return a + b", c1()),
+        ("def sub(a, b):", a()),
+        ("    return a - b  # checked", b()),
+    ]);
+    assert_eq!(blamed(&env, file, &[]), now, "now");
+    assert_eq!(
+        blamed(&env, file, &["--at", &at(21)]),
+        now,
+        "after the rewrite"
+    );
+    let (_, b_seq) = seqs(&env, file, 1);
+    let after_b = format!("{}:{b_seq}", &SESSION_B[..8]);
+    assert_eq!(
+        blamed(&env, file, &["--at", &after_b]),
+        now,
+        "after B's edit"
+    );
+    let mut then = now;
+    then[4] = ("    return a - b".to_string(), a());
+    assert_eq!(
+        blamed(&env, file, &["--at", &at(7)]),
+        then,
+        "after A's write"
+    );
+
+    let content = "content".to_string();
+    match how {
+        // A wrote two of the three lines the squashed commit added, B one.
+        Rewrite::Squash => {
+            assert_eq!(
+                named(&env, &after[0]),
+                (content, vec![SESSION_A.to_string()])
+            );
+            assert_eq!(made(&env, SESSION_A), vec![after[0].clone()]);
+            assert_eq!(made(&env, SESSION_B), Vec::<String>::new());
+        }
+        Rewrite::Rebase => {
+            assert_eq!(
+                named(&env, &after[0]),
+                (content.clone(), vec![SESSION_A.to_string()])
+            );
+            assert_eq!(
+                named(&env, &after[1]),
+                (content, vec![SESSION_B.to_string()])
+            );
+            assert_eq!(made(&env, SESSION_A), vec![after[0].clone()]);
+            assert_eq!(made(&env, SESSION_B), vec![after[1].clone()]);
+        }
+    }
+}
+
+#[test]
+fn in_git_a_squash_of_the_agents_commits_keeps_every_line_and_the_commit_its_session() {
+    require_git();
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Git, Rewrite::Squash);
+}
+
+#[test]
+fn in_git_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_session() {
+    require_git();
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Git, Rewrite::Rebase);
+}
+
+#[test]
+fn in_jj_a_squash_of_the_agents_commits_keeps_every_line_and_the_commit_its_session() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Squash);
+}
+
+#[test]
+fn in_jj_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_session() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Rebase);
+}
+
+#[test]
+fn in_jj_colocated_with_git_a_squash_and_a_rebase_keep_every_line_and_each_commit_its_session() {
+    if !on_path("jj") {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+        return;
+    }
+    for how in [Rewrite::Squash, Rewrite::Rebase] {
+        rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: true }, how);
+    }
+}
+
+#[test]
+fn blame_walks_a_renamed_files_renames_once() {
+    require_git();
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Git);
+    story(&repo);
+    // A git that notes each of its runs, in front of the real one.
+    let path = std::env::var("PATH").unwrap();
+    let real = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .unwrap();
+    let shim = env.path("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let runs = env.path("git-runs");
+    std::fs::write(
+        shim.join("git"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            runs.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(shim.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env
+        .cmd()
+        .env("PATH", format!("{}:{path}", shim.display()))
+        .args(["blame", "src/maths.py"])
+        .output()
+        .unwrap();
+    let r = crate::support::Run::of(out).ok();
+    assert!(r.stdout.contains("add subtraction"), "{}", r.stdout);
+    let runs = std::fs::read_to_string(&runs).unwrap();
+    let walks: Vec<&str> = runs
+        .lines()
+        .filter(|l| l.contains(" log --follow -M --name-status "))
+        .collect();
+    assert_eq!(walks.len(), 1, "{runs}");
 }

@@ -8,8 +8,7 @@ use crate::cli::error::CliError;
 use crate::cli::ui::clip;
 use crate::reads::blame::{Blame, LineOrigin, Placement, Record, blame, blame_at};
 use crate::reads::files::{
-    FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths,
-    under_earlier_names,
+    FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths, under_names,
 };
 use crate::reads::ladder::noun;
 use crate::reads::vcs::{FileHistory, LineCommit};
@@ -148,7 +147,9 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     } else {
         String::new()
     };
-    let mut attribute = |paths: &std::collections::BTreeSet<String>| -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
+    let attribute = |paths: &std::collections::BTreeSet<String>,
+                     past: &mut Option<FileHistory>|
+     -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
         let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
             applied_changes(&views, paths)?.into_iter().unzip();
         let times: Vec<i64> = edits.iter().map(|e| e.ts_ms).collect();
@@ -161,10 +162,10 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
             return Ok(None);
         }
         let result = match &args.at {
-            None => blame(&current, record, &mut past),
+            None => blame(&current, record, past),
             Some(when) => {
                 let (cut, moment) = cut_at(ctx, source, &views, &edits, when)?;
-                blame_at(exists.then_some(current.as_str()), record, cut, moment, &mut past).ok_or_else(|| {
+                blame_at(exists.then_some(current.as_str()), record, cut, moment, past).ok_or_else(|| {
                     CliError::user(format!(
                         "the record cannot tell what {} held at {when}",
                         args.file
@@ -176,19 +177,24 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         Ok(Some((edits, result)))
     };
     let mut paths = recorded_paths(&views, &wanted)?;
-    let first = attribute(&paths);
+    let first = attribute(&paths, &mut past);
     let explained = |r: &Result<Option<(Vec<FileEdit>, Blame)>, CliError>| matches!(r, Ok(Some((_, b))) if b.lines.iter().all(|l| matches!(l, LineOrigin::Edit(_))));
     // The file's edits under the names it had before a rename count too. They are looked
     // for (two git or jj processes, most of a blame's time) only when the edits under its
     // name now leave a line unexplained: the last edit to write a line is what blame names,
-    // and edits under an earlier name came before every edit under this one.
+    // and edits under an earlier name came before every edit under this one. The names come
+    // from the file's history, whose one walk of the renames also reads its past under them.
     let attributed = if explained(&first) {
         first
     } else {
         let known = paths.len();
-        paths.extend(under_earlier_names(&views, &wanted)?);
+        let names = past
+            .as_ref()
+            .map(FileHistory::earlier_names)
+            .unwrap_or_default();
+        paths.extend(under_names(&views, names)?);
         match paths.len() > known {
-            true => attribute(&paths),
+            true => attribute(&paths, &mut past),
             false => first,
         }
     };

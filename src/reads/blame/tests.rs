@@ -11,8 +11,14 @@ fn edit(old: &str, new: &str) -> Change {
 }
 
 fn write(content: &str) -> Change {
+    Change::write(content)
+}
+
+/// A Write of `content` whose tool said the file held `before` then.
+fn write_over(before: &str, content: &str) -> Change {
     Change::Write {
         content: content.into(),
+        before: Some(crate::vocab::change::Before::between(before, content)),
     }
 }
 
@@ -355,6 +361,71 @@ fn a_write_keeps_the_commit_of_the_lines_it_left_as_they_were() {
     );
 }
 
+#[test]
+fn a_write_that_says_what_it_replaced_owns_only_the_lines_it_changed() {
+    let now = "a\nB\nc\n";
+    let over = [
+        write("a\nb\n"),
+        edit("b\n", "B\n"),
+        write_over("a\nB\n", now),
+    ];
+    assert_eq!(blame(now, &over).lines, vec![E(0), E(1), E(2)]);
+    assert_eq!(blame(now, &over).placement, vec![Placement::Placed; 3]);
+    // At a moment, the same: after the write, and before it.
+    let then = blame_at(Some(now), &over, 3).unwrap();
+    assert_eq!(
+        (then.text.as_str(), then.lines),
+        (now, vec![E(0), E(1), E(2)])
+    );
+    let then = blame_at(Some(now), &over, 2).unwrap();
+    assert_eq!(
+        (then.text.as_str(), then.lines),
+        ("a\nB\n", vec![E(0), E(1)])
+    );
+    // A write that does not say owns every line, with nothing to say what it replaced.
+    let blind = [write("a\nb\n"), edit("b\n", "B\n"), write(now)];
+    assert_eq!(blame(now, &blind).lines, vec![E(2); 3]);
+    // Over a file the record never saw: the lines it kept are nobody's it knows.
+    let first = [write_over("a\nB\n", now)];
+    assert_eq!(blame(now, &first).lines, vec![U, U, E(0)]);
+    // At a moment, undone from the text now: whether they were there then is not settled.
+    let unsure = LineOrigin::Uncertain;
+    assert_eq!(
+        blame_at(Some(now), &first, 1).unwrap().lines,
+        vec![unsure, unsure, E(0)]
+    );
+    // A write that made the file owns it whole.
+    assert_eq!(blame(now, &[write_over("", now)]).lines, vec![E(0); 3]);
+}
+
+#[test]
+fn what_a_write_says_it_replaced_wins_and_lines_changed_by_hand_before_it_are_uncommitted() {
+    // c1 holds "a\nb\n"; a person changes b by hand, not committed; the Write at 09:10 keeps
+    // that line and adds one.
+    let repo = || Repo::of(&[(0, "c1", "a\nb\n", &["c1", "c1"])]);
+    let now = "a\nb by hand\nc\n";
+    let times = at_minutes(&[10]);
+    let told = [write_over("a\nb by hand\n", now)];
+    let record = Record {
+        changes: &told,
+        times: &times,
+    };
+    use Said::{Commit as C, Edit as W};
+    let b = super::blame(now, record, &mut repo());
+    assert_eq!(said(&b), vec![C("c1"), Said::Uncommitted, W(0)]);
+    let b = super::blame_at(Some(now), record, 1, NINE + 11 * MINUTE, &mut repo()).unwrap();
+    assert_eq!(said(&b), vec![C("c1"), Said::Uncommitted, W(0)]);
+    // Not told, the repository's file is taken for what the write replaced: the write wrote
+    // the person's line.
+    let blind = [write(now)];
+    let record = Record {
+        changes: &blind,
+        times: &times,
+    };
+    let b = super::blame(now, record, &mut repo());
+    assert_eq!(said(&b), vec![C("c1"), W(0), W(0)]);
+}
+
 /// c1 at 09:00; an agent's edit at 09:05 (not committed) and its Write at 09:10, which keeps
 /// the edit's line; a person commits a line of their own at 09:20 (c2); a last line typed by
 /// hand is not committed.
@@ -594,7 +665,7 @@ impl Sim {
         }
         if written {
             let content = s.text();
-            s.record(Change::Write { content });
+            s.record(Change::write(content));
         }
         s
     }
@@ -740,7 +811,7 @@ impl Sim {
                 }
                 self.lines = lines;
                 let content = self.text();
-                self.record(Change::Write { content });
+                self.record(Change::write(content));
             }
             Op::Patch { at, len, new } => {
                 let Some(Replaced {

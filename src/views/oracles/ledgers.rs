@@ -318,12 +318,7 @@ pub(crate) fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Chan
             };
             match (change + p) % 4 {
                 0 => None,
-                1 => Some((
-                    Change::Write {
-                        content: lines("w", p + 2),
-                    },
-                    true,
-                )),
+                1 => Some((Change::write(lines("w", p + 2)), true)),
                 2 => Some((
                     Change::Edit(Replacement {
                         old: lines("o", p + 1),
@@ -332,12 +327,7 @@ pub(crate) fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Chan
                     }),
                     true,
                 )),
-                _ => Some((
-                    Change::Write {
-                        content: lines("lost", 1),
-                    },
-                    false,
-                )),
+                _ => Some((Change::write(lines("lost", 1)), false)),
             }
         })
         .collect()

@@ -255,7 +255,7 @@ fn embedded(row: &TextRow) -> bool {
 fn lines_changed(bytes: Option<&Vec<u8>>) -> Size {
     let count = |t: &str| t.split('\n').filter(|l| !l.is_empty()).count();
     match bytes.and_then(|b| serde_json::from_slice::<Change>(b).ok()) {
-        Some(Change::Write { content }) => Size {
+        Some(Change::Write { content, .. }) => Size {
             added: count(&content),
             removed: 0,
         },
