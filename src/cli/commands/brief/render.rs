@@ -80,6 +80,11 @@ pub(crate) fn environment(ui: Ui) -> Environment<'static> {
     env.add_filter("warn", style(WARNING));
     env.add_filter("accent", style(ACCENT));
     env.add_filter("clip", |s: String, n: usize| clip(&s, n));
+    // On a terminal, the part of its line that may be shortened to fit (see `cli::fit`).
+    env.add_filter("preview", move |s: String| match ui.width {
+        Some(_) => crate::cli::fit::mark(&s),
+        None => s,
+    });
     env.add_filter("k", |n: i64| knum(n));
     env.add_filter("n", |n: i64, word: String| {
         crate::reads::ladder::knoun(n, &word)
@@ -127,6 +132,7 @@ mod tests {
     fn plain() -> Ui {
         Ui {
             stdout_tty: false,
+            width: None,
             stderr_tty: false,
             color: false,
             err_color: false,
