@@ -10,9 +10,12 @@
 //! 2. else its preview is cut with `…` to what the rest leaves, if that is [`MIN_PREVIEW`]
 //!    columns or more;
 //! 3. else its closing `▸` command moves to a line of its own, indented, and then the preview
-//!    too when the line is still too wide: a line breaks only between those parts, never
-//!    inside a handle, path or command, and loses nothing. What still does not fit is left
-//!    for the terminal to wrap.
+//!    too when the line is still too wide;
+//! 4. what still does not fit (a header, a list of paths) wraps at its spaces under a hanging
+//!    indent, between two ` · ` fields where it can.
+//!
+//! So a line breaks only between words, never inside a handle, a path or a `▸` command, and
+//! loses nothing; a word wider than the terminal is left for it to wrap.
 //!
 //! A line of code is marked to be left as it is, by [`keep`]. The marks are C0 controls (SO,
 //! SI, DLE): transcript text cannot carry them onto a terminal, as `ui::sanitize` escapes
@@ -36,8 +39,8 @@ const HANG: &str = "    ";
 
 /// The columns text may use: `None` unless stdout is a terminal; there, `COLUMNS` when it is a
 /// positive number (as other tools honour it, to fit output narrower or wider than the
-/// terminal reports), else the terminal's own width. `COLUMNS` never fits piped output: shells
-/// export it, and a pipe's reader has no width.
+/// terminal reports), else the terminal's own width. `COLUMNS` never fits piped output: a
+/// shell may export it, and a pipe's reader (a script, an agent) has no width.
 pub(crate) fn width(stdout_tty: bool, columns_var: Option<&str>) -> Option<usize> {
     if !stdout_tty {
         return None;

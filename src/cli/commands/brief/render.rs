@@ -219,6 +219,24 @@ mod tests {
         );
         assert_eq!(r("{{ 'a  b c' | clip(3) }}"), "a b…");
         assert_eq!(r("{{ 'x' | h1 }}{{ 'y' | warn }}"), "xy");
+        assert_eq!(r("{{ 'said' | preview }}"), "said");
+    }
+
+    #[test]
+    fn a_preview_is_marked_for_fitting_only_on_a_terminal_with_a_width() {
+        let tty = Ui {
+            stdout_tty: true,
+            width: Some(60),
+            ..plain()
+        };
+        let out = environment(tty)
+            .render_str("{{ 'said' | preview }}", Value::from(()))
+            .unwrap();
+        assert_eq!(out, crate::cli::fit::mark("said"));
+        assert_eq!(
+            crate::cli::fit::line(&format!("  {out}  ▸ peat x"), 60),
+            "  said  ▸ peat x"
+        );
     }
 
     #[test]
