@@ -17,17 +17,18 @@
 //! So a line breaks only between words, never inside a handle, a path or a `▸` command, and
 //! loses nothing; a word wider than the terminal is left for it to wrap.
 //!
-//! A line of code is marked to be left as it is, by [`keep`]. The marks are C0 controls (SO,
-//! SI, DLE): transcript text cannot carry them onto a terminal, as `ui::sanitize` escapes
-//! every control character in it first.
+//! A line of code is marked to be left as it is, by [`keep`]. The marks are Unicode
+//! noncharacters (U+FDD0..U+FDD2, reserved for a program's internal use): transcript text
+//! cannot carry them onto a terminal, as `ui::sanitize` escapes them there, and one that ever
+//! reached a terminal unfitted would show as a box, not change its state as a control would.
 
 use unicode_width::UnicodeWidthChar;
 
-/// Where a line's preview starts and ends (SO, SI).
-const OPEN: char = '\u{0e}';
-const CLOSE: char = '\u{0f}';
-/// A line to leave as it is (DLE).
-const KEEP: char = '\u{10}';
+/// Where a line's preview starts and ends.
+pub(crate) const OPEN: char = '\u{FDD0}';
+pub(crate) const CLOSE: char = '\u{FDD1}';
+/// A line to leave as it is.
+pub(crate) const KEEP: char = '\u{FDD2}';
 
 /// A preview is never cut shorter than this many columns: below it, a line is laid out on more
 /// lines instead.

@@ -275,11 +275,12 @@ impl Write for Sink {
 }
 
 /// Escape what a terminal would interpret: C0/C1 controls (but tab), bidi overrides,
-/// zero-width characters.
+/// zero-width characters; and the noncharacters that mark a line's parts for fitting it.
 pub(crate) fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
         (c.is_control() && c != '\t' && c != '\n')
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+            || [fit::OPEN, fit::CLOSE, fit::KEEP].contains(&c)
     };
     if !s.chars().any(bad) {
         return std::borrow::Cow::Borrowed(s);
@@ -341,5 +342,16 @@ mod tests {
         assert!(!s.contains('\x1b'));
         assert!(!s.contains('\u{202E}'));
         assert!(s.contains("\\u{1b}"));
+    }
+
+    #[test]
+    fn transcript_text_cannot_mark_a_line_for_fitting() {
+        let forged = format!("a{}b{}c", fit::OPEN, fit::CLOSE);
+        let s = sanitize(&forged);
+        assert_eq!(s, "a\\u{fdd0}b\\u{fdd1}c");
+        assert_eq!(
+            fit::line(&format!("{s}  ▸ peat x"), 12),
+            format!("{s}\n    ▸ peat x")
+        );
     }
 }

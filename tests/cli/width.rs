@@ -194,7 +194,7 @@ fn piped_output_is_never_fitted_not_even_with_columns_set() {
         assert_eq!(piped(&env, args, &[("COLUMNS", "60")]), plain, "{args:?}");
         assert!(widest(&plain) > 60, "{args:?}");
         assert!(
-            !plain.contains(['\u{0e}', '\u{0f}']),
+            !plain.contains(['\u{FDD0}', '\u{FDD1}', '\u{FDD2}']),
             "{args:?} leaks a mark"
         );
     }
