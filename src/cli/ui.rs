@@ -1,6 +1,7 @@
 //! The output contract. stdout carries the product and nothing else; notes, receipts and
 //! progress go to stderr. Colour only on a terminal, never with `NO_COLOR` or `TERM=dumb`.
-//! `--json` output is never clipped, styled or sanitized (JSON escaping is its own safety).
+//! `--json` output is never clipped, styled, fitted or sanitized (JSON escaping is its own
+//! safety).
 
 use anstyle::{AnsiColor, Style};
 
@@ -95,7 +96,7 @@ impl Ui {
                     child,
                     stdin: io::BufWriter::new(stdin),
                 },
-                fit: self.width.map(|w| (w, Vec::new())),
+                fit: self.fit(),
             };
         }
         self.out()
@@ -104,9 +105,14 @@ impl Ui {
     /// stdout for text: on a terminal, each line fitted to its width (see [`fit`]).
     pub(crate) fn out(&self) -> Out {
         Out {
-            fit: self.width.map(|w| (w, Vec::new())),
+            fit: self.fit(),
             ..Out::stdout()
         }
+    }
+
+    /// What an [`Out`] fits its lines with: the width, and no line begun yet.
+    fn fit(&self) -> Option<(usize, Vec<u8>)> {
+        self.width.map(|w| (w, Vec::new()))
     }
 
     /// A progress bar on stderr, only on a terminal.
@@ -137,19 +143,20 @@ impl Ui {
     /// `s` as a line's prose preview (a prompt, a reply, a hit): made safe as [`Ui::safe`]
     /// does, and on a terminal marked as the part of its line [`Ui::out`] may shorten to fit.
     pub(crate) fn preview<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
-        let safe = self.safe(s);
-        match self.width {
-            Some(_) => std::borrow::Cow::Owned(fit::mark(&safe)),
-            None => safe,
-        }
+        self.marked(s, fit::mark)
     }
 
     /// `s` (code) made safe as [`Ui::safe`] does, and on a terminal marked so that its line
     /// is not fitted: a hanging indent would read as the code's own.
     pub(crate) fn code<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        self.marked(s, fit::keep)
+    }
+
+    /// `s` made safe, and marked with `mark` when lines are fitted (never on a pipe).
+    fn marked<'a>(&self, s: &'a str, mark: fn(&str) -> String) -> std::borrow::Cow<'a, str> {
         let safe = self.safe(s);
         match self.width {
-            Some(_) => std::borrow::Cow::Owned(fit::keep(&safe)),
+            Some(_) => std::borrow::Cow::Owned(mark(&safe)),
             None => safe,
         }
     }
@@ -220,15 +227,27 @@ impl Out {
     /// Write out what is buffered, close the pager (if any) and wait for the person to
     /// leave it.
     pub(crate) fn finish(mut self) -> io::Result<()> {
-        self.flush()?;
+        let ended = self.end_line();
         match self.sink {
-            Sink::Stdout(mut s) => s.flush(),
+            Sink::Stdout(mut s) => ended.and_then(|()| s.flush()),
             Sink::Pager { mut child, stdin } => {
                 // A pager the person quit early has closed its pipe: nothing to report.
                 drop(stdin.into_inner());
                 child.wait().map(|_| ())
             }
         }
+    }
+
+    /// Write the line begun and not ended (fitted), if any.
+    fn end_line(&mut self) -> io::Result<()> {
+        if let Some((width, line)) = &mut self.fit
+            && !line.is_empty()
+        {
+            let fitted = fit::line(&String::from_utf8_lossy(line), *width);
+            self.sink.write_all(fitted.as_bytes())?;
+            line.clear();
+        }
+        Ok(())
     }
 }
 
@@ -248,13 +267,7 @@ impl Write for Out {
         Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
-        if let Some((width, line)) = &mut self.fit
-            && !line.is_empty()
-        {
-            let fitted = fit::line(&String::from_utf8_lossy(line), *width);
-            self.sink.write_all(fitted.as_bytes())?;
-            line.clear();
-        }
+        self.end_line()?;
         self.sink.flush()
     }
 }
