@@ -7,11 +7,12 @@ use std::process::Stdio;
 
 use crate::support::{Claude, Env, NOW, SESSION_A};
 
-/// A record whose listings run well past 60 columns: prompts, a long closing message and
-/// hits, each line ending in the command that reads it.
+/// A record whose listings run well past 60 columns: prompts (one in characters two columns
+/// wide), a long closing message and hits, each line ending in the command that reads it.
 fn record(env: &Env) {
     let mut c = Claude::session_of(SESSION_A, 2);
     c.user("make the token-bucket limiter configurable per route, with a burst size read from the environment and a sane default");
+    c.user("limiter burst: ルートごとのバーストサイズを環境変数から読み込み、既定値は二十にしてください");
     c.said("The limiter now reads RATE_LIMIT_BURST per route (default 20); the middleware registers it after cors and the tests cover a burst of 21 requests.");
     let t = env.path("transcripts/a.jsonl");
     c.write(&t);
@@ -165,6 +166,12 @@ fn only_prose_is_shortened_and_handles_begin_their_lines_still() {
     }
     let hits = on_terminal(&env, 80, &["recall", "limiter", "burst"], &[]);
     assert!(hits.contains('…'), "{hits}");
+    // Cut by the columns its characters take, not by their count.
+    let wide_chars = hits.lines().find(|l| l.contains("ルートごと")).unwrap();
+    assert!(
+        wide_chars.contains("…  ▸ peat show ") && columns(wide_chars) <= 80,
+        "{hits}"
+    );
     assert!(widest(&hits) <= 80, "{hits}");
 }
 
