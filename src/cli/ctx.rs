@@ -132,6 +132,7 @@ impl Ctx {
             ui: Ui::detect(
                 std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
                     || std::env::var("TERM").is_ok_and(|t| t == "dumb"),
+                std::env::var("COLUMNS").ok().as_deref(),
             ),
             json,
             cwd,

@@ -4,6 +4,7 @@ pub(crate) mod commands;
 pub(crate) mod ctx;
 pub(crate) mod embed_pass;
 pub(crate) mod error;
+pub(crate) mod fit;
 pub mod hook;
 pub(crate) mod shared;
 pub(crate) mod ui;

@@ -105,7 +105,7 @@ pub(crate) fn made_line(ctx: &Ctx, c: &crate::reads::commits::MadeCommit) -> Str
     });
     format!(
         "{hash} {}  {}  {}",
-        ui.safe(&crate::cli::ui::clip(&c.subject, 80)),
+        ui.preview(&crate::cli::ui::clip(&c.subject, 80)),
         ui.dim(&format!("[made in it, by {}{share}]", c.route.label())),
         ui.dim(&format!("▸ peat {hash}"))
     )

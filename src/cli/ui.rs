@@ -1,8 +1,11 @@
 //! The output contract. stdout carries the product and nothing else; notes, receipts and
 //! progress go to stderr. Colour only on a terminal, never with `NO_COLOR` or `TERM=dumb`.
-//! `--json` output is never clipped, styled or sanitized (JSON escaping is its own safety).
+//! `--json` output is never clipped, styled, fitted or sanitized (JSON escaping is its own
+//! safety).
 
 use anstyle::{AnsiColor, Style};
+
+use crate::cli::fit;
 use std::io::{self, IsTerminal, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -42,6 +45,8 @@ pub(crate) fn stderr_line(msg: &str) {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ui {
     pub(crate) stdout_tty: bool,
+    /// The columns stdout's lines are fitted to: only on a terminal (see [`fit::width`]).
+    pub(crate) width: Option<usize>,
     pub(crate) stderr_tty: bool,
     /// Styling is allowed on stdout.
     pub(crate) color: bool,
@@ -51,12 +56,14 @@ pub(crate) struct Ui {
 
 impl Ui {
     /// Styles only on a terminal, and never when `plain` (`NO_COLOR` or `TERM=dumb`, which
-    /// the context reads).
-    pub(crate) fn detect(plain: bool) -> Ui {
+    /// the context reads); lines fitted to the terminal's width, or to `columns` (`COLUMNS`),
+    /// only on a terminal.
+    pub(crate) fn detect(plain: bool, columns: Option<&str>) -> Ui {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         Ui {
             stdout_tty,
+            width: fit::width(stdout_tty, columns),
             stderr_tty,
             color: stdout_tty && !plain,
             err_color: stderr_tty && !plain,
@@ -74,7 +81,8 @@ impl Ui {
         stderr_line(&format!("{head} {msg}"));
     }
 
-    /// Where a long listing goes: through `less -RFX` on a terminal, else stdout.
+    /// Where a long listing goes: through `less -RFX` on a terminal, else stdout; its lines
+    /// fitted to the terminal as [`Ui::out`]'s are.
     pub(crate) fn pager(&self) -> Out {
         if self.stdout_tty
             && let Ok(mut child) = Command::new("less")
@@ -83,12 +91,28 @@ impl Ui {
                 .spawn()
             && let Some(stdin) = child.stdin.take()
         {
-            return Out::Pager {
-                child,
-                stdin: io::BufWriter::new(stdin),
+            return Out {
+                sink: Sink::Pager {
+                    child,
+                    stdin: io::BufWriter::new(stdin),
+                },
+                fit: self.fit(),
             };
         }
-        Out::stdout()
+        self.out()
+    }
+
+    /// stdout for text: on a terminal, each line fitted to its width (see [`fit`]).
+    pub(crate) fn out(&self) -> Out {
+        Out {
+            fit: self.fit(),
+            ..Out::stdout()
+        }
+    }
+
+    /// What an [`Out`] fits its lines with: the width, and no line begun yet.
+    fn fit(&self) -> Option<(usize, Vec<u8>)> {
+        self.width.map(|w| (w, Vec::new()))
     }
 
     /// A progress bar on stderr, only on a terminal.
@@ -113,6 +137,27 @@ impl Ui {
             sanitize(s)
         } else {
             std::borrow::Cow::Borrowed(s)
+        }
+    }
+
+    /// `s` as a line's prose preview (a prompt, a reply, a hit): made safe as [`Ui::safe`]
+    /// does, and on a terminal marked as the part of its line [`Ui::out`] may shorten to fit.
+    pub(crate) fn preview<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        self.marked(s, fit::mark)
+    }
+
+    /// `s` (code) made safe as [`Ui::safe`] does, and on a terminal marked so that its line
+    /// is not fitted: a hanging indent would read as the code's own.
+    pub(crate) fn code<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        self.marked(s, fit::keep)
+    }
+
+    /// `s` made safe, and marked with `mark` when lines are fitted (never on a pipe).
+    fn marked<'a>(&self, s: &'a str, mark: fn(&str) -> String) -> std::borrow::Cow<'a, str> {
+        let safe = self.safe(s);
+        match self.width {
+            Some(_) => std::borrow::Cow::Owned(mark(&safe)),
+            None => safe,
         }
     }
 
@@ -153,10 +198,16 @@ pub(crate) fn paint(on: bool, style: Style, s: &str) -> String {
     }
 }
 
-/// stdout, or a pager in front of it.
+/// stdout, or a pager in front of it; on a terminal, each line fitted to its width.
+pub(crate) struct Out {
+    sink: Sink,
+    /// The width lines are fitted to, and the line being written until its newline.
+    fit: Option<(usize, Vec<u8>)>,
+}
+
 /// Buffered: stdout alone writes each line as it ends (a syscall per line, a fifth of
 /// `events --json`), and a pager's pipe each piece of a line.
-pub(crate) enum Out {
+enum Sink {
     Stdout(io::BufWriter<io::StdoutLock<'static>>),
     Pager {
         child: Child,
@@ -165,46 +216,84 @@ pub(crate) enum Out {
 }
 
 impl Out {
-    /// Standard output, whatever it is (no pager).
+    /// Standard output, whatever it is (no pager, no fitting: for `--json`).
     pub(crate) fn stdout() -> Out {
-        Out::Stdout(io::BufWriter::with_capacity(1 << 16, io::stdout().lock()))
+        Out {
+            sink: Sink::Stdout(io::BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+            fit: None,
+        }
     }
 
     /// Write out what is buffered, close the pager (if any) and wait for the person to
     /// leave it.
-    pub(crate) fn finish(self) -> io::Result<()> {
-        match self {
-            Out::Stdout(mut s) => s.flush(),
-            Out::Pager { mut child, stdin } => {
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        let ended = self.end_line();
+        match self.sink {
+            Sink::Stdout(mut s) => ended.and_then(|()| s.flush()),
+            Sink::Pager { mut child, stdin } => {
                 // A pager the person quit early has closed its pipe: nothing to report.
                 drop(stdin.into_inner());
                 child.wait().map(|_| ())
             }
         }
     }
+
+    /// Write the line begun and not ended (fitted), if any.
+    fn end_line(&mut self) -> io::Result<()> {
+        if let Some((width, line)) = &mut self.fit
+            && !line.is_empty()
+        {
+            let fitted = fit::line(&String::from_utf8_lossy(line), *width);
+            self.sink.write_all(fitted.as_bytes())?;
+            line.clear();
+        }
+        Ok(())
+    }
 }
 
 impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some((width, line)) = &mut self.fit else {
+            return self.sink.write(buf);
+        };
+        line.extend_from_slice(buf);
+        while let Some(end) = line.iter().position(|&b| b == b'\n') {
+            let text = String::from_utf8_lossy(&line[..end]);
+            let fitted = fit::line(&text, *width);
+            self.sink.write_all(fitted.as_bytes())?;
+            self.sink.write_all(b"\n")?;
+            line.drain(..=end);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.end_line()?;
+        self.sink.flush()
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Out::Stdout(s) => s.write(buf),
-            Out::Pager { stdin, .. } => stdin.write(buf),
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Pager { stdin, .. } => stdin.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Out::Stdout(s) => s.flush(),
-            Out::Pager { stdin, .. } => stdin.flush(),
+            Sink::Stdout(s) => s.flush(),
+            Sink::Pager { stdin, .. } => stdin.flush(),
         }
     }
 }
 
 /// Escape what a terminal would interpret: C0/C1 controls (but tab), bidi overrides,
-/// zero-width characters.
+/// zero-width characters; and the noncharacters that mark a line's parts for fitting it.
 pub(crate) fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
         (c.is_control() && c != '\t' && c != '\n')
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+            || [fit::OPEN, fit::CLOSE, fit::KEEP].contains(&c)
     };
     if !s.chars().any(bad) {
         return std::borrow::Cow::Borrowed(s);
@@ -266,5 +355,16 @@ mod tests {
         assert!(!s.contains('\x1b'));
         assert!(!s.contains('\u{202E}'));
         assert!(s.contains("\\u{1b}"));
+    }
+
+    #[test]
+    fn transcript_text_cannot_mark_a_line_for_fitting() {
+        let forged = format!("a{}b{}c", fit::OPEN, fit::CLOSE);
+        let s = sanitize(&forged);
+        assert_eq!(s, "a\\u{fdd0}b\\u{fdd1}c");
+        assert_eq!(
+            fit::line(&format!("{s}  ▸ peat x"), 12),
+            format!("{s}\n    ▸ peat x")
+        );
     }
 }

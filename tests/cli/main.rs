@@ -23,6 +23,7 @@ mod recall;
 mod redact;
 mod resident;
 mod support;
+mod width;
 mod words;
 
 #[test]

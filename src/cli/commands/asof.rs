@@ -120,12 +120,13 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         last_session: last,
         behind,
     };
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &summary).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(u8::from(summary.events == 0));
     }
+    let mut out = ctx.ui.out();
     writeln!(out, "{}", ctx.ui.bold(&head))?;
     writeln!(
         out,
@@ -149,9 +150,10 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
             writeln!(
                 out,
                 "  {}",
-                ctx.ui.safe(&crate::cli::ui::clip(&c.text, 400))
+                ctx.ui.preview(&crate::cli::ui::clip(&c.text, 400))
             )?;
         }
     }
+    out.finish()?;
     Ok(0)
 }

@@ -313,7 +313,7 @@ fn print_text(
             out,
             "  {} {}",
             ui.dim(&format!("{n:>width$} │")),
-            ui.safe(text)
+            ui.code(text)
         )?;
     }
     out.finish()?;
@@ -449,12 +449,11 @@ fn origin_line(
     );
     let prompt = e.prompt.as_ref().map_or_else(
         || "(no prompt before it)".to_string(),
-        |p| format!("\"{}\"", clip(&p.text.replace('\n', " "), 72)),
+        |p| format!("\"{}\"", ui.preview(&clip(&p.text.replace('\n', " "), 72))),
     );
     format!(
-        "{} {}  {}",
+        "{} {prompt}  {}",
         ui.accent(&tag),
-        ui.safe(&prompt),
         ui.dim(&format!("▸ {}", e.show))
     )
 }

@@ -470,10 +470,9 @@ fn commit(
             .cmp(&(b.tie.route, std::cmp::Reverse(ordered(b.tie.share))))
     });
     let route = answer.first().map(|t| t.tie.route);
-    let mut out = std::io::stdout().lock();
     if ctx.json {
         head.json(
-            &mut out,
+            &mut std::io::stdout().lock(),
             &serde_json::json!({
                 "commit": found,
                 "route": route,
@@ -484,8 +483,9 @@ fn commit(
         )?;
         return Ok(if answer.is_empty() { 1 } else { 0 });
     }
-    head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
+    let mut out = ui.out();
+    head.print(ctx, &mut out)?;
     if let (Some(hash), Some(subject)) = (&found.hash, &found.subject) {
         writeln!(out, "{} {}", &hash[..hash.len().min(12)], ui.safe(subject))?;
     }
@@ -498,12 +498,12 @@ fn commit(
             format!(" · wrote {:.0}% of its lines", s * 100.0)
         });
         let prompt = t.prompt.as_ref().map_or(String::new(), |p| {
-            format!(" \"{}\"", clip(&p.text.replace('\n', " "), 80))
+            let text = clip(&p.text.replace('\n', " "), 80);
+            format!(" \"{}\"", ui.preview(&text))
         });
         format!(
-            "  {}{}  {}",
+            "  {}{prompt}  {}",
             ui.dim(&format!("[{tag}{share}]")),
-            ui.safe(&prompt),
             ui.dim(&format!("▸ {}", t.show))
         )
     };
@@ -519,6 +519,7 @@ fn commit(
                     writeln!(out, "{}  {}", line(t), ui.dim(t.tie.route.label()))?;
                 }
             }
+            out.finish()?;
             Ok(0)
         }
         None => {
@@ -546,6 +547,7 @@ fn commit(
                     writeln!(out, "{}", line(t))?;
                 }
             }
+            out.finish()?;
             let mut hint = format!("`git show {}` shows the change", found.rev);
             if let Some(d) = &day {
                 hint.push_str(&format!("; `peat {d}` the sessions of the day it was made"));
@@ -615,13 +617,13 @@ fn sessions(
             .cmp(&a.end_ms)
             .then_with(|| a.session.cmp(&b.session))
     });
-    let mut out = std::io::stdout().lock();
     if ctx.json {
-        head.json(&mut out, &all)?;
+        head.json(&mut std::io::stdout().lock(), &all)?;
         return Ok(0);
     }
-    head.print(ctx, &mut out)?;
     let ui = &ctx.ui;
+    let mut out = ui.out();
+    head.print(ctx, &mut out)?;
     let handles = Handles::new(&views.tables);
     for c in &all {
         let age = c.end_ms.map_or_else(
@@ -640,10 +642,11 @@ fn sessions(
                 handles.of(&c.session),
                 c.place
             )),
-            ui.safe(&clip(c.first_prompt.as_deref().unwrap_or(""), 100)),
+            ui.preview(&clip(c.first_prompt.as_deref().unwrap_or(""), 100)),
             ui.dim(&handle)
         )?;
     }
+    out.finish()?;
     ctx.ui
         .note("several sessions start with that; give more characters of the id.");
     Ok(0)
@@ -657,17 +660,18 @@ fn subject(ctx: &Ctx, head: &Head<'_>, live: &mut Live<'_>, name: &str) -> Resul
     let Some(trail) = super::subjects::trail(views, name, ctx.now_ms, &ctx.tz)? else {
         return Err(CliError::not_found(format!("no such subject: {name:?}")));
     };
-    let mut out = std::io::stdout().lock();
     if ctx.json {
         let answer = Behind {
             answer: &trail,
             behind: views.behind(),
         };
-        head.json(&mut out, &answer)?;
+        head.json(&mut std::io::stdout().lock(), &answer)?;
         return Ok(0);
     }
+    let mut out = ctx.ui.out();
     head.print(ctx, &mut out)?;
     super::subjects::write_trail(ctx, &mut out, &trail, &Handles::new(&views.tables))?;
+    out.finish()?;
     Ok(0)
 }
 
@@ -719,8 +723,9 @@ fn answer_recall(
         return Ok(u8::from(result.hits.is_empty()));
     }
     {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.ui.out();
         head.print(ctx, &mut out)?;
+        out.finish()?;
     }
     super::recall::print(
         ctx,

@@ -88,7 +88,7 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
                 handles.of(&id.session),
                 id.seq.to_string(),
                 event.tag(),
-                ctx.ui.safe(&summary)
+                ctx.ui.preview(&summary)
             )?;
         }
     }

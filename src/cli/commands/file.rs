@@ -81,14 +81,15 @@ fn print(
             edit: e,
         });
     }
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         let doc = serde_json::json!({ "touches": listed, "behind": views.behind() });
         serde_json::to_writer(&mut out, &doc).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }
     let ui = &ctx.ui;
+    let mut out = ui.out();
     for l in listed.iter().take(SHOWN) {
         let e = &l.edit;
         let mut tag = format!("{} · {}", handles.of(&e.session), l.age);
@@ -100,12 +101,13 @@ fn print(
             what.push(' ');
             what.push_str(&crate::cli::shared::short_path(ctx, &e.path));
         }
-        if let Some(p) = &l.prompt {
-            what.push_str(&format!("  \"{}\"", clip(&p.text.replace('\n', " "), 60)));
-        }
+        let prompt = l.prompt.as_ref().map_or(String::new(), |p| {
+            let text = clip(&p.text.replace('\n', " "), 60);
+            format!("  \"{}\"", ui.preview(&text))
+        });
         writeln!(
             out,
-            "  {} {}  {}",
+            "  {} {}{prompt}  {}",
             ui.dim(&format!("[{tag}]")),
             ui.safe(&what),
             ui.dim(&format!("▸ {}", l.show))
@@ -130,6 +132,7 @@ fn print(
             ))
         )?;
     }
+    out.finish()?;
     Ok(0)
 }
 

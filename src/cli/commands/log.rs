@@ -145,15 +145,19 @@ fn print_entry(
     let ui = &ctx.ui;
     let when = crate::vocab::time::local_minute(e.ts_ms, &ctx.tz);
     let time = when.rsplit(' ').next().unwrap_or(&when).to_string();
-    let (mark, body) = match &e.step {
+    // What a step says, in two parts: what names it (a path, a hash), which stays whole, and
+    // its prose, which a terminal may shorten.
+    let (mark, name, prose) = match &e.step {
         Step::Prompt { text, harness } => (
             if *harness { "·" } else { "❯" },
+            String::new(),
             clip(&text.replace('\n', " "), 120),
         ),
         Step::Tool {
             tool, detail, ok, ..
         } => (
             if *ok { "  $" } else { "  ✗" },
+            String::new(),
             clip(&format!("{tool} {}", detail.replace('\n', " ")), 110),
         ),
         Step::Edit {
@@ -172,25 +176,28 @@ fn print_entry(
                     size.added,
                     size.removed
                 ),
+                String::new(),
             )
         }
         Step::Commit { hash, message, .. } => (
             "  ●",
-            format!(
-                "commit {} {}",
-                hash.chars().take(10).collect::<String>(),
-                clip(message.lines().next().unwrap_or(""), 100)
-            ),
+            format!("commit {} ", hash.chars().take(10).collect::<String>()),
+            clip(message.lines().next().unwrap_or(""), 100),
         ),
-        Step::Closing { text } => ("◂", clip(&text.replace('\n', " "), 160)),
-        Step::Compaction => ("  ~", "context compacted".to_string()),
-        Step::Obs { subject, text } => ("  ◆", clip(&format!("{subject}: {text}"), 120)),
+        Step::Closing { text } => ("◂", String::new(), clip(&text.replace('\n', " "), 160)),
+        Step::Compaction => ("  ~", "context compacted".to_string(), String::new()),
+        Step::Obs { subject, text } => (
+            "  ◆",
+            String::new(),
+            clip(&format!("{subject}: {text}"), 120),
+        ),
     };
     writeln!(
         out,
-        "{indent}{} {mark} {}  {}",
+        "{indent}{} {mark} {}{}  {}",
         ui.dim(&time),
-        ui.safe(&body),
+        ui.safe(&name),
+        ui.preview(&prose),
         ui.dim(&format!("▸ peat show {short} {}", e.seq))
     )?;
     Ok(())

@@ -142,9 +142,9 @@ pub(crate) fn print(
         Semantic::On { queued, .. } => crate::cli::embed_pass::start_pass(ctx, queued),
         Semantic::Off => false,
     };
-    let mut out = std::io::stdout().lock();
     let found = u8::from(result.hits.is_empty());
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         let answer = Behind {
             answer: result,
             behind,
@@ -178,6 +178,7 @@ pub(crate) fn print(
         return Ok(1);
     }
     let ui = &ctx.ui;
+    let mut out = ui.out();
     for h in &result.hits {
         let mut tag = h.row.kind.tag().to_string();
         if h.row.kind == TextKind::Obs {
@@ -200,10 +201,11 @@ pub(crate) fn print(
             out,
             "  {} {}  {}",
             ui.dim(&format!("[{tag}]")),
-            ui.safe(&clip(&h.row.text, 200)),
+            ui.preview(&clip(&h.row.text, 200)),
             ui.dim(&format!("▸ peat show {short} {}", h.seq))
         )?;
     }
+    out.finish()?;
     Ok(0)
 }
 

@@ -80,7 +80,7 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
             ctx.ui.dim(&when),
             agent,
             ctx.ui.safe(&r.place()),
-            ctx.ui.safe(&asked),
+            ctx.ui.preview(&asked),
             ctx.ui
                 .dim(&format!("▸ peat show {}", handles.of(&s.session)))
         )?;

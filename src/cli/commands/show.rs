@@ -113,8 +113,8 @@ fn show_session(
         crate::reads::commits::made_by(views, std::slice::from_ref(&session), Some(&ctx.cwd))?;
     let commits = made.of(&session);
     let repo_here = !made.without_repo.contains(&session);
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         let view = SessionView {
             summary: &summary,
             prompts_list: prompts,
@@ -127,6 +127,7 @@ fn show_session(
         return Ok(0);
     }
     let ui = &ctx.ui;
+    let mut out = ui.out();
     let handles = Handles::new(&views.tables);
     let short = handles.of(&session);
     let mut details = summary.rollup.cwd.as_deref().unwrap_or("?").to_string();
@@ -179,7 +180,7 @@ fn show_session(
             writeln!(
                 out,
                 "  {}  {}",
-                ui.safe(&clip(&p.text, 160)),
+                ui.preview(&clip(&p.text, 160)),
                 ui.dim(&format!("▸ peat show {short} {}", p.seq))
             )?;
         }
@@ -197,7 +198,7 @@ fn show_session(
         writeln!(
             out,
             "  {}  {}",
-            ui.safe(&clip(&c.text, 400)),
+            ui.preview(&clip(&c.text, 400)),
             ui.dim(&format!("▸ peat show {short} {}", c.seq))
         )?;
     }
@@ -235,6 +236,7 @@ fn show_session(
         "\n{}",
         ui.dim(&format!("▸ peat events --session {short}"))
     )?;
+    out.finish()?;
     Ok(0)
 }
 

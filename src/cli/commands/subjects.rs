@@ -46,8 +46,8 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
     let all = register(&views, ctx.now_ms, &ctx.tz)?;
     drop(views);
     drop(ledger);
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &all).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
@@ -59,6 +59,7 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
         return Ok(0);
     }
     let ui = &ctx.ui;
+    let mut out = ui.out();
     let today = crate::cli::shared::today(ctx);
     for s in &all {
         let mut tag = format!("{} obs", s.support);
@@ -73,10 +74,11 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
             out,
             "  {} ({tag}): {}  {}",
             ui.bold(&ui.safe(&s.subject)),
-            ui.safe(&clip(&s.text, 120)),
+            ui.preview(&clip(&s.text, 120)),
             ui.dim(&format!("▸ {}", handle(&s.subject, today)))
         )?;
     }
+    out.finish()?;
     Ok(0)
 }
 
@@ -209,8 +211,8 @@ pub(crate) fn print_trail(
     behind: u64,
     handles: &Handles,
 ) -> Result<u8, CliError> {
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         let answer = crate::cli::shared::Behind {
             answer: trail,
             behind,
@@ -219,7 +221,9 @@ pub(crate) fn print_trail(
         writeln!(out)?;
         return Ok(0);
     }
+    let mut out = ctx.ui.out();
     write_trail(ctx, &mut out, trail, handles)?;
+    out.finish()?;
     Ok(0)
 }
 
@@ -235,7 +239,7 @@ pub(crate) fn write_trail(
         out,
         "{} — {} ({} obs)",
         ui.bold(&ui.safe(&trail.subject)),
-        ui.safe(&clip(&trail.current, 120)),
+        ui.preview(&clip(&trail.current, 120)),
         trail.support
     )?;
     for e in &trail.evidence {

@@ -178,7 +178,7 @@ fn print(ctx: &Ctx, z: &Zoom, titled: bool, out: &mut impl Write) -> Result<(), 
                 out,
                 "  {} {}  {}",
                 ui.dim(&format!("[{} · {} · {}]", t.kind, t.age, ui.safe(&t.place))),
-                ui.safe(&clip(gist(&t.text), 180)),
+                ui.preview(&clip(gist(&t.text), 180)),
                 ui.dim(&t.handle)
             )?;
         }
@@ -192,7 +192,7 @@ fn print(ctx: &Ctx, z: &Zoom, titled: bool, out: &mut impl Write) -> Result<(), 
                 "  [{} · {}{cited}] {}  {}",
                 ui.accent(&ui.safe(&o.subject)),
                 o.age,
-                ui.safe(&clip(&o.text, 160)),
+                ui.preview(&clip(&o.text, 160)),
                 ui.dim(&o.handle)
             )?;
         }

@@ -41,8 +41,8 @@ pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
     let (brief, behind) = assemble_behind(ctx, budget)?;
     // Nothing recorded here yet is nothing found, as for every read.
     let code = if brief.events == 0 { 1 } else { 0 };
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         let answer = crate::cli::shared::Behind {
             answer: &brief,
             behind,
@@ -58,8 +58,9 @@ pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
                 "Fix the template, or move it aside to use the built-in brief; `peat brief --json` shows the fields it can use.",
             )
         })?;
+    let mut out = ctx.ui.out();
     out.write_all(text.as_bytes())?;
-    out.flush()?;
+    out.finish()?;
     Ok(code)
 }
 

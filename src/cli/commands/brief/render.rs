@@ -80,6 +80,11 @@ pub(crate) fn environment(ui: Ui) -> Environment<'static> {
     env.add_filter("warn", style(WARNING));
     env.add_filter("accent", style(ACCENT));
     env.add_filter("clip", |s: String, n: usize| clip(&s, n));
+    // On a terminal, the part of its line that may be shortened to fit (see `cli::fit`).
+    env.add_filter("preview", move |s: String| match ui.width {
+        Some(_) => crate::cli::fit::mark(&s),
+        None => s,
+    });
     env.add_filter("k", |n: i64| knum(n));
     env.add_filter("n", |n: i64, word: String| {
         crate::reads::ladder::knoun(n, &word)
@@ -127,6 +132,7 @@ mod tests {
     fn plain() -> Ui {
         Ui {
             stdout_tty: false,
+            width: None,
             stderr_tty: false,
             color: false,
             err_color: false,
@@ -213,6 +219,24 @@ mod tests {
         );
         assert_eq!(r("{{ 'a  b c' | clip(3) }}"), "a b…");
         assert_eq!(r("{{ 'x' | h1 }}{{ 'y' | warn }}"), "xy");
+        assert_eq!(r("{{ 'said' | preview }}"), "said");
+    }
+
+    #[test]
+    fn a_preview_is_marked_for_fitting_only_on_a_terminal_with_a_width() {
+        let tty = Ui {
+            stdout_tty: true,
+            width: Some(60),
+            ..plain()
+        };
+        let out = environment(tty)
+            .render_str("{{ 'said' | preview }}", Value::from(()))
+            .unwrap();
+        assert_eq!(out, crate::cli::fit::mark("said"));
+        assert_eq!(
+            crate::cli::fit::line(&format!("  {out}  ▸ peat x"), 60),
+            "  said  ▸ peat x"
+        );
     }
 
     #[test]
