@@ -9,7 +9,7 @@
 //!
 //! The first route that names a session answers; the others are kept as corroboration. A
 //! commit no route explains says so, with the nearest candidates. Every route reads the
-//! views alone (the sessions, steps, files and changes views), never the ledger.
+//! views alone (the sessions, commits, files and changes views), never the ledger.
 //!
 //! [`explain`] answers for one commit; [`made_by`] answers the other way, the commits some
 //! sessions made, by asking `explain` about each commit of their repositories that any route
@@ -25,7 +25,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use crate::reads::files::{applied_changes, paths_for_relative};
 use crate::reads::vcs::{CommitContent, Logged, Repo};
 use crate::views::session::SessionRollup;
-use crate::views::steps::Step;
 use crate::views::{ViewError, Views};
 use crate::vocab::change::Change;
 use crate::vocab::event::{Seq, SessionId};
@@ -337,21 +336,12 @@ pub(crate) fn made_by(
         if unseen.is_empty() {
             continue;
         }
-        // Their own record: where the commands printed them, and the messages they gave. The
-        // session's steps are read once, not once per commit as `explain` would (with no
-        // repository, its answer for a bare hash is exactly these, by the recorded route).
-        let recorded: Vec<(Seq, i64, String, String)> =
-            crate::reads::log::commit_steps(views, session)?
-                .into_iter()
-                .filter_map(|(seq, ts_ms, step)| match step {
-                    Step::Commit { hash, message, .. } => Some((seq, ts_ms, hash, message)),
-                    _ => None,
-                })
-                .collect();
+        // Their own record, from the commits view: when the commands printed them, and the
+        // messages they gave (with no repository, `explain`'s answer for a bare hash is
+        // exactly these, by the recorded route).
+        let recorded = views.tables.commits_of(session)?;
         for hash in unseen {
-            let Some((_, ts_ms, _, message)) =
-                recorded.iter().find(|(_, _, h, _)| same_commit(h, hash))
-            else {
+            let Some((_, row)) = recorded.iter().find(|(_, r)| same_commit(&r.hash, hash)) else {
                 continue;
             };
             made.by_session
@@ -359,8 +349,8 @@ pub(crate) fn made_by(
                 .or_default()
                 .push(MadeCommit {
                     hash: hash.clone(),
-                    ts_ms: Some(*ts_ms),
-                    subject: message.lines().next().unwrap_or("").to_string(),
+                    ts_ms: Some(row.ts_ms),
+                    subject: row.subject.clone(),
                     route: Route::Recorded,
                     share: None,
                 });
@@ -521,13 +511,13 @@ fn by_record(
             });
             continue;
         }
-        for (seq, ts_ms, step) in crate::reads::log::commit_steps(views, session)? {
-            if matches!(&step, Step::Commit { hash: h, .. } if same_commit(h, hash)) {
+        for (seq, row) in views.tables.commits_of(session)? {
+            if same_commit(&row.hash, hash) {
                 out.push(Tie {
                     session: session.clone(),
                     route: Route::Recorded,
                     seq: Some(seq),
-                    ts_ms: Some(ts_ms),
+                    ts_ms: Some(row.ts_ms),
                     share: None,
                 });
             }
