@@ -18,14 +18,18 @@
 //! session for a commit. The repository is read, never written (see [`crate::reads::vcs`]);
 //! where a session's repository is not on this machine, only the commits its own commit
 //! commands printed are known, and [`Made::without_repo`] says which sessions that was.
+//!
+//! [`made_by`]'s answer is kept beside the views (see [`crate::views::memo`]) under the
+//! commit each repository's HEAD names: a read asking again of the same views and
+//! repositories runs no git at all.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::reads::files::{applied_changes, paths_for_relative};
 use crate::reads::vcs::{CommitContent, Logged, Repo};
 use crate::views::session::SessionRollup;
-use crate::views::{ViewError, Views};
+use crate::views::{ViewError, Views, memo};
 use crate::vocab::change::Change;
 use crate::vocab::event::{Seq, SessionId};
 
@@ -44,7 +48,7 @@ pub(crate) struct Commit {
 }
 
 /// How a session was tied to the commit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Route {
     Trailer,
@@ -94,44 +98,39 @@ pub(crate) fn explain(
     commit: &Commit,
 ) -> Result<Explained, ViewError> {
     let sessions = views.tables.all_sessions()?;
-    explain_among(
-        views,
-        &sessions,
-        root,
-        commit,
-        &mut Written::default(),
-        Depth::Whole,
-    )
+    let mut ties = surer(views, &sessions, root, commit, Depth::Whole)?;
+    ties.extend(by_content(views, &commit.content, &mut Written::default())?);
+    Ok(decide(ties))
 }
 
-/// How much of an explanation is wanted.
+/// How much of the record route's evidence is wanted.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Depth {
-    /// Every route, the others kept as corroboration.
+    /// The event that shows each tie, for a whole explanation.
     Whole,
-    /// Only the answer: the content route, the least certain, is not read when a surer route
-    /// has answered (it could not change the answer).
+    /// Only the ties, from the sessions view: what an answer needs.
     Answer,
 }
 
-/// [`explain`] with the sessions view already read, and what the content route read before.
-fn explain_among(
+/// The ties of the routes surer than content, which need no lines of the commit.
+fn surer(
     views: &Views,
     sessions: &[(SessionId, SessionRollup)],
     root: Option<&str>,
     commit: &Commit,
-    written: &mut Written,
     depth: Depth,
-) -> Result<Explained, ViewError> {
+) -> Result<Vec<Tie>, ViewError> {
     let mut ties: Vec<Tie> = Vec::new();
     ties.extend(by_trailer(sessions, &commit.content.message));
     ties.extend(by_record(views, sessions, &commit.hash, depth)?);
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
         ties.extend(by_workspace(sessions, root, ts));
     }
-    if depth == Depth::Whole || ties.is_empty() {
-        ties.extend(by_content(views, &commit.content, written)?);
-    }
+    Ok(ties)
+}
+
+/// The answer among `ties`: the surest route's sessions, the others kept beside it.
+fn decide(ties: Vec<Tie>) -> Explained {
     let answers = |t: &Tie| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE;
     let best = ties.iter().filter(|t| answers(t)).map(|t| t.route).min();
     // A share below the bar never answers, even beside one above it.
@@ -144,11 +143,11 @@ fn explain_among(
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.session.cmp(&b.session))
     });
-    Ok(Explained { answer, others })
+    Explained { answer, others }
 }
 
 /// A commit the resolution tied to a session, and the route it took.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct MadeCommit {
     pub(crate) hash: String,
     /// When it was committed; `None` for a recorded commit its repository could not show.
@@ -162,7 +161,7 @@ pub(crate) struct MadeCommit {
 }
 
 /// The commits some sessions made: see the module documentation.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Made {
     /// Per session, its commits, oldest first.
     pub(crate) by_session: BTreeMap<SessionId, Vec<MadeCommit>>,
@@ -192,11 +191,8 @@ impl Made {
 /// The repository holding `cwd`, and its root as the workspace route compares it (resolved
 /// through symbolic links, as a session's recorded working directory is).
 pub(crate) fn repo_at(cwd: &std::path::Path) -> Option<(Repo, String)> {
-    let repo = Repo::find(cwd)?;
-    let root = std::fs::canonicalize(&repo.root)
-        .unwrap_or_else(|_| repo.root.clone())
-        .to_string_lossy()
-        .into_owned();
+    let repo = Repo::resolved(cwd)?;
+    let root = repo.root.to_string_lossy().into_owned();
     Some((repo, root))
 }
 
@@ -217,12 +213,16 @@ pub(crate) fn made_by(
     // The sessions of each repository, by its root.
     let mut repos: BTreeMap<String, (Repo, Vec<&SessionId>)> = BTreeMap::new();
     let mut made = Made::default();
+    // Sessions share working directories: each is looked up once.
+    let mut found: HashMap<&str, Option<(Repo, String)>> = HashMap::new();
     for (&session, rollup) in &wanted {
-        match rollup
-            .cwd
-            .as_deref()
-            .and_then(|c| repo_at(std::path::Path::new(c)))
-        {
+        let repo = rollup.cwd.as_deref().and_then(|c| {
+            found
+                .entry(c)
+                .or_insert_with(|| repo_at(std::path::Path::new(c)))
+                .clone()
+        });
+        match repo {
             Some((repo, root)) => {
                 let members = &mut repos.entry(root).or_insert((repo, Vec::new())).1;
                 if !members.contains(&session) {
@@ -249,6 +249,12 @@ pub(crate) fn made_by(
             }
         }
     }
+    // What the repositories hold is known by their heads: with those, the views' position
+    // and the same question, the answer read before is the answer.
+    let key = memo_key(&wanted, &repos, &made.without_repo);
+    if let Some(known) = key.as_deref().and_then(|k| memo::recall(views, MEMO, k)) {
+        return Ok(known);
+    }
     let mut seen: BTreeMap<&SessionId, Vec<String>> = BTreeMap::new();
     let mut written = Written::default();
     for (root, (repo, members)) in &repos {
@@ -272,38 +278,24 @@ pub(crate) fn made_by(
             seen.entry(s).or_default().extend(hashes);
         }
         // The surer routes need no lines: only the commits they leave unanswered, among
-        // those touching a file a session here wrote, have their lines read (in one run).
+        // those touching a file a session here wrote, have their lines read (in one run),
+        // and only the content route is then asked about them.
         let mut answers = Vec::with_capacity(candidates.len());
         let mut unanswered = Vec::new();
         for (i, l) in candidates.iter().enumerate() {
-            let explained = explain_among(
-                views,
-                &all,
-                Some(root),
-                &commit_of(l),
-                &mut written,
-                Depth::Answer,
-            )?;
-            if explained.answer.is_empty() && reach.wrote_to(&l.files) {
+            let ties = surer(views, &all, Some(root), &commit_of(l), Depth::Answer)?;
+            if ties.is_empty() && reach.wrote_to(&l.files) {
                 unanswered.push(i);
             }
-            answers.push(explained.answer);
+            answers.push(decide(ties).answer);
         }
         if !unanswered.is_empty() {
             let mut lacking: Vec<Logged> =
                 unanswered.iter().map(|&i| candidates[i].clone()).collect();
             crate::reads::vcs::with_lines(repo, &mut lacking);
             for (&i, l) in unanswered.iter().zip(lacking) {
-                let commit = commit_of(&l);
-                answers[i] = explain_among(
-                    views,
-                    &all,
-                    Some(root),
-                    &commit,
-                    &mut written,
-                    Depth::Answer,
-                )?
-                .answer;
+                let content = commit_of(&l).content;
+                answers[i] = decide(by_content(views, &content, &mut written)?).answer;
                 candidates[i] = l;
             }
         }
@@ -359,7 +351,42 @@ pub(crate) fn made_by(
     for commits in made.by_session.values_mut() {
         commits.sort_by_key(|c| c.ts_ms);
     }
+    if let Some(key) = key {
+        memo::keep(views, MEMO, &key, &made);
+    }
     Ok(made)
+}
+
+/// The name [`made_by`]'s answers are kept under (see [`crate::views::memo`]).
+const MEMO: &str = "commits";
+
+/// Everything [`made_by`]'s answer depends on beyond the views: the sessions asked about,
+/// which repositories hold them and the commit each repository's HEAD names (its listing
+/// is what HEAD reaches), and which have none; and this binary's version. `None` when a
+/// repository's state cannot be named so (jj alone, whose listing is every visible commit):
+/// then nothing is kept.
+fn memo_key(
+    wanted: &BTreeMap<&SessionId, &SessionRollup>,
+    repos: &BTreeMap<String, (Repo, Vec<&SessionId>)>,
+    without_repo: &BTreeSet<SessionId>,
+) -> Option<String> {
+    use sha2::Digest;
+    let mut key = sha2::Sha256::new();
+    let mut add = |s: &str| {
+        key.update(s.as_bytes());
+        key.update([0]);
+    };
+    add(env!("CARGO_PKG_VERSION"));
+    wanted.keys().for_each(|s| add(s.as_str()));
+    add("");
+    without_repo.iter().for_each(|s| add(s.as_str()));
+    for (root, (repo, members)) in repos {
+        add("");
+        add(root);
+        add(&repo.head_commit()?);
+        members.iter().for_each(|s| add(s.as_str()));
+    }
+    Some(hex::encode(key.finalize()))
 }
 
 /// What could tie a commit to any of a repository's sessions, indexed once: the commits no

@@ -12,6 +12,7 @@ pub(crate) mod closings;
 pub(crate) mod fault;
 pub(crate) mod handle;
 pub(crate) mod keyword;
+pub(crate) mod memo;
 pub(crate) mod rows;
 pub(crate) mod session;
 pub(crate) mod source;
