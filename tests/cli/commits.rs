@@ -471,6 +471,59 @@ fn b_commits_on_the_15th(recorded: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_days_zoom_and_brief_count_a_commit_of_lines_a_session_wrote_days_before() {
+    require_git();
+    let env = Env::new();
+    let work = env.path("work");
+    let commit_at = committer(&work);
+    commit_at("2026-07-14T08:00:00Z", "README.md", "# acme\n", "start");
+    let recorded = commit_at(
+        "2026-07-15T10:03:00Z",
+        "src/config.rs",
+        "pub const CONFIG_VERSION: u32 = 2;\n",
+        "bump the config",
+    );
+    // A's lines (written on the 14th), committed by hand on the 15th.
+    let lines = commit_at(
+        "2026-07-15T11:00:00Z",
+        "src/limiter.rs",
+        WRITTEN,
+        "add the refill function",
+    );
+    let mut a = vec![prompt(SESSION_A, 1, 1, "write the refill function")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": "/elsewhere/acme-api/src/limiter.rs", "content": WRITTEN}),
+    ));
+    let a: Vec<String> = a
+        .into_iter()
+        .map(|l| l.replace("/home/dev/acme-api", "/elsewhere/acme-api"))
+        .collect();
+    let ta = transcript(&env, "a.jsonl", &a);
+    let tb = transcript(&env, "b.jsonl", &b_commits_on_the_15th(&recorded));
+    env.run(&["capture", &ta, &tb]).ok();
+
+    let (code, v) = json_of(&env, &lines[..8]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["route"], "content", "{v}");
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A, "{v}");
+    let v: Value =
+        serde_json::from_str(&peat(&env, &["zoom", "2026-07-15", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["totals"]["commits"], 2, "{v}");
+    let v: Value = serde_json::from_str(&peat(&env, &["--json"]).ok().stdout).unwrap();
+    let day = v["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["date"] == "2026-07-15")
+        .unwrap_or_else(|| panic!("no such day in the brief: {v}"));
+    assert_eq!(day["commits"], 2, "{v}");
+}
+
+#[test]
 fn a_commit_made_after_a_read_is_named_by_the_next_read() {
     require_git();
     let env = Env::new();
