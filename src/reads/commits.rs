@@ -398,8 +398,8 @@ struct Reach<'a> {
     recorded: HashSet<String>,
     /// The spans (with the grace) of those that ran in this workspace.
     spans: Vec<(i64, i64)>,
-    /// Every tail of every path they edited (`src/a.rs` and `a.rs` of `/r/src/a.rs`): a
-    /// commit's file at one of them may hold their lines.
+    /// The tails of the paths they edited (see [`tails`]): a commit's file at one of them
+    /// may hold their lines.
     tails: HashSet<&'a str>,
 }
 
@@ -422,13 +422,7 @@ impl<'a> Reach<'a> {
                 .filter_map(|r| Some((r.start_ms? - SPAN_GRACE_MS, r.end_ms? + SPAN_GRACE_MS)))
                 .collect(),
             tails: rollups()
-                .flat_map(|r| r.files.keys())
-                .flat_map(|f| {
-                    f.match_indices('/')
-                        .map(move |(i, _)| &f[i + 1..])
-                        .chain(std::iter::once(f.as_str()))
-                })
-                .filter(|t| !t.is_empty())
+                .flat_map(|r| r.files.keys().flat_map(|f| tails(f, r.cwd.as_deref())))
                 .collect(),
         }
     }
@@ -453,6 +447,32 @@ impl<'a> Reach<'a> {
     fn wrote_to(&self, files: &[String]) -> bool {
         files.iter().any(|rel| self.tails.contains(rel.as_str()))
     }
+}
+
+/// The tails of `path` a commit's repository-relative file could be (`src/a.rs` and
+/// `r/src/a.rs` of `/r/src/a.rs`). Its bare name counts only where its folder holds the
+/// working directory `cwd` (the folder itself or one above it: where a repository's root can
+/// be): a name alone (`mod.rs`, `README.md`) would otherwise match every file of that name.
+fn tails<'a>(path: &'a str, cwd: Option<&str>) -> Vec<&'a str> {
+    let Some((dir, name)) = path.rsplit_once('/') else {
+        return (!path.is_empty()).then_some(path).into_iter().collect();
+    };
+    let at_top = cwd.is_some_and(|c| {
+        c == dir
+            || c.strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+    });
+    let mut out: Vec<&str> = path
+        .match_indices('/')
+        .map(|(i, _)| &path[i + 1..])
+        .filter(|t| t.contains('/'))
+        .chain(std::iter::once(path))
+        .collect();
+    if at_top {
+        out.push(name);
+    }
+    out.retain(|t| !t.is_empty());
+    out
 }
 
 /// A listed commit as [`explain`] reads it (without lines until they are read).
@@ -846,6 +866,17 @@ mod tests {
             .map(|t| (t.session.as_str(), t.share))
             .collect();
         assert_eq!(others, vec![("one", Some(0.25))]);
+    }
+
+    #[test]
+    fn a_bare_file_name_reaches_only_a_file_at_the_top_of_the_working_directory() {
+        let deep = tails("/r/src/views/mod.rs", Some("/r"));
+        assert!(deep.contains(&"src/views/mod.rs") && deep.contains(&"views/mod.rs"));
+        assert!(!deep.contains(&"mod.rs"), "{deep:?}");
+        assert!(tails("/r/README.md", Some("/r")).contains(&"README.md"));
+        assert!(tails("/r/README.md", Some("/r/sub")).contains(&"README.md"));
+        assert!(!tails("/rx/README.md", Some("/r")).contains(&"README.md"));
+        assert!(!tails("/r/README.md", None).contains(&"README.md"));
     }
 
     #[test]
