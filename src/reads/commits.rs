@@ -362,15 +362,18 @@ const MEMO: &str = "commits";
 
 /// Everything [`made_by`]'s answer depends on beyond the views: the sessions asked about,
 /// which repositories hold them and the commit each repository's HEAD names (its listing
-/// is what HEAD reaches), and which have none; and this binary's version. `None` when a
-/// repository's state cannot be named so (jj alone, whose listing is every visible commit):
-/// then nothing is kept.
+/// is what HEAD reaches), and which have none; and this binary's version. `None` when no
+/// repository is read (the views alone answer as fast as the memo would) or when one's state
+/// cannot be named so (jj alone, whose listing is every visible commit): nothing is kept.
 fn memo_key(
     wanted: &BTreeMap<&SessionId, &SessionRollup>,
     repos: &BTreeMap<String, (Repo, Vec<&SessionId>)>,
     without_repo: &BTreeSet<SessionId>,
 ) -> Option<String> {
     use sha2::Digest;
+    if repos.is_empty() {
+        return None;
+    }
     let mut key = sha2::Sha256::new();
     let mut add = |s: &str| {
         key.update(s.as_bytes());
