@@ -534,8 +534,9 @@ pub(crate) fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> b
 
 /// Whether two spellings of a hash (either may be a prefix, at least 7 long) name one commit.
 pub(crate) fn same_commit(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
+    // Compared in place: a read asks this of every pair of a session's commits.
+    let n = a.len().min(b.len());
+    n >= 7 && a.as_bytes()[..n].eq_ignore_ascii_case(&b.as_bytes()[..n])
 }
 
 /// Sessions that ran a commit command which printed this hash. For the answer alone, from
