@@ -97,6 +97,19 @@ pub(crate) fn keep<T: Serialize>(views: &Views, name: &str, key: &str, value: &T
     }
 }
 
+/// Remove every answer kept in the store at `store`: after a redaction no copy of an old
+/// text may stay on disk, and the views it was read from are gone.
+pub(crate) fn discard(store: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().contains(".memo.json") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
