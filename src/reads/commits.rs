@@ -9,7 +9,7 @@
 //!
 //! The first route that names a session answers; the others are kept as corroboration. A
 //! commit no route explains says so, with the nearest candidates. Every route reads the
-//! views alone (the sessions, steps, files and changes views), never the ledger.
+//! views alone (the sessions, commits, files and changes views), never the ledger.
 //!
 //! [`explain`] answers for one commit; [`made_by`] answers the other way, the commits some
 //! sessions made, by asking `explain` about each commit of their repositories that any route
@@ -18,15 +18,18 @@
 //! session for a commit. The repository is read, never written (see [`crate::reads::vcs`]);
 //! where a session's repository is not on this machine, only the commits its own commit
 //! commands printed are known, and [`Made::without_repo`] says which sessions that was.
+//!
+//! [`made_by`]'s answer is kept beside the views (see [`crate::views::memo`]) under the
+//! commit each repository's HEAD names: a read asking again of the same views and
+//! repositories runs no git at all.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::reads::files::{applied_changes, paths_for_relative};
 use crate::reads::vcs::{CommitContent, Logged, Repo};
 use crate::views::session::SessionRollup;
-use crate::views::steps::Step;
-use crate::views::{ViewError, Views};
+use crate::views::{ViewError, Views, memo};
 use crate::vocab::change::Change;
 use crate::vocab::event::{Seq, SessionId};
 
@@ -45,7 +48,7 @@ pub(crate) struct Commit {
 }
 
 /// How a session was tied to the commit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Route {
     Trailer,
@@ -95,44 +98,44 @@ pub(crate) fn explain(
     commit: &Commit,
 ) -> Result<Explained, ViewError> {
     let sessions = views.tables.all_sessions()?;
-    explain_among(
+    let mut ties = surer(views, &sessions, root, commit, Depth::Whole)?;
+    ties.extend(by_content(
         views,
-        &sessions,
-        root,
-        commit,
+        &commit.content,
+        commit.ts_ms,
         &mut Written::default(),
-        Depth::Whole,
-    )
+    )?);
+    Ok(decide(ties))
 }
 
-/// How much of an explanation is wanted.
+/// How much of the record route's evidence is wanted.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Depth {
-    /// Every route, the others kept as corroboration.
+    /// The event that shows each tie, for a whole explanation.
     Whole,
-    /// Only the answer: the content route, the least certain, is not read when a surer route
-    /// has answered (it could not change the answer).
+    /// Only the ties, from the sessions view: what an answer needs.
     Answer,
 }
 
-/// [`explain`] with the sessions view already read, and what the content route read before.
-fn explain_among(
+/// The ties of the routes surer than content, which need no lines of the commit.
+fn surer(
     views: &Views,
     sessions: &[(SessionId, SessionRollup)],
     root: Option<&str>,
     commit: &Commit,
-    written: &mut Written,
     depth: Depth,
-) -> Result<Explained, ViewError> {
+) -> Result<Vec<Tie>, ViewError> {
     let mut ties: Vec<Tie> = Vec::new();
     ties.extend(by_trailer(sessions, &commit.content.message));
     ties.extend(by_record(views, sessions, &commit.hash, depth)?);
     if let (Some(root), Some(ts)) = (root, commit.ts_ms) {
         ties.extend(by_workspace(sessions, root, ts));
     }
-    if depth == Depth::Whole || ties.is_empty() {
-        ties.extend(by_content(views, &commit.content, commit.ts_ms, written)?);
-    }
+    Ok(ties)
+}
+
+/// The answer among `ties`: the surest route's sessions, the others kept beside it.
+fn decide(ties: Vec<Tie>) -> Explained {
     let answers = |t: &Tie| t.route != Route::Content || t.share.unwrap_or(0.0) >= CONTENT_SHARE;
     let best = ties.iter().filter(|t| answers(t)).map(|t| t.route).min();
     // A share below the bar never answers, even beside one above it.
@@ -145,11 +148,11 @@ fn explain_among(
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.session.cmp(&b.session))
     });
-    Ok(Explained { answer, others })
+    Explained { answer, others }
 }
 
 /// A commit the resolution tied to a session, and the route it took.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct MadeCommit {
     pub(crate) hash: String,
     /// When it was committed; `None` for a recorded commit its repository could not show.
@@ -163,7 +166,7 @@ pub(crate) struct MadeCommit {
 }
 
 /// The commits some sessions made: see the module documentation.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Made {
     /// Per session, its commits, oldest first.
     pub(crate) by_session: BTreeMap<SessionId, Vec<MadeCommit>>,
@@ -193,11 +196,8 @@ impl Made {
 /// The repository holding `cwd`, and its root as the workspace route compares it (resolved
 /// through symbolic links, as a session's recorded working directory is).
 pub(crate) fn repo_at(cwd: &std::path::Path) -> Option<(Repo, String)> {
-    let repo = Repo::find(cwd)?;
-    let root = std::fs::canonicalize(&repo.root)
-        .unwrap_or_else(|_| repo.root.clone())
-        .to_string_lossy()
-        .into_owned();
+    let repo = Repo::resolved(cwd)?;
+    let root = repo.root.to_string_lossy().into_owned();
     Some((repo, root))
 }
 
@@ -218,12 +218,16 @@ pub(crate) fn made_by(
     // The sessions of each repository, by its root.
     let mut repos: BTreeMap<String, (Repo, Vec<&SessionId>)> = BTreeMap::new();
     let mut made = Made::default();
+    // Sessions share working directories: each is looked up once.
+    let mut found: HashMap<&str, Option<(Repo, String)>> = HashMap::new();
     for (&session, rollup) in &wanted {
-        match rollup
-            .cwd
-            .as_deref()
-            .and_then(|c| repo_at(std::path::Path::new(c)))
-        {
+        let repo = rollup.cwd.as_deref().and_then(|c| {
+            found
+                .entry(c)
+                .or_insert_with(|| repo_at(std::path::Path::new(c)))
+                .clone()
+        });
+        match repo {
             Some((repo, root)) => {
                 let members = &mut repos.entry(root).or_insert((repo, Vec::new())).1;
                 if !members.contains(&session) {
@@ -250,6 +254,12 @@ pub(crate) fn made_by(
             }
         }
     }
+    // What the repositories hold is known by their heads: with those, the views' position
+    // and the same question, the answer read before is the answer.
+    let key = memo_key(&wanted, &repos, &made.without_repo);
+    if let Some(known) = key.as_deref().and_then(|k| memo::recall(views, MEMO, k)) {
+        return Ok(known);
+    }
     let mut seen: BTreeMap<&SessionId, Vec<String>> = BTreeMap::new();
     let mut written = Written::default();
     for (root, (repo, members)) in &repos {
@@ -273,22 +283,16 @@ pub(crate) fn made_by(
             seen.entry(s).or_default().extend(hashes);
         }
         // The surer routes need no lines: only the commits they leave unanswered, among
-        // those touching a file a session here wrote, have their lines read (in one run).
+        // those touching a file a session here wrote, have their lines read (in one run),
+        // and only the content route is then asked about them.
         let mut answers = Vec::with_capacity(candidates.len());
         let mut unanswered = Vec::new();
         for (i, l) in candidates.iter().enumerate() {
-            let explained = explain_among(
-                views,
-                &all,
-                Some(root),
-                &commit_of(l),
-                &mut written,
-                Depth::Answer,
-            )?;
-            if explained.answer.is_empty() && reach.wrote_to(&l.files) {
+            let ties = surer(views, &all, Some(root), &commit_of(l), Depth::Answer)?;
+            if ties.is_empty() && reach.wrote_to(&l.files) {
                 unanswered.push(i);
             }
-            answers.push(explained.answer);
+            answers.push(decide(ties).answer);
         }
         if !unanswered.is_empty() {
             let mut lacking: Vec<Logged> =
@@ -296,14 +300,12 @@ pub(crate) fn made_by(
             crate::reads::vcs::with_lines(repo, &mut lacking);
             for (&i, l) in unanswered.iter().zip(lacking) {
                 let commit = commit_of(&l);
-                answers[i] = explain_among(
+                answers[i] = decide(by_content(
                     views,
-                    &all,
-                    Some(root),
-                    &commit,
+                    &commit.content,
+                    commit.ts_ms,
                     &mut written,
-                    Depth::Answer,
-                )?
+                )?)
                 .answer;
                 candidates[i] = l;
             }
@@ -337,21 +339,12 @@ pub(crate) fn made_by(
         if unseen.is_empty() {
             continue;
         }
-        // Their own record: where the commands printed them, and the messages they gave. The
-        // session's steps are read once, not once per commit as `explain` would (with no
-        // repository, its answer for a bare hash is exactly these, by the recorded route).
-        let recorded: Vec<(Seq, i64, String, String)> =
-            crate::reads::log::commit_steps(views, session)?
-                .into_iter()
-                .filter_map(|(seq, ts_ms, step)| match step {
-                    Step::Commit { hash, message, .. } => Some((seq, ts_ms, hash, message)),
-                    _ => None,
-                })
-                .collect();
+        // Their own record, from the commits view: when the commands printed them, and the
+        // messages they gave (with no repository, `explain`'s answer for a bare hash is
+        // exactly these, by the recorded route).
+        let recorded = views.tables.commits_of(session)?;
         for hash in unseen {
-            let Some((_, ts_ms, _, message)) =
-                recorded.iter().find(|(_, _, h, _)| same_commit(h, hash))
-            else {
+            let Some((_, row)) = recorded.iter().find(|(_, r)| same_commit(&r.hash, hash)) else {
                 continue;
             };
             made.by_session
@@ -359,8 +352,8 @@ pub(crate) fn made_by(
                 .or_default()
                 .push(MadeCommit {
                     hash: hash.clone(),
-                    ts_ms: Some(*ts_ms),
-                    subject: message.lines().next().unwrap_or("").to_string(),
+                    ts_ms: Some(row.ts_ms),
+                    subject: row.subject.clone(),
                     route: Route::Recorded,
                     share: None,
                 });
@@ -369,7 +362,45 @@ pub(crate) fn made_by(
     for commits in made.by_session.values_mut() {
         commits.sort_by_key(|c| c.ts_ms);
     }
+    if let Some(key) = key {
+        memo::keep(views, MEMO, &key, &made);
+    }
     Ok(made)
+}
+
+/// The name [`made_by`]'s answers are kept under (see [`crate::views::memo`]).
+const MEMO: &str = "commits";
+
+/// Everything [`made_by`]'s answer depends on beyond the views: the sessions asked about,
+/// which repositories hold them and the commit each repository's HEAD names (its listing
+/// is what HEAD reaches), and which have none; and this binary's version. `None` when no
+/// repository is read (the views alone answer as fast as the memo would) or when one's state
+/// cannot be named so (jj alone, whose listing is every visible commit): nothing is kept.
+fn memo_key(
+    wanted: &BTreeMap<&SessionId, &SessionRollup>,
+    repos: &BTreeMap<String, (Repo, Vec<&SessionId>)>,
+    without_repo: &BTreeSet<SessionId>,
+) -> Option<String> {
+    use sha2::Digest;
+    if repos.is_empty() {
+        return None;
+    }
+    let mut key = sha2::Sha256::new();
+    let mut add = |s: &str| {
+        key.update(s.as_bytes());
+        key.update([0]);
+    };
+    add(env!("CARGO_PKG_VERSION"));
+    wanted.keys().for_each(|s| add(s.as_str()));
+    add("");
+    without_repo.iter().for_each(|s| add(s.as_str()));
+    for (root, (repo, members)) in repos {
+        add("");
+        add(root);
+        add(&repo.head_commit()?);
+        members.iter().for_each(|s| add(s.as_str()));
+    }
+    Some(hex::encode(key.finalize()))
 }
 
 /// What could tie a commit to any of a repository's sessions, indexed once: the commits no
@@ -381,8 +412,8 @@ struct Reach<'a> {
     recorded: HashSet<String>,
     /// The spans (with the grace) of those that ran in this workspace.
     spans: Vec<(i64, i64)>,
-    /// Every tail of every path they edited (`src/a.rs` and `a.rs` of `/r/src/a.rs`): a
-    /// commit's file at one of them may hold their lines.
+    /// The tails of the paths they edited (see [`tails`]): a commit's file at one of them
+    /// may hold their lines.
     tails: HashSet<&'a str>,
 }
 
@@ -405,13 +436,7 @@ impl<'a> Reach<'a> {
                 .filter_map(|r| Some((r.start_ms? - SPAN_GRACE_MS, r.end_ms? + SPAN_GRACE_MS)))
                 .collect(),
             tails: rollups()
-                .flat_map(|r| r.files.keys())
-                .flat_map(|f| {
-                    f.match_indices('/')
-                        .map(move |(i, _)| &f[i + 1..])
-                        .chain(std::iter::once(f.as_str()))
-                })
-                .filter(|t| !t.is_empty())
+                .flat_map(|r| r.files.keys().flat_map(|f| tails(f, r.cwd.as_deref())))
                 .collect(),
         }
     }
@@ -436,6 +461,32 @@ impl<'a> Reach<'a> {
     fn wrote_to(&self, files: &[String]) -> bool {
         files.iter().any(|rel| self.tails.contains(rel.as_str()))
     }
+}
+
+/// The tails of `path` a commit's repository-relative file could be (`src/a.rs` and
+/// `r/src/a.rs` of `/r/src/a.rs`). Its bare name counts only where its folder holds the
+/// working directory `cwd` (the folder itself or one above it: where a repository's root can
+/// be): a name alone (`mod.rs`, `README.md`) would otherwise match every file of that name.
+fn tails<'a>(path: &'a str, cwd: Option<&str>) -> Vec<&'a str> {
+    let Some((dir, name)) = path.rsplit_once('/') else {
+        return (!path.is_empty()).then_some(path).into_iter().collect();
+    };
+    let at_top = cwd.is_some_and(|c| {
+        c == dir
+            || c.strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+    });
+    let mut out: Vec<&str> = path
+        .match_indices('/')
+        .map(|(i, _)| &path[i + 1..])
+        .filter(|t| t.contains('/'))
+        .chain(std::iter::once(path))
+        .collect();
+    if at_top {
+        out.push(name);
+    }
+    out.retain(|t| !t.is_empty());
+    out
 }
 
 /// A listed commit as [`explain`] reads it (without lines until they are read).
@@ -494,8 +545,9 @@ pub(crate) fn recorded(sessions: &[(SessionId, SessionRollup)], hash: &str) -> b
 
 /// Whether two spellings of a hash (either may be a prefix, at least 7 long) name one commit.
 pub(crate) fn same_commit(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    a.len().min(b.len()) >= 7 && (a.starts_with(&b) || b.starts_with(&a))
+    // Compared in place: a read asks this of every pair of a session's commits.
+    let n = a.len().min(b.len());
+    n >= 7 && a.as_bytes()[..n].eq_ignore_ascii_case(&b.as_bytes()[..n])
 }
 
 /// Sessions that ran a commit command which printed this hash. For the answer alone, from
@@ -521,13 +573,13 @@ fn by_record(
             });
             continue;
         }
-        for (seq, ts_ms, step) in crate::reads::log::commit_steps(views, session)? {
-            if matches!(&step, Step::Commit { hash: h, .. } if same_commit(h, hash)) {
+        for (seq, row) in views.tables.commits_of(session)? {
+            if same_commit(&row.hash, hash) {
                 out.push(Tie {
                     session: session.clone(),
                     route: Route::Recorded,
                     seq: Some(seq),
-                    ts_ms: Some(ts_ms),
+                    ts_ms: Some(row.ts_ms),
                     share: None,
                 });
             }
@@ -891,6 +943,17 @@ mod tests {
         assert_eq!(tied(at + 60_000), vec!["blind".to_string()]);
         // Made ten minutes before either session edited the file: neither.
         assert_eq!(tied(at - 600_000), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_bare_file_name_reaches_only_a_file_at_the_top_of_the_working_directory() {
+        let deep = tails("/r/src/views/mod.rs", Some("/r"));
+        assert!(deep.contains(&"src/views/mod.rs") && deep.contains(&"views/mod.rs"));
+        assert!(!deep.contains(&"mod.rs"), "{deep:?}");
+        assert!(tails("/r/README.md", Some("/r")).contains(&"README.md"));
+        assert!(tails("/r/README.md", Some("/r/sub")).contains(&"README.md"));
+        assert!(!tails("/rx/README.md", Some("/r")).contains(&"README.md"));
+        assert!(!tails("/r/README.md", None).contains(&"README.md"));
     }
 
     #[test]

@@ -95,33 +95,11 @@ pub(crate) fn session_steps(
     views: &Views,
     session: &SessionId,
 ) -> Result<Vec<(Seq, i64, Step)>, ViewError> {
-    steps_where(views, session, |_| true)
-}
-
-/// The commit steps of `session` alone. Each stored step is searched for the commit tag
-/// before it is decoded: a session's thousands of other steps cost a byte search each, not
-/// a parse (a text that holds the tag's words has its quotes escaped, so it never matches).
-pub(crate) fn commit_steps(
-    views: &Views,
-    session: &SessionId,
-) -> Result<Vec<(Seq, i64, Step)>, ViewError> {
-    let tag = memchr::memmem::Finder::new(br#""kind":"commit""#);
-    steps_where(views, session, |raw| tag.find(raw).is_some())
-}
-
-fn steps_where(
-    views: &Views,
-    session: &SessionId,
-    wanted: impl Fn(&[u8]) -> bool,
-) -> Result<Vec<(Seq, i64, Step)>, ViewError> {
     let mut prefix = session.as_str().as_bytes().to_vec();
     prefix.push(0);
     let mut out = Vec::new();
     for row in views.tables.scan(Table::Steps, &prefix) {
         let (key, value) = row?;
-        if !wanted(&value) {
-            continue;
-        }
         // The event key, then the step's index (two bytes).
         let Some(id) = key
             .len()

@@ -33,6 +33,74 @@ impl Repo {
             root,
         })
     }
+
+    /// The repository holding `dir`, its root resolved through symbolic links, as recorded
+    /// working directories and paths are.
+    pub(crate) fn resolved(dir: &Path) -> Option<Repo> {
+        Repo::find(dir).map(Repo::canonical)
+    }
+
+    fn canonical(self) -> Repo {
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        Repo { root, ..self }
+    }
+
+    /// The repository holding `file` (absolute; it may no longer exist), resolved, and the
+    /// file's path relative to its root (the root as found, when the file's path does not
+    /// go through the resolved one).
+    pub(crate) fn of_file(file: &Path) -> Option<(Repo, String)> {
+        let found = Repo::find(file.parent()?)?;
+        let repo = found.clone().canonical();
+        let rel = file
+            .strip_prefix(&repo.root)
+            .or_else(|_| file.strip_prefix(&found.root))
+            .ok()?
+            .to_str()
+            .filter(|r| !r.is_empty())?
+            .to_string();
+        Some((repo, rel))
+    }
+
+    /// The commit git's HEAD names, read from the repository's files where they say it
+    /// plainly (no process runs: a read asks this of every repository it lists), else asked
+    /// of git. `None` without git.
+    pub(crate) fn head_commit(&self) -> Option<String> {
+        if !self.git {
+            return None;
+        }
+        head_from_files(&self.root).or_else(|| {
+            let out = git(&self.root, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
+            Some(out.trim().to_string()).filter(|h| is_hex(h))
+        })
+    }
+}
+
+/// HEAD's commit from the files of the git repository at `root`: its HEAD, and the branch
+/// it names as a loose ref or in `packed-refs` (a worktree's own, or the main checkout's).
+/// `None` where they do not say it plainly (a reftable, an unborn branch).
+fn head_from_files(root: &Path) -> Option<String> {
+    let read = |p: PathBuf| std::fs::read_to_string(p).ok();
+    let dotgit = root.join(".git");
+    let gitdir = if dotgit.is_dir() {
+        dotgit
+    } else {
+        let text = read(dotgit)?;
+        root.join(text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim())
+    };
+    let common =
+        read(gitdir.join("commondir")).map_or_else(|| gitdir.clone(), |c| gitdir.join(c.trim()));
+    let commit = |h: &str| Some(h.trim().to_string()).filter(|h| h.len() >= 40 && is_hex(h));
+    let head = read(gitdir.join("HEAD"))?;
+    let Some(name) = head.trim().strip_prefix("ref:").map(str::trim) else {
+        return commit(&head);
+    };
+    if let Some(h) = [&gitdir, &common].iter().find_map(|d| read(d.join(name))) {
+        return commit(&h);
+    }
+    read(common.join("packed-refs"))?.lines().find_map(|l| {
+        let (h, r) = l.split_once(' ')?;
+        if r.trim() == name { commit(h) } else { None }
+    })
 }
 
 /// A revision the repository resolved.
@@ -382,22 +450,14 @@ pub(crate) struct EarlierName {
 /// edits were recorded under passes the record's beginning, so the cost of the walk grows
 /// with the recorded span, not with the repository's whole history.
 pub(crate) fn earlier_names(file: &Path, since_ms: Option<i64>) -> Vec<EarlierName> {
-    let Some(repo) = file.parent().and_then(Repo::find) else {
+    let Some((repo, rel)) = Repo::of_file(file) else {
         return Vec::new();
     };
-    let root = std::fs::canonicalize(&repo.root).unwrap_or_else(|_| repo.root.clone());
-    let Some(rel) = file
-        .strip_prefix(&root)
-        .ok()
-        .and_then(Path::to_str)
-        .filter(|r| !r.is_empty())
-    else {
-        return Vec::new();
-    };
+    let root = &repo.root;
     let names = if repo.git {
-        git_earlier_names(&root, rel, since_ms)
+        git_earlier_names(root, &rel, since_ms)
     } else if repo.jj {
-        jj_renames(&root, rel, since_ms)
+        jj_renames(root, &rel, since_ms)
             .into_iter()
             .map(|(_, old)| old)
             .collect()
@@ -579,17 +639,9 @@ type Annotation = Vec<(String, LineCommit)>;
 impl FileHistory {
     /// The history of `file` (absolute; it may no longer exist), when a repository holds it.
     pub(crate) fn of(file: &Path) -> Option<FileHistory> {
-        let repo = Repo::find(file.parent()?)?;
-        let root = std::fs::canonicalize(&repo.root).unwrap_or_else(|_| repo.root.clone());
-        let rel = file
-            .strip_prefix(&root)
-            .or_else(|_| file.strip_prefix(&repo.root))
-            .ok()?
-            .to_str()
-            .filter(|r| !r.is_empty())?
-            .to_string();
+        let (repo, rel) = Repo::of_file(file)?;
         (repo.git || repo.jj).then_some(FileHistory {
-            root,
+            root: repo.root,
             rel,
             git: repo.git,
             earlier: std::cell::OnceCell::new(),

@@ -10,7 +10,8 @@
 //!    versions of every feed entry, and the capture cursors redacted, the old blobs
 //!    dropped); the views' past table (the versions `asof` folds, and their blobs) is
 //!    refilled from the scrubbed feed; then the views database is rewritten too. Both
-//!    rewrites go straight into tables, so no journal keeps the old text.
+//!    rewrites go straight into tables, so no journal keeps the old text. The answers reads
+//!    kept beside the views (`views::memo`) are removed.
 //! 4. The rule-set version is recorded in the store (`redact.version`): a newer binary
 //!    with improved rules re-applies them when a writer opens the store.
 
@@ -184,6 +185,8 @@ pub(crate) fn run(
         crate::ledger::scrub::rewrite(&views_dir, &mut |_, _, v| Some(v.to_vec()))
             .map_err(ViewError::store)?;
     }
+    // Answers reads kept beside the views may quote the old texts (a commit's subject).
+    crate::views::memo::discard(ledger.path());
     record_version(ledger.path(), super::RULES_VERSION).map_err(|source| ViewError::Io {
         path: ledger.path().join(VERSION_FILE),
         source,
@@ -270,6 +273,8 @@ mod tests {
         write(&mut ledger, 300, "second");
         let views = Views::open(&ledger, &mut model, tz.clone(), &mut |_| {}).unwrap();
         assert_eq!(views.tables.past_versions().count(), 2);
+        // A read kept an answer quoting it (as commit resolution keeps a commit's subject).
+        crate::views::memo::keep(&views, "commits", "k", &format!("deploy key {AWS}"));
         drop(views);
         assert!(!files_holding(&store.join("views"), AWS).is_empty());
 

@@ -12,7 +12,7 @@ use super::{ModelSlot, ViewError, Views};
 use crate::ledger::{Ledger, space};
 
 /// The key in the views' meta keyspace holding the ledger's identity.
-const STAMP: &str = "ledger";
+pub(crate) const STAMP: &str = "ledger";
 
 /// Stamp `views` as folded from `ledger`.
 pub(crate) fn record(views: &Views, ledger: &Ledger) -> Result<(), ViewError> {

@@ -1,7 +1,8 @@
 //! The views kept in fjall: sessions, days, file touches (with what each wrote, and the
-//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps,
-//! each event's current envelope (so that reads of whole events answer beside a writer), and
-//! every version a revision replaced with the blobs it names (so that `asof` does too).
+//! paths reversed for suffix lookups), texts, subjects, evidence, each session's steps, the
+//! commits its commit commands printed, each event's current envelope (so that reads of
+//! whole events answer beside a writer), and every version a revision replaced with the
+//! blobs it names (so that `asof` does too).
 //!
 //! Every table is a pure function of the ledger. Changes are folded into a [`Pending`]
 //! overlay (typed aggregates, raw key writes) and written in one batch together with the
@@ -120,6 +121,34 @@ pub(crate) enum Table {
     /// The change blobs past versions name, by blob id (content-addressed): what those
     /// versions' edits wrote, which the changes table (current versions only) may not hold.
     PastBlobs = 13,
+    /// Each commit a session's commit command printed, by event key (see [`CommitRow`]):
+    /// what resolving commits reads of the record, without scanning every step.
+    Commits = 14,
+}
+
+/// A commit an agent's commit command printed, as the record has it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CommitRow {
+    pub(crate) ts_ms: i64,
+    pub(crate) hash: String,
+    /// The first line of its message.
+    pub(crate) subject: String,
+}
+
+impl CommitRow {
+    /// The row an event makes: a commit command that printed a hash.
+    pub(crate) fn of(env: &Envelope) -> Option<CommitRow> {
+        let (hash, message) = match &env.kind {
+            Event::Committed { hash, message, .. } => (hash, message),
+            Event::Commit { hash, message } if !hash.is_empty() => (hash, message),
+            _ => return None,
+        };
+        Some(CommitRow {
+            ts_ms: env.ts_ms,
+            hash: hash.clone(),
+            subject: message.lines().next().unwrap_or("").to_string(),
+        })
+    }
 }
 
 /// Where the fold reads the change blobs that recorded edits name (the ledger's blob store).
@@ -398,6 +427,23 @@ impl Tables {
             .collect()
     }
 
+    /// The commits `session`'s commit commands printed, in seq order.
+    pub(crate) fn commits_of(
+        &self,
+        session: &SessionId,
+    ) -> Result<Vec<(Seq, CommitRow)>, ViewError> {
+        let mut prefix = session.as_str().as_bytes().to_vec();
+        prefix.push(0);
+        let mut out = Vec::new();
+        for r in self.scan(Table::Commits, &prefix) {
+            let (k, v) = r?;
+            if let Some((_, seq)) = split_key(&k) {
+                out.push((seq, decode_json(&v)?));
+            }
+        }
+        Ok(out)
+    }
+
     /// Every day with events, oldest first.
     pub(crate) fn all_days(&self) -> Result<Vec<(String, DayStats)>, ViewError> {
         self.rows(Table::Days, b"")
@@ -533,7 +579,7 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 pub(crate) struct Pending {
     sessions: HashMap<SessionId, SessionRollup>,
     days: HashMap<String, DayStats>,
-    /// Raw writes to the texts, files, changes, tails, steps and evidence tables (None:
+    /// Raw writes to the texts, files, changes, tails, steps, commits and evidence tables (None:
     /// delete), all keyed by the event, so a retraction deletes exactly its own rows.
     texts: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     files: Writes,
@@ -637,6 +683,12 @@ impl Pending {
             let k = tkey(Table::Steps, &step_key(&key, i as u16));
             let row = (sign > 0).then(|| encode_json(&(env.ts_ms, step)));
             self.files.insert(k, row);
+        }
+        if let Some(row) = CommitRow::of(env) {
+            self.files.insert(
+                tkey(Table::Commits, &key),
+                (sign > 0).then(|| encode_json(&row)),
+            );
         }
         if let Event::Obs {
             subject,

@@ -425,3 +425,142 @@ fn every_view_names_the_same_session_for_each_commit() {
         .unwrap_or_else(|| panic!("no such day in the brief: {v}"));
     assert_eq!(day["commits"], 4, "{v}");
 }
+
+/// A repository in the work folder, and a way to commit a file to it at a moment: returns
+/// the commit's full hash.
+fn committer(work: &std::path::Path) -> impl Fn(&str, &str, &str, &str) -> String + '_ {
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    git(work, &["init", "-q", "-b", "main"]);
+    move |when: &str, file: &str, text: &str, message: &str| {
+        std::fs::write(work.join(file), text).unwrap();
+        git_at(work, when, &["add", "."]);
+        git_at(work, when, &["commit", "-q", "-m", message]);
+        git(work, &["rev-parse", "HEAD"])
+    }
+}
+
+/// Session B's lines on the 15th, in another checkout (10:01-10:05): its commit command
+/// printed `recorded`.
+fn b_commits_on_the_15th(recorded: &str) -> Vec<String> {
+    use crate::log::at;
+    let commit = json!({"message": {"id": "msg_b2", "role": "assistant", "type": "message",
+        "content": [{"type": "tool_use", "id": "toolu_commit", "name": "Bash",
+            "input": {"command": "git commit -am 'bump the config'"}}]}});
+    let printed = format!("[main {}] bump the config\n 1 file changed", &recorded[..7]);
+    let result = json!({"message": {"role": "user", "content": [{"tool_use_id": "toolu_commit",
+        "type": "tool_result", "content": printed}]}});
+    let ask = |text: &str| json!({"message": {"role": "user", "content": text}});
+    [
+        at(
+            SESSION_B,
+            1,
+            "10:01",
+            "user",
+            ask("bump the config version"),
+        ),
+        at(SESSION_B, 2, "10:03", "assistant", commit),
+        at(SESSION_B, 3, "10:03", "user", result),
+        at(SESSION_B, 4, "10:05", "user", ask("thanks")),
+    ]
+    .into_iter()
+    .map(|l| {
+        l.replace("2026-07-14T", "2026-07-15T")
+            .replace("/home/dev/acme-api", "/elsewhere/acme-api")
+    })
+    .collect()
+}
+
+#[test]
+fn a_days_zoom_and_brief_count_a_commit_of_lines_a_session_wrote_days_before() {
+    require_git();
+    let env = Env::new();
+    let work = env.path("work");
+    let commit_at = committer(&work);
+    commit_at("2026-07-14T08:00:00Z", "README.md", "# acme\n", "start");
+    let recorded = commit_at(
+        "2026-07-15T10:03:00Z",
+        "src/config.rs",
+        "pub const CONFIG_VERSION: u32 = 2;\n",
+        "bump the config",
+    );
+    // A's lines (written on the 14th), committed by hand on the 15th.
+    let lines = commit_at(
+        "2026-07-15T11:00:00Z",
+        "src/limiter.rs",
+        WRITTEN,
+        "add the refill function",
+    );
+    let mut a = vec![prompt(SESSION_A, 1, 1, "write the refill function")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        2,
+        "Write",
+        json!({"file_path": "/elsewhere/acme-api/src/limiter.rs", "content": WRITTEN}),
+    ));
+    let a: Vec<String> = a
+        .into_iter()
+        .map(|l| l.replace("/home/dev/acme-api", "/elsewhere/acme-api"))
+        .collect();
+    let ta = transcript(&env, "a.jsonl", &a);
+    let tb = transcript(&env, "b.jsonl", &b_commits_on_the_15th(&recorded));
+    env.run(&["capture", &ta, &tb]).ok();
+
+    let (code, v) = json_of(&env, &lines[..8]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["result"]["route"], "content", "{v}");
+    assert_eq!(v["result"]["sessions"][0]["session"], SESSION_A, "{v}");
+    let v: Value =
+        serde_json::from_str(&peat(&env, &["zoom", "2026-07-15", "--json"]).ok().stdout).unwrap();
+    assert_eq!(v["totals"]["commits"], 2, "{v}");
+    let v: Value = serde_json::from_str(&peat(&env, &["--json"]).ok().stdout).unwrap();
+    let day = v["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["date"] == "2026-07-15")
+        .unwrap_or_else(|| panic!("no such day in the brief: {v}"));
+    assert_eq!(day["commits"], 2, "{v}");
+}
+
+#[test]
+fn a_commit_made_after_a_read_is_named_by_the_next_read() {
+    require_git();
+    let env = Env::new();
+    let work = env.path("work");
+    let commit_at = committer(&work);
+    let recorded = commit_at(
+        "2026-07-15T10:03:00Z",
+        "src/config.rs",
+        "pub const CONFIG_VERSION: u32 = 2;\n",
+        "bump the config",
+    );
+    let tb = transcript(&env, "b.jsonl", &b_commits_on_the_15th(&recorded));
+    env.run(&["capture", &tb]).ok();
+    let made = |env: &Env| -> Vec<String> {
+        let v: Value =
+            serde_json::from_str(&peat(env, &["show", &SESSION_B[..8], "--json"]).ok().stdout)
+                .unwrap();
+        v["made_commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["route"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(made(&env), vec!["recorded"]);
+    assert_eq!(
+        made(&env),
+        vec!["recorded"],
+        "asked again of the same views"
+    );
+    // A commit naming B in its trailer, made after the reads: the views are as they were,
+    // the repository is not.
+    commit_at(
+        "2026-07-15T12:00:00Z",
+        "README.md",
+        "# acme\n",
+        &format!("readme\n\nPeat-Session: {}", &SESSION_B[..8]),
+    );
+    assert_eq!(made(&env), vec!["recorded", "trailer"]);
+}

@@ -324,17 +324,10 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
         .iter()
         .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
         .collect();
-    // The commits of the active sessions and of the days shown, by the one resolution (see
-    // [`crate::reads::commits`]): the brief names the commits `peat COMMIT` and `show` do.
-    let everyone: Vec<SessionId> = shown
-        .iter()
-        .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
-        .chain(recent.iter().copied())
-        .collect::<BTreeSet<&str>>()
-        .into_iter()
-        .map(|s| SessionId(s.to_string()))
-        .collect();
-    let made = crate::reads::commits::made_by(views, &everyone, Some(here.cwd))?;
+    // Every session's commits, by the one resolution (see [`crate::reads::commits`]): the
+    // brief names and counts the commits `peat COMMIT`, `show` and `zoom` do, in every
+    // period (a commit of lines a session wrote days before is counted where it was made).
+    let made = crate::reads::commits::made_by(views, &tables.session_ids()?, Some(here.cwd))?;
     for s in recent {
         let Some(h) = heads.get(s)? else { continue };
         let Some(end) = h.end_ms else { continue };
@@ -383,11 +376,14 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
     let frontier = shown.first().map_or(today, |(d, _)| *d);
     brief.further = ladder::bands(&days, frontier, here.budget, today)
         .into_iter()
-        .filter(|b| !b.tally.is_quiet())
         .map(|mut b| {
             b.handle = format!("▸ {}", b.handle);
+            b.tally.commits = made
+                .count_between(day_start_ms(b.start, here.tz), day_end_ms(b.end, here.tz))
+                as i64;
             b
         })
+        .filter(|b| !b.tally.is_quiet())
         .collect();
 
     brief.last_session = last_session(tables, &mut heads, &handles, &days, here)?;

@@ -118,7 +118,7 @@ fn spelled_in_days(w: &Window) -> bool {
 }
 
 /// Read `w` from the views, with "now" and the time zone as inputs. Its commits are those
-/// the one resolution ties to its sessions (see [`crate::reads::commits`]), counted where
+/// the one resolution ties to any session (see [`crate::reads::commits`]), counted where
 /// they were committed, so the zoom names the same commits `peat COMMIT` and `show` do.
 pub(crate) fn assemble(
     views: &Views,
@@ -138,8 +138,9 @@ pub(crate) fn assemble(
         .iter()
         .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
         .collect();
-    let everyone: Vec<SessionId> = ids.iter().map(|s| SessionId(s.to_string())).collect();
-    let made = made_by(views, &everyone, Some(cwd))?;
+    // Every session's commits: one made in the window may carry the lines of a session that
+    // ran before it (the content route), and `peat COMMIT` names that session.
+    let made = made_by(views, &tables.session_ids()?, Some(cwd))?;
     let tally = |start: Date, end: Date| {
         let mut t = Tally::of(inside, start, end);
         t.commits = made.count_between(day_start_ms(start, tz), day_end_ms(end, tz)) as i64;

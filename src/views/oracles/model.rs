@@ -12,7 +12,7 @@ use crate::views::Views;
 use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextFilter, TextKind, TextRow};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
-use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
+use crate::views::tables::{CommitRow, DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 use crate::vocab::change::{BlobId, Change};
 use crate::vocab::diff::Size;
@@ -30,6 +30,8 @@ pub(crate) struct Snapshot {
     pub(crate) tails: BTreeSet<(Vec<u8>, EventId)>,
     /// Each session's log steps: (event, index) → (time, step).
     pub(crate) steps: BTreeMap<(EventId, u16), (i64, Step)>,
+    /// Each commit a commit command printed.
+    pub(crate) commits: BTreeMap<EventId, CommitRow>,
     pub(crate) texts: BTreeMap<EventId, TextRow>,
     pub(crate) subjects: BTreeMap<String, SubjectStats>,
     pub(crate) evidence: BTreeMap<(String, EventId), ObsRow>,
@@ -65,6 +67,7 @@ pub(crate) enum View {
     Changes,
     Tails,
     Steps,
+    Commits,
     Texts,
     Subjects,
     Evidence,
@@ -129,6 +132,7 @@ pub(crate) fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<Finding> 
     let (gt, wt): (BTreeMap<_, ()>, BTreeMap<_, ()>) = (set(&got.tails), set(&want.tails));
     differ(&mut out, what, View::Tails, &gt, &wt);
     differ(&mut out, what, View::Steps, &got.steps, &want.steps);
+    differ(&mut out, what, View::Commits, &got.commits, &want.commits);
     differ(&mut out, what, View::Texts, &got.texts, &want.texts);
     differ(
         &mut out,
@@ -328,6 +332,15 @@ pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec
     }
 }
 
+/// A recorded commit: its time, its hash and its message's first line.
+fn commit_row(ts_ms: i64, hash: &str, message: &str) -> CommitRow {
+    CommitRow {
+        ts_ms,
+        hash: hash.to_string(),
+        subject: message.lines().next().unwrap_or("").to_string(),
+    }
+}
+
 /// What each file a touch names was changed by: its change blob's bytes, when the store
 /// holds them.
 pub(crate) fn changes_of(
@@ -425,13 +438,17 @@ pub(crate) fn model(
                     s.tails.insert((tail, id.clone()));
                 }
             }
-            Event::Committed { hash, .. } => {
+            Event::Committed { hash, message, .. } => {
                 count(&mut r.commits, hash);
                 d.commits += 1;
+                s.commits
+                    .insert(id.clone(), commit_row(env.ts_ms, hash, message));
             }
-            Event::Commit { hash, .. } if !hash.is_empty() => {
+            Event::Commit { hash, message } if !hash.is_empty() => {
                 count(&mut r.commits, hash);
                 d.commits += 1;
+                s.commits
+                    .insert(id.clone(), commit_row(env.ts_ms, hash, message));
             }
             Event::FinalMsg { .. } => {
                 r.finals.insert((env.ts_ms, id.seq.0));
@@ -583,6 +600,13 @@ pub(crate) fn observe(
         let index = u16::from_be_bytes([k[n], k[n + 1]]);
         s.steps.insert(
             (decode_event_key(&k[..n]).unwrap(), index),
+            serde_json::from_slice(&v).unwrap(),
+        );
+    }
+    for r in t.scan(Table::Commits, b"") {
+        let (k, v) = r.unwrap();
+        s.commits.insert(
+            decode_event_key(&k).unwrap(),
             serde_json::from_slice(&v).unwrap(),
         );
     }
