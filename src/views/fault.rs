@@ -30,6 +30,10 @@ pub(crate) enum Fault {
     KeepOldEnvelopes,
     /// A revision's old version is not kept in the past table (nor the blobs it names).
     DropPastVersions,
+    /// The keyword lane lists its hits in event id order, whatever their scores.
+    KeywordUnranked,
+    /// The vector lane lists its nearest vectors in event id order, whatever their scores.
+    VectorsUnranked,
 }
 
 pub(crate) use switch::{active, chunk, flush_fails, paused};

@@ -230,7 +230,8 @@ fn served(
 
 /// The replay oracle's judge: the views equal the independent model of what they folded,
 /// every table, both lanes and the embedding queue (a lane behind the other compared with
-/// its own prefix; before the embedding pass, the vectors the fold did not queue).
+/// its own prefix; before the embedding pass, the vectors the fold did not queue), and
+/// both lanes rank as they state.
 fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
@@ -238,8 +239,12 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
         let now = |feed| ledgers::as_of(feed, i64::MAX);
         let mut want = model(&now(seen.tables), &blobs, &probes);
         (want.past, want.past_blobs) = model::past(seen.tables, &blobs);
+        // The texts the keyword lane folded, when it is behind the tables.
+        let mut behind = None;
         if seen.keyword.len() != seen.tables.len() {
-            want.keyword = model(&now(seen.keyword), &blobs, &probes).keyword;
+            let mut lane = model(&now(seen.keyword), &blobs, &probes);
+            want.keyword = std::mem::take(&mut lane.keyword);
+            behind = Some(lane.texts);
         }
         let got = observe(views, &probes, &texts);
         let mut found = Vec::new();
@@ -260,6 +265,8 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
             want.vectors.retain(|id, _| got.vectors.contains_key(id));
         }
         found.extend(diff(what, &got, &want));
+        let texts = behind.as_ref().unwrap_or(&want.texts);
+        found.extend(model::ranks(what, views, &got, &want, texts));
         found
     }
 }
@@ -1097,6 +1104,26 @@ fn replay_oracle_goes_red_when_a_kind_is_dropped() {
             About::Differs(View::Texts),
             About::Differs(View::Keyword),
         ],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_the_keyword_lane_ignores_scores() {
+    goes_red(
+        Oracle::Replay,
+        Fault::KeywordUnranked,
+        About::Ranks(View::Keyword),
+        &[],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_the_vector_lane_ignores_scores() {
+    goes_red(
+        Oracle::Replay,
+        Fault::VectorsUnranked,
+        About::Ranks(View::Vectors),
+        &[],
     );
 }
 

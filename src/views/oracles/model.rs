@@ -97,6 +97,8 @@ pub(crate) enum About {
     Positions,
     /// `asof` folded another number of events than the model of the cutoff holds.
     Folded,
+    /// A lane ranks its hits against the order it states (see [`ranks`]).
+    Ranks(View),
 }
 
 /// One thing an oracle found wrong.
@@ -689,4 +691,105 @@ pub(crate) fn observe(
         s.vectors.insert(id, name);
     }
     s
+}
+
+/// Where the lanes break the orders they state. The keyword lane ranks by BM25, equal
+/// scores in event id order, and a search for fewer hits returns the first of the longer
+/// list; the vector lane ranks nearest first. With every word of the record distinct
+/// (see [`super::ledgers::text`]), BM25 settles three orders without computing a score:
+/// - a query by every word of a text and one word of the shortest other text ranks the
+///   first text, then the other (each word is in one text, so the first text matches as
+///   many words as it holds, which outweighs one word in a text of any length);
+/// - a query by one word of each text scores texts of equal length equally, so those are
+///   listed by id;
+/// - that query's hits, asked for fewer, are a prefix of them.
+///
+/// The vector lane, asked with the vector of a text's embedded window, ranks that text's
+/// event first. Only texts a lane holds as the model says (`got` as `want`, the texts of
+/// what the keyword lane folded in `texts`) are asked: a text the lane got wrong is the
+/// content's finding, not an order's.
+pub(crate) fn ranks(
+    what: &str,
+    views: &Views,
+    got: &Snapshot,
+    want: &Snapshot,
+    texts: &BTreeMap<EventId, TextRow>,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut wrong = |view, s: String| found.push(Finding::new(About::Ranks(view), s));
+    // The prose texts a search without a kind ranks, with their words.
+    let prose: Vec<(&EventId, Vec<&str>)> = want
+        .keyword
+        .iter()
+        .filter(|(id, doc)| doc.kind.is_prose() && got.keyword.get(id) == Some(doc))
+        .filter_map(|(id, _)| {
+            let words: Vec<&str> = texts.get(id)?.text.split_whitespace().collect();
+            (!words.is_empty()).then_some((id, words))
+        })
+        .collect();
+    let search = |query: &str, limit| -> Vec<EventId> {
+        let hits = views.keyword.search(query, &TextFilter::default(), limit);
+        hits.unwrap().into_iter().map(|h| h.id).collect()
+    };
+    for (id, words) in prose.iter().filter(|(_, w)| w.len() >= 2) {
+        let shortest = prose
+            .iter()
+            .filter(|(other, _)| other != id)
+            .min_by_key(|(other, w)| (w.len(), *other));
+        let Some((other, theirs)) = shortest else {
+            continue;
+        };
+        let query = format!("{} {}", words.join(" "), theirs[0]);
+        let got = search(&query, 10);
+        if got != [(*id).clone(), (*other).clone()] {
+            wrong(
+                View::Keyword,
+                format!(
+                    "{what}: every word of {id:?}'s text and one of {other:?}'s ({} words) rank {got:?}",
+                    theirs.len()
+                ),
+            );
+        }
+    }
+    let query: Vec<&str> = prose.iter().map(|(_, w)| w[0]).collect();
+    let all = search(&query.join(" "), prose.len() + 1);
+    let length: BTreeMap<&EventId, usize> = prose.iter().map(|(id, w)| (*id, w.len())).collect();
+    for (i, a) in all.iter().enumerate() {
+        let later = all[i + 1..].iter().find(|b| length.get(b) == length.get(a));
+        if let Some(b) = later.filter(|b| *b < a) {
+            wrong(
+                View::Keyword,
+                format!(
+                    "{what}: {a:?} ranks above {b:?}, a text of as many words and a smaller id"
+                ),
+            );
+        }
+    }
+    for limit in 1..all.len() {
+        let fewer = search(&query.join(" "), limit);
+        if fewer[..] != all[..limit] {
+            wrong(
+                View::Keyword,
+                format!(
+                    "{what}: the best {limit} of one word of each text are {fewer:?}, not the first of {all:?}"
+                ),
+            );
+        }
+    }
+    let lane = views.vectors.load(None).unwrap();
+    for (id, window) in &want.vectors {
+        if got.vectors.get(id) != Some(window) {
+            continue;
+        }
+        let query = HashEmbedder::vector(window);
+        let hits = lane.search(&query, lane.len(), f32::MIN, &mut |_| Ok(true));
+        let first = hits.unwrap().into_iter().next().map(|h| h.id);
+        if first.as_ref() != Some(id) {
+            wrong(
+                View::Vectors,
+                format!("{what}: the vector of {id:?}'s window ranks {first:?} first"),
+            );
+        }
+    }
+    found
 }
