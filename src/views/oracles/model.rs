@@ -9,6 +9,7 @@ use super::ledgers::{Written, window};
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::decode_event_key;
 use crate::views::Views;
+use crate::views::closings::{Closing, Closings};
 use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextFilter, TextKind, TextRow};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
@@ -16,7 +17,7 @@ use crate::views::tables::{DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 use crate::vocab::change::{BlobId, Change};
 use crate::vocab::diff::Size;
-use crate::vocab::event::{Envelope, Event, EventId, SessionId};
+use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
 
 /// Everything the views hold, as plain data.
 #[derive(Debug, Default, PartialEq)]
@@ -75,6 +76,10 @@ pub(crate) enum View {
     Vectors,
     /// The texts waiting for the embedding pass.
     Queue,
+    /// The views' meta records: the generation current, the ledger stamped.
+    Meta,
+    /// The closings file beside the views.
+    Closings,
 }
 
 /// What a finding is about. A fault test names the kinds its fault must produce: a fault
@@ -166,7 +171,7 @@ pub(crate) fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<Finding> 
     out
 }
 
-fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
+pub(crate) fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
     out: &mut Vec<Finding>,
     what: &str,
     view: View,
@@ -792,4 +797,70 @@ pub(crate) fn ranks(
         }
     }
     found
+}
+
+/// The views' meta records, each value as JSON where it is JSON (else as its text).
+pub(crate) fn meta(views: &Views) -> BTreeMap<String, serde_json::Value> {
+    views
+        .meta
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv.into_inner().unwrap();
+            let text = || serde_json::Value::String(String::from_utf8_lossy(&v).into_owned());
+            let value = serde_json::from_slice(&v).unwrap_or_else(|_| text());
+            (String::from_utf8_lossy(&k).into_owned(), value)
+        })
+        .collect()
+}
+
+/// A session's closing as the closings file lists it, but for its handle (the handles'
+/// own tests prove those): session, seq, end, directory, branch, text.
+pub(crate) type Listed = (SessionId, Seq, i64, Option<String>, Option<String>, String);
+
+/// The closings file's sessions, by place in the list.
+pub(crate) fn listed(file: &Closings) -> BTreeMap<usize, Listed> {
+    let row = |c: &Closing| {
+        let (cwd, branch) = (c.cwd.clone(), c.branch.clone());
+        (
+            c.session.clone(),
+            c.seq,
+            c.end_ms,
+            cwd,
+            branch,
+            c.text.clone(),
+        )
+    };
+    file.sessions.iter().map(row).enumerate().collect()
+}
+
+/// The closings of views holding `s`, by the rule SessionStart documents: each session
+/// that is no subagent's and has a closing message lists its newest one (by time, then
+/// seq), unless that one is blank; newest session end first, equal ends by session.
+pub(crate) fn closings(s: &Snapshot) -> BTreeMap<usize, Listed> {
+    let mut newest: BTreeMap<&SessionId, (i64, Seq, &str)> = BTreeMap::new();
+    for (id, env) in &s.envelopes {
+        if let Event::FinalMsg { text } = &env.kind {
+            let at = (env.ts_ms, id.seq, text.as_str());
+            let n = newest.entry(&id.session).or_insert(at);
+            *n = (*n).max(at);
+        }
+    }
+    let mut out: Vec<Listed> = newest
+        .into_iter()
+        .filter(|(_, (_, _, text))| !text.trim().is_empty())
+        .filter_map(|(session, (_, seq, text))| {
+            let r = s.sessions.get(session).filter(|r| r.parent.is_none())?;
+            let (cwd, branch) = (r.cwd.clone(), r.branch.clone());
+            Some((
+                session.clone(),
+                seq,
+                r.end_ms?,
+                cwd,
+                branch,
+                text.to_string(),
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    out.into_iter().enumerate().collect()
 }
