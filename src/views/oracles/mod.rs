@@ -290,8 +290,13 @@ fn served(
 /// The replay oracle's judge: the views equal the independent model of what they folded,
 /// every table, both lanes and the embedding queue (a lane behind the other compared with
 /// its own prefix; before the embedding pass, the vectors the fold did not queue), and
-/// both lanes rank as they state.
-fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
+/// both lanes rank as they state. When revisions move events in time, a session's span
+/// depends on the versions the views happened to fold (see [`model::span_allowed`]): it is
+/// checked against that rule, and the closings file (which lists spans' ends) is not.
+fn replay_judge(
+    steps: &[Step],
+    times: Times,
+) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
     move |what, views, seen| {
@@ -305,7 +310,16 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
             want.keyword = std::mem::take(&mut lane.keyword);
             behind = Some(lane.texts);
         }
-        let got = observe(views, &probes, &texts);
+        let mut got = observe(views, &probes, &texts);
+        if times == Times::Moved {
+            for (session, r) in got.sessions.iter_mut() {
+                if let Some(w) = want.sessions.get(session)
+                    && model::span_allowed(session, r, w, seen.tables)
+                {
+                    (r.start_ms, r.end_ms) = (w.start_ms, w.end_ms);
+                }
+            }
+        }
         let mut found = Vec::new();
         // Every text to embed has its vector or waits in the queue, never both: the queue
         // holds exactly the texts without one (none after the pass).
@@ -326,9 +340,16 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
         found.extend(diff(what, &got, &want));
         let texts = behind.as_ref().unwrap_or(&want.texts);
         found.extend(model::ranks(what, views, &got, &want, texts));
-        found.extend(store_findings(what, views, seen.store, &blobs));
+        found.extend(store_findings(what, views, seen.store, &blobs, times));
         found
     }
+}
+
+/// Whether a case's revisions keep their event's time (as capture's do) or move it.
+#[derive(Clone, Copy, PartialEq)]
+enum Times {
+    Kept,
+    Moved,
 }
 
 /// The records the store keeps of its views, against the catch-ups' model: the views'
@@ -340,6 +361,7 @@ fn store_findings(
     views: &Views,
     store: Store<'_>,
     blobs: &BTreeMap<crate::vocab::change::BlobId, Vec<u8>>,
+    times: Times,
 ) -> Vec<Finding> {
     let current = super::Current::of(store.record.generation, slot().id.as_deref(), &tz());
     let want = BTreeMap::from([
@@ -354,6 +376,9 @@ fn store_findings(
     ]);
     let mut found = Vec::new();
     model::differ(&mut found, what, View::Meta, &model::meta(views), &want);
+    if times == Times::Moved {
+        return found;
+    }
     let file = super::closings::read(store.ledger);
     let listed = file.as_ref().map(model::listed);
     let opened = |feed| model(&ledgers::as_of(feed, i64::MAX), blobs, &BTreeSet::new());
@@ -439,7 +464,7 @@ fn findings_in(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
 /// incrementally, reopened, and rebuilt from scratch all equal the independent model.
 fn replay_findings(steps: &[Step]) -> Vec<Finding> {
     let dir = tempfile::tempdir().unwrap();
-    findings_in(dir.path(), steps, &replay_judge(steps))
+    findings_in(dir.path(), steps, &replay_judge(steps, Times::Kept))
 }
 
 /// Retraction: after every step of `steps` and at their end, no version a revision
@@ -449,14 +474,15 @@ fn retraction_findings(steps: &[Step]) -> Vec<Finding> {
     findings_in(dir.path(), steps, &retraction_judge(steps))
 }
 
-/// `asof` at each cutoff equals the model of each event's newest version at or before it,
-/// from the views caught up and from the views rebuilt (whose past versions a rebuild
-/// fills from the feed's revisions, not from the changes as they come).
+/// `asof` at each cutoff, with words and without (the tables alone), equals the model of
+/// each event's newest version at or before it, from the views caught up and from the
+/// views rebuilt (whose past versions a rebuild fills from the feed's revisions, not from
+/// the changes as they come). The views themselves, whose revisions move in time, are
+/// judged after every step as the replay oracle judges them.
 fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
     let dir = tempfile::tempdir().unwrap();
-    // The views' own states are the replay oracle's to judge; here only the catch-ups'
-    // failures and interruptions count.
-    let (mut found, _) = play(&dir.path().join("store"), steps, &|_, _, _| Vec::new());
+    let judge = replay_judge(steps, Times::Moved);
+    let (mut found, mut record) = play(&dir.path().join("store"), steps, &judge);
     let (probes, texts) = ledgers::vocabulary(steps);
     let feed = ledgers::feed(steps);
     let blobs = ledgers::all_blobs(steps);
@@ -468,7 +494,13 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
             _ => Views::rebuild_now(&ledger, &mut slot, tz()),
         };
         let real = match opened {
-            Ok(v) => v,
+            Ok(v) => {
+                record.opened(feed.len(), how == "rebuilt");
+                // What play's catch-ups queued stays queued; a rebuild embeds everything.
+                let seen = Seen::all(&feed, how == "rebuilt", &ledger, record);
+                found.extend(judge(&format!("the views {how}"), &v, seen));
+                v
+            }
             Err(e) => {
                 found.push(Finding::new(
                     About::Failed,
@@ -477,13 +509,19 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
                 return found;
             }
         };
+        // Every other cutoff is asked without words.
         for (i, cutoff) in cutoffs.iter().enumerate() {
+            let search = i % 2 == 0;
             let then = ledgers::as_of(&feed, *cutoff);
             // As `peat asof` does: copy the past out of the views, then replay it.
-            let scratch = dir.path().join(format!("asof-{how}-{i}"));
-            let past = crate::views::asof::copy_past(&real, *cutoff, &scratch, true)
-                .and_then(|copied| crate::views::asof::replay(copied, &mut slot, tz()));
-            let what = format!("asof {cutoff} from the views {how}");
+            let scratch = dir.path().join(format!("asof-{how}-{i}-{search}"));
+            // Without words, with a slot as the command line has one: the texts the copied
+            // cache lacks (all of them) wait for a pass that never comes.
+            let mut without = deferred();
+            let folding = if search { &mut slot } else { &mut without };
+            let past = crate::views::asof::copy_past(&real, *cutoff, &scratch, search)
+                .and_then(|copied| crate::views::asof::replay(copied, folding, tz()));
+            let what = format!("asof {cutoff} from the views {how}, search: {search}");
             match past {
                 Ok(p) => {
                     if p.events != then.len() {
@@ -496,11 +534,11 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
                             ),
                         ));
                     }
-                    found.extend(diff(
-                        &what,
-                        &observe(&p.views, &probes, &texts),
-                        &model(&then, &blobs, &probes),
-                    ));
+                    let mut want = model(&then, &blobs, &probes);
+                    if !search {
+                        (want.keyword, want.vectors) = Default::default();
+                    }
+                    found.extend(diff(&what, &observe(&p.views, &probes, &texts), &want));
                 }
                 Err(e) => found.push(Finding::new(About::Failed, format!("{what} failed: {e}"))),
             }
@@ -1008,7 +1046,7 @@ fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
     });
     let before = fault::pauses();
     let steps = revision_paths();
-    let found = findings_in(&store, &steps, &replay_judge(&steps));
+    let found = findings_in(&store, &steps, &replay_judge(&steps, Times::Kept));
     let paused = fault::pauses() - before;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let served = reader.join().unwrap();
@@ -1310,11 +1348,13 @@ fn replay_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
 
 #[test]
 fn asof_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
+    // The views the past is read from lack it too.
+    let lacking = [About::Differs(View::Past), About::Differs(View::PastBlobs)];
     goes_red(
         Oracle::Asof,
         Fault::DropPastVersions,
         About::Folded,
-        ASOF_VERSIONS,
+        &[ASOF_VERSIONS, &lacking].concat(),
     );
 }
 

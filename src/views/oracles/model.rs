@@ -205,6 +205,38 @@ fn count(map: &mut BTreeMap<String, i64>, key: &str) {
     *map.entry(key.to_string()).or_insert(0) += 1;
 }
 
+/// Whether an event is its session's activity, and so inside its span: anything with a
+/// time, but a claim filed on the session or a retired distiller's note.
+fn is_activity(env: &Envelope) -> bool {
+    env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. })
+}
+
+/// Whether `got` has a span its session's rule allows, the activity the session holds
+/// now spanning `want`, every version written in `feed`. A span only ever grows (a
+/// revision is documented to keep its event's time), so where revisions move events in
+/// time it depends on the versions folded: it covers at least the activity held now, and
+/// reaches no time no version of its activity ever had.
+pub(crate) fn span_allowed(
+    session: &SessionId,
+    got: &SessionRollup,
+    want: &SessionRollup,
+    feed: &[Written],
+) -> bool {
+    let times = || {
+        feed.iter()
+            .filter(|w| &w.id.session == session && is_activity(&w.env))
+            .map(|w| w.env.ts_ms)
+    };
+    let covers = match (got.start_ms, got.end_ms, want.start_ms, want.end_ms) {
+        (Some(gs), Some(ge), Some(ws), Some(we)) => gs <= ws && ge >= we,
+        (_, _, None, None) => true,
+        _ => false,
+    };
+    let within =
+        |t: Option<i64>| t.is_none_or(|t| times().min() <= Some(t) && Some(t) <= times().max());
+    covers && within(got.start_ms) && within(got.end_ms)
+}
+
 /// The searchable text of an event, by the rules the documentation states: claims, closing
 /// messages, compaction summaries, the person's prompts, narration of at least
 /// [`SAID_MIN`] bytes, what each tool call was given, and the excerpt of what it printed; never a blank text.
@@ -377,9 +409,7 @@ pub(crate) fn model(
         r.events += 1;
         d.events += 1;
         count(&mut d.sessions, id.session.as_str());
-        // A claim filed on a session (or a retired distiller's note) is not its activity: it
-        // leaves the span alone.
-        if env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. }) {
+        if is_activity(env) {
             r.start_ms = Some(r.start_ms.map_or(env.ts_ms, |t| t.min(env.ts_ms)));
             r.end_ms = Some(r.end_ms.map_or(env.ts_ms, |t| t.max(env.ts_ms)));
         }
