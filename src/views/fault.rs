@@ -36,9 +36,9 @@ pub(crate) enum Fault {
     VectorsUnranked,
 }
 
-pub(crate) use switch::{active, chunk, flush_fails, paused};
+pub(crate) use switch::{active, await_reader, chunk, flush_fails, paused};
 #[cfg(test)]
-pub(crate) use switch::{fail_flush_in, inject, pauses, set_chunk};
+pub(crate) use switch::{await_readers, fail_flush_in, inject, pauses, set_chunk};
 
 #[cfg(test)]
 mod switch {
@@ -50,6 +50,7 @@ mod switch {
         static FAIL_IN: Cell<Option<usize>> = const { Cell::new(None) };
         static CHUNK: Cell<Option<usize>> = const { Cell::new(None) };
         static PAUSES: Cell<usize> = const { Cell::new(0) };
+        static AWAIT: Cell<usize> = const { Cell::new(0) };
     }
 
     /// Turns `fault` on for this thread until the guard drops.
@@ -110,6 +111,24 @@ mod switch {
     pub(crate) fn pauses() -> usize {
         PAUSES.with(Cell::get)
     }
+
+    /// Hold each of the next `n` folds' checks for a reader on this thread until a reader
+    /// asks for the views (a minute at most), so that a test's reader is sure to make the
+    /// fold pause instead of racing it.
+    pub(crate) fn await_readers(n: usize) {
+        AWAIT.with(|c| c.set(n));
+    }
+
+    /// Wait until `wanted`, if a test asked this check to (see [`await_readers`]).
+    pub(crate) fn await_reader(wanted: &dyn Fn() -> bool) {
+        if AWAIT.with(|c| c.replace(c.get().saturating_sub(1))) == 0 {
+            return;
+        }
+        let started = std::time::Instant::now();
+        while !wanted() && started.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
 }
 
 #[cfg(not(test))]
@@ -129,4 +148,6 @@ mod switch {
     }
 
     pub(crate) fn paused() {}
+
+    pub(crate) fn await_reader(_: &dyn Fn() -> bool) {}
 }
