@@ -36,18 +36,28 @@ pub(crate) enum Fault {
     VectorsUnranked,
 }
 
+/// Where in a flush an armed failure strikes (see `fail_flush_in`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Midway {
+    /// After the vector cache, before the tables: nothing of the chunk is applied.
+    BeforeTables,
+    /// After the tables, before the keyword lane's commit: the tables are ahead.
+    BeforeKeyword,
+}
+
 pub(crate) use switch::{active, await_reader, chunk, flush_fails, paused};
 #[cfg(test)]
 pub(crate) use switch::{await_readers, fail_flush_in, inject, pauses, set_chunk};
 
 #[cfg(test)]
 mod switch {
-    use super::Fault;
+    use super::{Fault, Midway};
     use std::cell::Cell;
 
     thread_local! {
         static ON: Cell<Option<Fault>> = const { Cell::new(None) };
-        static FAIL_IN: Cell<Option<usize>> = const { Cell::new(None) };
+        static FAIL_IN: Cell<Option<(usize, Midway)>> = const { Cell::new(None) };
         static CHUNK: Cell<Option<usize>> = const { Cell::new(None) };
         static PAUSES: Cell<usize> = const { Cell::new(0) };
         static AWAIT: Cell<usize> = const { Cell::new(0) };
@@ -71,25 +81,28 @@ mod switch {
         ON.with(|f| f.get() == Some(fault))
     }
 
-    /// Make the `n`th flush from now on this thread fail midway (after the tables, before
-    /// the keyword lane): an interrupted catch-up or rebuild. Not a fault: the views must
-    /// recover from it.
-    pub(crate) fn fail_flush_in(n: Option<usize>) {
-        FAIL_IN.with(|c| c.set(n));
+    /// Make the `n`th flush from now on this thread fail at `midway`: an interrupted
+    /// catch-up or rebuild. Not a fault: the views must recover from it.
+    pub(crate) fn fail_flush_in(armed: Option<(usize, Midway)>) {
+        FAIL_IN.with(|c| c.set(armed));
     }
 
-    /// Counts a flush; true when this one is to fail.
-    pub(crate) fn flush_fails() -> bool {
-        FAIL_IN.with(|c| match c.get() {
-            Some(1) => {
+    /// Whether a flush reaching `point` fails there; a flush is counted at its first point.
+    pub(crate) fn flush_fails(point: Midway) -> bool {
+        FAIL_IN.with(|c| match (c.get(), point) {
+            (Some((1, at)), Midway::BeforeTables) => {
+                c.set((at != point).then_some((0, at)));
+                at == point
+            }
+            (Some((n, at)), Midway::BeforeTables) => {
+                c.set(Some((n.saturating_sub(1), at)));
+                false
+            }
+            (Some((0, _)), Midway::BeforeKeyword) => {
                 c.set(None);
                 true
             }
-            Some(n) => {
-                c.set(Some(n - 1));
-                false
-            }
-            None => false,
+            _ => false,
         })
     }
 
@@ -133,13 +146,13 @@ mod switch {
 
 #[cfg(not(test))]
 mod switch {
-    use super::Fault;
+    use super::{Fault, Midway};
 
     pub(crate) fn active(_: Fault) -> bool {
         false
     }
 
-    pub(crate) fn flush_fails() -> bool {
+    pub(crate) fn flush_fails(_: Midway) -> bool {
         false
     }
 

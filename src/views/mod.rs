@@ -883,9 +883,17 @@ impl Views {
         fold.pending.write(&self.tables, &mut writes, tables_lsn)?;
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         tables::ingest(self.vectors.cache(), cache_writes)?;
+        let injected = |at| {
+            Err(ViewError::Store(format!(
+                "injected: the flush failed {at:?}"
+            )))
+        };
+        if fault::flush_fails(fault::Midway::BeforeTables) {
+            return injected(fault::Midway::BeforeTables);
+        }
         tables::ingest(&self.tables.ks, writes)?;
-        if fault::flush_fails() {
-            return Err(ViewError::Store("injected: the flush failed midway".into()));
+        if fault::flush_fails(fault::Midway::BeforeKeyword) {
+            return injected(fault::Midway::BeforeKeyword);
         }
         let keyword_lsn = onward(self.keyword.applied_lsn(), lsn);
         if fold.keyword || self.keyword.applied_lsn() < keyword_lsn {

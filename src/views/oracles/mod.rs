@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use super::fault::{self, Fault};
+use super::fault::{self, Fault, Midway};
 use super::{ModelSlot, Views};
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::{Access, Ledger, Mode, WriteSet};
@@ -141,12 +141,13 @@ type Judge<'a> = dyn Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + 'a;
 /// flush writes the tables, then commits the keyword lane, each up to the change it
 /// reached, never moving a lane back; a rebuild becomes current only after its last flush.
 /// Returns whether an interruption armed at flush `fail_at` fires, and the lanes' positions
-/// after the catch-up (`None`: no views were ever completed).
+/// after the catch-up (`None`: no views were ever completed): a flush failing before its
+/// tables moves neither lane, one failing before the keyword lane moves the tables alone.
 fn catch_up_model(
     at: Option<(usize, usize)>,
     last: usize,
     chunk: usize,
-    fail_at: Option<usize>,
+    fail_at: Option<(usize, Midway)>,
 ) -> (bool, Option<(usize, usize)>) {
     let from = at.map_or(0, |(t, k)| t.min(k));
     let flushes = match at {
@@ -154,10 +155,15 @@ fn catch_up_model(
         _ => (last - from) / chunk + 1,
     };
     let reached = |flush: usize| (from + flush * chunk).min(last);
-    match (fail_at.filter(|f| *f <= flushes), at) {
+    match (fail_at.filter(|(f, _)| *f <= flushes), at) {
         (None, _) => (false, Some((last, last))),
         (Some(_), None) => (true, None),
-        (Some(f), Some((t, k))) => (true, Some((t.max(reached(f)), k.max(reached(f - 1))))),
+        (Some((f, Midway::BeforeTables)), Some((t, k))) => {
+            (true, Some((t.max(reached(f - 1)), k.max(reached(f - 1)))))
+        }
+        (Some((f, Midway::BeforeKeyword)), Some((t, k))) => {
+            (true, Some((t.max(reached(f)), k.max(reached(f - 1)))))
+        }
     }
 }
 
@@ -697,7 +703,7 @@ fn revision_paths() -> Vec<Step> {
         Step::Write(first),
         Step::CatchUp {
             chunk: 3,
-            fail_at: Some(2),
+            fail_at: Some((2, Midway::BeforeKeyword)),
         },
         Step::CatchUp {
             chunk: 4,
@@ -705,21 +711,28 @@ fn revision_paths() -> Vec<Step> {
         },
         Step::Write(revised[..7].to_vec()),
         // The tables get five changes ahead of the keyword lane, then a catch-up one change
-        // at a time is interrupted while the tables are still ahead: positions must hold.
+        // at a time is interrupted (before its second flush writes anything) while the
+        // tables are still ahead: positions must hold.
         Step::CatchUp {
             chunk: 5,
-            fail_at: Some(1),
+            fail_at: Some((1, Midway::BeforeKeyword)),
         },
         Step::CatchUp {
             chunk: 1,
-            fail_at: Some(2),
+            fail_at: Some((2, Midway::BeforeTables)),
         },
         Step::Write(revised[7..].to_vec()),
+        // A catch-up whose second flush, the first to take the tables further, fails
+        // before writing them: neither lane may move past its first flush.
+        Step::CatchUp {
+            chunk: 3,
+            fail_at: Some((2, Midway::BeforeTables)),
+        },
         // A catch-up whose only flush fails after the tables: they are current, the
         // keyword lane is not, and the next open must still catch it up.
         Step::CatchUp {
             chunk: 1000,
-            fail_at: Some(1),
+            fail_at: Some((1, Midway::BeforeKeyword)),
         },
     ]
 }
@@ -1009,7 +1022,7 @@ fn hundreds_of_changes() -> Vec<Step> {
         Step::Write(batch(0)),
         Step::CatchUp {
             chunk: 128,
-            fail_at: Some(2),
+            fail_at: Some((2, Midway::BeforeKeyword)),
         },
         Step::Write(batch(300)),
         Step::CatchUp {
@@ -1528,7 +1541,7 @@ fn write_closings(ledger: &mut Ledger, ns: std::ops::Range<usize>) {
 /// failing: whether it failed (and by nothing else).
 fn open_failing_at(ledger: &Ledger, chunk: usize, fail_at: usize) -> bool {
     fault::set_chunk(Some(chunk));
-    fault::fail_flush_in(Some(fail_at));
+    fault::fail_flush_in(Some((fail_at, Midway::BeforeKeyword)));
     let r = open_views(ledger, &mut slot());
     fault::set_chunk(None);
     fault::fail_flush_in(None);
