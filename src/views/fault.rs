@@ -30,22 +30,37 @@ pub(crate) enum Fault {
     KeepOldEnvelopes,
     /// A revision's old version is not kept in the past table (nor the blobs it names).
     DropPastVersions,
+    /// The keyword lane lists its hits in event id order, whatever their scores.
+    KeywordUnranked,
+    /// The vector lane lists its nearest vectors in event id order, whatever their scores.
+    VectorsUnranked,
 }
 
-pub(crate) use switch::{active, chunk, flush_fails, paused};
+/// Where in a flush an armed failure strikes (see `fail_flush_in`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Midway {
+    /// After the vector cache, before the tables: nothing of the chunk is applied.
+    BeforeTables,
+    /// After the tables, before the keyword lane's commit: the tables are ahead.
+    BeforeKeyword,
+}
+
+pub(crate) use switch::{active, await_reader, chunk, flush_fails, paused};
 #[cfg(test)]
-pub(crate) use switch::{fail_flush_in, inject, pauses, set_chunk};
+pub(crate) use switch::{await_readers, fail_flush_in, inject, pauses, set_chunk};
 
 #[cfg(test)]
 mod switch {
-    use super::Fault;
+    use super::{Fault, Midway};
     use std::cell::Cell;
 
     thread_local! {
         static ON: Cell<Option<Fault>> = const { Cell::new(None) };
-        static FAIL_IN: Cell<Option<usize>> = const { Cell::new(None) };
+        static FAIL_IN: Cell<Option<(usize, Midway)>> = const { Cell::new(None) };
         static CHUNK: Cell<Option<usize>> = const { Cell::new(None) };
         static PAUSES: Cell<usize> = const { Cell::new(0) };
+        static AWAIT: Cell<usize> = const { Cell::new(0) };
     }
 
     /// Turns `fault` on for this thread until the guard drops.
@@ -66,25 +81,28 @@ mod switch {
         ON.with(|f| f.get() == Some(fault))
     }
 
-    /// Make the `n`th flush from now on this thread fail midway (after the tables, before
-    /// the keyword lane): an interrupted catch-up or rebuild. Not a fault: the views must
-    /// recover from it.
-    pub(crate) fn fail_flush_in(n: Option<usize>) {
-        FAIL_IN.with(|c| c.set(n));
+    /// Make the `n`th flush from now on this thread fail at `midway`: an interrupted
+    /// catch-up or rebuild. Not a fault: the views must recover from it.
+    pub(crate) fn fail_flush_in(armed: Option<(usize, Midway)>) {
+        FAIL_IN.with(|c| c.set(armed));
     }
 
-    /// Counts a flush; true when this one is to fail.
-    pub(crate) fn flush_fails() -> bool {
-        FAIL_IN.with(|c| match c.get() {
-            Some(1) => {
+    /// Whether a flush reaching `point` fails there; a flush is counted at its first point.
+    pub(crate) fn flush_fails(point: Midway) -> bool {
+        FAIL_IN.with(|c| match (c.get(), point) {
+            (Some((1, at)), Midway::BeforeTables) => {
+                c.set((at != point).then_some((0, at)));
+                at == point
+            }
+            (Some((n, at)), Midway::BeforeTables) => {
+                c.set(Some((n.saturating_sub(1), at)));
+                false
+            }
+            (Some((0, _)), Midway::BeforeKeyword) => {
                 c.set(None);
                 true
             }
-            Some(n) => {
-                c.set(Some(n - 1));
-                false
-            }
-            None => false,
+            _ => false,
         })
     }
 
@@ -106,17 +124,35 @@ mod switch {
     pub(crate) fn pauses() -> usize {
         PAUSES.with(Cell::get)
     }
+
+    /// Hold each of the next `n` folds' checks for a reader on this thread until a reader
+    /// asks for the views (a minute at most), so that a test's reader is sure to make the
+    /// fold pause instead of racing it.
+    pub(crate) fn await_readers(n: usize) {
+        AWAIT.with(|c| c.set(n));
+    }
+
+    /// Wait until `wanted`, if a test asked this check to (see [`await_readers`]).
+    pub(crate) fn await_reader(wanted: &dyn Fn() -> bool) {
+        if AWAIT.with(|c| c.replace(c.get().saturating_sub(1))) == 0 {
+            return;
+        }
+        let started = std::time::Instant::now();
+        while !wanted() && started.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
 }
 
 #[cfg(not(test))]
 mod switch {
-    use super::Fault;
+    use super::{Fault, Midway};
 
     pub(crate) fn active(_: Fault) -> bool {
         false
     }
 
-    pub(crate) fn flush_fails() -> bool {
+    pub(crate) fn flush_fails(_: Midway) -> bool {
         false
     }
 
@@ -125,4 +161,6 @@ mod switch {
     }
 
     pub(crate) fn paused() {}
+
+    pub(crate) fn await_reader(_: &dyn Fn() -> bool) {}
 }

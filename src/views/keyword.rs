@@ -43,6 +43,7 @@ use tantivy::{
     TantivyError, Term,
 };
 
+use super::fault::{self, Fault};
 use super::rows::TextFilter;
 use crate::ledger::{decode_event_key, event_key};
 use crate::vocab::event::EventId;
@@ -475,6 +476,9 @@ impl KeywordIndex {
             h.strength = if ideal > 0.0 { h.score / ideal } else { 0.0 };
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        if fault::active(Fault::KeywordUnranked) {
+            hits.sort_by(|a, b| a.id.cmp(&b.id));
+        }
         hits.truncate(limit);
         Ok(hits)
     }

@@ -714,11 +714,17 @@ impl Views {
     ) -> Result<Views, ViewError> {
         if fold.len >= *chunk {
             self.flush(std::mem::take(fold), model, upto)?;
-        } else if fold.len.is_multiple_of(PAUSE_CHECK) && self.lock.wanted() {
+        } else if fold.len.is_multiple_of(PAUSE_CHECK) && self.reader_waits() {
             self = self.pause()?;
             *chunk = (*chunk).min(CHUNK_BESIDE_READERS);
         }
         Ok(self)
+    }
+
+    /// Whether a reader asks for the views (a test may hold the fold here until one does).
+    fn reader_waits(&self) -> bool {
+        fault::await_reader(&|| self.lock.wanted());
+        self.lock.wanted()
     }
 
     /// Put the past table (and the blobs its versions name) back as `ledger`'s revisions
@@ -818,7 +824,7 @@ impl Views {
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
             }
-            if pausing && fold.len % PAUSE_CHECK == 0 && self.lock.wanted() {
+            if pausing && fold.len % PAUSE_CHECK == 0 && self.reader_waits() {
                 return Ok(Some(Held { fold, lsn }));
             }
         }
@@ -898,9 +904,17 @@ impl Views {
         fold.pending.write(&self.tables, &mut writes, tables_lsn)?;
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         tables::ingest(self.vectors.cache(), cache_writes)?;
+        let injected = |at| {
+            Err(ViewError::Store(format!(
+                "injected: the flush failed {at:?}"
+            )))
+        };
+        if fault::flush_fails(fault::Midway::BeforeTables) {
+            return injected(fault::Midway::BeforeTables);
+        }
         tables::ingest(&self.tables.ks, writes)?;
-        if fault::flush_fails() {
-            return Err(ViewError::Store("injected: the flush failed midway".into()));
+        if fault::flush_fails(fault::Midway::BeforeKeyword) {
+            return injected(fault::Midway::BeforeKeyword);
         }
         let keyword_lsn = onward(self.keyword.applied_lsn(), lsn);
         if fold.keyword || self.keyword.applied_lsn() < keyword_lsn {

@@ -182,6 +182,9 @@ impl Loaded {
             scored.insert(at, (score, i));
             scored.truncate(k);
         }
+        if fault::active(Fault::VectorsUnranked) {
+            scored.sort_by_key(|&(_, i)| i);
+        }
         Ok(scored
             .into_iter()
             .filter_map(|(score, i)| {

@@ -7,6 +7,7 @@
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::views::fault::Midway;
 use crate::vocab::change::{BlobId, Change, Replacement};
 use crate::vocab::event::{
     Agent, Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId, TouchOp, Touched, Vcs,
@@ -70,10 +71,10 @@ pub(crate) struct Version {
 pub(crate) enum Step {
     Write(Vec<Version>),
     /// Open the views (catching them up) folding `chunk` changes at a time; with `fail_at`,
-    /// that flush fails midway and the catch-up is abandoned.
+    /// that flush fails at that point and the catch-up is abandoned.
     CatchUp {
         chunk: usize,
-        fail_at: Option<usize>,
+        fail_at: Option<(usize, Midway)>,
     },
     /// Close the ledger, leave its last-position hint this far from the truth (where a
     /// writer killed mid-commit, or a torn hint file, could leave it), reopen it and
@@ -86,11 +87,16 @@ pub(crate) enum Step {
 pub(crate) fn steps(fixed_times: bool) -> impl Strategy<Value = Vec<Step>> {
     let step = prop_oneof![
         3 => prop::collection::vec(version(fixed_times), 1..8).prop_map(Step::Write),
-        1 => (1usize..6, prop::option::of(1usize..4))
+        1 => (1usize..6, prop::option::of((1usize..4, midway())))
             .prop_map(|(chunk, fail_at)| Step::CatchUp { chunk, fail_at }),
         1 => (-2i64..3).prop_map(Step::RebuildWithHintOff),
     ];
     prop::collection::vec(step, 1..10)
+}
+
+/// Where an interrupted catch-up's flush fails: before its tables or after them.
+fn midway() -> impl Strategy<Value = Midway> {
+    prop_oneof![Just(Midway::BeforeTables), Just(Midway::BeforeKeyword)]
 }
 
 fn kind() -> impl Strategy<Value = Kind> {

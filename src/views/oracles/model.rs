@@ -9,6 +9,7 @@ use super::ledgers::{Written, window};
 use crate::embed::hash::HashEmbedder;
 use crate::ledger::decode_event_key;
 use crate::views::Views;
+use crate::views::closings::{Closing, Closings};
 use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextFilter, TextKind, TextRow};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
@@ -16,7 +17,7 @@ use crate::views::tables::{CommitRow, DayStats, ObsRow, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 use crate::vocab::change::{BlobId, Change};
 use crate::vocab::diff::Size;
-use crate::vocab::event::{Envelope, Event, EventId, SessionId};
+use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
 
 /// Everything the views hold, as plain data.
 #[derive(Debug, Default, PartialEq)]
@@ -78,6 +79,10 @@ pub(crate) enum View {
     Vectors,
     /// The texts waiting for the embedding pass.
     Queue,
+    /// The views' meta records: the generation current, the ledger stamped.
+    Meta,
+    /// The closings file beside the views.
+    Closings,
 }
 
 /// What a finding is about. A fault test names the kinds its fault must produce: a fault
@@ -100,6 +105,8 @@ pub(crate) enum About {
     Positions,
     /// `asof` folded another number of events than the model of the cutoff holds.
     Folded,
+    /// A lane ranks its hits against the order it states (see [`ranks`]).
+    Ranks(View),
 }
 
 /// One thing an oracle found wrong.
@@ -168,7 +175,7 @@ pub(crate) fn diff(what: &str, got: &Snapshot, want: &Snapshot) -> Vec<Finding> 
     out
 }
 
-fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
+pub(crate) fn differ<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
     out: &mut Vec<Finding>,
     what: &str,
     view: View,
@@ -200,6 +207,38 @@ fn day(ts_ms: i64) -> String {
 
 fn count(map: &mut BTreeMap<String, i64>, key: &str) {
     *map.entry(key.to_string()).or_insert(0) += 1;
+}
+
+/// Whether an event is its session's activity, and so inside its span: anything with a
+/// time, but a claim filed on the session or a retired distiller's note.
+fn is_activity(env: &Envelope) -> bool {
+    env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. })
+}
+
+/// Whether `got` has a span its session's rule allows, the activity the session holds
+/// now spanning `want`, every version written in `feed`. A span only ever grows (a
+/// revision is documented to keep its event's time), so where revisions move events in
+/// time it depends on the versions folded: it covers at least the activity held now, and
+/// reaches no time no version of its activity ever had.
+pub(crate) fn span_allowed(
+    session: &SessionId,
+    got: &SessionRollup,
+    want: &SessionRollup,
+    feed: &[Written],
+) -> bool {
+    let times = || {
+        feed.iter()
+            .filter(|w| &w.id.session == session && is_activity(&w.env))
+            .map(|w| w.env.ts_ms)
+    };
+    let covers = match (got.start_ms, got.end_ms, want.start_ms, want.end_ms) {
+        (Some(gs), Some(ge), Some(ws), Some(we)) => gs <= ws && ge >= we,
+        (_, _, None, None) => true,
+        _ => false,
+    };
+    let within =
+        |t: Option<i64>| t.is_none_or(|t| times().min() <= Some(t) && Some(t) <= times().max());
+    covers && within(got.start_ms) && within(got.end_ms)
 }
 
 /// The searchable text of an event, by the rules the documentation states: claims, closing
@@ -383,9 +422,7 @@ pub(crate) fn model(
         r.events += 1;
         d.events += 1;
         count(&mut d.sessions, id.session.as_str());
-        // A claim filed on a session (or a retired distiller's note) is not its activity: it
-        // leaves the span alone.
-        if env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. }) {
+        if is_activity(env) {
             r.start_ms = Some(r.start_ms.map_or(env.ts_ms, |t| t.min(env.ts_ms)));
             r.end_ms = Some(r.end_ms.map_or(env.ts_ms, |t| t.max(env.ts_ms)));
         }
@@ -713,4 +750,171 @@ pub(crate) fn observe(
         s.vectors.insert(id, name);
     }
     s
+}
+
+/// Where the lanes break the orders they state. The keyword lane ranks by BM25, equal
+/// scores in event id order, and a search for fewer hits returns the first of the longer
+/// list; the vector lane ranks nearest first. With every word of the record distinct
+/// (see [`super::ledgers::text`]), BM25 settles three orders without computing a score:
+/// - a query by every word of a text and one word of the shortest other text ranks the
+///   first text, then the other (each word is in one text, so the first text matches as
+///   many words as it holds, which outweighs one word in a text of any length);
+/// - a query by one word of each text scores texts of equal length equally, so those are
+///   listed by id;
+/// - that query's hits, asked for fewer, are a prefix of them.
+///
+/// The vector lane, asked with the vector of a text's embedded window, ranks that text's
+/// event first. Only texts a lane holds as the model says (`got` as `want`, the texts of
+/// what the keyword lane folded in `texts`) are asked: a text the lane got wrong is the
+/// content's finding, not an order's.
+pub(crate) fn ranks(
+    what: &str,
+    views: &Views,
+    got: &Snapshot,
+    want: &Snapshot,
+    texts: &BTreeMap<EventId, TextRow>,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut wrong = |view, s: String| found.push(Finding::new(About::Ranks(view), s));
+    // The prose texts a search without a kind ranks, with their words.
+    let prose: Vec<(&EventId, Vec<&str>)> = want
+        .keyword
+        .iter()
+        .filter(|(id, doc)| doc.kind.is_prose() && got.keyword.get(id) == Some(doc))
+        .filter_map(|(id, _)| {
+            let words: Vec<&str> = texts.get(id)?.text.split_whitespace().collect();
+            (!words.is_empty()).then_some((id, words))
+        })
+        .collect();
+    let search = |query: &str, limit| -> Vec<EventId> {
+        let hits = views.keyword.search(query, &TextFilter::default(), limit);
+        hits.unwrap().into_iter().map(|h| h.id).collect()
+    };
+    for (id, words) in prose.iter().filter(|(_, w)| w.len() >= 2) {
+        let shortest = prose
+            .iter()
+            .filter(|(other, _)| other != id)
+            .min_by_key(|(other, w)| (w.len(), *other));
+        let Some((other, theirs)) = shortest else {
+            continue;
+        };
+        let query = format!("{} {}", words.join(" "), theirs[0]);
+        let got = search(&query, 10);
+        if got != [(*id).clone(), (*other).clone()] {
+            wrong(
+                View::Keyword,
+                format!(
+                    "{what}: every word of {id:?}'s text and one of {other:?}'s ({} words) rank {got:?}",
+                    theirs.len()
+                ),
+            );
+        }
+    }
+    let query: Vec<&str> = prose.iter().map(|(_, w)| w[0]).collect();
+    let all = search(&query.join(" "), prose.len() + 1);
+    let length: BTreeMap<&EventId, usize> = prose.iter().map(|(id, w)| (*id, w.len())).collect();
+    for (i, a) in all.iter().enumerate() {
+        let later = all[i + 1..].iter().find(|b| length.get(b) == length.get(a));
+        if let Some(b) = later.filter(|b| *b < a) {
+            wrong(
+                View::Keyword,
+                format!(
+                    "{what}: {a:?} ranks above {b:?}, a text of as many words and a smaller id"
+                ),
+            );
+        }
+    }
+    for limit in 1..all.len() {
+        let fewer = search(&query.join(" "), limit);
+        if fewer[..] != all[..limit] {
+            wrong(
+                View::Keyword,
+                format!(
+                    "{what}: the best {limit} of one word of each text are {fewer:?}, not the first of {all:?}"
+                ),
+            );
+        }
+    }
+    let lane = views.vectors.load(None).unwrap();
+    for (id, window) in &want.vectors {
+        if got.vectors.get(id) != Some(window) {
+            continue;
+        }
+        let query = HashEmbedder::vector(window);
+        let hits = lane.search(&query, lane.len(), f32::MIN, &mut |_| Ok(true));
+        let first = hits.unwrap().into_iter().next().map(|h| h.id);
+        if first.as_ref() != Some(id) {
+            wrong(
+                View::Vectors,
+                format!("{what}: the vector of {id:?}'s window ranks {first:?} first"),
+            );
+        }
+    }
+    found
+}
+
+/// The views' meta records, each value as JSON where it is JSON (else as its text).
+pub(crate) fn meta(views: &Views) -> BTreeMap<String, serde_json::Value> {
+    views
+        .meta
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv.into_inner().unwrap();
+            let text = || serde_json::Value::String(String::from_utf8_lossy(&v).into_owned());
+            let value = serde_json::from_slice(&v).unwrap_or_else(|_| text());
+            (String::from_utf8_lossy(&k).into_owned(), value)
+        })
+        .collect()
+}
+
+/// A session's closing as the closings file lists it, but for its handle (the handles'
+/// own tests prove those): session, seq, end, directory, branch, text.
+pub(crate) type Listed = (SessionId, Seq, i64, Option<String>, Option<String>, String);
+
+/// The closings file's sessions, by place in the list.
+pub(crate) fn listed(file: &Closings) -> BTreeMap<usize, Listed> {
+    let row = |c: &Closing| {
+        let (cwd, branch) = (c.cwd.clone(), c.branch.clone());
+        (
+            c.session.clone(),
+            c.seq,
+            c.end_ms,
+            cwd,
+            branch,
+            c.text.clone(),
+        )
+    };
+    file.sessions.iter().map(row).enumerate().collect()
+}
+
+/// The closings of views holding `s`, by the rule SessionStart documents: each session
+/// that is no subagent's and has a closing message lists its newest one (by time, then
+/// seq), unless that one is blank; newest session end first, equal ends by session.
+pub(crate) fn closings(s: &Snapshot) -> BTreeMap<usize, Listed> {
+    let mut newest: BTreeMap<&SessionId, (i64, Seq, &str)> = BTreeMap::new();
+    for (id, env) in &s.envelopes {
+        if let Event::FinalMsg { text } = &env.kind {
+            let at = (env.ts_ms, id.seq, text.as_str());
+            let n = newest.entry(&id.session).or_insert(at);
+            *n = (*n).max(at);
+        }
+    }
+    let mut out: Vec<Listed> = newest
+        .into_iter()
+        .filter(|(_, (_, _, text))| !text.trim().is_empty())
+        .filter_map(|(session, (_, seq, text))| {
+            let r = s.sessions.get(session).filter(|r| r.parent.is_none())?;
+            let (cwd, branch) = (r.cwd.clone(), r.branch.clone());
+            Some((
+                session.clone(),
+                seq,
+                r.end_ms?,
+                cwd,
+                branch,
+                text.to_string(),
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    out.into_iter().enumerate().collect()
 }
