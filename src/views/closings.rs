@@ -32,7 +32,7 @@ pub(crate) struct Closings {
     /// The identity of the ledger the views were folded from.
     ledger: String,
     /// The ledger change the views had reached.
-    lsn: u64,
+    pub(crate) lsn: u64,
     /// Older closings were left out: a session not listed may still have one.
     pub(crate) truncated: bool,
     /// Newest end first.

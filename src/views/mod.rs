@@ -353,13 +353,13 @@ impl Views {
         let lock = lock(ledger.path(), "writing the views")?;
         let (db, meta, stored) = views_base(ledger.path(), &lock)?;
         let want = |generation| Current::of(generation, model.id.as_deref(), &tz);
-        let mut applied = None;
+        let mut rebuilt = true;
         let views = match stored {
             Some(cur) if cur == want(cur.generation) => {
                 let v = Views::at(ledger.path(), (db, meta, lock), cur.clone(), tz.clone())?;
                 match stamp::misfit(&v, ledger)? {
                     None => {
-                        applied = Some(v.tables.applied()?);
+                        rebuilt = false;
                         v.caught_up(ledger, model)?
                     }
                     Some(why) => {
@@ -389,21 +389,21 @@ impl Views {
                 Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?
             }
         };
-        views.closings_after(applied, ledger);
+        views.closings_after(rebuilt, ledger);
         Ok(views)
     }
 
-    /// Write the closings file (see [`closings`]) if these views moved on from `applied`
-    /// (`None`: rebuilt) or it is missing. Best effort: one that cannot be written is
-    /// removed, so SessionStart reads the views instead of an older file.
-    fn closings_after(&self, applied: Option<u64>, ledger: &Ledger) {
-        let moved = match applied {
-            Some(before) => self.tables.applied().map_or(true, |now| now != before),
-            None => true,
-        };
-        if (moved || !ledger.path().join(closings::FILE).exists())
-            && closings::write(self, ledger).is_err()
-        {
+    /// Write the closings file (see [`closings`]) unless it already holds these views'
+    /// closings: after a rebuild, when it is missing or unreadable, or when it reaches
+    /// another change than the tables do (which an interrupted catch-up leaves behind: it
+    /// flushed the tables and failed before the file, and the next open may move only the
+    /// keyword lane). Best effort: one that cannot be written is removed, so SessionStart
+    /// reads the views instead of an older file.
+    fn closings_after(&self, rebuilt: bool, ledger: &Ledger) {
+        let current = !rebuilt
+            && closings::read(ledger)
+                .is_some_and(|file| self.tables.applied().is_ok_and(|at| at == file.lsn));
+        if !current && closings::write(self, ledger).is_err() {
             closings::discard(ledger.path());
         }
     }
@@ -553,7 +553,7 @@ impl Views {
         let want = Current::of(generation, model.id.as_deref(), &tz);
         let fresh = Fresh { want, old: stored };
         let views = Views::rebuild(ledger, (db, meta, lock), fresh, model, tz)?;
-        views.closings_after(None, ledger);
+        views.closings_after(true, ledger);
         Ok(views)
     }
 
@@ -754,9 +754,8 @@ impl Views {
         ledger: &Ledger,
         model: &mut ModelSlot,
     ) -> Result<(), ViewError> {
-        let applied = self.tables.applied()?;
         self.catch_up_until(ledger, model, false, None)?;
-        self.closings_after(Some(applied), ledger);
+        self.closings_after(false, ledger);
         Ok(())
     }
 

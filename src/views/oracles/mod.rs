@@ -96,21 +96,15 @@ struct Record {
 impl Record {
     /// After views are opened (caught up, or `rebuilt`) over the first `last` changes of
     /// the feed.
-    /// The first views completed are generation 1, a rebuild makes the next. The closings
-    /// file is written when an open moves the tables or rebuilds them, or when it is
-    /// missing. So after a catch-up interrupted once its tables were flushed, the next
-    /// open (which moves the keyword lane alone) leaves the file as it was before: the
-    /// closings of an older state, which SessionStart announces. A known defect, stated
-    /// here as the code has it so that the rest of the file is checked; when it is
-    /// mended, the file is written whenever it is behind the tables.
+    /// The first views completed are generation 1, a rebuild makes the next. Every open
+    /// leaves the closings file written from the views it opened, even when the tables
+    /// were already there (a catch-up interrupted after flushing them).
     fn opened(&mut self, last: usize, rebuilt: bool) {
         self.generation = match rebuilt {
             true => self.generation + 1,
             false => self.generation.max(1),
         };
-        if rebuilt || self.tables != Some(last) || self.closings.is_none() {
-            self.closings = Some(last);
-        }
+        self.closings = Some(last);
         self.tables = Some(last);
     }
 }
