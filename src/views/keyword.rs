@@ -236,7 +236,7 @@ impl KeywordIndex {
     }
 
     #[cfg(test)]
-    /// A scratch index that lives in memory only (`asof` folds).
+    /// A scratch index that lives in memory only, for the tests of the lane itself.
     pub(crate) fn in_ram() -> Result<KeywordIndex, KeywordError> {
         let (schema, fields) = Fields::schema();
         let index = IndexBuilder::new()
