@@ -142,12 +142,6 @@ impl Claude {
         }
     }
 
-    #[cfg(test)]
-    /// How many events were dropped because a line needed more than its slots.
-    pub(crate) fn overflowed(&self) -> u64 {
-        self.overflowed
-    }
-
     fn slot(&mut self, cx: &mut LineCx) -> Option<Seq> {
         let seq = cx.slots.next();
         if seq.is_none() {

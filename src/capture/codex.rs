@@ -242,12 +242,6 @@ impl Codex {
         }
     }
 
-    #[cfg(test)]
-    /// How many events were dropped because a line had more than its slots hold.
-    pub(crate) fn overflowed(&self) -> u64 {
-        self.overflowed
-    }
-
     fn slot(&mut self, slots: &mut LineSlots) -> Option<Seq> {
         let seq = slots.next();
         if seq.is_none() {
