@@ -320,7 +320,7 @@ impl Claude {
             };
         // What it printed is kept unless it only echoes what the call read or wrote.
         let call = match &pending.call {
-            Some((seq, Event::ToolCall { tool, .. })) if failed || !super::echoes(tool) => {
+            Some((seq, Event::ToolCall { tool, .. })) if super::keeps_output(tool, failed) => {
                 Some(*seq)
             }
             _ => None,

@@ -775,7 +775,7 @@ impl Codex {
         // What it printed: after the line's other events, which keep the seqs they had
         // before outputs were recorded.
         let call = &self.calls[i];
-        if (call.failed || !super::echoes(&call.tool))
+        if super::keeps_output(&call.tool, call.failed)
             && let Some(event) = out.output(call_seq, &output.text)
         {
             self.emit(slots, event, out);
