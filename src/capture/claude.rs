@@ -349,25 +349,23 @@ impl Claude {
             }
             out.event(seq, pending.ts, touch);
         }
-        if let Some(pc) = &pending.commit {
-            let mut output = text_of(block.get("content"));
-            for stream in ["stdout", "stderr"] {
-                if let Some(s) = result.and_then(|r| str_at(r, stream)) {
-                    output.push('\n');
-                    output.push_str(s);
-                }
-            }
-            if let Some(event) = commit::commit_from_output(pc, &output)
-                && let Some(seq) = self.slot(cx)
-            {
-                out.event(seq, cx.ts, event);
-            }
+        if pending.commit.is_none() && call.is_none() {
+            return;
+        }
+        let content = text_of(block.get("content"));
+        let streams = streams(result);
+        if let Some(pc) = &pending.commit
+            && let Some(event) = commit::commit_from_output(pc, &format!("{content}\n{streams}"))
+            && let Some(seq) = self.slot(cx)
+        {
+            out.event(seq, cx.ts, event);
         }
         // What it printed, as the model read it (the streams when the content is empty).
         if let Some(call) = call {
-            let printed = match text_of(block.get("content")) {
-                t if t.trim().is_empty() => streams(result),
-                t => t,
+            let printed = if content.trim().is_empty() {
+                streams
+            } else {
+                content
             };
             cx.outputs.push((call, printed));
         }
