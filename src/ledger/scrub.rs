@@ -54,8 +54,8 @@ pub(crate) fn rewrite(dir: &Path, transform: &mut Transform<'_>) -> Result<(), f
         let dst = super::database(&scrub).open()?;
         for name in src.list_keyspace_names() {
             let name: &str = name.as_ref();
-            let from = src.keyspace(name, super::keyspace_options)?;
-            let to = dst.keyspace(name, super::keyspace_options)?;
+            let from = src.keyspace(name, || super::options_of(name))?;
+            let to = dst.keyspace(name, || super::options_of(name))?;
             let mut ingest = to.start_ingestion()?;
             for kv in from.iter() {
                 let (key, value) = kv.into_inner()?;
