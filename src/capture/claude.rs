@@ -143,12 +143,6 @@ impl Claude {
         }
     }
 
-    #[cfg(test)]
-    /// How many events were dropped because a line needed more than its slots.
-    pub(crate) fn overflowed(&self) -> u64 {
-        self.overflowed
-    }
-
     fn slot(&mut self, cx: &mut LineCx) -> Option<Seq> {
         let seq = cx.slots.next();
         if seq.is_none() {
@@ -327,7 +321,7 @@ impl Claude {
             };
         // What it printed is kept unless it only echoes what the call read or wrote.
         let call = match &pending.call {
-            Some((seq, Event::ToolCall { tool, .. })) if failed || !super::echoes(tool) => {
+            Some((seq, Event::ToolCall { tool, .. })) if super::keeps_output(tool, failed) => {
                 Some(*seq)
             }
             _ => None,
@@ -359,25 +353,23 @@ impl Claude {
             }
             out.event(seq, pending.ts, touch);
         }
-        if let Some(pc) = &pending.commit {
-            let mut output = text_of(block.get("content"));
-            for stream in ["stdout", "stderr"] {
-                if let Some(s) = result.and_then(|r| str_at(r, stream)) {
-                    output.push('\n');
-                    output.push_str(s);
-                }
-            }
-            if let Some(event) = commit::commit_from_output(pc, &output)
-                && let Some(seq) = self.slot(cx)
-            {
-                out.event(seq, cx.ts, event);
-            }
+        if pending.commit.is_none() && call.is_none() {
+            return;
+        }
+        let content = text_of(block.get("content"));
+        let streams = streams(result);
+        if let Some(pc) = &pending.commit
+            && let Some(event) = commit::commit_from_output(pc, &format!("{content}\n{streams}"))
+            && let Some(seq) = self.slot(cx)
+        {
+            out.event(seq, cx.ts, event);
         }
         // What it printed, as the model read it (the streams when the content is empty).
         if let Some(call) = call {
-            let printed = match text_of(block.get("content")) {
-                t if t.trim().is_empty() => streams(result),
-                t => t,
+            let printed = if content.trim().is_empty() {
+                streams
+            } else {
+                content
             };
             cx.outputs.push((call, printed));
         }

@@ -242,12 +242,6 @@ impl Codex {
         }
     }
 
-    #[cfg(test)]
-    /// How many events were dropped because a line had more than its slots hold.
-    pub(crate) fn overflowed(&self) -> u64 {
-        self.overflowed
-    }
-
     fn slot(&mut self, slots: &mut LineSlots) -> Option<Seq> {
         let seq = slots.next();
         if seq.is_none() {
@@ -506,7 +500,7 @@ impl Codex {
                 self.record_call(call, slots, out);
             }
             "function_call_output" | "custom_tool_call_output" => {
-                self.tool_output(p, slots, out);
+                self.tool_output(&call_id(p), Output::of(p.get("output")), slots, out);
             }
             // A hosted search: no output item follows, its status is its result.
             "web_search_call" => {
@@ -722,12 +716,16 @@ impl Codex {
         }
     }
 
-    fn tool_output(&mut self, p: &Value, slots: &mut LineSlots, out: &mut Emit) {
-        let id = call_id(p);
-        let Some(i) = self.calls.iter().position(|c| c.id == id && !id.is_empty()) else {
+    /// The call `id` answered with `output`. Its first answer counts: a rollout that
+    /// persists `exec_command_end` also writes the `function_call_output` of the same call.
+    fn tool_output(&mut self, id: &str, output: Output, slots: &mut LineSlots, out: &mut Emit) {
+        let Some(i) = self
+            .calls
+            .iter()
+            .position(|c| c.id == id && !id.is_empty() && !c.answered)
+        else {
             return;
         };
-        let output = Output::of(p.get("output"));
         let call_seq = self.calls[i].seq;
         let call = &self.calls[i];
         let said_failed = said_it_failed(&call.tool, &output.text);
@@ -777,7 +775,7 @@ impl Codex {
         // What it printed: after the line's other events, which keep the seqs they had
         // before outputs were recorded.
         let call = &self.calls[i];
-        if (call.failed || !super::echoes(&call.tool))
+        if super::keeps_output(&call.tool, call.failed)
             && let Some(event) = out.output(call_seq, &output.text)
         {
             self.emit(slots, event, out);
@@ -848,6 +846,9 @@ impl Codex {
             "turn_aborted" => {
                 self.echo = None;
                 self.close_turn(out);
+            }
+            "exec_command_end" => {
+                self.tool_output(&call_id(p), Output::of_exec_end(p), slots, out);
             }
             "patch_apply_end" => {
                 let success = p.get("success").and_then(Value::as_bool) != Some(false);
@@ -1317,6 +1318,25 @@ impl Output {
             },
             Some(obj @ Value::Object(_)) => Output::of_object(obj).unwrap_or_default(),
             _ => Output::default(),
+        }
+    }
+
+    /// An `exec_command_end` event: what the process printed (`aggregated_output`, else its
+    /// stdout and stderr) and its exit code.
+    fn of_exec_end(p: &Value) -> Output {
+        let field = |k: &str| str_at(p, k).unwrap_or("");
+        let text = match field("aggregated_output") {
+            "" => [field("stdout"), field("stderr")]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            all => all.to_string(),
+        };
+        Output {
+            text,
+            exit_code: p.get("exit_code").and_then(Value::as_i64),
+            success: None,
         }
     }
 
@@ -2286,6 +2306,34 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_exec_command_end_answers_its_call_once_and_its_exit_code_fails_it() {
+        let meta = json_line(r#"{"type":"session_meta","payload":{"id":"s","cwd":"/w"}}"#);
+        let call = json_line(
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","call_id":"c","arguments":"{\"cmd\":\"cargo test\"}"}}"#,
+        );
+        let end = json_line(
+            r#"{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"c","exit_code":101,"stdout":"","stderr":"error[E0502]: cannot borrow\n","aggregated_output":""}}"#,
+        );
+        let copy = json_line(
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"Process exited with code 101\nOutput:\n[... omitted ...]\n"}}"#,
+        );
+        let (_, out) = feed(&[meta, call, end, copy], &FileHints::default());
+        let printed: Vec<(Seq, &str)> = out
+            .events
+            .iter()
+            .filter_map(|(seq, (_, e))| match e {
+                Event::ToolOutput { excerpt, .. } => Some((*seq, excerpt.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            printed,
+            vec![(Seq::at_line(2, 1), "error[E0502]: cannot borrow\n")]
+        );
+        assert!(!tool(&out, "cargo test").2, "exit code 101 fails the call");
     }
 
     #[test]

@@ -88,16 +88,17 @@ impl Emit {
     }
 }
 
-/// Whether what `tool` prints when it succeeds only echoes what it was given or read: a
-/// file's content (already in the repository, and what `peat FILE` follows), an edit's
-/// "updated successfully", a to-do list. Such outputs are not kept (a failure's message
-/// is): in the benchmark's sessions they are half of all outputs and most of their bytes,
-/// and no one searches them for what went wrong.
-pub(crate) fn echoes(tool: &str) -> bool {
-    matches!(
-        tool,
-        "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "TodoWrite" | "apply_patch"
-    )
+/// Whether what a call of `tool` printed is kept: a failure's message always, a success's
+/// unless it only echoes what the call was given or read (a file's content, already in the
+/// repository and what `peat FILE` follows; an edit's "updated successfully"; a to-do
+/// list). In the benchmark's sessions those echoes are half of all outputs and most of
+/// their bytes, and no one searches them for what went wrong. Both parsers ask this.
+pub(crate) fn keeps_output(tool: &str, failed: bool) -> bool {
+    failed
+        || !matches!(
+            tool,
+            "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "TodoWrite" | "apply_patch"
+        )
 }
 
 /// Hands out the seqs of one transcript line: slot 0 is the session's metadata, the rest

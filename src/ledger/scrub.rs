@@ -9,7 +9,6 @@
 //! The swap is two renames; [`recover`] finishes or undoes one that a crash interrupted:
 //! `<dir>.scrub` is complete only once `<dir>` has been renamed to `<dir>.old`.
 
-use fjall::Database;
 use std::path::{Path, PathBuf};
 
 /// What a transform sees: the keyspace's name, an entry's key and value. It returns the
@@ -51,12 +50,12 @@ pub(crate) fn rewrite(dir: &Path, transform: &mut Transform<'_>) -> Result<(), f
     let scrub = sibling(dir, ".scrub");
     let old = sibling(dir, ".old");
     {
-        let src = Database::builder(dir).open()?;
-        let dst = Database::builder(&scrub).open()?;
+        let src = super::database(dir).open()?;
+        let dst = super::database(&scrub).open()?;
         for name in src.list_keyspace_names() {
             let name: &str = name.as_ref();
-            let from = src.keyspace(name, super::keyspace_options)?;
-            let to = dst.keyspace(name, super::keyspace_options)?;
+            let from = src.keyspace(name, || super::options_of(name))?;
+            let to = dst.keyspace(name, || super::options_of(name))?;
             let mut ingest = to.start_ingestion()?;
             for kv in from.iter() {
                 let (key, value) = kv.into_inner()?;
@@ -77,6 +76,7 @@ pub(crate) fn rewrite(dir: &Path, transform: &mut Transform<'_>) -> Result<(), f
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fjall::Database;
 
     #[test]
     fn a_rewrite_keeps_what_the_transform_keeps_and_nothing_else() {

@@ -2,8 +2,9 @@
 //!
 //! One document per searchable event: its ledger key (`id`, indexed and stored, so a hit maps
 //! back to its [`EventId`] and a replaced event can be deleted by term), its kind, its
-//! timestamp, and its text. The text is indexed (English stemming, positions for phrases)
-//! but never stored: the texts view hydrates it, and the index stays small.
+//! timestamp, and its text. The text is indexed (positions for phrases; English stemming
+//! for prose, none for what was run and printed) but never stored: the texts view hydrates
+//! it, and the index stays small.
 //!
 //! The index is a view like any other: it records in each commit's payload the last ledger
 //! change (LSN) it covers, so a process that opens it behind the feed knows where to resume.
@@ -52,6 +53,10 @@ use crate::vocab::event::EventId;
 /// bytes (base64, hashes glued to paths), lowercase, Snowball English stemmer. Built in, so
 /// every process that opens the index has it without registering anything.
 const ANALYZER: &str = "en_stem";
+
+/// The same without the stemmer, for what the agent ran and what it printed (see
+/// [`Fields::ran`]). Also built in.
+const RAN_ANALYZER: &str = "default";
 
 /// The writer's indexing arena. Large enough that a full rebuild of a typical ledger flushes
 /// a handful of segments, small enough for a hook process.
@@ -160,26 +165,38 @@ struct Fields {
     id: Field,
     kind: Field,
     ts: Field,
+    /// The words of the prose kinds, stemmed (a question in other forms of them finds them).
     text: Field,
+    /// What was run and printed (tool calls, outputs), unstemmed: commands, paths and logs
+    /// are matched by their exact words, which a stemmer only blurs, and stemming them was
+    /// most of what indexing a capture cost (outputs are three quarters of the words). A
+    /// search asks one field: a kind is either prose or not (see [`TextKind::is_prose`]).
+    ran: Field,
     /// The session and the subject are indexed, never stored: filters match them as terms.
     session: Field,
     subject: Field,
 }
 
 impl Fields {
+    /// The field that holds the words of texts of `kind`.
+    fn words(&self, kind: TextKind) -> Field {
+        if kind.is_prose() { self.text } else { self.ran }
+    }
+
     fn schema() -> (Schema, Fields) {
         let mut b = Schema::builder();
         let id = b.add_bytes_field("id", BytesOptions::default().set_indexed().set_stored());
         let kind = b.add_text_field("kind", STRING | STORED);
         let ts = b.add_i64_field("ts", NumericOptions::default().set_fast().set_stored());
-        let text = b.add_text_field(
-            "text",
+        let words = |analyzer| {
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default()
-                    .set_tokenizer(ANALYZER)
+                    .set_tokenizer(analyzer)
                     .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            ),
-        );
+            )
+        };
+        let text = b.add_text_field("text", words(ANALYZER));
+        let ran = b.add_text_field("ran", words(RAN_ANALYZER));
         let session = b.add_text_field("session", STRING);
         let subject = b.add_text_field("subject", STRING);
         (
@@ -189,6 +206,7 @@ impl Fields {
                 kind,
                 ts,
                 text,
+                ran,
                 session,
                 subject,
             },
@@ -237,7 +255,7 @@ impl KeywordIndex {
     }
 
     #[cfg(test)]
-    /// A scratch index that lives in memory only (`asof` folds).
+    /// A scratch index that lives in memory only, for the tests of the lane itself.
     pub(crate) fn in_ram() -> Result<KeywordIndex, KeywordError> {
         let (schema, fields) = Fields::schema();
         let index = IndexBuilder::new()
@@ -326,7 +344,7 @@ impl KeywordIndex {
         d.add_bytes(f.id, &key);
         d.add_text(f.kind, doc.kind.tag());
         d.add_i64(f.ts, doc.ts_ms);
-        d.add_text(f.text, doc.text);
+        d.add_text(f.words(doc.kind), doc.text);
         d.add_text(f.session, id.session.as_str());
         if let Some(subject) = doc.subject {
             d.add_text(f.subject, subject);
@@ -423,7 +441,7 @@ impl KeywordIndex {
     }
 
     /// The best `limit` documents for `query` by BM25, best first; equal scores in event id
-    /// order. Words are matched after stemming, any of them may match (more matches score
+    /// order. Words are matched after stemming (prose kinds), any of them may match (more matches score
     /// higher), and a run in double quotes must match as a phrase. Nothing in the query is
     /// syntax otherwise: `-`, `:`, `(`, `*` are just separators.
     ///
@@ -442,7 +460,8 @@ impl KeywordIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let Some((query, terms)) = self.build_query(query)? else {
+        let field = self.fields.words(filter.kind.unwrap_or(TextKind::Said));
+        let Some((query, terms)) = self.build_query(field, query)? else {
             return Ok(Vec::new());
         };
         let query = self.filtered(query, filter);
@@ -615,10 +634,14 @@ impl KeywordIndex {
 
     /// The query for the user's words; `None` when they hold no searchable token.
     /// With it, every distinct term it holds (phrases' too).
-    fn build_query(&self, query: &str) -> Result<Option<(BooleanQuery, Vec<Term>)>, KeywordError> {
+    fn build_query(
+        &self,
+        field: Field,
+        query: &str,
+    ) -> Result<Option<(BooleanQuery, Vec<Term>)>, KeywordError> {
         let mut analyzer: TextAnalyzer =
             self.index
-                .tokenizer_for_field(self.fields.text)
+                .tokenizer_for_field(field)
                 .map_err(|source| KeywordError::Tantivy {
                     place: self.place.clone(),
                     action: "find its text analyzer",
@@ -632,7 +655,7 @@ impl KeywordIndex {
             let mut tokens: Vec<(usize, Term)> = Vec::new();
             let mut stream = analyzer.token_stream(part);
             while let Some(t) = stream.next() {
-                tokens.push((t.position, Term::from_field_text(self.fields.text, &t.text)));
+                tokens.push((t.position, Term::from_field_text(field, &t.text)));
             }
             if quoted && tokens.len() > 1 {
                 let words: Vec<Term> = tokens.iter().map(|(_, t)| t.clone()).collect();
@@ -769,6 +792,32 @@ mod tests {
         for (i, text) in docs {
             ix.add(i, &doc(TextKind::Said, text)).unwrap();
         }
+    }
+
+    #[test]
+    fn prose_is_matched_by_its_stems_and_what_was_run_by_its_exact_words() {
+        let mut ix = KeywordIndex::in_ram().unwrap();
+        let (said, ran, printed) = (id("s", 1), id("s", 2), id("s", 3));
+        ix.add(&said, &doc(TextKind::Said, "the parser tests were failing"))
+            .unwrap();
+        ix.add(&ran, &doc(TextKind::Tool, "cargo tests --lib parser"))
+            .unwrap();
+        ix.add(&printed, &doc(TextKind::Output, "running 3 tests\nFAILED"))
+            .unwrap();
+        ix.commit(1).unwrap();
+        let found = |query: &str, kind: Option<TextKind>| {
+            let filter = TextFilter {
+                kind,
+                ..TextFilter::default()
+            };
+            ids(&ix.search(query, &filter, 10).unwrap())
+        };
+        assert_eq!(found("test failed", None), vec![said.clone()]);
+        for (kind, event) in [(TextKind::Tool, &ran), (TextKind::Output, &printed)] {
+            assert!(found("test", Some(kind)).is_empty(), "{kind}: unstemmed");
+            assert_eq!(found("tests", Some(kind)), vec![event.clone()], "{kind}");
+        }
+        assert_eq!(found("\"3 tests\"", Some(TextKind::Output)), vec![printed]);
     }
 
     #[test]

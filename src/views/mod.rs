@@ -302,7 +302,7 @@ fn views_db(store: &Path, lock: &ViewsLock) -> Result<Database, ViewError> {
             source,
         }
     })?;
-    Database::builder(store.join("views"))
+    crate::ledger::database(&store.join("views"))
         .open()
         .map_err(ViewError::store)
 }
@@ -427,7 +427,9 @@ impl Views {
         if unfinished || !dir.join("version").exists() {
             return Ok(None);
         }
-        let db = Database::builder(&dir).open().map_err(ViewError::store)?;
+        let db = crate::ledger::database(&dir)
+            .open()
+            .map_err(ViewError::store)?;
         if !db.keyspace_exists("views") {
             return Ok(None);
         }

@@ -409,6 +409,10 @@ const SHAPES: &[(&str, &str)] = &[
         "codex/desktop_2026.jsonl",
         "sessions/2026/02/23/rollout-2026-02-23T10-00-00-019c8a4c-1d2e-7f30-8a41-5b6c7d8e9f01.jsonl",
     ),
+    (
+        "codex/exec_command_end_2026.jsonl",
+        "sessions/2026/09/14/rollout-2026-09-14T08-30-00-019b2d10-7a3e-7c41-9e5f-3a4b5c6d7e80.jsonl",
+    ),
 ];
 
 fn fixture(rel: &str) -> String {

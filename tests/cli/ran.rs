@@ -188,3 +188,52 @@ fn a_secret_in_an_output_is_stored_redacted() {
     );
     assert_eq!(v["printed"]["whole"], true);
 }
+
+/// The Codex session of `tests/fixtures/codex/exec_command_end_2026.jsonl`, which persists
+/// `exec_command_end`: a failing `cargo test` (its whole log there, the model's shortened
+/// copy in the `function_call_output` after it) and an interrupted `cargo clippy` (no
+/// `function_call_output` at all).
+const CODEX_SESSION: &str = "019b2d10-7a3e-7c41-9e5f-3a4b5c6d7e80";
+
+fn captured_codex_exec_ends(env: &Env) {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/codex/exec_command_end_2026.jsonl");
+    let to = env.path(&format!(
+        "rollout-2026-09-14T08-30-00-{CODEX_SESSION}.jsonl"
+    ));
+    std::fs::copy(&fixture, &to).unwrap();
+    env.run(&["capture", to.to_str().unwrap()]).ok();
+}
+
+#[test]
+fn a_codex_exec_command_end_is_the_output_of_its_call_recorded_once() {
+    let env = Env::new();
+    captured_codex_exec_ends(&env);
+    // The error is the tail of the whole log, which only exec_command_end carries.
+    assert_eq!(
+        sessions_found(&env, &["error[E0502]", "--kind", "output"]),
+        vec![CODEX_SESSION.to_string()]
+    );
+    // An interrupted call's output is on disk only as its exec_command_end (stderr).
+    assert_eq!(
+        sessions_found(&env, &["unused variable", "--kind", "output"]),
+        vec![CODEX_SESSION.to_string()]
+    );
+    // One output per call, though the rollout answers the first call twice.
+    assert_eq!(outputs(&env).len(), 2, "{:?}", outputs(&env));
+    let out = env
+        .run(&["recall", "cargo test", "--kind", "tool", "--json"])
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let seq = v["hits"][0]["seq"].to_string();
+    let json = env
+        .run(&["show", CODEX_SESSION, &seq, "--json"])
+        .ok()
+        .stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let text = v["printed"]["text"].as_str().unwrap();
+    assert!(text.starts_with("   Compiling dep-0 "), "{text}");
+    assert!(text.contains("Compiling dep-299 "), "the whole log: {text}");
+    assert!(text.contains("error[E0502]"), "{text}");
+    assert_eq!(v["printed"]["whole"], true);
+}
