@@ -1121,3 +1121,40 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn without_a_repository_or_a_write_a_moment_is_walked_back_from_the_file_as_it_is() {
+    // A file older than the record, two edits, no repository: the moment after the first
+    // edit is the file as it is with the second undone.
+    let changes = [edit("a\n", "A\n"), edit("b\n", "B\n")];
+    let at1 = blame_at(Some("A\nB\nc\n"), &changes, 1).unwrap();
+    assert_eq!(at1.text, "A\nb\nc\n");
+    let unsure = LineOrigin::Uncertain;
+    assert_eq!(at1.lines, vec![E(0), unsure, unsure]);
+    assert_eq!(at1.placement, vec![Placement::Placed, Placement::Later]);
+    // The second edit's line was changed by hand since: the walk stops there, so the moment
+    // before it cannot be told, and the one after it is the file as it is.
+    let changed = "A\nX\nc\n";
+    assert_eq!(blame_at(Some(changed), &changes, 1), None);
+    let at2 = blame_at(Some(changed), &changes, 2).unwrap();
+    assert_eq!(at2.text, changed);
+    assert_eq!(at2.lines, vec![unsure; 3]);
+    assert_eq!(at2.placement[0], Placement::Behind);
+}
+
+#[test]
+fn a_unified_diff_that_cannot_be_placed_leaves_the_lines_it_named_uncertain() {
+    // Its context holds a line typed by hand and never recorded, so it lands nowhere; the
+    // lines it names (context and removed alike, not its file header) may be what it changed.
+    let changes = [
+        write("a\nb\nz\n"),
+        Change::UnifiedDiff {
+            move_to: None,
+            diff: "--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n b\n-hand\n+B\n".into(),
+        },
+    ];
+    let b = blame_at(Some("a\nb\nB\nz\n"), &changes, 2).unwrap();
+    assert_eq!(b.text, "a\nb\nz\n");
+    assert_eq!(b.lines, vec![E(0), LineOrigin::Uncertain, E(0)]);
+    assert_ne!(b.placement[1], Placement::Placed);
+}
