@@ -1158,3 +1158,35 @@ fn a_unified_diff_that_cannot_be_placed_leaves_the_lines_it_named_uncertain() {
     assert_eq!(b.lines, vec![E(0), LineOrigin::Uncertain, E(0)]);
     assert_ne!(b.placement[1], Placement::Placed);
 }
+
+#[test]
+fn a_hunk_not_placed_says_whether_its_lines_were_gone_or_there_twice() {
+    let hunk = |old: &str, new: &str| Change::Patch {
+        move_to: None,
+        hunks: vec![Hunk {
+            header: None,
+            lines: vec![format!("-{old}"), format!("+{new}")],
+            end_of_file: false,
+        }],
+    };
+    let gone = blame("a\nc\n", &[hunk("b", "B")]);
+    assert_eq!(gone.placement, vec![Placement::Missing]);
+    let twice = blame("B\nB\n", &[hunk("b", "B")]);
+    assert_eq!(twice.placement, vec![Placement::Ambiguous]);
+}
+
+#[test]
+fn a_replace_all_replayed_forward_rewrites_every_place_and_only_those() {
+    let changes = [
+        write("foo\nbar\nfoo\n"),
+        Change::Edit(Replacement {
+            old: "foo".into(),
+            new: "baz".into(),
+            replace_all: true,
+        }),
+        edit("bar\n", "BAR\n"),
+    ];
+    let b = blame_at(Some("baz\nBAR\nbaz\n"), &changes, 2).unwrap();
+    assert_eq!(b.text, "baz\nbar\nbaz\n");
+    assert_eq!(b.lines, vec![E(1), E(0), E(1)]);
+}
