@@ -239,3 +239,21 @@ fn json_is_never_fitted() {
         "{hits}"
     );
 }
+
+#[test]
+fn a_status_report_wraps_to_the_terminal_and_keeps_every_word() {
+    let env = Env::new();
+    record(&env);
+    let args = ["doctor"];
+    let wide = piped(&env, &args, &[]);
+    assert!(widest(&wide) > 60, "no long line to fit:\n{wide}");
+    let narrow = on_terminal(&env, 60, &args, &[]);
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    for line in narrow.lines().filter(|l| columns(l) > 60) {
+        assert!(
+            !line.trim().contains(' '),
+            "only a word wider than the terminal may pass its edge: {line:?} in\n{narrow}"
+        );
+    }
+    assert_eq!(words(&narrow), words(&wide), "{narrow}");
+}

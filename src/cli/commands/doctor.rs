@@ -144,7 +144,7 @@ pub(crate) fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
 
 fn print_report(ctx: &Ctx, r: &Report) -> Result<(), CliError> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.ui.out();
     writeln!(out, "store {}", r.store.display())?;
     for (name, part) in [("ledger", &r.ledger), ("views", &r.views)] {
         let counts: Vec<String> = part

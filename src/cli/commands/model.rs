@@ -405,7 +405,7 @@ fn run_status(ctx: &Ctx) -> Result<u8, CliError> {
         writeln!(out)?;
     } else {
         let ui = ctx.ui;
-        let mut out = std::io::stdout().lock();
+        let mut out = ui.out();
         writeln!(
             out,
             "{} ({} dims, mean pooling, max {} tokens)",

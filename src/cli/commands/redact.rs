@@ -106,7 +106,7 @@ fn check(ctx: &Ctx, file: &std::path::Path) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.ui.out();
     for f in &findings {
         writeln!(
             out,
@@ -179,8 +179,8 @@ fn list_rules(ctx: &Ctx) -> Result<u8, CliError> {
             regex: x.regex(),
         })
         .collect();
-    let mut out = std::io::stdout().lock();
     if ctx.json {
+        let mut out = std::io::stdout().lock();
         serde_json::to_writer(
             &mut out,
             &serde_json::json!({"rules_version": crate::redact::RULES_VERSION, "rules": rules}),
@@ -189,6 +189,7 @@ fn list_rules(ctx: &Ctx) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
+    let mut out = ctx.ui.out();
     for x in &rules {
         writeln!(out, "{:<22} {}", x.kind, x.source)?;
     }
