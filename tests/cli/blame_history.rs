@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::blame::{line, prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, SESSION_B, on_path, require_git, skip};
+use crate::support::{Env, SESSION_A, SESSION_B, have_jj, require_git};
 
 /// Which tool keeps the repository.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -410,8 +410,7 @@ fn in_a_git_repository_every_line_and_moment_names_what_wrote_it_across_a_rename
 
 #[test]
 fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it_across_a_rename() {
-    if !on_path("jj") {
-        skip("jj is not on PATH (.ci/run installs it)", false);
+    if !have_jj() {
         return;
     }
     let env = Env::new();
@@ -423,8 +422,7 @@ fn in_a_jj_repository_every_line_and_moment_names_what_wrote_it_across_a_rename(
 
 #[test]
 fn in_a_jj_repository_colocated_with_git_every_line_and_moment_names_what_wrote_it() {
-    if !on_path("jj") {
-        skip("jj is not on PATH (.ci/run installs it)", false);
+    if !have_jj() {
         return;
     }
     let env = Env::new();
@@ -785,8 +783,7 @@ fn in_git_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_se
 
 #[test]
 fn in_jj_a_squash_of_the_agents_commits_keeps_every_line_and_the_commit_its_session() {
-    if !on_path("jj") {
-        skip("jj is not on PATH (.ci/run installs it)", false);
+    if !have_jj() {
         return;
     }
     rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Squash);
@@ -794,8 +791,7 @@ fn in_jj_a_squash_of_the_agents_commits_keeps_every_line_and_the_commit_its_sess
 
 #[test]
 fn in_jj_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_session() {
-    if !on_path("jj") {
-        skip("jj is not on PATH (.ci/run installs it)", false);
+    if !have_jj() {
         return;
     }
     rewritten_commits_keep_their_lines_and_sessions(Vcs::Jj { colocate: false }, Rewrite::Rebase);
@@ -803,8 +799,7 @@ fn in_jj_a_rebase_of_the_agents_commits_keeps_every_line_and_each_commit_its_ses
 
 #[test]
 fn in_jj_colocated_with_git_a_squash_and_a_rebase_keep_every_line_and_each_commit_its_session() {
-    if !on_path("jj") {
-        skip("jj is not on PATH (.ci/run installs it)", false);
+    if !have_jj() {
         return;
     }
     for how in [Rewrite::Squash, Rewrite::Rebase] {

@@ -6,18 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::blame::{blamed, edited_at_old_path, origins_of_two_sessions, prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, SESSION_B, on_path, peat, skip};
-
-/// These tests prove the jj route: without jj they would prove nothing. Under CI its absence
-/// fails them; elsewhere they say so (past the harness's capture) and stop.
-#[track_caller]
-fn have_jj() -> bool {
-    let ok = on_path("jj");
-    if !ok {
-        skip("jj is not on PATH (.ci/run installs it)", false);
-    }
-    ok
-}
+use crate::support::{Env, SESSION_A, SESSION_B, have_jj, peat};
 
 /// Run jj in `dir` with a fixed identity and no user configuration.
 fn jj(env: &Env, dir: &Path, args: &[&str]) -> String {

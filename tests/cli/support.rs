@@ -321,3 +321,15 @@ pub fn model_data_dir() -> Option<PathBuf> {
 }
 
 pub use peat::testing::{files_holding, git, git_at, on_path, require_git, skip};
+
+/// Whether jj is here, for a test of the jj route, which without it would prove nothing.
+/// Under CI its absence fails the test; elsewhere the test says so (past the harness's
+/// capture) and stops.
+#[track_caller]
+pub fn have_jj() -> bool {
+    let ok = on_path("jj");
+    if !ok {
+        skip("jj is not on PATH (.ci/run installs it)", false);
+    }
+    ok
+}

@@ -10,6 +10,15 @@ fn edit(old: &str, new: &str) -> Change {
     })
 }
 
+/// An Edit of every occurrence of `old`.
+fn replace_all(old: &str, new: &str) -> Change {
+    Change::Edit(Replacement {
+        old: old.into(),
+        new: new.into(),
+        replace_all: true,
+    })
+}
+
 fn write(content: &str) -> Change {
     Change::write(content)
 }
@@ -114,14 +123,7 @@ fn an_ambiguous_place_is_not_guessed() {
 
 #[test]
 fn replace_all_owns_every_line_it_rewrote() {
-    let changes = [
-        write("foo\nbar\nfoo\n"),
-        Change::Edit(Replacement {
-            old: "foo".into(),
-            new: "baz".into(),
-            replace_all: true,
-        }),
-    ];
+    let changes = [write("foo\nbar\nfoo\n"), replace_all("foo", "baz")];
     let b = blame("baz\nbar\nbaz\n", &changes);
     assert_eq!(b.lines, vec![E(1), E(0), E(1)]);
 }
@@ -1179,11 +1181,7 @@ fn a_hunk_not_placed_says_whether_its_lines_were_gone_or_there_twice() {
 fn a_replace_all_replayed_forward_rewrites_every_place_and_only_those() {
     let changes = [
         write("foo\nbar\nfoo\n"),
-        Change::Edit(Replacement {
-            old: "foo".into(),
-            new: "baz".into(),
-            replace_all: true,
-        }),
+        replace_all("foo", "baz"),
         edit("bar\n", "BAR\n"),
     ];
     let b = blame_at(Some("baz\nBAR\nbaz\n"), &changes, 2).unwrap();
