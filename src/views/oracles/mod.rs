@@ -288,7 +288,7 @@ fn served(
 }
 
 /// The replay oracle's judge: the views equal the independent model of what they folded,
-/// every table, both lanes and the embedding queue (a lane behind the other compared with
+/// every table, both lanes, the embedding queue and cache (a lane behind the other compared with
 /// its own prefix; before the embedding pass, the vectors the fold did not queue), and
 /// both lanes rank as they state. When revisions move events in time, a session's span
 /// depends on the versions the views happened to fold (see [`model::span_allowed`]): it is
@@ -334,6 +334,15 @@ fn replay_judge(
                 format!("{what}: {queued} texts queued, {missing} have no vector"),
             ));
         }
+        let model = slot().id.clone().unwrap();
+        let feed = seen.store.feed;
+        found.extend(model::cache_findings(
+            what,
+            views,
+            &model,
+            feed,
+            &got.vectors,
+        ));
         if !seen.embedded {
             want.vectors.retain(|id, _| got.vectors.contains_key(id));
         }
@@ -865,6 +874,9 @@ fn revised_while_embedding_findings() -> Vec<Finding> {
     };
     let seen = Seen::all(&feed, false, &ledger, record);
     let mut found = superseded_findings(what, &views, seen, &BTreeMap::new());
+    // The batch's vector is cached under the text that was embedded, the one revised away.
+    let lane = BTreeMap::new();
+    found.extend(model::cache_findings(what, &views, &model, &feed, &lane));
     if views.vectors.queued().unwrap() != 1 {
         found.push(Finding::new(
             About::Differs(View::Vectors),
@@ -1202,6 +1214,26 @@ fn the_revision_check_goes_red_when_the_pass_ignores_revisions() {
         Fault::PassIgnoresRevisions,
         About::Stale(View::Vectors),
         &[About::Differs(View::Vectors)],
+    );
+}
+
+#[test]
+fn the_revision_check_goes_red_when_the_pass_caches_a_vector_under_the_revised_text() {
+    goes_red(
+        Oracle::RevisedWhileEmbedding,
+        Fault::CacheMisfiled,
+        About::Differs(View::Cache),
+        &[],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_the_pass_caches_nothing() {
+    goes_red(
+        Oracle::Replay,
+        Fault::PassCachesNothing,
+        About::Differs(View::Cache),
+        &[],
     );
 }
 

@@ -83,6 +83,8 @@ pub(crate) enum View {
     Meta,
     /// The closings file beside the views.
     Closings,
+    /// The embedding cache beside the views (see [`cache_findings`]).
+    Cache,
 }
 
 /// What a finding is about. A fault test names the kinds its fault must produce: a fault
@@ -593,6 +595,68 @@ pub(crate) fn past(
 /// Marks a keyword document of a kind a search finds only when asked for by its kind,
 /// found by a search that did not ask.
 const UNASKED: &str = "<found without asking for its kind>";
+
+/// Where the embedding cache breaks its rule. It is keyed by the embedder's name and the
+/// content hash of what was embedded, so each entry is the embedder's vector of its key's
+/// text; that text is the embedded window of some version written to the ledger (`feed`),
+/// current or replaced, for a retraction leaves a vector that is still its text's; and the
+/// vector lane is filled through the cache, so the window of every vector it holds (`lane`,
+/// as [`observe`] names them) is cached.
+pub(crate) fn cache_findings(
+    what: &str,
+    views: &Views,
+    model: &str,
+    feed: &[Written],
+    lane: &BTreeMap<EventId, String>,
+) -> Vec<Finding> {
+    use sha2::{Digest, Sha256};
+    let key = |text: &str| {
+        let mut k = model.as_bytes().to_vec();
+        k.push(0);
+        k.extend_from_slice(&Sha256::digest(text.as_bytes()));
+        k
+    };
+    let windows: BTreeMap<Vec<u8>, String> = feed
+        .iter()
+        .filter_map(|w| text_of(w.env.ts_ms, &w.env.kind))
+        .filter(embedded)
+        .map(|row| {
+            let text = window(&row.text).to_string();
+            (key(&text), text)
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut wrong = |s: String| found.push(Finding::new(About::Differs(View::Cache), s));
+    let mut cached = BTreeSet::new();
+    for kv in views.vectors.cache().iter() {
+        let (k, v) = kv.into_inner().unwrap();
+        match windows.get(&*k) {
+            None => wrong(format!(
+                "{what}: the cache holds a vector of no text written"
+            )),
+            Some(text) => {
+                let exact: Vec<u8> = HashEmbedder::vector(text)
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
+                if *v != *exact {
+                    wrong(format!(
+                        "{what}: the cache holds another vector for {text:?}"
+                    ));
+                }
+            }
+        }
+        cached.insert(k.to_vec());
+    }
+    for (id, text) in lane {
+        if windows.values().any(|t| t == text) && !cached.contains(&key(text)) {
+            wrong(format!(
+                "{what}: {id:?} has a vector of {text:?}, which the cache lacks"
+            ));
+        }
+    }
+    found
+}
 
 /// Everything `views` hold, in the model's shape. The keyword lane is asked for every probe
 /// word; each vector is named by the text among `texts` it was made from.
