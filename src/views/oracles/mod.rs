@@ -994,34 +994,29 @@ fn replay_oracle_holds_over_every_revision_path() {
 }
 
 /// 600 changes in two batches, 75 events revised again and again (kinds and lengths
-/// changing): positions run past 256, where LSN keys in the wrong byte order would list a
+/// changing, touches writing every kind of change): positions run past 256, where LSN keys in the wrong byte order would list a
 /// revision's later versions before its earlier ones.
 fn hundreds_of_changes() -> Vec<Step> {
-    let kind = |i: usize| match i % 5 {
+    // A run of 75 versions shares a kind (the last run, each event's current version, is
+    // touches); a touch's files and changes vary by version.
+    let kind = |i: usize| match i / 75 % 5 {
         0 => Kind::Final,
         1 => Kind::User {
             harness: i.is_multiple_of(4),
         },
-        2 => Kind::Tool {
-            ok: i.is_multiple_of(3),
-        },
-        3 => Kind::Touch {
+        2 => Kind::Touch {
             paths: (i % 3) as u8,
-            change: (i % 4) as u8,
+            change: (i % 9) as u8,
+        },
+        3 => Kind::Tool {
+            ok: i.is_multiple_of(3),
         },
         _ => Kind::Said,
     };
     let batch = |from: usize| {
         let reps = [2, 3, 5, 9, 10, 17, 0, 1];
         (from..from + 300)
-            .map(|i| {
-                v(
-                    (i % 3) as u8,
-                    (i / 3 % 25 + 1) as u8,
-                    kind(i / 75),
-                    reps[i % 8],
-                )
-            })
+            .map(|i| v((i % 3) as u8, (i / 3 % 25 + 1) as u8, kind(i), reps[i % 8]))
             .collect()
     };
     vec![

@@ -294,21 +294,48 @@ fn embedded(row: &TextRow) -> bool {
     row.kind != TextKind::Tool && row.text.split_whitespace().count() >= EMBED_MIN_WORDS
 }
 
-/// The lines a generated change added and removed, counted from its text: a write adds its
-/// lines; the generator's edits share no line between old and new, so an edit removes all
-/// of its old lines and adds all of its new ones.
+/// The lines a generated change added and removed, counted from its text: a write or a
+/// notebook cell adds its lines; the generator's edits share no line between old and new,
+/// so an edit removes all of its old lines and adds all of its new ones; a patch's or a
+/// diff's lines are marked, and its context and headers (`---`, `+++`, `@@`) change
+/// nothing; a deletion is no line (the file's lines are not recorded).
 fn lines_changed(bytes: Option<&Vec<u8>>) -> Size {
     let count = |t: &str| t.split('\n').filter(|l| !l.is_empty()).count();
+    let edit = |r: &crate::vocab::change::Replacement| Size {
+        added: count(&r.new),
+        removed: count(&r.old),
+    };
+    let marked = |lines: &mut dyn Iterator<Item = &str>| {
+        let mut size = Size::default();
+        for l in lines.filter(|l| !l.starts_with("---") && !l.starts_with("+++")) {
+            size.added += usize::from(l.starts_with('+'));
+            size.removed += usize::from(l.starts_with('-'));
+        }
+        size
+    };
     match bytes.and_then(|b| serde_json::from_slice::<Change>(b).ok()) {
         Some(Change::Write { content, .. }) => Size {
             added: count(&content),
             removed: 0,
         },
-        Some(Change::Edit(r)) => Size {
-            added: count(&r.new),
-            removed: count(&r.old),
+        Some(Change::NotebookEdit { source, .. }) => Size {
+            added: count(&source),
+            removed: 0,
         },
-        _ => Size::default(),
+        Some(Change::Edit(r)) => edit(&r),
+        Some(Change::MultiEdit { edits }) => {
+            edits.iter().map(edit).fold(Size::default(), |mut a, s| {
+                a += s;
+                a
+            })
+        }
+        Some(Change::Patch { hunks, .. }) => marked(
+            &mut hunks
+                .iter()
+                .flat_map(|h| h.lines.iter().map(String::as_str)),
+        ),
+        Some(Change::UnifiedDiff { diff, .. }) => marked(&mut diff.lines()),
+        Some(Change::Delete) | None => Size::default(),
     }
 }
 
