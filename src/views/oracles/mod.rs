@@ -334,6 +334,9 @@ fn replay_judge(
                 format!("{what}: {queued} texts queued, {missing} have no vector"),
             ));
         }
+        // What a day counts holds of the model and of the views, whatever either folded.
+        found.extend(model::day_findings(&format!("{what}, the model"), &want));
+        found.extend(model::day_findings(what, &got));
         let model = slot().id.clone().unwrap();
         let feed = seen.store.feed;
         found.extend(model::cache_findings(

@@ -623,6 +623,105 @@ pub(crate) fn past(
 /// found by a search that did not ask.
 const UNASKED: &str = "<found without asking for its kind>";
 
+/// Where `s` breaks what a day counts, stated as properties of the views themselves rather
+/// than as a fold: each event is counted on the calendar day its time falls on where the
+/// views were opened, so a day counts exactly the events of that date, and a day's counts
+/// are its events': per session its events, in all the person's prompts, the tool calls
+/// and the failed ones that the sessions count, the commits the commits table lists, the
+/// claims the evidence lists, and per path the touches the files view lists.
+pub(crate) fn day_findings(what: &str, s: &Snapshot) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut wrong = |rule: &str, got: String, want: String| {
+        found.push(Finding::new(
+            About::Differs(View::Days),
+            format!("{what}: the days break the rule that {rule}: {got} against {want}"),
+        ));
+    };
+    let mut dated: BTreeMap<String, i64> = BTreeMap::new();
+    for env in s.envelopes.values() {
+        count(&mut dated, &day(env.ts_ms));
+    }
+    let counted: BTreeMap<String, i64> = s
+        .days
+        .iter()
+        .map(|(d, st)| (d.clone(), st.events))
+        .collect();
+    if counted != dated {
+        wrong(
+            "a day counts the events of its date",
+            format!("{counted:?}"),
+            format!("{dated:?}"),
+        );
+    }
+    for (d, st) in &s.days {
+        let by_session: i64 = st.sessions.values().sum();
+        if by_session != st.events {
+            wrong(
+                "a day's events are its sessions'",
+                format!("{d}: {by_session}"),
+                st.events.to_string(),
+            );
+        }
+    }
+    let days = |f: fn(&DayStats) -> i64| s.days.values().map(f).sum::<i64>();
+    let sessions = |f: fn(&SessionRollup) -> i64| s.sessions.values().map(f).sum::<i64>();
+    let totals = [
+        (
+            "the days count the sessions' events",
+            days(|d| d.events),
+            sessions(|r| r.events),
+        ),
+        (
+            "the days count the sessions' prompts",
+            days(|d| d.prompts),
+            sessions(|r| r.prompts),
+        ),
+        (
+            "the days count the sessions' tool calls",
+            days(|d| d.tools),
+            sessions(|r| r.tools),
+        ),
+        (
+            "the days count the sessions' failures",
+            days(|d| d.fails),
+            sessions(|r| r.failed_tools),
+        ),
+        (
+            "the days count the commits listed",
+            days(|d| d.commits),
+            s.commits.len() as i64,
+        ),
+        (
+            "the days count the claims filed",
+            days(|d| d.obs),
+            s.evidence.len() as i64,
+        ),
+    ];
+    for (rule, got, want) in totals {
+        if got != want {
+            wrong(rule, got.to_string(), want.to_string());
+        }
+    }
+    let mut touched: BTreeMap<String, i64> = BTreeMap::new();
+    for (path, _) in s.files.keys() {
+        count(&mut touched, path);
+    }
+    let mut by_day: BTreeMap<String, i64> = BTreeMap::new();
+    for st in s.days.values() {
+        for (path, n) in &st.files {
+            *by_day.entry(path.clone()).or_insert(0) += n;
+        }
+    }
+    if by_day != touched {
+        wrong(
+            "the days count the touches listed",
+            format!("{by_day:?}"),
+            format!("{touched:?}"),
+        );
+    }
+    found
+}
+
 /// Where the embedding cache breaks its rule. It is keyed by the embedder's name and the
 /// content hash of what was embedded, so each entry is the embedder's vector of its key's
 /// text; that text is the embedded window of some version written to the ledger (`feed`),
