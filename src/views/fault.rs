@@ -14,6 +14,11 @@ pub(crate) enum Fault {
     QueueKeepsOldVector,
     /// The embedding pass stores a vector even when its text was revised meanwhile.
     PassIgnoresRevisions,
+    /// The embedding pass caches nothing it embeds.
+    PassCachesNothing,
+    /// The embedding pass caches each vector under the text its event's queue entry holds
+    /// when the vector is stored, which a revision may have changed since the batch was taken.
+    CacheMisfiled,
     /// Tool calls never reach the views.
     DropToolCalls,
     /// Every change is applied to the tables twice.

@@ -311,14 +311,22 @@ impl VectorLane {
             let bytes = to_bytes(&v);
             let qk = queue_key(&key);
             let current = self.vectors.get(&qk).map_err(ViewError::store)?;
-            if current.is_some_and(|c| *c == *text.as_bytes())
+            if current.as_ref().is_some_and(|c| **c == *text.as_bytes())
                 || fault::active(Fault::PassIgnoresRevisions)
             {
                 writes.insert(qk, None);
                 writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
                 stored += 1;
             }
-            cache_writes.insert(cache_key(model, &text), Some(bytes));
+            let filed = match current {
+                Some(c) if fault::active(Fault::CacheMisfiled) => {
+                    String::from_utf8_lossy(&c).into_owned()
+                }
+                _ => text,
+            };
+            if !fault::active(Fault::PassCachesNothing) {
+                cache_writes.insert(cache_key(model, &filed), Some(bytes));
+            }
         }
         // The cache first: it is content-addressed, so a crash after it costs nothing.
         super::tables::ingest(&self.cache, cache_writes)?;

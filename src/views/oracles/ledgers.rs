@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::views::fault::Midway;
-use crate::vocab::change::{BlobId, Change, Replacement};
+use crate::vocab::change::{BlobId, Change, Hunk, Replacement};
 use crate::vocab::event::{
     Agent, Basis, Envelope, Event, EventId, OBS_SEQ_BASE, Seq, SessionId, TouchOp, Touched, Vcs,
 };
@@ -111,7 +111,7 @@ fn kind() -> impl Strategy<Value = Kind> {
         }),
         any::<bool>().prop_map(|harness| Kind::User { harness }),
         any::<bool>().prop_map(|ok| Kind::Tool { ok }),
-        (0u8..3, 0u8..4).prop_map(|(paths, change)| Kind::Touch { paths, change }),
+        (0u8..3, 0u8..9).prop_map(|(paths, change)| Kind::Touch { paths, change }),
         any::<bool>().prop_map(|empty| Kind::Commit { empty }),
         Just(Kind::Committed),
         Just(Kind::Final),
@@ -315,14 +315,29 @@ fn op(n: usize, file: usize) -> TouchOp {
 /// What each file of the `n`th version's touch wrote (its own file first), and whether the
 /// blob store holds it. Kinds by `change` (the further files take the next ones): 0 none,
 /// 1 a whole write, 2 an edit whose old and new lines share no line, 3 a change whose blob
-/// is missing from the store.
+/// is missing from the store, 4 two such edits at once, 5 a notebook cell's source, 6 an
+/// apply_patch update (a context line, lines removed and added), 7 a unified diff as Codex
+/// records it (its `---`/`+++` header, a hunk header, a context line, lines removed and
+/// added), 8 a deletion. No line of one is another's, and a patch's or diff's lines each
+/// start with their mark.
 pub(crate) fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Change, bool)>> {
     (0..=paths)
         .map(|p| {
             let lines = |tag: &str, k: u8| -> String {
                 (0..k).map(|i| format!("{tag}{n}-{p}-{i}\n")).collect()
             };
-            match (change + p) % 4 {
+            let marked = |mark: &str, tag: &str, k: u8| -> Vec<String> {
+                lines(tag, k)
+                    .lines()
+                    .map(|l| format!("{mark}{l}"))
+                    .collect()
+            };
+            let edit = |old: &str, new: &str, k: u8| Replacement {
+                old: lines(old, k),
+                new: lines(new, k + 2),
+                replace_all: false,
+            };
+            match (change + p) % 9 {
                 0 => None,
                 1 => Some((Change::write(lines("w", p + 2)), true)),
                 2 => Some((
@@ -333,7 +348,57 @@ pub(crate) fn touch_changes(n: usize, paths: u8, change: u8) -> Vec<Option<(Chan
                     }),
                     true,
                 )),
-                _ => Some((Change::write(lines("lost", 1)), false)),
+                3 => Some((Change::write(lines("lost", 1)), false)),
+                4 => Some((
+                    Change::MultiEdit {
+                        edits: vec![edit("ma", "mb", 1), edit("mc", "md", 2)],
+                    },
+                    true,
+                )),
+                5 => Some((
+                    Change::NotebookEdit {
+                        cell_id: Some(format!("cell{n}")),
+                        cell_type: Some("code".into()),
+                        edit_mode: None,
+                        source: lines("nb", p + 1),
+                    },
+                    true,
+                )),
+                6 => Some((
+                    Change::Patch {
+                        move_to: None,
+                        hunks: vec![Hunk {
+                            header: None,
+                            lines: [
+                                marked(" ", "pc", 1),
+                                marked("-", "pr", p + 1),
+                                marked("+", "pa", p + 2),
+                            ]
+                            .concat(),
+                            end_of_file: false,
+                        }],
+                    },
+                    true,
+                )),
+                7 => Some((
+                    Change::UnifiedDiff {
+                        move_to: None,
+                        diff: [
+                            vec![
+                                format!("--- a/f{n}"),
+                                format!("+++ b/f{n}"),
+                                "@@ -1,3 +1,4 @@".into(),
+                            ],
+                            marked(" ", "uc", 1),
+                            marked("-", "ur", 2),
+                            marked("+", "ua", p + 3),
+                        ]
+                        .concat()
+                        .join("\n"),
+                    },
+                    true,
+                )),
+                _ => Some((Change::Delete, true)),
             }
         })
         .collect()

@@ -288,7 +288,7 @@ fn served(
 }
 
 /// The replay oracle's judge: the views equal the independent model of what they folded,
-/// every table, both lanes and the embedding queue (a lane behind the other compared with
+/// every table, both lanes, the embedding queue and cache (a lane behind the other compared with
 /// its own prefix; before the embedding pass, the vectors the fold did not queue), and
 /// both lanes rank as they state. When revisions move events in time, a session's span
 /// depends on the versions the views happened to fold (see [`model::span_allowed`]): it is
@@ -334,6 +334,18 @@ fn replay_judge(
                 format!("{what}: {queued} texts queued, {missing} have no vector"),
             ));
         }
+        // What a day counts holds of the model and of the views, whatever either folded.
+        found.extend(model::day_findings(&format!("{what}, the model"), &want));
+        found.extend(model::day_findings(what, &got));
+        let model = slot().id.clone().unwrap();
+        let feed = seen.store.feed;
+        found.extend(model::cache_findings(
+            what,
+            views,
+            &model,
+            feed,
+            &got.vectors,
+        ));
         if !seen.embedded {
             want.vectors.retain(|id, _| got.vectors.contains_key(id));
         }
@@ -865,6 +877,9 @@ fn revised_while_embedding_findings() -> Vec<Finding> {
     };
     let seen = Seen::all(&feed, false, &ledger, record);
     let mut found = superseded_findings(what, &views, seen, &BTreeMap::new());
+    // The batch's vector is cached under the text that was embedded, the one revised away.
+    let lane = BTreeMap::new();
+    found.extend(model::cache_findings(what, &views, &model, &feed, &lane));
     if views.vectors.queued().unwrap() != 1 {
         found.push(Finding::new(
             About::Differs(View::Vectors),
@@ -982,34 +997,29 @@ fn replay_oracle_holds_over_every_revision_path() {
 }
 
 /// 600 changes in two batches, 75 events revised again and again (kinds and lengths
-/// changing): positions run past 256, where LSN keys in the wrong byte order would list a
+/// changing, touches writing every kind of change): positions run past 256, where LSN keys in the wrong byte order would list a
 /// revision's later versions before its earlier ones.
 fn hundreds_of_changes() -> Vec<Step> {
-    let kind = |i: usize| match i % 5 {
+    // A run of 75 versions shares a kind (the last run, each event's current version, is
+    // touches); a touch's files and changes vary by version.
+    let kind = |i: usize| match i / 75 % 5 {
         0 => Kind::Final,
         1 => Kind::User {
             harness: i.is_multiple_of(4),
         },
-        2 => Kind::Tool {
-            ok: i.is_multiple_of(3),
-        },
-        3 => Kind::Touch {
+        2 => Kind::Touch {
             paths: (i % 3) as u8,
-            change: (i % 4) as u8,
+            change: (i % 9) as u8,
+        },
+        3 => Kind::Tool {
+            ok: i.is_multiple_of(3),
         },
         _ => Kind::Said,
     };
     let batch = |from: usize| {
         let reps = [2, 3, 5, 9, 10, 17, 0, 1];
         (from..from + 300)
-            .map(|i| {
-                v(
-                    (i % 3) as u8,
-                    (i / 3 % 25 + 1) as u8,
-                    kind(i / 75),
-                    reps[i % 8],
-                )
-            })
+            .map(|i| v((i % 3) as u8, (i / 3 % 25 + 1) as u8, kind(i), reps[i % 8]))
             .collect()
     };
     vec![
@@ -1202,6 +1212,26 @@ fn the_revision_check_goes_red_when_the_pass_ignores_revisions() {
         Fault::PassIgnoresRevisions,
         About::Stale(View::Vectors),
         &[About::Differs(View::Vectors)],
+    );
+}
+
+#[test]
+fn the_revision_check_goes_red_when_the_pass_caches_a_vector_under_the_revised_text() {
+    goes_red(
+        Oracle::RevisedWhileEmbedding,
+        Fault::CacheMisfiled,
+        About::Differs(View::Cache),
+        &[],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_the_pass_caches_nothing() {
+    goes_red(
+        Oracle::Replay,
+        Fault::PassCachesNothing,
+        About::Differs(View::Cache),
+        &[],
     );
 }
 

@@ -83,6 +83,8 @@ pub(crate) enum View {
     Meta,
     /// The closings file beside the views.
     Closings,
+    /// The embedding cache beside the views (see [`cache_findings`]).
+    Cache,
 }
 
 /// What a finding is about. A fault test names the kinds its fault must produce: a fault
@@ -292,21 +294,48 @@ fn embedded(row: &TextRow) -> bool {
     row.kind != TextKind::Tool && row.text.split_whitespace().count() >= EMBED_MIN_WORDS
 }
 
-/// The lines a generated change added and removed, counted from its text: a write adds its
-/// lines; the generator's edits share no line between old and new, so an edit removes all
-/// of its old lines and adds all of its new ones.
+/// The lines a generated change added and removed, counted from its text: a write or a
+/// notebook cell adds its lines; the generator's edits share no line between old and new,
+/// so an edit removes all of its old lines and adds all of its new ones; a patch's or a
+/// diff's lines are marked, and its context and headers (`---`, `+++`, `@@`) change
+/// nothing; a deletion is no line (the file's lines are not recorded).
 fn lines_changed(bytes: Option<&Vec<u8>>) -> Size {
     let count = |t: &str| t.split('\n').filter(|l| !l.is_empty()).count();
+    let edit = |r: &crate::vocab::change::Replacement| Size {
+        added: count(&r.new),
+        removed: count(&r.old),
+    };
+    let marked = |lines: &mut dyn Iterator<Item = &str>| {
+        let mut size = Size::default();
+        for l in lines.filter(|l| !l.starts_with("---") && !l.starts_with("+++")) {
+            size.added += usize::from(l.starts_with('+'));
+            size.removed += usize::from(l.starts_with('-'));
+        }
+        size
+    };
     match bytes.and_then(|b| serde_json::from_slice::<Change>(b).ok()) {
         Some(Change::Write { content, .. }) => Size {
             added: count(&content),
             removed: 0,
         },
-        Some(Change::Edit(r)) => Size {
-            added: count(&r.new),
-            removed: count(&r.old),
+        Some(Change::NotebookEdit { source, .. }) => Size {
+            added: count(&source),
+            removed: 0,
         },
-        _ => Size::default(),
+        Some(Change::Edit(r)) => edit(&r),
+        Some(Change::MultiEdit { edits }) => {
+            edits.iter().map(edit).fold(Size::default(), |mut a, s| {
+                a += s;
+                a
+            })
+        }
+        Some(Change::Patch { hunks, .. }) => marked(
+            &mut hunks
+                .iter()
+                .flat_map(|h| h.lines.iter().map(String::as_str)),
+        ),
+        Some(Change::UnifiedDiff { diff, .. }) => marked(&mut diff.lines()),
+        Some(Change::Delete) | None => Size::default(),
     }
 }
 
@@ -593,6 +622,167 @@ pub(crate) fn past(
 /// Marks a keyword document of a kind a search finds only when asked for by its kind,
 /// found by a search that did not ask.
 const UNASKED: &str = "<found without asking for its kind>";
+
+/// Where `s` breaks what a day counts, stated as properties of the views themselves rather
+/// than as a fold: each event is counted on the calendar day its time falls on where the
+/// views were opened, so a day counts exactly the events of that date, and a day's counts
+/// are its events': per session its events, in all the person's prompts, the tool calls
+/// and the failed ones that the sessions count, the commits the commits table lists, the
+/// claims the evidence lists, and per path the touches the files view lists.
+pub(crate) fn day_findings(what: &str, s: &Snapshot) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut wrong = |rule: &str, got: String, want: String| {
+        found.push(Finding::new(
+            About::Differs(View::Days),
+            format!("{what}: the days break the rule that {rule}: {got} against {want}"),
+        ));
+    };
+    let mut dated: BTreeMap<String, i64> = BTreeMap::new();
+    for env in s.envelopes.values() {
+        count(&mut dated, &day(env.ts_ms));
+    }
+    let counted: BTreeMap<String, i64> = s
+        .days
+        .iter()
+        .map(|(d, st)| (d.clone(), st.events))
+        .collect();
+    if counted != dated {
+        wrong(
+            "a day counts the events of its date",
+            format!("{counted:?}"),
+            format!("{dated:?}"),
+        );
+    }
+    for (d, st) in &s.days {
+        let by_session: i64 = st.sessions.values().sum();
+        if by_session != st.events {
+            wrong(
+                "a day's events are its sessions'",
+                format!("{d}: {by_session}"),
+                st.events.to_string(),
+            );
+        }
+    }
+    let days = |f: fn(&DayStats) -> i64| s.days.values().map(f).sum::<i64>();
+    let sessions = |f: fn(&SessionRollup) -> i64| s.sessions.values().map(f).sum::<i64>();
+    let totals = [
+        (
+            "the days count the sessions' events",
+            days(|d| d.events),
+            sessions(|r| r.events),
+        ),
+        (
+            "the days count the sessions' prompts",
+            days(|d| d.prompts),
+            sessions(|r| r.prompts),
+        ),
+        (
+            "the days count the sessions' tool calls",
+            days(|d| d.tools),
+            sessions(|r| r.tools),
+        ),
+        (
+            "the days count the sessions' failures",
+            days(|d| d.fails),
+            sessions(|r| r.failed_tools),
+        ),
+        (
+            "the days count the commits listed",
+            days(|d| d.commits),
+            s.commits.len() as i64,
+        ),
+        (
+            "the days count the claims filed",
+            days(|d| d.obs),
+            s.evidence.len() as i64,
+        ),
+    ];
+    for (rule, got, want) in totals {
+        if got != want {
+            wrong(rule, got.to_string(), want.to_string());
+        }
+    }
+    let mut touched: BTreeMap<String, i64> = BTreeMap::new();
+    for (path, _) in s.files.keys() {
+        count(&mut touched, path);
+    }
+    let mut by_day: BTreeMap<String, i64> = BTreeMap::new();
+    for st in s.days.values() {
+        for (path, n) in &st.files {
+            *by_day.entry(path.clone()).or_insert(0) += n;
+        }
+    }
+    if by_day != touched {
+        wrong(
+            "the days count the touches listed",
+            format!("{by_day:?}"),
+            format!("{touched:?}"),
+        );
+    }
+    found
+}
+
+/// Where the embedding cache breaks its rule. It is keyed by the embedder's name and the
+/// content hash of what was embedded, so each entry is the embedder's vector of its key's
+/// text; that text is the embedded window of some version written to the ledger (`feed`),
+/// current or replaced, for a retraction leaves a vector that is still its text's; and the
+/// vector lane is filled through the cache, so the window of every vector it holds (`lane`,
+/// as [`observe`] names them) is cached.
+pub(crate) fn cache_findings(
+    what: &str,
+    views: &Views,
+    model: &str,
+    feed: &[Written],
+    lane: &BTreeMap<EventId, String>,
+) -> Vec<Finding> {
+    use sha2::{Digest, Sha256};
+    let key = |text: &str| {
+        let mut k = model.as_bytes().to_vec();
+        k.push(0);
+        k.extend_from_slice(&Sha256::digest(text.as_bytes()));
+        k
+    };
+    let windows: BTreeMap<Vec<u8>, String> = feed
+        .iter()
+        .filter_map(|w| text_of(w.env.ts_ms, &w.env.kind))
+        .filter(embedded)
+        .map(|row| {
+            let text = window(&row.text).to_string();
+            (key(&text), text)
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut wrong = |s: String| found.push(Finding::new(About::Differs(View::Cache), s));
+    let mut cached = BTreeSet::new();
+    for kv in views.vectors.cache().iter() {
+        let (k, v) = kv.into_inner().unwrap();
+        match windows.get(&*k) {
+            None => wrong(format!(
+                "{what}: the cache holds a vector of no text written"
+            )),
+            Some(text) => {
+                let exact: Vec<u8> = HashEmbedder::vector(text)
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
+                if *v != *exact {
+                    wrong(format!(
+                        "{what}: the cache holds another vector for {text:?}"
+                    ));
+                }
+            }
+        }
+        cached.insert(k.to_vec());
+    }
+    for (id, text) in lane {
+        if windows.values().any(|t| t == text) && !cached.contains(&key(text)) {
+            wrong(format!(
+                "{what}: {id:?} has a vector of {text:?}, which the cache lacks"
+            ));
+        }
+    }
+    found
+}
 
 /// Everything `views` hold, in the model's shape. The keyword lane is asked for every probe
 /// word; each vector is named by the text among `texts` it was made from.
