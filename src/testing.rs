@@ -46,15 +46,23 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 /// [`git`] with its commits dated `date` (an ISO 8601 moment).
 #[track_caller]
 pub fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
+    git_by(dir, "t", date, args)
+}
+
+/// [`git_at`] with its commits made by `who` (`who@example.com`), for tests whose answers
+/// name the author.
+#[track_caller]
+pub fn git_by(dir: &Path, who: &str, date: &str, args: &[&str]) -> String {
+    let email = format!("{}@example.com", who.to_lowercase());
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_AUTHOR_NAME", who)
+        .env("GIT_AUTHOR_EMAIL", &email)
+        .env("GIT_COMMITTER_NAME", who)
+        .env("GIT_COMMITTER_EMAIL", &email)
         .env("GIT_AUTHOR_DATE", date)
         .env("GIT_COMMITTER_DATE", date)
         .output()

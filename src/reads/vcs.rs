@@ -1091,20 +1091,7 @@ mod tests {
     /// Commit everything in `dir` at `when` (committer and author date); the new hash.
     fn commit_at(dir: &Path, when: &str, message: &str) -> String {
         sh(dir, &["add", "-A"]);
-        let out = Command::new("git")
-            .args(["commit", "-q", "-m", message])
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Pat")
-            .env("GIT_AUTHOR_EMAIL", "pat@example.com")
-            .env("GIT_COMMITTER_NAME", "Pat")
-            .env("GIT_COMMITTER_EMAIL", "pat@example.com")
-            .env("GIT_AUTHOR_DATE", when)
-            .env("GIT_COMMITTER_DATE", when)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        crate::testing::git_by(dir, "Pat", when, &["commit", "-q", "-m", message]);
         sh(dir, &["rev-parse", "HEAD"])
     }
 

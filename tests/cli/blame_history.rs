@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::blame::{line, prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, SESSION_B, have_jj, require_git};
+use crate::support::{Env, SESSION_A, SESSION_B, git_by, have_jj, require_git};
 
 /// Which tool keeps the repository.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -80,21 +80,7 @@ impl Repo<'_> {
     }
 
     fn git(&self, minute: u32, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&self.work)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Pat")
-            .env("GIT_AUTHOR_EMAIL", "pat@example.com")
-            .env("GIT_COMMITTER_NAME", "Pat")
-            .env("GIT_COMMITTER_EMAIL", "pat@example.com")
-            .env("GIT_AUTHOR_DATE", at(minute))
-            .env("GIT_COMMITTER_DATE", at(minute))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        git_by(&self.work, "Pat", &at(minute), args)
     }
 
     fn jj(&self, minute: u32, args: &[&str]) -> String {

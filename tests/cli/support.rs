@@ -320,7 +320,7 @@ pub fn model_data_dir() -> Option<PathBuf> {
     None
 }
 
-pub use peat::testing::{files_holding, git, git_at, on_path, require_git, skip};
+pub use peat::testing::{files_holding, git, git_at, git_by, on_path, require_git, skip};
 
 /// Whether jj is here, for a test of the jj route, which without it would prove nothing.
 /// Under CI its absence fails the test; elsewhere the test says so (past the harness's

@@ -1061,10 +1061,6 @@ proptest! {
             prop_assert_eq!(b.text, Sim::joined(&run(initial, written, &ops[..k].iter().map(|(o, _)| o.clone()).collect::<Vec<_>>()).lines));
         }
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(600))]
 
     /// With a repository, a person's edits and commits in between, each line of the file now
     /// names an edit whose result held it, a commit that holds it, or, when the last commit
