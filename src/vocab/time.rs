@@ -56,9 +56,7 @@ pub(crate) fn age(now_ms: i64, ts_ms: i64, tz: &jiff::tz::TimeZone) -> String {
 
 /// The last millisecond of the local calendar day `date` (`YYYY-MM-DD`).
 pub(crate) fn end_of_local_day(date: &str, tz: &jiff::tz::TimeZone) -> Option<i64> {
-    let d: jiff::civil::Date = date.parse().ok()?;
-    let next = d.tomorrow().ok()?.to_zoned_datetime(tz.clone()).ok()?;
-    Some(next.timestamp().as_millisecond() - 1)
+    date.parse().ok().map(|d| day_end_ms(d, tz))
 }
 
 /// The local date of `ms` in `tz`.
@@ -78,7 +76,7 @@ pub(crate) fn day_start_ms(d: jiff::civil::Date, tz: &jiff::tz::TimeZone) -> i64
 /// The last millisecond of the local day `d`.
 pub(crate) fn day_end_ms(d: jiff::civil::Date, tz: &jiff::tz::TimeZone) -> i64 {
     match d.tomorrow() {
-        Ok(next) => day_start_ms(next, tz) - 1,
+        Ok(next) => day_start_ms(next, tz).saturating_sub(1),
         Err(_) => i64::MAX,
     }
 }
