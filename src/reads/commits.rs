@@ -242,7 +242,11 @@ pub(crate) fn made_by(
     // A session whose own repository is gone may have committed to the one the person asks
     // in (another checkout of it). Those with their own are read there: the one here is not
     // listed over their spans too.
-    if let Some((repo, root)) = here.and_then(repo_at) {
+    let here = here.and_then(|h| {
+        let key = h.to_str()?;
+        found.entry(key).or_insert_with(|| repo_at(h)).clone()
+    });
+    if let Some((repo, root)) = here {
         let homeless = wanted
             .keys()
             .copied()

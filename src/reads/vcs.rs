@@ -121,14 +121,10 @@ pub(crate) struct Resolved {
 pub(crate) fn head(cwd: &Path) -> Option<Basis> {
     let repo = Repo::find(cwd)?;
     if repo.git {
-        let commit = git(&repo.root, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
-        let commit = commit.trim();
-        if !is_hex(commit) {
-            return None;
-        }
+        let commit = repo.head_commit()?;
         let status = git(&repo.root, &["status", "--porcelain", "-uno"])?;
         return Some(Basis {
-            commit: commit.to_string(),
+            commit,
             dirty: !status.trim().is_empty(),
         });
     }
