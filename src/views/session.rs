@@ -140,8 +140,6 @@ impl SessionRollup {
     }
 }
 
-/// Whether an event is the session's own work, rather than something deposited about it
-/// afterwards (a claim, a retired distillation), which says nothing about when it ran.
 /// The order of every "newest first" list (sessions, the closings, the session a bare read
 /// means): the latest activity first, a session with none last, ties by the smaller id.
 pub(crate) fn newest_first(
@@ -151,6 +149,8 @@ pub(crate) fn newest_first(
     rb.end_ms.cmp(&ra.end_ms).then_with(|| a.cmp(b))
 }
 
+/// Whether an event is the session's own work, rather than something deposited about it
+/// afterwards (a claim, a retired distillation), which says nothing about when it ran.
 fn is_activity(kind: &Event) -> bool {
     !matches!(kind, Event::Obs { .. } | Event::Distill { .. })
 }
