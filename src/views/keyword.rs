@@ -573,15 +573,10 @@ impl KeywordIndex {
                 IndexRecordOption::Basic,
             ))
         };
-        let mut must_not: Vec<Box<dyn Query>> = Vec::new();
-        match filter.kind {
-            Some(kind) => must.push(term(f.kind, kind.tag())),
-            None => must_not.extend(
-                TextKind::ALL
-                    .into_iter()
-                    .filter(|k| !k.is_prose())
-                    .map(|k| term(f.kind, k.tag())),
-            ),
+        // Without a kind the words are asked of the prose field alone, where no tool call or
+        // output is indexed: no clause needs to exclude them.
+        if let Some(kind) = filter.kind {
+            must.push(term(f.kind, kind.tag()));
         }
         if let Some(session) = &filter.session {
             must.push(term(f.session, session.as_str()));
@@ -595,7 +590,7 @@ impl KeywordIndex {
                 std::ops::Bound::Unbounded,
             )));
         }
-        if must.is_empty() && must_not.is_empty() {
+        if must.is_empty() {
             return query;
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(query))];
@@ -605,7 +600,6 @@ impl KeywordIndex {
                 Box::new(ConstScoreQuery::new(q, 0.0)) as Box<dyn Query>,
             )
         }));
-        clauses.extend(must_not.into_iter().map(|q| (Occur::MustNot, q)));
         BooleanQuery::new(clauses)
     }
 
