@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
-use super::{Emit, FileHints, LineSlots, TranscriptParser};
+use super::{Emit, FileHints, LineSlots, TranscriptParser, str_at, streams};
 use crate::vocab::change::{Before, Change, Replacement};
 use crate::vocab::event::{
     Agent, COMPACTOR_AGENT, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap,
@@ -357,7 +357,7 @@ impl Claude {
             return;
         }
         let content = text_of(block.get("content"));
-        let streams = streams(result);
+        let streams = result.map(streams).unwrap_or_default();
         if let Some(pc) = &pending.commit
             && let Some(event) = commit::commit_from_output(pc, &format!("{content}\n{streams}"))
             && let Some(seq) = self.slot(cx)
@@ -628,10 +628,6 @@ impl TranscriptParser for Claude {
     }
 }
 
-fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 fn flag(v: &Value, key: &str) -> bool {
     v.get(key).and_then(Value::as_bool) == Some(true)
 }
@@ -652,15 +648,6 @@ fn text_of(content: Option<&Value>) -> String {
 
 /// A shell tool's result streams (`toolUseResult.stdout`, `.stderr`), the non-empty ones
 /// joined by a newline.
-fn streams(result: Option<&Value>) -> String {
-    ["stdout", "stderr"]
-        .iter()
-        .filter_map(|k| result.and_then(|r| str_at(r, k)))
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// 8-4-4-4-12 hex digits.
 fn is_uuid(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
 use super::patch::{self, PatchOp};
-use super::{Emit, FileHints, LineSlots, TranscriptParser};
+use super::{Emit, FileHints, LineSlots, TranscriptParser, str_at, streams};
 use crate::vocab::change::Change;
 use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
 use crate::vocab::time::parse_iso_ms;
@@ -1030,10 +1030,6 @@ impl TranscriptParser for Codex {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 /// A call's id: `call_id`, else the item `id`.
 fn call_id(p: &Value) -> String {
     str_at(p, "call_id")
@@ -1326,11 +1322,7 @@ impl Output {
     fn of_exec_end(p: &Value) -> Output {
         let field = |k: &str| str_at(p, k).unwrap_or("");
         let text = match field("aggregated_output") {
-            "" => [field("stdout"), field("stderr")]
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n"),
+            "" => streams(p),
             all => all.to_string(),
         };
         Output {

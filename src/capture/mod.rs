@@ -88,6 +88,22 @@ impl Emit {
     }
 }
 
+/// The string at `key` of a JSON object, if it is one.
+pub(crate) fn str_at<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(serde_json::Value::as_str)
+}
+
+/// What a command printed, as a tool result or a Codex `exec_command_end` records it apart:
+/// its stdout and stderr, the empty ones left out, one after the other.
+pub(crate) fn streams(v: &serde_json::Value) -> String {
+    ["stdout", "stderr"]
+        .iter()
+        .filter_map(|k| str_at(v, k))
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether what a call of `tool` printed is kept: a failure's message always, a success's
 /// unless it only echoes what the call was given or read (a file's content, already in the
 /// repository and what `peat FILE` follows; an edit's "updated successfully"; a to-do
