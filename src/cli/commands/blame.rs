@@ -344,12 +344,8 @@ fn summary(
     result: &Blame,
     first_edit_ms: i64,
 ) -> String {
-    let count = |kind: Origin| {
-        shown
-            .iter()
-            .filter(|(_, _, o)| Origin::of(*o, result, first_edit_ms) == kind)
-            .count() as i64
-    };
+    let counts = origin_counts(shown, result, first_edit_ms);
+    let count = |kind: Origin| counts.get(&kind).copied().unwrap_or(0) as i64;
     let kinds = [
         (Origin::Edit, "by recorded edits"),
         (Origin::BeforeRecord, "from before the record"),
