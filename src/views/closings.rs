@@ -32,7 +32,7 @@ pub(crate) struct Closings {
     /// The identity of the ledger the views were folded from.
     ledger: String,
     /// The ledger change the views had reached.
-    pub(crate) lsn: u64,
+    lsn: u64,
     /// Older closings were left out: a session not listed may still have one.
     pub(crate) truncated: bool,
     /// Newest end first.
@@ -149,6 +149,20 @@ pub(crate) fn read(ledger: &Ledger) -> Option<Closings> {
     let fits =
         ledger.identity().ok()? == closings.ledger && ledger.last_lsn().ok()? >= closings.lsn;
     fits.then_some(closings)
+}
+
+/// The ledger change the file was written at, if it is there and this ledger's: what an open
+/// compares with its tables, on every read, so the closings themselves are skipped over,
+/// not built.
+pub(crate) fn written_at(ledger: &Ledger) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Stamp {
+        ledger: String,
+        lsn: u64,
+    }
+    let bytes = std::fs::read(ledger.path().join(FILE)).ok()?;
+    let stamp: Stamp = serde_json::from_slice(&bytes).ok()?;
+    (ledger.identity().ok()? == stamp.ledger).then_some(stamp.lsn)
 }
 
 /// Remove the file (with the views it was derived from).

@@ -401,8 +401,8 @@ impl Views {
     /// reads the views instead of an older file.
     fn closings_after(&self, rebuilt: bool, ledger: &Ledger) {
         let current = !rebuilt
-            && closings::read(ledger)
-                .is_some_and(|file| self.tables.applied().is_ok_and(|at| at == file.lsn));
+            && closings::written_at(ledger)
+                .is_some_and(|at| self.tables.applied().ok() == Some(at));
         if !current && closings::write(self, ledger).is_err() {
             closings::discard(ledger.path());
         }
