@@ -627,6 +627,9 @@ pub(crate) struct FileHistory {
     /// The annotation of the working copy's commit, started early (see
     /// [`FileHistory::annotate_in_background`]).
     early: std::cell::RefCell<Option<std::thread::JoinHandle<Option<Annotation>>>>,
+    /// The annotation of the working copy's commit, once read: blame may attribute twice
+    /// (again under the file's earlier names), and the tool's run is most of its time.
+    now_annotated: std::cell::OnceCell<Option<Annotation>>,
 }
 
 /// Each line of a file without its newline, with the commit that brought it.
@@ -644,6 +647,7 @@ impl FileHistory {
             commits: std::cell::OnceCell::new(),
             texts: Default::default(),
             early: Default::default(),
+            now_annotated: std::cell::OnceCell::new(),
         })
     }
 
@@ -779,12 +783,21 @@ impl FileHistory {
     /// on), without its newline, with the commit that brought it; `None` when the commit
     /// does not hold the file or the tool cannot say.
     pub(crate) fn annotate(&self, commit: Option<&str>) -> Option<Annotation> {
-        let rev = commit.unwrap_or(self.now());
-        let early = match commit {
-            None => self.early.take().and_then(|run| run.join().ok()).flatten(),
-            Some(_) => None,
-        };
-        let mut lines = match early {
+        match commit {
+            None => self
+                .now_annotated
+                .get_or_init(|| {
+                    let early = self.early.take().and_then(|run| run.join().ok()).flatten();
+                    self.annotated_at(self.now(), early)
+                })
+                .clone(),
+            Some(rev) => self.annotated_at(rev, None),
+        }
+    }
+
+    /// The annotation at `rev` (`ran`: one already run), followed through the renames.
+    fn annotated_at(&self, rev: &str, ran: Option<Annotation>) -> Option<Annotation> {
+        let mut lines = match ran {
             Some(lines) => lines,
             None => self
                 .names()
