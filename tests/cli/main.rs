@@ -6,6 +6,7 @@ mod blame_history;
 mod brief;
 mod capture;
 mod commits;
+mod diff;
 mod dispatch;
 mod faults;
 mod honest;

@@ -6,6 +6,7 @@ pub(crate) mod blame;
 pub(crate) mod brief;
 pub(crate) mod capture;
 pub(crate) mod compact;
+pub(crate) mod diff;
 pub(crate) mod dispatch;
 pub(crate) mod doctor;
 pub(crate) mod events;

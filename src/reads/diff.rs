@@ -1,0 +1,431 @@
+//! The net change a session made, per file: for a whole session, one turn of it, or a range
+//! of its steps.
+//!
+//! Net means: for each file the span's steps touched, the file as it stood just before the
+//! span's first change to it against the file as it stood just after the span's last change
+//! to it, with everything that happened in between (another session's edit, a change the
+//! record can date only by the repository's commits). Both states, and each one in between,
+//! are the file as it stood at a moment, reconstructed as `blame --at` reconstructs it.
+//!
+//! Each hunk names the steps behind it: the file's lines are followed through every recorded
+//! edit between the two states, so a line the net diff adds is the step that wrote it, and a
+//! line it removes the step that removed it.
+
+use serde::Serialize;
+use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
+use std::collections::BTreeSet;
+
+use crate::reads::blame::{Record, blame_at};
+use crate::reads::files::{FileEdit, applied_changes};
+use crate::reads::vcs::{FileHistory, Repo};
+use crate::views::{ViewError, Views};
+use crate::vocab::change::{Before, Change};
+use crate::vocab::event::{Seq, SessionId};
+
+/// Lines of context around each change, as `git diff` shows them.
+const CONTEXT: usize = 3;
+
+/// The steps of one session asked about: seqs `from` to `to`, inclusive, either end open.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct Span {
+    pub(crate) session: SessionId,
+    pub(crate) from: Option<Seq>,
+    pub(crate) to: Option<Seq>,
+}
+
+impl Span {
+    /// Every step of `session`.
+    pub(crate) fn whole(session: SessionId) -> Span {
+        Span {
+            session,
+            from: None,
+            to: None,
+        }
+    }
+
+    /// The turn of `session` that holds `seq`: the last prompt at or before it (the session's
+    /// start when none) up to the step before the next prompt (its end when none).
+    pub(crate) fn turn(views: &Views, session: SessionId, seq: Seq) -> Result<Span, ViewError> {
+        let prompts = views
+            .tables
+            .session(&session)?
+            .map(|r| r.prompt_seqs)
+            .unwrap_or_default();
+        let from = prompts.range(..=seq.0).next_back().map(|s| Seq(*s));
+        let to = prompts.range(seq.0 + 1..).next().map(|next| Seq(next - 1));
+        Ok(Span { session, from, to })
+    }
+
+    fn holds(&self, e: &FileEdit) -> bool {
+        e.session == self.session
+            && self.from.is_none_or(|f| e.seq >= f)
+            && self.to.is_none_or(|t| e.seq <= t)
+    }
+}
+
+/// What made a line of the net change.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub(crate) enum Cause {
+    /// A recorded edit: one of the span's steps (`in_span`), or one made in between by
+    /// another session (or by this one, outside the span).
+    Edit {
+        #[serde(flatten)]
+        edit: FileEdit,
+        in_span: bool,
+    },
+    /// A change no recorded edit made (by hand, or by a shell command), which the repository
+    /// dates: the file's last commit before `before_ms` holds it, and the recorded edit at
+    /// `after_ms` had not made it.
+    Outside { after_ms: i64, before_ms: i64 },
+}
+
+/// Whether a line of a hunk is kept, removed or added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Op {
+    Context,
+    Remove,
+    Add,
+}
+
+impl Op {
+    /// Its mark in a unified diff.
+    pub(crate) fn mark(self) -> char {
+        match self {
+            Op::Context => ' ',
+            Op::Remove => '-',
+            Op::Add => '+',
+        }
+    }
+}
+
+/// One line of a hunk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct Line {
+    pub(crate) op: Op,
+    /// Without its newline.
+    pub(crate) text: String,
+    /// The file's last line, with no newline after it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) no_newline: bool,
+}
+
+/// One hunk of a file's net change, numbered as `git diff` numbers it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct NetHunk {
+    pub(crate) old_start: usize,
+    pub(crate) old_lines: usize,
+    pub(crate) new_start: usize,
+    pub(crate) new_lines: usize,
+    pub(crate) lines: Vec<Line>,
+    /// What made its removed and added lines, oldest first.
+    pub(crate) causes: Vec<Cause>,
+}
+
+impl NetHunk {
+    /// `@@ -a,b +c,d @@`, with git's spelling of a one-line and an empty side.
+    pub(crate) fn header(&self) -> String {
+        let side = |start: usize, n: usize| match n {
+            1 => start.to_string(),
+            _ => format!("{start},{n}"),
+        };
+        format!(
+            "@@ -{} +{} @@",
+            side(self.old_start, self.old_lines),
+            side(self.new_start, self.new_lines)
+        )
+    }
+}
+
+/// The net change to one file.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct FileDiff {
+    /// Relative to the repository's root (else the session's directory), as `git diff`
+    /// names it.
+    pub(crate) path: String,
+    /// The path as the agent recorded it.
+    pub(crate) recorded: String,
+    /// The span made the file (`--- /dev/null`).
+    pub(crate) created: bool,
+    /// The span deleted the file (`+++ /dev/null`).
+    pub(crate) deleted: bool,
+    pub(crate) added: usize,
+    pub(crate) removed: usize,
+    pub(crate) hunks: Vec<NetHunk>,
+    /// The span's steps that changed the file, in ledger order.
+    pub(crate) steps: Vec<FileEdit>,
+    /// What else changed the file between the span's first and last change to it.
+    pub(crate) between: Vec<Cause>,
+}
+
+/// The net change of a span, per file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(crate) struct NetDiff {
+    /// The files it changed, by path.
+    pub(crate) files: Vec<FileDiff>,
+    /// Files the span edited that ended as they began.
+    pub(crate) unchanged: Vec<String>,
+    /// Files the span edited whose states neither the record nor a repository can tell.
+    pub(crate) unknown: Vec<String>,
+}
+
+/// The net change `span` made to each file it edited.
+pub(crate) fn net_diff(views: &Views, span: &Span) -> Result<NetDiff, ViewError> {
+    let rollup = views.tables.session(&span.session)?.unwrap_or_default();
+    let cwd = rollup.cwd.unwrap_or_default();
+    let mut out = NetDiff::default();
+    for recorded in rollup.files.keys() {
+        let path = shown_path(recorded, &cwd);
+        match file_diff(views, span, recorded, path.clone())? {
+            Outcome::Changed(d) => out.files.push(d),
+            Outcome::Unchanged => out.unchanged.push(path),
+            Outcome::Unknown => out.unknown.push(path),
+            Outcome::Untouched => {}
+        }
+    }
+    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+enum Outcome {
+    Changed(FileDiff),
+    Unchanged,
+    Unknown,
+    Untouched,
+}
+
+/// `recorded` relative to its repository's root, else to the session's directory `cwd`,
+/// else as recorded.
+fn shown_path(recorded: &str, cwd: &str) -> String {
+    let abs = std::path::Path::new(recorded);
+    if let Some((_, rel)) = Repo::of_file(abs) {
+        return rel;
+    }
+    let cwd = cwd.trim_end_matches('/');
+    match recorded.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
+        Some(rel) if !cwd.is_empty() && !rel.is_empty() => rel.to_string(),
+        _ => recorded.trim_start_matches('/').to_string(),
+    }
+}
+
+fn file_diff(
+    views: &Views,
+    span: &Span,
+    recorded: &str,
+    path: String,
+) -> Result<Outcome, ViewError> {
+    let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
+        applied_changes(views, &BTreeSet::from([recorded.to_string()]))?
+            .into_iter()
+            .unzip();
+    let ours: Vec<usize> = (0..edits.len())
+        .filter(|&i| span.holds(&edits[i]))
+        .collect();
+    let (Some(&first), Some(&last)) = (ours.first(), ours.last()) else {
+        return Ok(Outcome::Untouched);
+    };
+    let times: Vec<i64> = edits.iter().map(|e| e.ts_ms).collect();
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let abs = std::path::Path::new(recorded);
+    let current = std::fs::read_to_string(abs).ok();
+    let mut past = FileHistory::of(abs);
+    let mut stood = |cut: usize, moment_ms: i64| {
+        stood_at(record, cut, moment_ms, current.as_deref(), &mut past)
+    };
+
+    // The chain of states from just before the first change to just after the last: each
+    // edit's own, and any change the repository dates between two of them.
+    let Some(before) = stood(first, times[first] - 1) else {
+        return Ok(Outcome::Unknown);
+    };
+    let mut causes: Vec<Cause> = Vec::new();
+    let mut tracker = Tracker::new(&before);
+    let mut state = before.clone();
+    for k in first..=last {
+        if k > first {
+            let Some(then) = stood(k, times[k] - 1) else {
+                return Ok(Outcome::Unknown);
+            };
+            if then != state {
+                causes.push(Cause::Outside {
+                    after_ms: times[k - 1],
+                    before_ms: times[k],
+                });
+                tracker.step(&state, &then, causes.len() - 1);
+                state = then;
+            }
+        }
+        let Some(after) = stood(k + 1, times[k]) else {
+            return Ok(Outcome::Unknown);
+        };
+        causes.push(Cause::Edit {
+            edit: edits[k].clone(),
+            in_span: span.holds(&edits[k]),
+        });
+        tracker.step(&state, &after, causes.len() - 1);
+        state = after;
+    }
+    if state == before {
+        return Ok(Outcome::Unchanged);
+    }
+    let hunks = net_hunks(&before, &state, &tracker, &causes);
+    let count = |op: Op| {
+        hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| l.op == op)
+            .count()
+    };
+    Ok(Outcome::Changed(FileDiff {
+        path,
+        recorded: recorded.to_string(),
+        created: before.is_empty() && made_it(&changes[first]),
+        deleted: state.is_empty() && matches!(changes[last], Change::Delete),
+        added: count(Op::Add),
+        removed: count(Op::Remove),
+        hunks,
+        steps: ours.iter().map(|&i| edits[i].clone()).collect(),
+        between: causes
+            .into_iter()
+            .filter(|c| !matches!(c, Cause::Edit { in_span: true, .. }))
+            .collect(),
+    }))
+}
+
+/// Whether `change` made its file: a write that replaced nothing, as far as its tool said.
+fn made_it(change: &Change) -> bool {
+    matches!(
+        change,
+        Change::Write {
+            before: None | Some(Before::Nothing),
+            ..
+        }
+    )
+}
+
+/// The file as it stood after the first `cut` edits of `record`, at `moment_ms`.
+// To be replaced by `crate::reads::moment` (the file as it stood at a moment, issue 22) once
+// it lands; until then it is blame's own reconstruction, called as `blame --at` calls it.
+fn stood_at(
+    record: Record<'_>,
+    cut: usize,
+    moment_ms: i64,
+    current: Option<&str>,
+    past: &mut Option<FileHistory>,
+) -> Option<String> {
+    blame_at(current, record, cut, moment_ms, past).map(|b| b.text)
+}
+
+/// Where a line of the file came from, since the first state: a line of that state, or one a
+/// later change wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// The line at this index of the first state.
+    First(usize),
+    /// Written by the cause at this index.
+    By(usize),
+}
+
+/// Each line of the file followed from the first state through every change: where each
+/// line now came from, and which change removed each line of the first state.
+struct Tracker {
+    origin: Vec<Origin>,
+    removed_by: Vec<Option<usize>>,
+}
+
+impl Tracker {
+    fn new(first: &str) -> Tracker {
+        let n = lines(first).len();
+        Tracker {
+            origin: (0..n).map(Origin::First).collect(),
+            removed_by: vec![None; n],
+        }
+    }
+
+    /// The file went from `from` to `to` by the cause at index `cause`.
+    fn step(&mut self, from: &str, to: &str, cause: usize) {
+        let (old, new) = (lines(from), lines(to));
+        let mut next = Vec::with_capacity(new.len());
+        for op in capture_diff_slices(Algorithm::Myers, &old, &new) {
+            let (removed, added) = match op {
+                DiffOp::Equal { old_index, len, .. } => {
+                    next.extend_from_slice(&self.origin[old_index..old_index + len]);
+                    continue;
+                }
+                DiffOp::Delete {
+                    old_index, old_len, ..
+                } => (old_index..old_index + old_len, 0),
+                DiffOp::Insert { new_len, .. } => (0..0, new_len),
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_len,
+                    ..
+                } => (old_index..old_index + old_len, new_len),
+            };
+            for i in removed {
+                if let Origin::First(j) = self.origin[i] {
+                    self.removed_by[j] = Some(cause);
+                }
+            }
+            next.extend(std::iter::repeat_n(Origin::By(cause), added));
+        }
+        self.origin = next;
+    }
+}
+
+/// `text`'s lines, each with its newline.
+fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// The hunks from `before` to `after`, each with the causes of its changed lines (`tracker`
+/// followed the file from `before` to `after` through `causes`).
+fn net_hunks(before: &str, after: &str, tracker: &Tracker, causes: &[Cause]) -> Vec<NetHunk> {
+    let (old, new) = (lines(before), lines(after));
+    let ops = capture_diff_slices(Algorithm::Myers, &old, &new);
+    let line = |op: Op, text: &str| Line {
+        op,
+        text: text.strip_suffix('\n').unwrap_or(text).to_string(),
+        no_newline: !text.ends_with('\n'),
+    };
+    let mut hunks = Vec::new();
+    for group in group_diff_ops(ops, CONTEXT) {
+        let mut lines = Vec::new();
+        let mut by = BTreeSet::new();
+        for op in &group {
+            let (o, n) = (op.old_range(), op.new_range());
+            if let DiffOp::Equal { .. } = op {
+                lines.extend(old[o].iter().map(|t| line(Op::Context, t)));
+                continue;
+            }
+            by.extend(o.clone().filter_map(|j| tracker.removed_by[j]));
+            by.extend(n.clone().filter_map(|i| match tracker.origin[i] {
+                Origin::By(c) => Some(c),
+                Origin::First(_) => None,
+            }));
+            lines.extend(old[o].iter().map(|t| line(Op::Remove, t)));
+            lines.extend(new[n].iter().map(|t| line(Op::Add, t)));
+        }
+        let (Some(head), Some(tail)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_lines = tail.old_range().end - head.old_range().start;
+        let new_lines = tail.new_range().end - head.new_range().start;
+        // git numbers an empty side by the line before it.
+        let start = |from: usize, n: usize| if n == 0 { from } else { from + 1 };
+        hunks.push(NetHunk {
+            old_start: start(head.old_range().start, old_lines),
+            old_lines,
+            new_start: start(head.new_range().start, new_lines),
+            new_lines,
+            lines,
+            causes: by.into_iter().map(|c| causes[c].clone()).collect(),
+        });
+    }
+    hunks
+}

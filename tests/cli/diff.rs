@@ -1,0 +1,354 @@
+//! `peat diff SESSION`: the net change a session (a turn, a range of its steps) made, per
+//! file, through the real binary in a real git repository. Where the session's changes were
+//! committed, its diff is `git diff` between the commits before and after it.
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+use crate::blame::{prompt, tool, transcript};
+use crate::support::{Env, SESSION_A, SESSION_B, git_by, require_git};
+
+const ADD: &str = "def add(a, b):\n    return a + b\n";
+const WRITTEN: &str = "\"\"\"Arithmetic.\"\"\"\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+
+/// The work folder as a git repository whose commits Pat makes at given minutes past 09:00.
+struct Repo {
+    work: PathBuf,
+}
+
+impl Repo {
+    fn new(env: &Env) -> Repo {
+        require_git();
+        let repo = Repo {
+            work: env.path("work"),
+        };
+        repo.git(0, &["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    fn abs(&self, rel: &str) -> String {
+        self.work.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn put(&self, rel: &str, text: &str) {
+        let f = self.work.join(rel);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    }
+
+    /// Commit everything at `minute`; the commit's hash.
+    fn commit(&self, minute: u32, message: &str) -> String {
+        self.git(minute, &["add", "-A"]);
+        self.git(minute, &["commit", "-q", "-m", message]);
+        self.git(minute, &["rev-parse", "HEAD"])
+    }
+
+    fn git(&self, minute: u32, args: &[&str]) -> String {
+        git_by(
+            &self.work,
+            "Pat",
+            &format!("2026-07-14T09:{minute:02}:00Z"),
+            args,
+        )
+    }
+}
+
+/// An Edit of `file` at `minute`, as session `session`'s step `n`.
+fn edit(session: &str, n: u32, minute: u32, file: &str, old: &str, new: &str) -> [String; 2] {
+    tool(
+        session,
+        n,
+        minute,
+        "Edit",
+        json!({"file_path": file, "old_string": old, "new_string": new, "replace_all": false}),
+    )
+}
+
+/// 09:00 Pat commits `src/calc.py` (before). Session A: 09:05 "add subtraction", 09:06 an
+/// Edit (step 2); 09:07 "a docstring", 09:08 a Write of the whole file keeping its lines
+/// (step 5), and 09:09 a Write of a new `NOTES.md` (step 7). The working copy follows; Pat
+/// commits it all at 09:15 (after).
+fn one_session(env: &Env, repo: &Repo) -> (String, String) {
+    let calc = repo.abs("src/calc.py");
+    repo.put("src/calc.py", ADD);
+    repo.put("README.md", "# calc\n");
+    let before = repo.commit(0, "add");
+    let mut a = vec![prompt(SESSION_A, 1, 5, "add subtraction")];
+    a.extend(edit(
+        SESSION_A,
+        2,
+        6,
+        &calc,
+        "    return a + b\n",
+        "    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    ));
+    a.push(prompt(SESSION_A, 4, 7, "a docstring, and notes"));
+    a.extend(tool(
+        SESSION_A,
+        5,
+        8,
+        "Write",
+        json!({"file_path": calc, "content": WRITTEN}),
+    ));
+    a.extend(tool(
+        SESSION_A,
+        7,
+        9,
+        "Write",
+        json!({"file_path": repo.abs("NOTES.md"), "content": "sub is new\n"}),
+    ));
+    repo.put("src/calc.py", WRITTEN);
+    repo.put("NOTES.md", "sub is new\n");
+    let after = repo.commit(15, "the session's work");
+    let t = transcript(env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    (before, after)
+}
+
+/// The hunks of a unified diff, each as its lines (` `, `-`, `+` and the text), per file:
+/// what two diffs of the same change share whatever their headers and notes.
+fn hunks_of(diff: &str) -> Vec<(String, Vec<Vec<String>>)> {
+    let mut files: Vec<(String, Vec<Vec<String>>)> = Vec::new();
+    let (mut old_left, mut new_left) = (0usize, 0usize);
+    for line in diff.lines() {
+        if old_left > 0 || new_left > 0 {
+            match line.as_bytes().first() {
+                Some(b'-') => old_left -= 1,
+                Some(b'+') => new_left -= 1,
+                _ => {
+                    old_left -= 1;
+                    new_left -= 1;
+                }
+            }
+            let (_, hunks) = files.last_mut().unwrap();
+            hunks.last_mut().unwrap().push(line.to_string());
+        } else if let Some(path) = line.strip_prefix("diff --git a/") {
+            let path = path.split(" b/").next().unwrap().to_string();
+            files.push((path, Vec::new()));
+        } else if let Some(counts) = line.strip_prefix("@@ -") {
+            let counts = counts.split(" @@").next().unwrap();
+            let (old, new) = counts.split_once(" +").unwrap();
+            let n = |side: &str| side.split_once(',').map_or(1, |(_, n)| n.parse().unwrap());
+            (old_left, new_left) = (n(old), n(new));
+            files.last_mut().unwrap().1.push(Vec::new());
+        }
+    }
+    files
+}
+
+/// The seq of the tool call on line `line` (from 0) of a transcript: the ledger gives each
+/// line 16 seqs, and a tool call takes the third.
+fn call(line: u32) -> u32 {
+    line * 16 + 2
+}
+
+fn json_of(env: &Env, args: &[&str]) -> Value {
+    let r = env.run(args).ok();
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn a_sessions_diff_is_git_diff_between_the_commits_before_and_after_it() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    let (before, after) = one_session(&env, &repo);
+    let ours = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    let git = repo.git(
+        30,
+        &["diff", &before, &after, "--", "NOTES.md", "src/calc.py"],
+    );
+    assert!(!hunks_of(&git).is_empty(), "{git}");
+    assert_eq!(
+        hunks_of(&ours),
+        hunks_of(&git),
+        "peat:\n{ours}\ngit:\n{git}"
+    );
+    assert!(ours.contains("--- /dev/null\n+++ b/NOTES.md\n"), "{ours}");
+    assert!(
+        ours.contains("--- a/src/calc.py\n+++ b/src/calc.py\n"),
+        "{ours}"
+    );
+}
+
+#[test]
+fn each_hunk_ends_in_the_command_that_shows_the_step_and_prompt_behind_it() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    one_session(&env, &repo);
+    let out = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    // The docstring is the Write's (step 5); `sub` is the Edit's (step 2), which the Write
+    // kept.
+    let docstring = out.find("+\"\"\"Arithmetic.\"\"\"").expect(&out);
+    let sub = out.find("+def sub(a, b):").expect(&out);
+    let show = |prompt: &str, line: u32| {
+        let said = format!("\"{prompt}\"  ▸ peat show 3f6c2a9e {}", call(line));
+        out.find(&said)
+            .unwrap_or_else(|| panic!("no {said:?} in {out}"))
+    };
+    let (edit, write) = (
+        show("add subtraction", 1),
+        show("a docstring, and notes", 4),
+    );
+    assert!(docstring < write && sub < edit, "{out}");
+    assert!(edit < write, "hunks in the file's order: {out}");
+    show("a docstring, and notes", 6);
+}
+
+#[test]
+fn a_turn_is_its_prompt_and_the_steps_it_led_to() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    one_session(&env, &repo);
+    // The first turn: the Edit alone, against the committed file.
+    let first = json_of(&env, &["diff", &format!("3f6c2a9e:{}", call(1)), "--json"]);
+    let files = first["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{first}");
+    assert_eq!(files[0]["path"], "src/calc.py");
+    assert_eq!(
+        (&files[0]["added"], &files[0]["removed"]),
+        (&json!(4), &json!(0))
+    );
+    // The prompts are the first events of lines 0 and 3: seqs 1 and 49.
+    assert_eq!((&first["from"], &first["to"]), (&json!(1), &json!(48)));
+    // The second turn, named by any seq in it: the Write's docstring and the new notes,
+    // from the file as the Edit left it.
+    let second = json_of(&env, &["diff", &format!("3f6c2a9e:{}", call(6)), "--json"]);
+    let paths: Vec<&Value> = second["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["path"])
+        .collect();
+    assert_eq!(paths, vec!["NOTES.md", "src/calc.py"], "{second}");
+    let calc = &second["files"][1];
+    assert_eq!((&calc["added"], &calc["removed"]), (&json!(1), &json!(0)));
+    assert_eq!(
+        calc["hunks"][0]["lines"][0],
+        json!({"op": "add", "text": "\"\"\"Arithmetic.\"\"\""})
+    );
+    // A range of steps is the same as the turn it spans.
+    let range = json_of(&env, &["diff", "3f6c2a9e", "48..200", "--json"]);
+    assert_eq!(range["files"], second["files"]);
+}
+
+#[test]
+fn stat_counts_each_files_added_and_removed_lines_as_git_diff_stat_does() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    let (before, after) = one_session(&env, &repo);
+    let ours = env.run(&["diff", "3f6c2a9e", "--stat"]).ok().stdout;
+    assert!(ours.contains(" NOTES.md    | +1 -0\n"), "{ours}");
+    assert!(ours.contains(" src/calc.py | +5 -0\n"), "{ours}");
+    assert!(
+        ours.contains(" 2 files changed, 6 insertions(+), 0 deletions(-)\n"),
+        "{ours}"
+    );
+    let numstat = repo.git(30, &["diff", "--numstat", &before, &after]);
+    assert_eq!(numstat, "1\t0\tNOTES.md\n5\t0\tsrc/calc.py");
+}
+
+#[test]
+fn json_gives_files_hunks_lines_and_the_steps_behind_each_hunk() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    one_session(&env, &repo);
+    let doc = json_of(&env, &["diff", "3f6c2a9e", "--json"]);
+    assert_eq!(doc["session"], SESSION_A);
+    let notes = &doc["files"][0];
+    assert_eq!(notes["path"], "NOTES.md");
+    assert_eq!(notes["created"], true);
+    let hunk = &notes["hunks"][0];
+    assert_eq!(hunk["header"], "@@ -0,0 +1 @@");
+    assert_eq!(hunk["lines"], json!([{"op": "add", "text": "sub is new"}]));
+    let step = &hunk["steps"][0];
+    assert_eq!(
+        (&step["by"], &step["seq"], &step["in_span"], &step["show"]),
+        (
+            &json!("edit"),
+            &json!(call(6)),
+            &json!(true),
+            &json!(format!("peat show 3f6c2a9e {}", call(6)))
+        )
+    );
+    assert_eq!(step["prompt"]["text"], "a docstring, and notes");
+    let calc = &doc["files"][1];
+    let seqs: Vec<&Value> = calc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["seq"])
+        .collect();
+    assert_eq!(seqs, vec![call(1), call(4)]);
+}
+
+/// 09:00 Pat commits a five-line file. Session A edits line 1 (09:06) and line 5 (09:10);
+/// between them session B edits line 3 (09:08). Nothing is committed after.
+fn interleaved(env: &Env, repo: &Repo) {
+    let f = repo.abs("src/lines.txt");
+    repo.put("src/lines.txt", "one\ntwo\nthree\nfour\nfive\n");
+    repo.commit(0, "five lines");
+    let mut a = vec![prompt(SESSION_A, 1, 5, "shout the ends")];
+    a.extend(edit(SESSION_A, 2, 6, &f, "one\n", "ONE\n"));
+    a.extend(edit(SESSION_A, 4, 10, &f, "five\n", "FIVE\n"));
+    let mut b = vec![prompt(SESSION_B, 1, 7, "shout the middle")];
+    b.extend(edit(SESSION_B, 2, 8, &f, "three\n", "THREE\n"));
+    repo.put("src/lines.txt", "ONE\ntwo\nTHREE\nfour\nFIVE\n");
+    let ta = transcript(env, "a.jsonl", &a);
+    let tb = transcript(env, "b.jsonl", &b);
+    env.run(&["capture", &ta, &tb]).ok();
+}
+
+#[test]
+fn another_sessions_edit_in_between_is_in_the_net_change_and_said_under_the_file() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    interleaved(&env, &repo);
+    let out = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    let hunks = hunks_of(&out);
+    let lines = [
+        "-one", "+ONE", " two", "-three", "+THREE", " four", "-five", "+FIVE",
+    ];
+    assert_eq!(
+        hunks,
+        vec![(
+            "src/lines.txt".to_string(),
+            vec![lines.iter().map(|l| l.to_string()).collect::<Vec<_>>()]
+        )],
+        "{out}"
+    );
+    assert!(
+        out.contains("note: an edit by another session landed in between (7a1b2c3d 18,"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[another session's step: 7a1b2c3d 18 ·"),
+        "{out}"
+    );
+    // B's own diff is its one line, with nothing in between.
+    let b = json_of(&env, &["diff", "7a1b2c3d", "--json"]);
+    let file = &b["files"][0];
+    assert_eq!((&file["added"], &file["removed"]), (&json!(1), &json!(1)));
+    assert_eq!(file["between"], json!([]));
+    let doc = json_of(&env, &["diff", "3f6c2a9e", "--json"]);
+    let between = &doc["files"][0]["between"];
+    assert_eq!(between[0]["session"], SESSION_B, "{doc}");
+    assert_eq!(between[0]["in_span"], false);
+}
+
+#[test]
+fn an_unknown_session_is_a_clear_error() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    one_session(&env, &repo);
+    let r = env.run(&["diff", "deadbeef"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
+    assert!(
+        r.stderr.contains("peat: no session matches \"deadbeef\""),
+        "{}",
+        r.stderr
+    );
+    let r = env.run(&["diff", "3f6c2a9e", "9..4"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("not a range of steps"), "{}", r.stderr);
+}
