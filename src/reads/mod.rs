@@ -9,6 +9,7 @@ pub(crate) mod diff;
 pub(crate) mod files;
 pub(crate) mod ladder;
 pub(crate) mod log;
+pub(crate) mod moment;
 pub(crate) mod recall;
 pub(crate) mod resolve;
 pub(crate) mod vcs;
