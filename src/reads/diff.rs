@@ -5,7 +5,7 @@
 //! span's first change to it against the file as it stood just after the span's last change
 //! to it, with everything that happened in between (another session's edit, a change the
 //! record can date only by the repository's commits). Both states, and each one in between,
-//! are the file as it stood at a moment, reconstructed as `blame --at` reconstructs it.
+//! are the file as it stood at a moment ([`crate::reads::moment`]), as `blame --at` shows it.
 //!
 //! Each hunk names the steps behind it: the file's lines are followed through every recorded
 //! edit between the two states, so a line the net diff adds is the step that wrote it, and a
@@ -15,11 +15,10 @@ use serde::Serialize;
 use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
 use std::collections::BTreeSet;
 
-use crate::reads::blame::{Record, blame_at};
-use crate::reads::files::{FileEdit, applied_changes};
+use crate::reads::files::FileEdit;
+use crate::reads::moment::{FileAt, Moment, MomentError, Recorded};
 use crate::reads::vcs::{FileHistory, Repo};
 use crate::views::{ViewError, Views};
-use crate::vocab::change::{Before, Change};
 use crate::vocab::event::{Seq, SessionId};
 
 /// Lines of context around each change, as `git diff` shows them.
@@ -146,10 +145,13 @@ pub(crate) struct FileDiff {
     pub(crate) path: String,
     /// The path as the agent recorded it.
     pub(crate) recorded: String,
-    /// The span made the file (`--- /dev/null`).
+    /// The file did not exist before the span's first change to it (`--- /dev/null`).
     pub(crate) created: bool,
-    /// The span deleted the file (`+++ /dev/null`).
+    /// The file did not exist after the span's last change to it (`+++ /dev/null`).
     pub(crate) deleted: bool,
+    /// Some line of a state the diff compares is one neither the record nor the repository
+    /// settles (an edit that could not be placed may have changed it).
+    pub(crate) uncertain: bool,
     pub(crate) added: usize,
     pub(crate) removed: usize,
     pub(crate) hunks: Vec<NetHunk>,
@@ -171,7 +173,7 @@ pub(crate) struct NetDiff {
 }
 
 /// The net change `span` made to each file it edited.
-pub(crate) fn net_diff(views: &Views, span: &Span) -> Result<NetDiff, ViewError> {
+pub(crate) fn net_diff(views: &Views, span: &Span) -> Result<NetDiff, MomentError> {
     let rollup = views.tables.session(&span.session)?.unwrap_or_default();
     let cwd = rollup.cwd.unwrap_or_default();
     let mut out = NetDiff::default();
@@ -214,65 +216,71 @@ fn file_diff(
     span: &Span,
     recorded: &str,
     path: String,
-) -> Result<Outcome, ViewError> {
-    let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
-        applied_changes(views, &BTreeSet::from([recorded.to_string()]))?
-            .into_iter()
-            .unzip();
+) -> Result<Outcome, MomentError> {
+    let record = Recorded::of(views, &BTreeSet::from([recorded.to_string()]))?;
+    let edits = &record.edits;
     let ours: Vec<usize> = (0..edits.len())
         .filter(|&i| span.holds(&edits[i]))
         .collect();
     let (Some(&first), Some(&last)) = (ours.first(), ours.last()) else {
         return Ok(Outcome::Untouched);
     };
-    let times: Vec<i64> = edits.iter().map(|e| e.ts_ms).collect();
-    let record = Record {
-        changes: &changes,
-        times: &times,
-    };
     let abs = std::path::Path::new(recorded);
     let current = std::fs::read_to_string(abs).ok();
     let mut past = FileHistory::of(abs);
-    let mut stood = |cut: usize, moment_ms: i64| {
-        stood_at(record, cut, moment_ms, current.as_deref(), &mut past)
+    let mut uncertain = false;
+    // The file just before or just after the edit at index `k`.
+    let mut stood = |k: usize, after: bool| -> Result<Option<Option<String>>, MomentError> {
+        let id = edits[k].id();
+        let moment = if after {
+            Moment::After(id)
+        } else {
+            Moment::Before(id)
+        };
+        let at: Option<FileAt> = record.at(views, &moment, current.as_deref(), &mut past)?;
+        Ok(at.map(|at| {
+            uncertain |= !at.certain();
+            at.text
+        }))
     };
 
     // The chain of states from just before the first change to just after the last: each
     // edit's own, and any change the repository dates between two of them.
-    let Some(before) = stood(first, times[first] - 1) else {
+    let Some(before) = stood(first, false)? else {
         return Ok(Outcome::Unknown);
     };
+    let text = |state: &Option<String>| state.clone().unwrap_or_default();
     let mut causes: Vec<Cause> = Vec::new();
-    let mut tracker = Tracker::new(&before);
+    let mut tracker = Tracker::new(&text(&before));
     let mut state = before.clone();
     for k in first..=last {
         if k > first {
-            let Some(then) = stood(k, times[k] - 1) else {
+            let Some(then) = stood(k, false)? else {
                 return Ok(Outcome::Unknown);
             };
             if then != state {
                 causes.push(Cause::Outside {
-                    after_ms: times[k - 1],
-                    before_ms: times[k],
+                    after_ms: edits[k - 1].ts_ms,
+                    before_ms: edits[k].ts_ms,
                 });
-                tracker.step(&state, &then, causes.len() - 1);
+                tracker.step(&text(&state), &text(&then), causes.len() - 1);
                 state = then;
             }
         }
-        let Some(after) = stood(k + 1, times[k]) else {
+        let Some(after) = stood(k, true)? else {
             return Ok(Outcome::Unknown);
         };
         causes.push(Cause::Edit {
             edit: edits[k].clone(),
             in_span: span.holds(&edits[k]),
         });
-        tracker.step(&state, &after, causes.len() - 1);
+        tracker.step(&text(&state), &text(&after), causes.len() - 1);
         state = after;
     }
     if state == before {
         return Ok(Outcome::Unchanged);
     }
-    let hunks = net_hunks(&before, &state, &tracker, &causes);
+    let hunks = net_hunks(&text(&before), &text(&state), &tracker, &causes);
     let count = |op: Op| {
         hunks
             .iter()
@@ -283,8 +291,9 @@ fn file_diff(
     Ok(Outcome::Changed(FileDiff {
         path,
         recorded: recorded.to_string(),
-        created: before.is_empty() && made_it(&changes[first]),
-        deleted: state.is_empty() && matches!(changes[last], Change::Delete),
+        created: before.is_none(),
+        deleted: state.is_none(),
+        uncertain,
         added: count(Op::Add),
         removed: count(Op::Remove),
         hunks,
@@ -294,30 +303,6 @@ fn file_diff(
             .filter(|c| !matches!(c, Cause::Edit { in_span: true, .. }))
             .collect(),
     }))
-}
-
-/// Whether `change` made its file: a write that replaced nothing, as far as its tool said.
-fn made_it(change: &Change) -> bool {
-    matches!(
-        change,
-        Change::Write {
-            before: None | Some(Before::Nothing),
-            ..
-        }
-    )
-}
-
-/// The file as it stood after the first `cut` edits of `record`, at `moment_ms`.
-// To be replaced by `crate::reads::moment` (the file as it stood at a moment, issue 22) once
-// it lands; until then it is blame's own reconstruction, called as `blame --at` calls it.
-fn stood_at(
-    record: Record<'_>,
-    cut: usize,
-    moment_ms: i64,
-    current: Option<&str>,
-    past: &mut Option<FileHistory>,
-) -> Option<String> {
-    blame_at(current, record, cut, moment_ms, past).map(|b| b.text)
 }
 
 /// Where a line of the file came from, since the first state: a line of that state, or one a

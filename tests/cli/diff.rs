@@ -336,6 +336,42 @@ fn another_sessions_edit_in_between_is_in_the_net_change_and_said_under_the_file
 }
 
 #[test]
+fn a_hand_edit_a_commit_dates_between_two_steps_is_said_under_the_file() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    let f = repo.abs("src/lines.txt");
+    repo.put("src/lines.txt", "one\ntwo\nthree\n");
+    repo.commit(0, "three lines");
+    let mut a = vec![prompt(SESSION_A, 1, 5, "shout the ends")];
+    a.extend(edit(SESSION_A, 2, 6, &f, "one\n", "ONE\n"));
+    a.extend(edit(SESSION_A, 4, 10, &f, "three\n", "THREE\n"));
+    // Pat changes the middle line by hand and commits it with A's first edit at 09:08.
+    repo.put("src/lines.txt", "ONE\ntwo, by hand\nthree\n");
+    repo.commit(8, "by hand");
+    repo.put("src/lines.txt", "ONE\ntwo, by hand\nTHREE\n");
+    let t = transcript(&env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    let out = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.contains(&"-two") && lines.contains(&"+two, by hand"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[changed outside the record between 2026-07-14 09:06 and 2026-07-14 09:10]"),
+        "the hunk names it too: {out}"
+    );
+    assert!(
+        out.contains("note: changed outside the record in between (by hand or by a shell command, committed between 2026-07-14 09:06 and 2026-07-14 09:10)"),
+        "{out}"
+    );
+    // Its own session's diff has no note, the hand edit being after it.
+    let first = env.run(&["diff", "3f6c2a9e", "..20"]).ok().stdout;
+    assert!(!first.contains("note:"), "{first}");
+    assert!(!first.contains("by hand"), "{first}");
+}
+
+#[test]
 fn an_unknown_session_is_a_clear_error() {
     let env = Env::new();
     let repo = Repo::new(&env);

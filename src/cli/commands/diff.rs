@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::shared::resolve_in_views;
+use crate::cli::shared::{moment_error, resolve_in_views};
 use crate::cli::ui::clip;
 use crate::reads::diff::{Cause, FileDiff, NetDiff, NetHunk, Span, net_diff};
 use crate::reads::files::{Prompt, Prompts};
@@ -22,7 +22,8 @@ use crate::vocab::event::Seq;
 /// change to it against the file as it stood just after their last change to it, with
 /// everything that happened in between. Both are the file as it stood at that moment,
 /// reconstructed as `blame --at` does (the repository's file at the last commit before the
-/// moment, with the recorded edits made since applied in order). When another session's
+/// moment, with the recorded edits made since applied in order); a file that did not exist
+/// is `/dev/null`. When another session's
 /// edit, or a change by hand the repository dates, landed in between, its lines are in the
 /// diff and a note under the file says so.
 ///
@@ -55,7 +56,7 @@ struct JsonCause<'a> {
 pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
     let (_ledger, views, _model) = ctx.read_views()?;
     let span = span_of(&views, args)?;
-    let diff = net_diff(&views, &span)?;
+    let diff = net_diff(&views, &span).map_err(|e| moment_error(&views, e))?;
     let handles = Handles::new(&views.tables);
     let mut prompts = Prompts::default();
     let mut described = |c: &Cause| -> Result<Described, CliError> {
@@ -303,6 +304,13 @@ fn print_file(
     for (cause, d) in f.between.iter().zip(notes) {
         writeln!(out, "{}", note_line(ctx, cause, d))?;
     }
+    if f.uncertain {
+        writeln!(
+            out,
+            "{}",
+            ui.warning("note: some lines of it are uncertain (an edit could not be placed on what the file held): `peat blame FILE --at SESSION:SEQ` shows which")
+        )?;
+    }
     Ok(())
 }
 
@@ -408,6 +416,7 @@ fn json_file(f: &FileDiff, said: &[Vec<Described>], notes: &[Described]) -> serd
         "recorded_path": f.recorded,
         "created": f.created,
         "deleted": f.deleted,
+        "uncertain": f.uncertain,
         "added": f.added,
         "removed": f.removed,
         "steps": f.steps,
