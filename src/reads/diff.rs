@@ -14,6 +14,7 @@
 use serde::Serialize;
 use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use crate::reads::files::FileEdit;
 use crate::reads::moment::{FileAt, Moment, MomentError, Recorded};
@@ -178,8 +179,10 @@ pub(crate) fn net_diff(views: &Views, span: &Span) -> Result<NetDiff, MomentErro
     let cwd = rollup.cwd.unwrap_or_default();
     let mut out = NetDiff::default();
     for recorded in rollup.files.keys() {
-        let path = shown_path(recorded, &cwd);
-        match file_diff(views, span, recorded, path.clone())? {
+        // A path recorded relative (as a patch may name it) is the session directory's.
+        let abs = std::path::Path::new(&cwd).join(recorded);
+        let path = shown_path(&abs, &cwd);
+        match file_diff(views, span, recorded, &abs, path.clone())? {
             Outcome::Changed(d) => out.files.push(d),
             Outcome::Unchanged => out.unchanged.push(path),
             Outcome::Unknown => out.unknown.push(path),
@@ -197,24 +200,24 @@ enum Outcome {
     Untouched,
 }
 
-/// `recorded` relative to its repository's root, else to the session's directory `cwd`,
-/// else as recorded.
-fn shown_path(recorded: &str, cwd: &str) -> String {
-    let abs = std::path::Path::new(recorded);
+/// A recorded file (`abs`) relative to its repository's root, else to the session's directory
+/// `cwd`, else its absolute path without the leading slash.
+fn shown_path(abs: &Path, cwd: &str) -> String {
     if let Some((_, rel)) = Repo::of_file(abs) {
         return rel;
     }
-    let cwd = cwd.trim_end_matches('/');
-    match recorded.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
-        Some(rel) if !cwd.is_empty() && !rel.is_empty() => rel.to_string(),
-        _ => recorded.trim_start_matches('/').to_string(),
-    }
+    let shown = match abs.strip_prefix(cwd) {
+        Ok(rel) if !cwd.is_empty() && !rel.as_os_str().is_empty() => rel,
+        _ => abs,
+    };
+    shown.to_string_lossy().trim_start_matches('/').to_string()
 }
 
 fn file_diff(
     views: &Views,
     span: &Span,
     recorded: &str,
+    abs: &Path,
     path: String,
 ) -> Result<Outcome, MomentError> {
     let record = Recorded::of(views, &BTreeSet::from([recorded.to_string()]))?;
@@ -225,7 +228,6 @@ fn file_diff(
     let (Some(&first), Some(&last)) = (ours.first(), ours.last()) else {
         return Ok(Outcome::Untouched);
     };
-    let abs = std::path::Path::new(recorded);
     let current = std::fs::read_to_string(abs).ok();
     let mut past = FileHistory::of(abs);
     let mut uncertain = false;

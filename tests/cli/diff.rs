@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::blame::{prompt, tool, transcript};
 use crate::support::{Env, SESSION_A, SESSION_B, git_by, require_git};
+use crate::width::on_terminal;
 
 const ADD: &str = "def add(a, b):\n    return a + b\n";
 const WRITTEN: &str = "\"\"\"Arithmetic.\"\"\"\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
@@ -369,6 +370,34 @@ fn a_hand_edit_a_commit_dates_between_two_steps_is_said_under_the_file() {
     let first = env.run(&["diff", "3f6c2a9e", "..20"]).ok().stdout;
     assert!(!first.contains("note:"), "{first}");
     assert!(!first.contains("by hand"), "{first}");
+}
+
+#[test]
+fn on_a_narrow_terminal_the_diff_is_left_whole_and_only_the_lines_naming_a_step_are_fitted() {
+    let env = Env::new();
+    let repo = Repo::new(&env);
+    one_session(&env, &repo);
+    let piped = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    let screen = on_terminal(&env, 30, &["diff", "3f6c2a9e"], &[]);
+    assert_eq!(hunks_of(&screen), hunks_of(&piped), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l == "diff --git a/src/calc.py b/src/calc.py"),
+        "{screen}"
+    );
+    let commands = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.find('▸').map(|i| l[i..].to_string()))
+            .collect()
+    };
+    assert_eq!(commands(&screen), commands(&piped), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_start() == format!("▸ peat show 3f6c2a9e {}", call(1))),
+        "a step's command moves to a line of its own: {screen}"
+    );
 }
 
 #[test]

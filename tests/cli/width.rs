@@ -30,7 +30,7 @@ const READS: [&[&str]; 5] = [
 
 /// How `peat ARGS` prints on a terminal `cols` wide (and 500 rows, so no pager waits), with
 /// `vars` set; a `less` that only copies stands in for the pager.
-fn on_terminal(env: &Env, cols: u16, args: &[&str], vars: &[(&str, &str)]) -> String {
+pub fn on_terminal(env: &Env, cols: u16, args: &[&str], vars: &[(&str, &str)]) -> String {
     let (mut master, mut slave) = (-1, -1);
     let mut size = libc::winsize {
         ws_row: 500,

@@ -281,7 +281,7 @@ fn print_file(
     notes: &[Described],
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
-    let path = ui.safe(&f.path);
+    let path = &f.path;
     let from = if f.created {
         "/dev/null".to_string()
     } else {
@@ -292,9 +292,15 @@ fn print_file(
     } else {
         format!("b/{path}")
     };
-    writeln!(out, "{}", ui.bold(&format!("diff --git a/{path} b/{path}")))?;
-    writeln!(out, "{}", ui.bold(&format!("--- {from}")))?;
-    writeln!(out, "{}", ui.bold(&format!("+++ {to}")))?;
+    // The diff's own lines are kept whole on a terminal, as code is: only the lines that name
+    // a step are fitted.
+    for head in [
+        format!("diff --git a/{path} b/{path}"),
+        format!("--- {from}"),
+        format!("+++ {to}"),
+    ] {
+        writeln!(out, "{}", ui.bold(&ui.code(&head)))?;
+    }
     for (h, said) in f.hunks.iter().zip(said) {
         print_hunk(ctx, out, h)?;
         for (cause, d) in h.causes.iter().zip(said) {
@@ -316,11 +322,11 @@ fn print_file(
 
 fn print_hunk(ctx: &Ctx, out: &mut impl Write, h: &NetHunk) -> Result<(), CliError> {
     let ui = &ctx.ui;
-    writeln!(out, "{}", ui.accent(&h.header()))?;
+    writeln!(out, "{}", ui.accent(&ui.code(&h.header())))?;
     for l in &h.lines {
         writeln!(out, "{}", ui.code(&format!("{}{}", l.op.mark(), l.text)))?;
         if l.no_newline {
-            writeln!(out, "\\ No newline at end of file")?;
+            writeln!(out, "{}", ui.code("\\ No newline at end of file"))?;
         }
     }
     Ok(())
