@@ -251,9 +251,8 @@ fn file_diff(
     let Some(before) = stood(first, false)? else {
         return Ok(Outcome::Unknown);
     };
-    let text = |state: &Option<String>| state.clone().unwrap_or_default();
     let mut causes: Vec<Cause> = Vec::new();
-    let mut tracker = Tracker::new(&text(&before));
+    let mut tracker = Tracker::new(text(&before));
     let mut state = before.clone();
     for k in first..=last {
         if k > first {
@@ -265,7 +264,7 @@ fn file_diff(
                     after_ms: edits[k - 1].ts_ms,
                     before_ms: edits[k].ts_ms,
                 });
-                tracker.step(&text(&state), &text(&then), causes.len() - 1);
+                tracker.step(text(&state), text(&then), causes.len() - 1);
                 state = then;
             }
         }
@@ -276,13 +275,13 @@ fn file_diff(
             edit: edits[k].clone(),
             in_span: span.holds(&edits[k]),
         });
-        tracker.step(&text(&state), &text(&after), causes.len() - 1);
+        tracker.step(text(&state), text(&after), causes.len() - 1);
         state = after;
     }
     if state == before {
         return Ok(Outcome::Unchanged);
     }
-    let hunks = net_hunks(&text(&before), &text(&state), &tracker, &causes);
+    let hunks = net_hunks(text(&before), text(&state), &tracker, &causes);
     let count = |op: Op| {
         hunks
             .iter()
@@ -363,6 +362,11 @@ impl Tracker {
         }
         self.origin = next;
     }
+}
+
+/// A state's text: a file that did not exist has none.
+fn text(state: &Option<String>) -> &str {
+    state.as_deref().unwrap_or_default()
 }
 
 /// `text`'s lines, each with its newline.

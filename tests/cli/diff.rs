@@ -413,6 +413,14 @@ fn an_unknown_session_is_a_clear_error() {
         "{}",
         r.stderr
     );
+    let r = env.run(&["diff", "3f6c2a9e:9999"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains(&format!("peat: session {SESSION_A} has no event 9999")),
+        "{}",
+        r.stderr
+    );
     let r = env.run(&["diff", "3f6c2a9e", "9..4"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("not a range of steps"), "{}", r.stderr);

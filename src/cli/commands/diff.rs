@@ -4,14 +4,15 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::shared::{moment_error, resolve_in_views};
+use crate::cli::shared::{moment_error, no_event, resolve_in_views};
 use crate::cli::ui::clip;
 use crate::reads::diff::{Cause, FileDiff, NetDiff, NetHunk, Span, net_diff};
 use crate::reads::files::{Prompt, Prompts};
 use crate::reads::ladder::noun;
 use crate::views::Views;
 use crate::views::handle::Handles;
-use crate::vocab::event::Seq;
+use crate::views::source::EventSource;
+use crate::vocab::event::{EventId, Seq};
 
 /// Show the net change a session made, per file, as one unified diff
 ///
@@ -168,6 +169,15 @@ fn span_of(views: &Views, args: &DiffArgs) -> Result<Span, CliError> {
         None => (args.session.as_str(), None),
     };
     let session = resolve_in_views(views, prefix)?;
+    if let Some(seq) = turn {
+        let id = EventId {
+            session: session.clone(),
+            seq,
+        };
+        if EventSource::of(views).get(&id)?.is_none() {
+            return Err(no_event(&id, views.behind(), &Handles::new(&views.tables)));
+        }
+    }
     match (turn, &args.range) {
         (Some(_), Some(_)) => Err(CliError::user(
             "SESSION:SEQ names a turn: a range of steps cannot be given with it",
