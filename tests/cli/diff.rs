@@ -227,6 +227,15 @@ fn a_turn_is_its_prompt_and_the_steps_it_led_to() {
         calc["hunks"][0]["lines"][0],
         json!({"op": "add", "text": "\"\"\"Arithmetic.\"\"\""})
     );
+    assert_eq!(second["prompt"]["text"], "a docstring, and notes");
+    let text = env
+        .run(&["diff", &format!("3f6c2a9e:{}", call(6))])
+        .ok()
+        .stdout;
+    assert!(
+        text.starts_with("== diff turn 3f6c2a9e:49 · 2 files · +2 -0 ==\n\"a docstring, and notes\"  ▸ peat show 3f6c2a9e 49\n"),
+        "{text}"
+    );
     // A range of steps is the same as the turn it spans.
     let range = json_of(&env, &["diff", "3f6c2a9e", "48..200", "--json"]);
     assert_eq!(range["files"], second["files"]);

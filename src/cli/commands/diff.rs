@@ -56,7 +56,12 @@ struct JsonCause<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
     let (_ledger, views, _model) = ctx.read_views()?;
-    let span = span_of(&views, args)?;
+    let (span, turn) = span_of(&views, args)?;
+    // A turn opens with its prompt (none when the seq came before the session's first).
+    let asked = span
+        .from
+        .filter(|_| turn)
+        .and_then(|seq| views.cited(&span.session, seq));
     let diff = net_diff(&views, &span).map_err(|e| moment_error(&views, e))?;
     let handles = Handles::new(&views.tables);
     let mut prompts = Prompts::default();
@@ -104,6 +109,7 @@ pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
             "handle": handle,
             "from": span.from,
             "to": span.to,
+            "prompt": asked,
             "files": files,
             "unchanged": diff.unchanged,
             "unknown": diff.unknown,
@@ -117,7 +123,7 @@ pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
     if diff.files.is_empty() {
         ctx.ui.note(&format!(
             "peat: {} changed no file{}",
-            spanned(&handle, &span),
+            spanned(&handle, &span, turn),
             match diff.unchanged.len() {
                 0 => String::new(),
                 n => format!(
@@ -131,8 +137,17 @@ pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
         return Ok(code);
     }
     let mut out = ctx.ui.pager();
-    let head = header(&handle, &span, &diff);
+    let head = header(&handle, &span, turn, &diff);
     writeln!(out, "{}", ctx.ui.bold(&ctx.ui.safe(&head)))?;
+    if let Some(p) = &asked {
+        let ui = &ctx.ui;
+        writeln!(
+            out,
+            "\"{}\"  {}",
+            ui.preview(&clip(&p.text.replace('\n', " "), 72)),
+            ui.dim(&format!("▸ peat show {handle} {}", p.seq))
+        )?;
+    }
     if args.stat {
         print_stat(ctx, &mut out, &diff)?;
     } else {
@@ -153,8 +168,9 @@ struct Described {
     show: Option<String>,
 }
 
-/// The steps asked about: the session, its turn, or a range of its steps.
-fn span_of(views: &Views, args: &DiffArgs) -> Result<Span, CliError> {
+/// The steps asked about: the session, its turn, or a range of its steps; and whether they
+/// are a turn.
+fn span_of(views: &Views, args: &DiffArgs) -> Result<(Span, bool), CliError> {
     let (prefix, turn) = match args.session.rsplit_once(':') {
         Some((s, n)) => match n.parse::<u32>() {
             Ok(n) => (s, Some(Seq(n))),
@@ -183,12 +199,12 @@ fn span_of(views: &Views, args: &DiffArgs) -> Result<Span, CliError> {
             "SESSION:SEQ names a turn: a range of steps cannot be given with it",
         )
         .hint("Give `peat diff SESSION:SEQ` for the turn, or `peat diff SESSION A..B` for steps A to B.")),
-        (Some(seq), None) => Ok(Span::turn(views, session, seq)?),
+        (Some(seq), None) => Ok((Span::turn(views, session, seq)?, true)),
         (None, Some(range)) => {
             let (from, to) = parse_range(range)?;
-            Ok(Span { session, from, to })
+            Ok((Span { session, from, to }, false))
         }
-        (None, None) => Ok(Span::whole(session)),
+        (None, None) => Ok((Span::whole(session), false)),
     }
 }
 
@@ -217,22 +233,23 @@ fn parse_range(s: &str) -> Result<(Option<Seq>, Option<Seq>), CliError> {
     Ok((from, to))
 }
 
-/// `session 3f6c2a9e`, `turn 3f6c2a9e:4..9`, `steps 3f6c2a9e 4..9`.
-fn spanned(handle: &str, span: &Span) -> String {
+/// `session 3f6c2a9e`, `turn 3f6c2a9e:49` (a turn, by its prompt), `steps 3f6c2a9e 4..9`.
+fn spanned(handle: &str, span: &Span, turn: bool) -> String {
     let end = |s: Option<Seq>| s.map_or(String::new(), |s| s.to_string());
     match (span.from, span.to) {
+        (Some(from), _) if turn => format!("turn {handle}:{from}"),
         (None, None) => format!("session {handle}"),
         (from, to) => format!("steps {handle} {}..{}", end(from), end(to)),
     }
 }
 
 /// `== diff session 3f6c2a9e · 2 files · +5 -1 ==`.
-fn header(handle: &str, span: &Span, diff: &NetDiff) -> String {
+fn header(handle: &str, span: &Span, turn: bool, diff: &NetDiff) -> String {
     let added: usize = diff.files.iter().map(|f| f.added).sum();
     let removed: usize = diff.files.iter().map(|f| f.removed).sum();
     format!(
         "== diff {} · {} · +{added} -{removed} ==",
-        spanned(handle, span),
+        spanned(handle, span, turn),
         noun(diff.files.len() as i64, "file"),
     )
 }
