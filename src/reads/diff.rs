@@ -420,3 +420,64 @@ fn net_hunks(before: &str, after: &str, tracker: &Tracker, causes: &[Cause]) -> 
     }
     hunks
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(n: u32) -> Cause {
+        Cause::Outside {
+            after_ms: i64::from(n),
+            before_ms: i64::from(n) + 1,
+        }
+    }
+
+    /// The net hunks from `states[0]` to the last state, each state after the first made by
+    /// the cause of its index less one.
+    fn followed(states: &[&str]) -> Vec<NetHunk> {
+        let causes: Vec<Cause> = (0..states.len() as u32 - 1).map(step).collect();
+        let mut tracker = Tracker::new(states[0]);
+        for (i, pair) in states.windows(2).enumerate() {
+            tracker.step(pair[0], pair[1], i);
+        }
+        net_hunks(states[0], states[states.len() - 1], &tracker, &causes)
+    }
+
+    fn headers(hunks: &[NetHunk]) -> Vec<String> {
+        hunks.iter().map(NetHunk::header).collect()
+    }
+
+    #[test]
+    fn hunks_are_numbered_as_git_numbers_them() {
+        assert_eq!(headers(&followed(&["", "a\nb\n"])), ["@@ -0,0 +1,2 @@"]);
+        assert_eq!(headers(&followed(&["a\n", ""])), ["@@ -1 +0,0 @@"]);
+        assert_eq!(
+            headers(&followed(&["a\nb\n", "a\nx\nb\n"])),
+            ["@@ -1,2 +1,3 @@"]
+        );
+        let ten = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
+        assert_eq!(
+            headers(&followed(&[ten, &ten.replace("5\n", "")])),
+            ["@@ -2,7 +2,6 @@"]
+        );
+        let hunk = &followed(&["a", "b"])[0];
+        assert_eq!(hunk.header(), "@@ -1 +1 @@");
+        assert!(hunk.lines.iter().all(|l| l.no_newline), "{hunk:?}");
+    }
+
+    #[test]
+    fn each_hunk_names_the_changes_that_added_or_removed_its_lines_and_no_other() {
+        let ten = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
+        let first = ten.replace("1\n", "one\n");
+        let last = first.replace("10\n", "ten\n");
+        // A line written and then removed again is in no hunk, nor is its change.
+        let (with_tmp, without) = (last.replace("5\n", "5\ntmp\n"), last.clone());
+        let hunks = followed(&[ten, &first, &last, &with_tmp, &without]);
+        assert_eq!(headers(&hunks), ["@@ -1,4 +1,4 @@", "@@ -7,4 +7,4 @@"]);
+        assert_eq!(hunks[0].causes, [step(0)]);
+        assert_eq!(hunks[1].causes, [step(1)]);
+        // A line removed is the change that removed it.
+        let hunks = followed(&["a\nb\n", "a\nb\nc\n", "a\nc\n"]);
+        assert_eq!(hunks[0].causes, [step(0), step(1)]);
+    }
+}
