@@ -16,7 +16,7 @@ use crate::support::{Env, SESSION_A, SESSION_B, git_by, have_jj, require_git};
 
 /// Which tool keeps the repository.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Vcs {
+pub enum Vcs {
     Git,
     /// jj alone, or colocated with git (which then answers peat's questions).
     Jj {
@@ -26,7 +26,7 @@ enum Vcs {
 
 /// A repository in the work folder whose commits are made by "Pat" at given minutes past
 /// 09:00 on 2026-07-14; remembers each commit's hash.
-struct Repo<'a> {
+pub struct Repo<'a> {
     env: &'a Env,
     work: PathBuf,
     vcs: Vcs,
@@ -37,7 +37,7 @@ fn at(minute: u32) -> String {
 }
 
 impl Repo<'_> {
-    fn new(env: &Env, vcs: Vcs) -> Repo<'_> {
+    pub fn new(env: &Env, vcs: Vcs) -> Repo<'_> {
         let repo = Repo {
             env,
             work: env.path("work"),
@@ -51,18 +51,18 @@ impl Repo<'_> {
         repo
     }
 
-    fn file(&self, rel: &str) -> PathBuf {
+    pub fn file(&self, rel: &str) -> PathBuf {
         self.work.join(rel)
     }
 
-    fn put(&self, rel: &str, text: &str) {
+    pub fn put(&self, rel: &str, text: &str) {
         let f = self.file(rel);
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
         std::fs::write(f, text).unwrap();
     }
 
     /// Commit everything in the working copy at `minute`; the new commit's hash.
-    fn commit(&self, minute: u32, message: &str) -> String {
+    pub fn commit(&self, minute: u32, message: &str) -> String {
         match self.vcs {
             Vcs::Git => {
                 self.git(minute, &["add", "-A"]);
@@ -79,11 +79,11 @@ impl Repo<'_> {
         }
     }
 
-    fn git(&self, minute: u32, args: &[&str]) -> String {
+    pub fn git(&self, minute: u32, args: &[&str]) -> String {
         git_by(&self.work, "Pat", &at(minute), args)
     }
 
-    fn jj(&self, minute: u32, args: &[&str]) -> String {
+    pub fn jj(&self, minute: u32, args: &[&str]) -> String {
         let config = self.env.path("jj-config.toml");
         std::fs::write(
             &config,

@@ -1,57 +1,27 @@
 //! `peat diff SESSION`: the net change a session (a turn, a range of its steps) made, per
-//! file, through the real binary in a real git repository. Where the session's changes were
-//! committed, its diff is `git diff` between the commits before and after it.
+//! file, through the real binary in a real git repository (and a jj one). Where the session's
+//! changes were committed, its diff is `git diff` (`jj diff --git`) between the commits before
+//! and after it.
 
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 use crate::blame::{prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, SESSION_B, git_by, require_git};
+use crate::blame_history::{Repo, Vcs};
+use crate::support::{Env, SESSION_A, SESSION_B, have_jj, require_git};
 use crate::width::on_terminal;
 
 const ADD: &str = "def add(a, b):\n    return a + b\n";
 const WRITTEN: &str = "\"\"\"Arithmetic.\"\"\"\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
 
 /// The work folder as a git repository whose commits Pat makes at given minutes past 09:00.
-struct Repo {
-    work: PathBuf,
+fn git_repo(env: &Env) -> Repo<'_> {
+    require_git();
+    Repo::new(env, Vcs::Git)
 }
 
-impl Repo {
-    fn new(env: &Env) -> Repo {
-        require_git();
-        let repo = Repo {
-            work: env.path("work"),
-        };
-        repo.git(0, &["init", "-q", "-b", "main"]);
-        repo
-    }
-
-    fn abs(&self, rel: &str) -> String {
-        self.work.join(rel).to_string_lossy().into_owned()
-    }
-
-    fn put(&self, rel: &str, text: &str) {
-        let f = self.work.join(rel);
-        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-        std::fs::write(f, text).unwrap();
-    }
-
-    /// Commit everything at `minute`; the commit's hash.
-    fn commit(&self, minute: u32, message: &str) -> String {
-        self.git(minute, &["add", "-A"]);
-        self.git(minute, &["commit", "-q", "-m", message]);
-        self.git(minute, &["rev-parse", "HEAD"])
-    }
-
-    fn git(&self, minute: u32, args: &[&str]) -> String {
-        git_by(
-            &self.work,
-            "Pat",
-            &format!("2026-07-14T09:{minute:02}:00Z"),
-            args,
-        )
-    }
+/// The absolute path of `rel` in `repo`, as an agent records it.
+fn abs(repo: &Repo, rel: &str) -> String {
+    repo.file(rel).to_string_lossy().into_owned()
 }
 
 /// An Edit of `file` at `minute`, as session `session`'s step `n`.
@@ -70,7 +40,7 @@ fn edit(session: &str, n: u32, minute: u32, file: &str, old: &str, new: &str) ->
 /// (step 5), and 09:09 a Write of a new `NOTES.md` (step 7). The working copy follows; Pat
 /// commits it all at 09:15 (after).
 fn one_session(env: &Env, repo: &Repo) -> (String, String) {
-    let calc = repo.abs("src/calc.py");
+    let calc = abs(repo, "src/calc.py");
     repo.put("src/calc.py", ADD);
     repo.put("README.md", "# calc\n");
     let before = repo.commit(0, "add");
@@ -96,7 +66,7 @@ fn one_session(env: &Env, repo: &Repo) -> (String, String) {
         7,
         9,
         "Write",
-        json!({"file_path": repo.abs("NOTES.md"), "content": "sub is new\n"}),
+        json!({"file_path": abs(repo, "NOTES.md"), "content": "sub is new\n"}),
     ));
     repo.put("src/calc.py", WRITTEN);
     repo.put("NOTES.md", "sub is new\n");
@@ -151,7 +121,7 @@ fn json_of(env: &Env, args: &[&str]) -> Value {
 #[test]
 fn a_sessions_diff_is_git_diff_between_the_commits_before_and_after_it() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     let (before, after) = one_session(&env, &repo);
     let ours = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
     let git = repo.git(
@@ -172,9 +142,35 @@ fn a_sessions_diff_is_git_diff_between_the_commits_before_and_after_it() {
 }
 
 #[test]
+fn in_a_jj_repository_a_sessions_diff_is_jj_diff_between_the_commits_before_and_after_it() {
+    if !have_jj() {
+        return;
+    }
+    let env = Env::new();
+    let repo = Repo::new(&env, Vcs::Jj { colocate: false });
+    let (before, after) = one_session(&env, &repo);
+    let ours = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    let jj = repo.jj(
+        30,
+        &[
+            "diff",
+            "--git",
+            "--from",
+            &before,
+            "--to",
+            &after,
+            "NOTES.md",
+            "src/calc.py",
+        ],
+    );
+    assert!(!hunks_of(&jj).is_empty(), "{jj}");
+    assert_eq!(hunks_of(&ours), hunks_of(&jj), "peat:\n{ours}\njj:\n{jj}");
+}
+
+#[test]
 fn each_hunk_ends_in_the_command_that_shows_the_step_and_prompt_behind_it() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     one_session(&env, &repo);
     let out = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
     // The docstring is the Write's (step 5); `sub` is the Edit's (step 2), which the Write
@@ -198,7 +194,7 @@ fn each_hunk_ends_in_the_command_that_shows_the_step_and_prompt_behind_it() {
 #[test]
 fn a_turn_is_its_prompt_and_the_steps_it_led_to() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     one_session(&env, &repo);
     // The first turn: the Edit alone, against the committed file.
     let first = json_of(&env, &["diff", &format!("3f6c2a9e:{}", call(1)), "--json"]);
@@ -244,7 +240,7 @@ fn a_turn_is_its_prompt_and_the_steps_it_led_to() {
 #[test]
 fn stat_counts_each_files_added_and_removed_lines_as_git_diff_stat_does() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     let (before, after) = one_session(&env, &repo);
     let ours = env.run(&["diff", "3f6c2a9e", "--stat"]).ok().stdout;
     assert!(ours.contains(" NOTES.md    | +1 -0\n"), "{ours}");
@@ -260,7 +256,7 @@ fn stat_counts_each_files_added_and_removed_lines_as_git_diff_stat_does() {
 #[test]
 fn json_gives_files_hunks_lines_and_the_steps_behind_each_hunk() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     one_session(&env, &repo);
     let doc = json_of(&env, &["diff", "3f6c2a9e", "--json"]);
     assert_eq!(doc["session"], SESSION_A);
@@ -294,7 +290,7 @@ fn json_gives_files_hunks_lines_and_the_steps_behind_each_hunk() {
 /// 09:00 Pat commits a five-line file. Session A edits line 1 (09:06) and line 5 (09:10);
 /// between them session B edits line 3 (09:08). Nothing is committed after.
 fn interleaved(env: &Env, repo: &Repo) {
-    let f = repo.abs("src/lines.txt");
+    let f = abs(repo, "src/lines.txt");
     repo.put("src/lines.txt", "one\ntwo\nthree\nfour\nfive\n");
     repo.commit(0, "five lines");
     let mut a = vec![prompt(SESSION_A, 1, 5, "shout the ends")];
@@ -311,7 +307,7 @@ fn interleaved(env: &Env, repo: &Repo) {
 #[test]
 fn another_sessions_edit_in_between_is_in_the_net_change_and_said_under_the_file() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     interleaved(&env, &repo);
     let out = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
     let hunks = hunks_of(&out);
@@ -348,8 +344,8 @@ fn another_sessions_edit_in_between_is_in_the_net_change_and_said_under_the_file
 #[test]
 fn a_hand_edit_a_commit_dates_between_two_steps_is_said_under_the_file() {
     let env = Env::new();
-    let repo = Repo::new(&env);
-    let f = repo.abs("src/lines.txt");
+    let repo = git_repo(&env);
+    let f = abs(&repo, "src/lines.txt");
     repo.put("src/lines.txt", "one\ntwo\nthree\n");
     repo.commit(0, "three lines");
     let mut a = vec![prompt(SESSION_A, 1, 5, "shout the ends")];
@@ -384,7 +380,7 @@ fn a_hand_edit_a_commit_dates_between_two_steps_is_said_under_the_file() {
 #[test]
 fn on_a_narrow_terminal_the_diff_is_left_whole_and_only_the_lines_naming_a_step_are_fitted() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     one_session(&env, &repo);
     let piped = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
     let screen = on_terminal(&env, 30, &["diff", "3f6c2a9e"], &[]);
@@ -412,7 +408,7 @@ fn on_a_narrow_terminal_the_diff_is_left_whole_and_only_the_lines_naming_a_step_
 #[test]
 fn an_unknown_session_is_a_clear_error() {
     let env = Env::new();
-    let repo = Repo::new(&env);
+    let repo = git_repo(&env);
     one_session(&env, &repo);
     let r = env.run(&["diff", "deadbeef"]);
     assert_eq!(r.code, 1, "{r:?}");
