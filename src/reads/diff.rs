@@ -230,6 +230,14 @@ fn file_diff(
     };
     let current = std::fs::read_to_string(abs).ok();
     let mut past = FileHistory::of(abs);
+    // A change no edit recorded shows only through a commit of the file (the file at a moment
+    // is the last commit's before it, with the recorded edits since): with no commit made
+    // between two edits, the file just before the second is the file just after the first,
+    // and is not asked for again.
+    let commit_at = |ms: i64| past.as_ref().and_then(|h| h.at(ms)).map(|c| c.commit);
+    let committed_between: Vec<bool> = (first..=last)
+        .map(|k| k > first && commit_at(edits[k - 1].ts_ms) != commit_at(edits[k].ts_ms - 1))
+        .collect();
     let mut uncertain = false;
     // The file just before or just after the edit at index `k`.
     let mut stood = |k: usize, after: bool| -> Result<Option<Option<String>>, MomentError> {
@@ -255,7 +263,7 @@ fn file_diff(
     let mut tracker = Tracker::new(text(&before));
     let mut state = before.clone();
     for k in first..=last {
-        if k > first {
+        if committed_between[k - first] {
             let Some(then) = stood(k, false)? else {
                 return Ok(Outcome::Unknown);
             };
