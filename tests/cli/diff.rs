@@ -326,8 +326,14 @@ fn another_sessions_edit_in_between_is_in_the_net_change_and_said_under_the_file
         out.contains("note: an edit by another session landed in between (7a1b2c3d 18,"),
         "{out}"
     );
-    assert!(
-        out.contains("[another session's step: 7a1b2c3d 18 ·"),
+    // Under the hunk, A's two steps answered one prompt, and read as one line; B's is its own.
+    let causes: Vec<&str> = out.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(
+        causes,
+        [
+            "[steps 18, 50 · 2026-07-14 09:06] \"shout the ends\"  ▸ peat show 3f6c2a9e 18",
+            "[another session's: 7a1b2c3d step 18 · 2026-07-14 09:08] \"shout the middle\"  ▸ peat show 7a1b2c3d 18",
+        ],
         "{out}"
     );
     // B's own diff is its one line, with nothing in between.

@@ -7,12 +7,13 @@ use crate::cli::error::CliError;
 use crate::cli::shared::{moment_error, no_event, resolve_in_views};
 use crate::cli::ui::clip;
 use crate::reads::diff::{Cause, FileDiff, NetDiff, NetHunk, Span, net_diff};
+use crate::reads::files::FileEdit;
 use crate::reads::files::{Prompt, Prompts};
 use crate::reads::ladder::noun;
 use crate::views::Views;
 use crate::views::handle::Handles;
 use crate::views::source::EventSource;
-use crate::vocab::event::{EventId, Seq};
+use crate::vocab::event::{EventId, Seq, SessionId};
 
 /// Show the net change a session made, per file, as one unified diff
 ///
@@ -152,7 +153,7 @@ pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
         print_stat(ctx, &mut out, &diff)?;
     } else {
         for ((f, said), notes) in diff.files.iter().zip(&said).zip(&notes) {
-            print_file(ctx, &mut out, f, said, notes)?;
+            print_file(ctx, &mut out, &span, f, said, notes)?;
         }
     }
     out.finish()?;
@@ -303,6 +304,7 @@ fn print_stat(ctx: &Ctx, out: &mut impl Write, diff: &NetDiff) -> Result<(), Cli
 fn print_file(
     ctx: &Ctx,
     out: &mut impl Write,
+    span: &Span,
     f: &FileDiff,
     said: &[Vec<Described>],
     notes: &[Described],
@@ -330,12 +332,12 @@ fn print_file(
     }
     for (h, said) in f.hunks.iter().zip(said) {
         print_hunk(ctx, out, h)?;
-        for (cause, d) in h.causes.iter().zip(said) {
-            writeln!(out, "{}", cause_line(ctx, cause, d))?;
+        for line in cause_lines(ctx, span, &h.causes, said) {
+            writeln!(out, "{line}")?;
         }
     }
     for (cause, d) in f.between.iter().zip(notes) {
-        writeln!(out, "{}", note_line(ctx, cause, d))?;
+        writeln!(out, "{}", note_line(ctx, span, cause, d))?;
     }
     if f.uncertain {
         writeln!(
@@ -359,21 +361,67 @@ fn print_hunk(ctx: &Ctx, out: &mut impl Write, h: &NetHunk) -> Result<(), CliErr
     Ok(())
 }
 
-/// The line under a hunk that names one cause of it: `[step 4 · 09:06] "prompt"  ▸ peat show
-/// 3f6c2a9e 4`.
-fn cause_line(ctx: &Ctx, cause: &Cause, d: &Described) -> String {
+/// The lines under a hunk that name its causes: one per prompt its steps answered, in the
+/// order they were made (`[steps 18, 50 · 09:06] "prompt"  ▸ peat show 3f6c2a9e 18`, the first
+/// step's command closing it), and one per change outside the record.
+fn cause_lines(ctx: &Ctx, span: &Span, causes: &[Cause], said: &[Described]) -> Vec<String> {
     let ui = &ctx.ui;
-    match cause {
-        Cause::Edit { edit, in_span } => {
-            let when = crate::vocab::time::local_minute(edit.ts_ms, &ctx.tz);
-            let tag = match in_span {
-                true => format!("[step {} · {when}]", edit.seq),
-                false => format!(
-                    "[another session's step: {} {} · {when}]",
-                    d.handle.as_deref().unwrap_or_default(),
-                    edit.seq
+    // The steps of one session (in the span or not) that answered one prompt; a change
+    // outside the record has no key, and a line of its own.
+    type Key<'a> = Option<(&'a SessionId, bool, Option<Seq>)>;
+    type Members<'a> = Vec<(&'a Cause, &'a Described)>;
+    let mut groups: Vec<(Key, Members)> = Vec::new();
+    for (c, d) in causes.iter().zip(said) {
+        let key = match c {
+            Cause::Edit { edit, in_span } => {
+                Some((&edit.session, *in_span, d.prompt.as_ref().map(|p| p.seq)))
+            }
+            Cause::Outside { .. } => None,
+        };
+        match groups.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
+            Some((_, members)) => members.push((c, d)),
+            None => groups.push((key, vec![(c, d)])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, members)| {
+            let (edit, in_span, d) = match members[0] {
+                (Cause::Edit { edit, in_span }, d) => (edit, in_span, d),
+                (
+                    Cause::Outside {
+                        after_ms,
+                        before_ms,
+                    },
+                    _,
+                ) => {
+                    return ui.dim(&format!(
+                        "[changed outside the record between {} and {}]",
+                        crate::vocab::time::local_minute(*after_ms, &ctx.tz),
+                        crate::vocab::time::local_minute(*before_ms, &ctx.tz)
+                    ));
+                }
+            };
+            let edits: Vec<&FileEdit> = members
+                .iter()
+                .filter_map(|(c, _)| match c {
+                    Cause::Edit { edit, .. } => Some(edit),
+                    Cause::Outside { .. } => None,
+                })
+                .collect();
+            let whose = match (in_span, edit.session == span.session) {
+                (true, _) => String::new(),
+                (false, true) => "outside the range: ".to_string(),
+                (false, false) => format!(
+                    "another session's: {} ",
+                    d.handle.as_deref().unwrap_or_default()
                 ),
             };
+            let tag = format!(
+                "[{whose}{} · {}]",
+                seqs(&edits),
+                crate::vocab::time::local_minute(edit.ts_ms, &ctx.tz)
+            );
             let prompt = d.prompt.as_ref().map_or_else(
                 || "(no prompt before it)".to_string(),
                 |p| format!("\"{}\"", ui.preview(&clip(&p.text.replace('\n', " "), 72))),
@@ -383,25 +431,37 @@ fn cause_line(ctx: &Ctx, cause: &Cause, d: &Described) -> String {
                 ui.accent(&tag),
                 ui.dim(&format!("▸ {}", d.show.as_deref().unwrap_or_default()))
             )
-        }
-        Cause::Outside {
-            after_ms,
-            before_ms,
-        } => ui.dim(&format!(
-            "[changed outside the record between {} and {}]",
-            crate::vocab::time::local_minute(*after_ms, &ctx.tz),
-            crate::vocab::time::local_minute(*before_ms, &ctx.tz)
-        )),
+        })
+        .collect()
+}
+
+/// `step 18`, `steps 18, 50, 82`, or past four, `40 steps: 18, 50 … 1266`.
+fn seqs(edits: &[&FileEdit]) -> String {
+    let all: Vec<String> = edits.iter().map(|e| e.seq.to_string()).collect();
+    match all.as_slice() {
+        [one] => format!("step {one}"),
+        few if few.len() <= 4 => format!("steps {}", few.join(", ")),
+        many => format!(
+            "{} steps: {}, {} … {}",
+            many.len(),
+            many[0],
+            many[1],
+            many[many.len() - 1]
+        ),
     }
 }
 
 /// The note under a file for one thing that changed it between the span's first and last
 /// change to it.
-fn note_line(ctx: &Ctx, cause: &Cause, d: &Described) -> String {
+fn note_line(ctx: &Ctx, span: &Span, cause: &Cause, d: &Described) -> String {
     let ui = &ctx.ui;
     let said = match cause {
         Cause::Edit { edit, .. } => format!(
-            "note: an edit by another session landed in between ({} {}, {}): its lines are in this diff  ▸ {}",
+            "note: an edit {} landed in between ({} {}, {}): its lines are in this diff  ▸ {}",
+            match edit.session == span.session {
+                true => "of this session outside the range",
+                false => "by another session",
+            },
             d.handle.as_deref().unwrap_or_default(),
             edit.seq,
             crate::vocab::time::local_minute(edit.ts_ms, &ctx.tz),
@@ -471,5 +531,23 @@ mod tests {
         assert!(parse_range("9..4").is_err());
         assert!(parse_range("a..b").is_err());
         assert!(parse_range("").is_err());
+    }
+
+    #[test]
+    fn many_steps_under_one_prompt_are_counted_and_their_first_and_last_named() {
+        let edit = |seq: u32| FileEdit {
+            session: SessionId("s".into()),
+            seq: Seq(seq),
+            ts_ms: 0,
+            op: crate::vocab::event::TouchOp::Edit,
+            path: "/f".into(),
+            failed: false,
+            change: None,
+        };
+        let edits: Vec<FileEdit> = [18, 50, 82, 114, 146].map(edit).into();
+        let refs: Vec<&FileEdit> = edits.iter().collect();
+        assert_eq!(seqs(&refs[..1]), "step 18");
+        assert_eq!(seqs(&refs[..4]), "steps 18, 50, 82, 114");
+        assert_eq!(seqs(&refs), "5 steps: 18, 50 … 146");
     }
 }
