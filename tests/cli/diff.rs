@@ -323,7 +323,7 @@ fn another_sessions_edit_in_between_is_in_the_net_change_and_said_under_the_file
         "{out}"
     );
     assert!(
-        out.contains("note: an edit by another session landed in between (7a1b2c3d 18,"),
+        out.contains("note: an edit by another session landed in between (7a1b2c3d step 18 · 2026-07-14 09:08): its lines are in this diff  ▸ peat show 7a1b2c3d 18\n"),
         "{out}"
     );
     // Under the hunk, A's two steps answered one prompt, and read as one line; B's is its own.
@@ -409,6 +409,37 @@ fn on_a_narrow_terminal_the_diff_is_left_whole_and_only_the_lines_naming_a_step_
             .any(|l| l.trim_start() == format!("▸ peat show 3f6c2a9e {}", call(1))),
         "a step's command moves to a line of its own: {screen}"
     );
+}
+
+#[test]
+fn a_file_the_session_changed_back_is_no_change_and_said_on_stderr() {
+    let env = Env::new();
+    let repo = git_repo(&env);
+    let f = abs(&repo, "src/lines.txt");
+    repo.put("src/lines.txt", "one\ntwo\n");
+    repo.commit(0, "two lines");
+    let mut a = vec![prompt(SESSION_A, 1, 5, "try shouting")];
+    a.extend(edit(SESSION_A, 2, 6, &f, "one\n", "ONE\n"));
+    a.extend(edit(SESSION_A, 4, 7, &f, "ONE\n", "one\n"));
+    let t = transcript(&env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    let r = env.run(&["diff", "3f6c2a9e"]);
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("peat: session 3f6c2a9e changed no file\n")
+            && r.stderr
+                .contains("peat: edited, ended as they began: src/lines.txt\n"),
+        "{}",
+        r.stderr
+    );
+    // Its first step alone did change it.
+    let first = json_of(&env, &["diff", "3f6c2a9e", "..20", "--json"]);
+    assert_eq!(first["files"][0]["added"], 1, "{first}");
+    assert_eq!(first["unchanged"], json!([]));
+    let r = env.run(&["diff", "3f6c2a9e", "--json"]);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["unchanged"], json!(["src/lines.txt"]), "{doc}");
 }
 
 #[test]

@@ -123,18 +123,10 @@ pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
     }
     if diff.files.is_empty() {
         ctx.ui.note(&format!(
-            "peat: {} changed no file{}",
-            spanned(&handle, &span, turn),
-            match diff.unchanged.len() {
-                0 => String::new(),
-                n => format!(
-                    " ({} it edited ended as {} began)",
-                    noun(n as i64, "file"),
-                    if n == 1 { "it" } else { "they" }
-                ),
-            }
+            "peat: {} changed no file",
+            spanned(&handle, &span, turn)
         ));
-        unknown_note(ctx, &diff);
+        left_out_notes(ctx, &diff);
         return Ok(code);
     }
     let mut out = ctx.ui.pager();
@@ -157,7 +149,7 @@ pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
         }
     }
     out.finish()?;
-    unknown_note(ctx, &diff);
+    left_out_notes(ctx, &diff);
     Ok(code)
 }
 
@@ -255,13 +247,21 @@ fn header(handle: &str, span: &Span, turn: bool, diff: &NetDiff) -> String {
     )
 }
 
-/// Files whose states nothing could tell are said on stderr: the diff leaves them out.
-fn unknown_note(ctx: &Ctx, diff: &NetDiff) {
-    if !diff.unknown.is_empty() {
-        ctx.ui.note(&format!(
-            "peat: left out, as neither the record nor a repository can tell what they held: {}",
-            diff.unknown.join(", ")
-        ));
+/// The files the steps edited that the diff leaves out, said on stderr: those that ended as
+/// they began, and those whose states nothing could tell.
+fn left_out_notes(ctx: &Ctx, diff: &NetDiff) {
+    let said = [
+        (&diff.unchanged, "ended as they began"),
+        (
+            &diff.unknown,
+            "left out: neither the record nor a repository can tell what they held",
+        ),
+    ];
+    for (paths, why) in said {
+        if !paths.is_empty() {
+            ctx.ui
+                .note(&format!("peat: edited, {why}: {}", paths.join(", ")));
+        }
     }
 }
 
@@ -336,8 +336,8 @@ fn print_file(
             writeln!(out, "{line}")?;
         }
     }
-    for (cause, d) in f.between.iter().zip(notes) {
-        writeln!(out, "{}", note_line(ctx, span, cause, d))?;
+    for line in note_lines(ctx, span, &f.between, notes) {
+        writeln!(out, "{line}")?;
     }
     if f.uncertain {
         writeln!(
@@ -451,32 +451,48 @@ fn seqs(edits: &[&FileEdit]) -> String {
     }
 }
 
-/// The note under a file for one thing that changed it between the span's first and last
-/// change to it.
-fn note_line(ctx: &Ctx, span: &Span, cause: &Cause, d: &Described) -> String {
+/// The notes under a file for what else changed it between the span's first and last change
+/// to it: one per session whose edits landed in between, one per change outside the record.
+fn note_lines(ctx: &Ctx, span: &Span, between: &[Cause], said: &[Described]) -> Vec<String> {
     let ui = &ctx.ui;
-    let said = match cause {
-        Cause::Edit { edit, .. } => format!(
-            "note: an edit {} landed in between ({} {}, {}): its lines are in this diff  ▸ {}",
-            match edit.session == span.session {
-                true => "of this session outside the range",
-                false => "by another session",
-            },
+    let mut sessions: Vec<(&SessionId, Vec<&FileEdit>, &Described)> = Vec::new();
+    let mut lines = Vec::new();
+    for (cause, d) in between.iter().zip(said) {
+        match cause {
+            Cause::Edit { edit, .. } => {
+                match sessions.iter_mut().find(|(s, _, _)| **s == edit.session) {
+                    Some((_, edits, _)) => edits.push(edit),
+                    None => sessions.push((&edit.session, vec![edit], d)),
+                }
+            }
+            Cause::Outside {
+                after_ms,
+                before_ms,
+            } => lines.push(format!(
+                "note: changed outside the record in between (by hand or by a shell command, committed between {} and {}): its lines are in this diff",
+                crate::vocab::time::local_minute(*after_ms, &ctx.tz),
+                crate::vocab::time::local_minute(*before_ms, &ctx.tz)
+            )),
+        }
+    }
+    let edited = sessions.into_iter().map(|(session, edits, d)| {
+        let whose = match (*session == span.session, edits.len()) {
+            (true, 1) => "a step of this session outside the range",
+            (true, _) => "steps of this session outside the range",
+            (false, 1) => "an edit by another session",
+            (false, _) => "edits by another session",
+        };
+        format!(
+            "note: {whose} landed in between ({} {} · {}): its lines are in this diff  ▸ {}",
             d.handle.as_deref().unwrap_or_default(),
-            edit.seq,
-            crate::vocab::time::local_minute(edit.ts_ms, &ctx.tz),
+            seqs(&edits),
+            crate::vocab::time::local_minute(edits[0].ts_ms, &ctx.tz),
             d.show.as_deref().unwrap_or_default()
-        ),
-        Cause::Outside {
-            after_ms,
-            before_ms,
-        } => format!(
-            "note: changed outside the record in between (by hand or by a shell command, committed between {} and {}): its lines are in this diff",
-            crate::vocab::time::local_minute(*after_ms, &ctx.tz),
-            crate::vocab::time::local_minute(*before_ms, &ctx.tz)
-        ),
-    };
-    ui.warning(&said)
+        )
+    });
+    let mut all: Vec<String> = edited.collect();
+    all.extend(lines);
+    all.into_iter().map(|l| ui.warning(&l)).collect()
 }
 
 fn json_file(f: &FileDiff, said: &[Vec<Described>], notes: &[Described]) -> serde_json::Value {
