@@ -7,8 +7,7 @@ use crate::cli::error::CliError;
 use crate::cli::shared::{moment_error, no_event, resolve_in_views};
 use crate::cli::ui::clip;
 use crate::reads::diff::{Cause, FileDiff, NetDiff, NetHunk, Span, net_diff};
-use crate::reads::files::FileEdit;
-use crate::reads::files::{Prompt, Prompts};
+use crate::reads::files::{FileEdit, Prompt, Prompts};
 use crate::reads::ladder::noun;
 use crate::views::Views;
 use crate::views::handle::Handles;
@@ -25,9 +24,8 @@ use crate::vocab::event::{EventId, Seq, SessionId};
 /// everything that happened in between. Both are the file as it stood at that moment,
 /// reconstructed as `blame --at` does (the repository's file at the last commit before the
 /// moment, with the recorded edits made since applied in order); a file that did not exist
-/// is `/dev/null`. When another session's
-/// edit, or a change by hand the repository dates, landed in between, its lines are in the
-/// diff and a note under the file says so.
+/// is `/dev/null`. When another session's edit, or a change by hand the repository dates,
+/// landed in between, its lines are in the diff and a note under the file says so.
 ///
 /// Paths are relative to the repository's root (else the session's directory), as `git diff`
 /// prints them. Each hunk ends in the command that shows the step and prompt behind it.
