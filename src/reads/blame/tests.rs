@@ -1141,6 +1141,17 @@ fn without_a_repository_or_a_write_a_moment_is_walked_back_from_the_file_as_it_i
 }
 
 #[test]
+fn without_a_repository_a_moment_before_a_write_that_replaced_the_file_is_not_told() {
+    // The write owns every line and said nothing of what it replaced: the walk back from the
+    // file as it is stops there, so no moment before it, however many edits back, is known,
+    // and the file as the write left it (a state after the moment) is never shown instead.
+    let changes = [edit("a\n", "A\n"), edit("b\n", "B\n"), write("x\n")];
+    for cut in 0..changes.len() {
+        assert_eq!(blame_at(Some("x\n"), &changes, cut), None, "cut {cut}");
+    }
+}
+
+#[test]
 fn a_unified_diff_that_cannot_be_placed_leaves_the_lines_it_named_uncertain() {
     // Its context holds a line typed by hand and never recorded, so it lands nowhere; the
     // lines it names (context and removed alike, not its file header) may be what it changed.
