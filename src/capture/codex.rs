@@ -1194,7 +1194,7 @@ fn patch_item(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
         PatchOp::Add { path, content } => (
             absolute(&path, base),
             TouchOp::PatchAdd,
-            Change::write(content),
+            Change::created(content),
         ),
         PatchOp::Update {
             path,
@@ -1252,7 +1252,10 @@ fn file_change(c: &Value, base: Option<&str>) -> Option<(TouchOp, Change)> {
             .to_string()
     };
     match kind.as_str() {
-        "add" | "create" => Some((TouchOp::PatchAdd, Change::write(text(&["content", "diff"])))),
+        "add" | "create" => Some((
+            TouchOp::PatchAdd,
+            Change::created(text(&["content", "diff"])),
+        )),
         "delete" | "remove" => Some((TouchOp::PatchDelete, Change::Delete)),
         "update" | "modify" => {
             let move_to = str_at(body, "move_path")
@@ -1448,6 +1451,7 @@ fn thread_id_in_stem(stem: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::capture::{parse_str, reader};
+    use crate::vocab::change::Before;
     use crate::vocab::event::Vcs;
     use serde_json::json;
     use std::collections::BTreeMap;
@@ -1622,7 +1626,7 @@ mod tests {
         assert_eq!(add.2, TouchOp::PatchAdd);
         assert_eq!(
             add.4,
-            Some(Change::write("export const health = () => \"ok\";\n"))
+            Some(Change::created("export const health = () => \"ok\";\n"))
         );
         let upd = touch(&out, "/home/dev/tiny-api/src/routes/index.ts");
         assert_eq!(upd.2, TouchOp::PatchUpdate);
@@ -1744,7 +1748,7 @@ mod tests {
         assert_eq!(add.2, TouchOp::PatchAdd);
         assert_eq!(
             add.4,
-            Some(Change::write("# Rate limits\n20 req/s per token.\n"))
+            Some(Change::created("# Rate limits\n20 req/s per token.\n"))
         );
         assert_eq!(upd.2, TouchOp::PatchUpdate);
         match upd.4 {
@@ -1905,7 +1909,7 @@ mod tests {
         );
         assert_eq!(
             touch(&out, "/home/dev/acme-api/docs/new.md").4,
-            Some(Change::write("# New\n"))
+            Some(Change::created("# New\n"))
         );
         assert_eq!(
             touch(&out, "/home/dev/acme-api/docs/gone.md").4,
@@ -1975,7 +1979,7 @@ mod tests {
         assert_eq!(texts(&out, "final"), vec!["Created hello.txt."]);
         let hello = touch(&out, "/tmp/codex-run/hello.txt");
         assert_eq!(hello.2, TouchOp::PatchAdd);
-        assert_eq!(hello.4, Some(Change::write("hi\n")));
+        assert_eq!(hello.4, Some(Change::created("hi\n")));
         let notes = touch(&out, "/tmp/codex-run/notes.md");
         assert_eq!(notes.2, TouchOp::PatchUpdate);
         assert!(matches!(
@@ -2059,6 +2063,40 @@ mod tests {
             })
             .session(),
             None
+        );
+    }
+
+    #[test]
+    fn an_add_file_records_that_the_file_did_not_exist_before() {
+        let patch = "*** Begin Patch\n*** Add File: docs/new.md\n+# New\n+two\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch\n";
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "s", "cwd": "/w"}}),
+            json!({"type": "response_item", "payload": {"type": "custom_tool_call",
+                "name": "apply_patch", "call_id": "c1", "input": patch}}),
+            // What patch_apply_end says Codex applied: an add, in its own shape.
+            json!({"type": "event_msg", "payload": {"type": "patch_apply_end", "call_id": "c2",
+                "success": true, "changes": {"/w/docs/other.md": {"type": "add", "content": "other\n"}}}}),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        let new = touch(&out, "/w/docs/new.md");
+        assert_eq!(new.2, TouchOp::PatchAdd);
+        assert_eq!(
+            new.4,
+            Some(Change::Write {
+                content: "# New\ntwo\n".into(),
+                before: Some(Before::Nothing)
+            })
+        );
+        assert!(matches!(
+            touch(&out, "/w/src/a.rs").4,
+            Some(Change::Patch { .. })
+        ));
+        assert_eq!(
+            touch(&out, "/w/docs/other.md").4,
+            Some(Change::Write {
+                content: "other\n".into(),
+                before: Some(Before::Nothing)
+            })
         );
     }
 
