@@ -291,3 +291,29 @@ fn a_subagent_sits_under_its_own_call_and_a_compaction_agent_at_its_compaction()
     let text = env.run(&["log", &SESSION_A[..8]]).ok().stdout;
     assert!(!text.contains("placed by time"), "{text}");
 }
+
+#[test]
+fn a_write_over_a_file_it_says_it_replaced_is_sized_by_the_lines_it_changed() {
+    let env = Env::new();
+    let file = env.path("work/calc.py").to_string_lossy().into_owned();
+    let was: String = (1..=10).map(|n| format!("x{n} = {n}\n")).collect();
+    let content = was.replace("x7 = 7\n", "x7 = 70\n");
+    std::fs::create_dir_all(env.path("work")).unwrap();
+    std::fs::write(&file, &content).unwrap();
+    crate::blame_history::write_saying(&env, &file, &content, json!({"originalFile": was}));
+    let r = env.run(&["log", &SESSION_A[..8], "--json"]).ok();
+    let log: Value = serde_json::from_str(&r.stdout).unwrap();
+    let edit = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "edit")
+        .unwrap_or_else(|| panic!("no edit: {}", r.stdout));
+    assert_eq!(
+        (edit["added"].as_u64(), edit["removed"].as_u64()),
+        (Some(1), Some(1)),
+        "{edit}"
+    );
+    let text = env.run(&["log", &SESSION_A[..8]]).ok().stdout;
+    assert!(text.contains("+1 −1"), "{text}");
+}
