@@ -30,6 +30,9 @@ const MAX_CALLS: usize = 32;
 /// past this the oldest is forgotten.
 const MAX_EXEC_SESSIONS: usize = 16;
 
+/// The multi-agent tool whose output names the agent thread it started.
+const SPAWN_TOOL: &str = "spawn_agent";
+
 /// Prefixes of user-role messages the harness injected.
 const HARNESS_PREFIXES: &[&str] = &[
     "<environment_context>",
@@ -143,6 +146,9 @@ struct Call {
     /// For `write_stdin`: the exec session it polls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     poll: Option<String>,
+    /// For `spawn_agent`: the agent its output says it started (see [`spawned_agent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
     /// The output arrived; kept (until the turn closes) only for a later patch_apply_end.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     answered: bool,
@@ -150,18 +156,21 @@ struct Call {
     failed: bool,
 }
 
-/// A process an `exec_command` started and left running.
 impl Call {
+    /// The call's ToolCall event as now known: failed or not, and the agent it started.
+    fn event(&self) -> Event {
+        Event::ToolCall {
+            tool: self.tool.clone(),
+            detail: self.detail.clone(),
+            ok: !self.failed,
+            agent: self.agent.clone(),
+        }
+    }
+
     /// Re-emit the call as failed: its ToolCall with `ok: false`, its touches `failed`.
     fn fail(&mut self, out: &mut Emit) {
         self.failed = true;
-        let event = Event::ToolCall {
-            tool: self.tool.clone(),
-            detail: self.detail.clone(),
-            ok: false,
-            agent: None,
-        };
-        out.event(self.seq, self.ts, event);
+        out.event(self.seq, self.ts, self.event());
         for (seq, ts, touch) in &mut self.touches {
             if let Event::FileTouch { failed, .. } = touch {
                 *failed = true;
@@ -171,6 +180,7 @@ impl Call {
     }
 }
 
+/// A process an `exec_command` started and left running.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct ExecSession {
     /// The process's session id, as `write_stdin` names it.
@@ -660,6 +670,7 @@ impl Codex {
             touches,
             commit: call.commit,
             poll: call.poll,
+            agent: None,
             answered: false,
             failed: false,
         });
@@ -748,6 +759,13 @@ impl Codex {
             None => {
                 if (output.failed() || said_failed) && !call.failed {
                     self.fail_call(i, out);
+                }
+                if self.calls[i].tool == SPAWN_TOOL
+                    && let Some(agent) = spawned_agent(&output.text)
+                {
+                    let call = &mut self.calls[i];
+                    call.agent = Some(agent);
+                    out.event(call.seq, call.ts, call.event());
                 }
                 let call = &self.calls[i];
                 match running_session(&output.text) {
@@ -1369,6 +1387,18 @@ impl Output {
         }
         header_exit_code(&self.text).is_some_and(|c| c != 0) || refused(&self.text)
     }
+}
+
+/// The agent a `spawn_agent` call started, from its output (a JSON object): the new
+/// thread's id (`agent_id`), which is the subagent rollout's session id, else the task name
+/// multi-agent v2 answers with instead (`task_name`, the agent's path).
+fn spawned_agent(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text.trim()).ok()?;
+    ["agent_id", "task_name"]
+        .into_iter()
+        .find_map(|k| str_at(&v, k))
+        .filter(|a| !a.is_empty())
+        .map(str::to_string)
 }
 
 /// The exit code in an output's header: `Exit code: N`, `Process exited with code N`, or the
@@ -2063,6 +2093,74 @@ mod tests {
             })
             .session(),
             None
+        );
+    }
+
+    /// The agent each `spawn_agent` call's event records, in call order.
+    fn spawned(out: &Emit) -> Vec<Option<String>> {
+        out.events
+            .values()
+            .filter_map(|(_, e)| match e {
+                Event::ToolCall { tool, agent, .. } if tool == SPAWN_TOOL => Some(agent.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_spawn_agent_call_records_the_thread_its_output_names() {
+        let line = |payload: &str| {
+            json_line(&format!(
+                r#"{{"timestamp":"2026-05-04T10:00:00Z","type":"response_item","payload":{payload}}}"#
+            ))
+        };
+        let lines = [
+            json_line(r#"{"type":"session_meta","payload":{"id":"parent","cwd":"/w"}}"#),
+            line(
+                r#"{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"map the routes\"}","call_id":"call_v1"}"#,
+            ),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_v1","output":"{\"agent_id\":\"019a7c3e-0001-7d40-9c1e-2f6a8b0c4d11\",\"nickname\":\"Ada\"}"}"#,
+            ),
+            // Multi-agent v2 answers with the agent's task path instead of its thread.
+            line(
+                r#"{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"test it\",\"task_name\":\"tester\"}","call_id":"call_v2"}"#,
+            ),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_v2","output":"{\"task_name\":\"/root/tester\",\"nickname\":null}"}"#,
+            ),
+            // A refusal names no agent.
+            line(
+                r#"{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"again\"}","call_id":"call_deep"}"#,
+            ),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_deep","output":"Agent depth limit reached. Solve the task yourself."}"#,
+            ),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        assert_eq!(
+            spawned(&out),
+            vec![
+                Some("019a7c3e-0001-7d40-9c1e-2f6a8b0c4d11".to_string()),
+                Some("/root/tester".to_string()),
+                None
+            ]
+        );
+        // Another tool's output that happens to be such an object names no agent.
+        let other = [
+            lines[0].clone(),
+            line(r#"{"type":"function_call","name":"wait","arguments":"{}","call_id":"call_w"}"#),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_w","output":"{\"agent_id\":\"x\"}"}"#,
+            ),
+        ];
+        let (_, out) = feed(&other, &FileHints::default());
+        assert!(
+            out.events
+                .values()
+                .all(|(_, e)| !matches!(e, Event::ToolCall { agent: Some(_), .. })),
+            "{:?}",
+            all(&out)
         );
     }
 
