@@ -25,10 +25,6 @@ pub(crate) enum Moment {
     Instant(i64),
     /// Just after this event: it had happened, nothing recorded later had.
     After(EventId),
-    #[expect(
-        dead_code,
-        reason = "peat restore and peat diff read it; they land next"
-    )]
     /// Just before this event: neither it nor anything recorded later had happened.
     Before(EventId),
     /// Just after the session's last event (a session with none: before everything).
@@ -70,26 +66,13 @@ pub(crate) struct Recorded {
 /// The file as it stood at a moment.
 #[derive(Clone, Debug)]
 pub(crate) struct FileAt {
-    #[expect(
-        dead_code,
-        reason = "peat restore and peat diff read it; they land next"
-    )]
     /// Its text, `None` when it did not exist then.
     pub(crate) text: Option<String>,
     /// Each line's origin as of then, and each edit's placement (those after the moment
     /// [`Placement::Later`]).
     pub(crate) blame: Blame,
-    #[expect(
-        dead_code,
-        reason = "peat restore and peat diff read it; they land next"
-    )]
     pub(crate) cut: Cut,
 }
-
-#[expect(
-    dead_code,
-    reason = "peat restore and peat diff read these; they land next"
-)]
 impl FileAt {
     /// Whether the record and the repository settle every line of it.
     pub(crate) fn certain(&self) -> bool {
