@@ -3,7 +3,8 @@
 //! A restore puts a file back as it stood at a moment ([`crate::reads::moment`]). Before it
 //! writes, the file's content now is checked against the record: lines no recorded edit or
 //! commit explains were written by a person or a shell command the record does not hold, and
-//! a restore would lose them. A restore is recorded as a session of its own (its id begins
+//! a restore would lose them. The bytes before are stored once: the ledger keeps a blob it
+//! already holds as it is. A restore is recorded as a session of its own (its id begins
 //! [`SESSION_PREFIX`]): its command as the prompt, then per file a `restore` tool call, whose
 //! output's blob holds the file's bytes before it exactly, and the file touch that wrote it
 //! (a whole write, what it replaced included, or a delete). So blame explains a restored

@@ -340,3 +340,21 @@ fn restore_before_an_edit_in_a_jj_repository() {
     s.env.run(&["restore", "--undo", "--yes"]).ok();
     assert_eq!(s.text("src/app.py"), AFTER_B);
 }
+
+#[test]
+fn the_help_and_the_skill_say_when_to_restore_and_how_to_undo() {
+    let env = Env::new();
+    let help = env.run(&["restore", "--help"]).ok().stdout;
+    for said in [
+        "five minutes ago",
+        "--undo",
+        "--yes",
+        "--force",
+        "--session",
+    ] {
+        assert!(help.contains(said), "{said}: {help}");
+    }
+    let skill = env.run(&["skill"]).ok().stdout;
+    assert!(skill.contains("`--undo --yes` reverts"), "{skill}");
+    assert!(skill.contains("peat restore FILE --before"), "{skill}");
+}

@@ -280,7 +280,14 @@ fn plan(
             let mut plans = Vec::new();
             for abs in touched(views, span)? {
                 let typed = abs.to_string_lossy().into_owned();
-                let wanted = inside(ctx, root, &typed)?;
+                // A session may have written outside this project: never restored from here.
+                let Ok(wanted) = inside(ctx, root, &typed) else {
+                    ctx.ui.note(&format!(
+                        "peat: left alone: {typed} is outside {}",
+                        root.display()
+                    ));
+                    continue;
+                };
                 plans.push(plan_one(views, &wanted, &moment, &typed)?);
             }
             let named = named
