@@ -358,3 +358,23 @@ fn the_help_and_the_skill_say_when_to_restore_and_how_to_undo() {
     assert!(skill.contains("`--undo --yes` reverts"), "{skill}");
     assert!(skill.contains("peat restore FILE --before"), "{skill}");
 }
+
+#[test]
+fn a_file_holding_a_secret_is_never_overwritten_since_the_ledger_cannot_keep_it_whole() {
+    require_git();
+    let s = story(false);
+    let now = format!("{AFTER_B}KEY = \"AKIAZ7Q2XWJ4VHMK3PLN\"\n");
+    std::fs::write(s.work.join("src/app.py"), &now).unwrap();
+    let before_a = s.edit("src/app.py", 0);
+    let r = s.env.run(&[
+        "restore",
+        "src/app.py",
+        "--before",
+        &before_a,
+        "--force",
+        "--yes",
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("redaction rules"), "{}", r.stderr);
+    assert_eq!(s.text("src/app.py"), now);
+}

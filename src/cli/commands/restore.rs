@@ -164,6 +164,19 @@ pub(crate) fn run(ctx: &Ctx, args: &RestoreArgs) -> Result<u8, CliError> {
         .join(" ");
     let mut set = record(ctx, &session, &root, &command, &label, &writes);
     crate::redact::apply::write_set(ctx.redactor().get()?, &mut set);
+    // A file holding what the store's rules keep out (a key, a token) cannot be kept whole
+    // for an undo: it is never overwritten, --force or not.
+    for p in &writes {
+        if let Some(now) = &p.plan.now
+            && !set.blobs.iter().any(|(id, _)| *id == BlobId::of(now))
+        {
+            return Err(CliError::user(format!(
+                "{} holds text the store's redaction rules keep out (a key or a token): the ledger cannot keep it whole, so a restore could not be undone: nothing written",
+                p.path
+            ))
+            .hint("Commit it or copy it elsewhere first; git or jj keeps it, and then restore."));
+        }
+    }
     ledger.write(set)?;
     for p in &writes {
         apply(&p.plan).map_err(|e| {
