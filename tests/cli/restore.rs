@@ -378,3 +378,39 @@ fn a_file_holding_a_secret_is_never_overwritten_since_the_ledger_cannot_keep_it_
     assert!(r.stderr.contains("redaction rules"), "{}", r.stderr);
     assert_eq!(s.text("src/app.py"), now);
 }
+
+#[test]
+fn without_a_repository_the_record_alone_restores_inside_the_project_folder() {
+    let env = Env::new();
+    let work = env.path("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    let app = work.join("src/app.py").to_string_lossy().into_owned();
+    let mut a = vec![prompt(SESSION_A, 1, 5, "write the app")];
+    a.extend(tool(
+        SESSION_A,
+        2,
+        5,
+        "Write",
+        json!({"file_path": app, "content": COMMITTED}),
+    ));
+    a.extend(tool(
+        SESSION_A,
+        4,
+        6,
+        "Edit",
+        json!({"file_path": app, "old_string": "    pass\n", "new_string": "    run()\n", "replace_all": false}),
+    ));
+    std::fs::write(work.join("src/app.py"), AFTER_A).unwrap();
+    let ta = transcript(&env, "a.jsonl", &a);
+    env.run(&["capture", &ta]).ok();
+    let s = Story { env, work };
+    let edit = s.edit("src/app.py", 1);
+    s.env
+        .run(&["restore", "src/app.py", "--before", &edit, "--yes"])
+        .ok();
+    assert_eq!(s.text("src/app.py"), COMMITTED);
+    let r = s
+        .env
+        .run(&["restore", "../a.jsonl", "--before", &edit, "--yes"]);
+    assert!(r.stderr.contains("outside"), "{}", r.stderr);
+}

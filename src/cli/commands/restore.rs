@@ -113,11 +113,6 @@ pub(crate) fn run(ctx: &Ctx, args: &RestoreArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
     let ask = ask(ctx, &views, args)?;
     let (label, planned) = plan(ctx, &views, &ledger, &root, &ask, args.force)?;
-    let handles = Handles::new(&views.tables);
-    let label = match &ask {
-        Ask::Undo(s) => format!("undoing {}", handles.of(s)),
-        _ => label,
-    };
     let session = restore_session(&views, ctx.now_ms)?;
     drop(views);
     drop(ledger);
@@ -351,7 +346,11 @@ fn plan(
                     later: Vec::new(),
                 });
             }
-            (String::new(), plans, Vec::new())
+            (
+                format!("undoing {}", handles.of(session)),
+                plans,
+                Vec::new(),
+            )
         }
     };
     let mut out = Vec::new();
