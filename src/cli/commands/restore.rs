@@ -24,8 +24,8 @@ use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId, TouchOp};
 /// file is rebuilt as `peat blame --at` sees it (the repository's file at the last commit
 /// before the moment, with the recorded edits made since applied in order), for any session
 /// and any day. It prints the diff it would apply and writes only with `--yes` (or when you
-/// answer `y` at a terminal). A deleted file comes back; a file that did not exist then is
-/// deleted.
+/// answer `y` at a terminal); unconfirmed, it exits 1 having written nothing. A deleted file
+/// comes back; a file that did not exist then is deleted.
 ///
 /// Nothing is lost: the file's content before is kept in the ledger, and the restore is
 /// recorded as a session of its own (`peat log`, `peat FILE` and blame show it). `peat restore
@@ -129,7 +129,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RestoreArgs) -> Result<u8, CliError> {
             print_json(&label, &planned, None)?;
         }
         ctx.ui
-            .note("peat: nothing to restore: every file already holds what it held then");
+            .note("peat: nothing to restore: each file already holds what it held then, or was left alone");
         return Ok(0);
     }
     if !confirmed(ctx, args.yes)? {
