@@ -12,6 +12,7 @@ use crate::cli::hook::desk::{CURRENT_SESSION, read_current_session};
 use crate::cli::hook::install::{self, Harness, UserLevel};
 use crate::ledger::space;
 use crate::reads::files::Wanted;
+use crate::reads::moment::{Moment, MomentError};
 use crate::views::Views;
 use crate::views::handle::{Handles, NoSession};
 use crate::views::session::newest_first;
@@ -87,6 +88,53 @@ fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionI
             ))
             .hint("Give more characters of the id."))
         }
+    }
+}
+
+/// The moment `when` names, as `--at` spells it: a day (YYYY-MM-DD: its end), an instant
+/// (2026-08-10T19:18:11Z), a session (after its last event) or SESSION:SEQ (just after that
+/// event). `flag` is the option it came from, for the hint.
+pub(crate) fn parse_moment(
+    ctx: &Ctx,
+    views: &Views,
+    when: &str,
+    flag: &str,
+) -> Result<Moment, CliError> {
+    if let Some(ms) = crate::vocab::time::end_of_local_day(when, &ctx.tz) {
+        return Ok(Moment::Instant(ms));
+    }
+    if let Some(ms) = crate::vocab::time::parse_iso_ms(when) {
+        return Ok(Moment::Instant(ms));
+    }
+    let (prefix, seq) = match when.rsplit_once(':') {
+        Some((s, n)) if n.parse::<Seq>().is_ok() => (s, n.parse::<Seq>().ok()),
+        _ => (when, None),
+    };
+    let session = resolve_in_views(views, prefix).map_err(|e| {
+        e.hint(format!("{flag} takes a day (YYYY-MM-DD), an instant (2026-08-10T19:18:11Z), a session, or SESSION:SEQ."))
+    })?;
+    Ok(match seq {
+        Some(seq) => Moment::After(EventId { session, seq }),
+        None => Moment::EndOf(session),
+    })
+}
+
+/// A moment the views could not place, as a sentence and what to do.
+pub(crate) fn moment_error(views: &Views, e: MomentError) -> CliError {
+    let handles = Handles::new(&views.tables);
+    match e {
+        MomentError::View(e) => e.into(),
+        MomentError::NoEvent(id) => {
+            let session = handles.of(&id.session);
+            let err = CliError::user(format!("session {session} has no event {}", id.seq));
+            match views.behind() {
+                0 => err.hint(format!("`peat show {session}` lists its events.")),
+                n => err.hint(format!(
+                    "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes."
+                )),
+            }
+        }
+        MomentError::NoSession(s) => CliError::user(format!("no session {}", handles.of(&s))),
     }
 }
 

@@ -8,6 +8,8 @@ pub(crate) mod commits;
 pub(crate) mod files;
 pub(crate) mod ladder;
 pub(crate) mod log;
+pub(crate) mod moment;
 pub(crate) mod recall;
 pub(crate) mod resolve;
+pub(crate) mod restore;
 pub(crate) mod vcs;

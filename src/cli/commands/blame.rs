@@ -5,17 +5,17 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::shared::{moment_error, parse_moment};
 use crate::cli::ui::clip;
-use crate::reads::blame::{Blame, LineOrigin, Placement, Record, blame, blame_at};
+use crate::reads::blame::{Blame, LineOrigin, Placement, blame};
 use crate::reads::files::{
-    FileEdit, Prompt, Prompts, Wanted, applied_changes, edits_of, recorded_paths, under_names,
+    FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths, under_names,
 };
 use crate::reads::ladder::noun;
+use crate::reads::moment::Recorded;
 use crate::reads::vcs::{FileHistory, LineCommit};
 use crate::views::handle::Handles;
-use crate::views::source::EventSource;
-use crate::vocab::change::Change;
-use crate::vocab::event::{EventId, Seq, SessionId};
+use crate::vocab::event::SessionId;
 
 /// Show which session and prompt last wrote each line of a file
 ///
@@ -132,8 +132,12 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     // The views answer, beside a writer too; `--at SESSION:SEQ` reads that event's time
     // from their copy of the ledger (`EventSource`).
     let (_ledger, views, _model) = ctx.read_views()?;
-    let source = EventSource::of(&views);
     let handles = Handles::new(&views.tables);
+    let moment = args
+        .at
+        .as_deref()
+        .map(|when| parse_moment(ctx, &views, when, "--at"))
+        .transpose()?;
     let current = if exists {
         std::fs::read_to_string(&abs).map_err(|e| {
             CliError::user(format!("cannot read {} as text: {e}", args.file))
@@ -150,31 +154,28 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     let attribute = |paths: &std::collections::BTreeSet<String>,
                      past: &mut Option<FileHistory>|
      -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
-        let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
-            applied_changes(&views, paths)?.into_iter().unzip();
-        let times: Vec<i64> = edits.iter().map(|e| e.ts_ms).collect();
-        let record = Record {
-            changes: &changes,
-            times: &times,
-        };
+        let recorded = Recorded::of(&views, paths)?;
         // Edits recorded before their changes were kept explain no line, but they did happen.
-        if edits.is_empty() && !edits_of(&views, paths)?.iter().any(|e| !e.failed) {
+        if recorded.edits.is_empty() && !edits_of(&views, paths)?.iter().any(|e| !e.failed) {
             return Ok(None);
         }
-        let result = match &args.at {
-            None => blame(&current, record, past),
-            Some(when) => {
-                let (cut, moment) = cut_at(ctx, source, &views, &edits, when)?;
-                blame_at(exists.then_some(current.as_str()), record, cut, moment, past).ok_or_else(|| {
-                    CliError::user(format!(
-                        "the record cannot tell what {} held at {when}",
-                        args.file
-                    ))
-                    .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
-                })?
+        let result = match (&args.at, &moment) {
+            (Some(when), Some(moment)) => {
+                recorded
+                    .at(&views, moment, exists.then_some(current.as_str()), past)
+                    .map_err(|e| moment_error(&views, e))?
+                    .ok_or_else(|| {
+                        CliError::user(format!(
+                            "the record cannot tell what {} held at {when}",
+                            args.file
+                        ))
+                        .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
+                    })?
+                    .blame
             }
+            _ => blame(&current, recorded.record(), past),
         };
-        Ok(Some((edits, result)))
+        Ok(Some((recorded.edits, result)))
     };
     let mut paths = recorded_paths(&views, &wanted)?;
     let first = attribute(&paths, &mut past);
@@ -470,64 +471,6 @@ fn parse_range(s: &str) -> Result<(usize, usize), CliError> {
             Ok((a, b))
         }
         None => num(s).map(|n| (n, n)).ok_or_else(bad),
-    }
-}
-
-/// How many of `edits` (ledger order) had happened at the moment `when` names, and that
-/// moment (ms since the epoch).
-fn cut_at(
-    ctx: &Ctx,
-    source: EventSource<'_>,
-    views: &crate::views::Views,
-    edits: &[FileEdit],
-    when: &str,
-) -> Result<(usize, i64), CliError> {
-    let by_time = |ms: i64| (edits.iter().filter(|e| e.ts_ms <= ms).count(), ms);
-    if let Some(ms) = crate::vocab::time::end_of_local_day(when, &ctx.tz) {
-        return Ok(by_time(ms));
-    }
-    if let Some(ms) = crate::vocab::time::parse_iso_ms(when) {
-        return Ok(by_time(ms));
-    }
-    let (prefix, seq) = match when.rsplit_once(':') {
-        Some((s, n)) if n.parse::<Seq>().is_ok() => (s, n.parse::<Seq>().ok()),
-        _ => (when, None),
-    };
-    let session = crate::cli::shared::resolve_in_views(views, prefix).map_err(|e| {
-        e.hint("--at takes a day (YYYY-MM-DD), an instant (2026-08-10T19:18:11Z), a session, or SESSION:SEQ.")
-    })?;
-    let handles = Handles::new(&views.tables);
-    match seq {
-        Some(seq) => {
-            let id = EventId {
-                session: session.clone(),
-                seq,
-            };
-            let env = source.get(&id)?.ok_or_else(|| {
-                let err =
-                    CliError::user(format!("session {} has no event {seq}", handles.of(&session)));
-                match views.behind() {
-                    0 => err.hint(format!("`peat show {}` lists its events.", handles.of(&session))),
-                    n => err.hint(format!(
-                        "A capture is still writing ({n} recorded changes not shown yet): run it again once that finishes."
-                    )),
-                }
-            })?;
-            let key = (env.ts_ms, &session, seq);
-            let cut = edits
-                .iter()
-                .filter(|e| (e.ts_ms, &e.session, e.seq) <= key)
-                .count();
-            Ok((cut, env.ts_ms))
-        }
-        None => {
-            let rollup = views
-                .tables
-                .session(&session)?
-                .ok_or_else(|| CliError::user(format!("no session {}", handles.of(&session))))?;
-            // A session with no event has no moment: nothing of it had happened.
-            Ok(rollup.end_ms.map_or((0, i64::MIN), by_time))
-        }
     }
 }
 
