@@ -30,6 +30,9 @@ const MAX_CALLS: usize = 32;
 /// past this the oldest is forgotten.
 const MAX_EXEC_SESSIONS: usize = 16;
 
+/// The multi-agent tool whose output names the agent thread it started.
+const SPAWN_TOOL: &str = "spawn_agent";
+
 /// Prefixes of user-role messages the harness injected.
 const HARNESS_PREFIXES: &[&str] = &[
     "<environment_context>",
@@ -143,6 +146,9 @@ struct Call {
     /// For `write_stdin`: the exec session it polls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     poll: Option<String>,
+    /// For `spawn_agent`: the agent its output says it started (see [`spawned_agent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
     /// The output arrived; kept (until the turn closes) only for a later patch_apply_end.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     answered: bool,
@@ -150,18 +156,21 @@ struct Call {
     failed: bool,
 }
 
-/// A process an `exec_command` started and left running.
 impl Call {
+    /// The call's ToolCall event as now known: failed or not, and the agent it started.
+    fn event(&self) -> Event {
+        Event::ToolCall {
+            tool: self.tool.clone(),
+            detail: self.detail.clone(),
+            ok: !self.failed,
+            agent: self.agent.clone(),
+        }
+    }
+
     /// Re-emit the call as failed: its ToolCall with `ok: false`, its touches `failed`.
     fn fail(&mut self, out: &mut Emit) {
         self.failed = true;
-        let event = Event::ToolCall {
-            tool: self.tool.clone(),
-            detail: self.detail.clone(),
-            ok: false,
-            agent: None,
-        };
-        out.event(self.seq, self.ts, event);
+        out.event(self.seq, self.ts, self.event());
         for (seq, ts, touch) in &mut self.touches {
             if let Event::FileTouch { failed, .. } = touch {
                 *failed = true;
@@ -171,6 +180,7 @@ impl Call {
     }
 }
 
+/// A process an `exec_command` started and left running.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct ExecSession {
     /// The process's session id, as `write_stdin` names it.
@@ -660,6 +670,7 @@ impl Codex {
             touches,
             commit: call.commit,
             poll: call.poll,
+            agent: None,
             answered: false,
             failed: false,
         });
@@ -748,6 +759,13 @@ impl Codex {
             None => {
                 if (output.failed() || said_failed) && !call.failed {
                     self.fail_call(i, out);
+                }
+                if self.calls[i].tool == SPAWN_TOOL
+                    && let Some(agent) = spawned_agent(&output.text)
+                {
+                    let call = &mut self.calls[i];
+                    call.agent = Some(agent);
+                    out.event(call.seq, call.ts, call.event());
                 }
                 let call = &self.calls[i];
                 match running_session(&output.text) {
@@ -1194,7 +1212,7 @@ fn patch_item(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
         PatchOp::Add { path, content } => (
             absolute(&path, base),
             TouchOp::PatchAdd,
-            Change::write(content),
+            Change::created(content),
         ),
         PatchOp::Update {
             path,
@@ -1252,7 +1270,10 @@ fn file_change(c: &Value, base: Option<&str>) -> Option<(TouchOp, Change)> {
             .to_string()
     };
     match kind.as_str() {
-        "add" | "create" => Some((TouchOp::PatchAdd, Change::write(text(&["content", "diff"])))),
+        "add" | "create" => Some((
+            TouchOp::PatchAdd,
+            Change::created(text(&["content", "diff"])),
+        )),
         "delete" | "remove" => Some((TouchOp::PatchDelete, Change::Delete)),
         "update" | "modify" => {
             let move_to = str_at(body, "move_path")
@@ -1368,6 +1389,18 @@ impl Output {
     }
 }
 
+/// The agent a `spawn_agent` call started, from its output (a JSON object): the new
+/// thread's id (`agent_id`), which is the subagent rollout's session id, else the task name
+/// multi-agent v2 answers with instead (`task_name`, the agent's path).
+fn spawned_agent(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text.trim()).ok()?;
+    ["agent_id", "task_name"]
+        .into_iter()
+        .find_map(|k| str_at(&v, k))
+        .filter(|a| !a.is_empty())
+        .map(str::to_string)
+}
+
 /// The exit code in an output's header: `Exit code: N`, `Process exited with code N`, or the
 /// sandbox's `…, exit code: N, stdout: …`. The header is what precedes the `Output:` line, or
 /// the first line when there is none.
@@ -1448,6 +1481,7 @@ fn thread_id_in_stem(stem: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::capture::{parse_str, reader};
+    use crate::vocab::change::Before;
     use crate::vocab::event::Vcs;
     use serde_json::json;
     use std::collections::BTreeMap;
@@ -1622,7 +1656,7 @@ mod tests {
         assert_eq!(add.2, TouchOp::PatchAdd);
         assert_eq!(
             add.4,
-            Some(Change::write("export const health = () => \"ok\";\n"))
+            Some(Change::created("export const health = () => \"ok\";\n"))
         );
         let upd = touch(&out, "/home/dev/tiny-api/src/routes/index.ts");
         assert_eq!(upd.2, TouchOp::PatchUpdate);
@@ -1744,7 +1778,7 @@ mod tests {
         assert_eq!(add.2, TouchOp::PatchAdd);
         assert_eq!(
             add.4,
-            Some(Change::write("# Rate limits\n20 req/s per token.\n"))
+            Some(Change::created("# Rate limits\n20 req/s per token.\n"))
         );
         assert_eq!(upd.2, TouchOp::PatchUpdate);
         match upd.4 {
@@ -1905,7 +1939,7 @@ mod tests {
         );
         assert_eq!(
             touch(&out, "/home/dev/acme-api/docs/new.md").4,
-            Some(Change::write("# New\n"))
+            Some(Change::created("# New\n"))
         );
         assert_eq!(
             touch(&out, "/home/dev/acme-api/docs/gone.md").4,
@@ -1975,7 +2009,7 @@ mod tests {
         assert_eq!(texts(&out, "final"), vec!["Created hello.txt."]);
         let hello = touch(&out, "/tmp/codex-run/hello.txt");
         assert_eq!(hello.2, TouchOp::PatchAdd);
-        assert_eq!(hello.4, Some(Change::write("hi\n")));
+        assert_eq!(hello.4, Some(Change::created("hi\n")));
         let notes = touch(&out, "/tmp/codex-run/notes.md");
         assert_eq!(notes.2, TouchOp::PatchUpdate);
         assert!(matches!(
@@ -2059,6 +2093,108 @@ mod tests {
             })
             .session(),
             None
+        );
+    }
+
+    /// The agent each `spawn_agent` call's event records, in call order.
+    fn spawned(out: &Emit) -> Vec<Option<String>> {
+        out.events
+            .values()
+            .filter_map(|(_, e)| match e {
+                Event::ToolCall { tool, agent, .. } if tool == SPAWN_TOOL => Some(agent.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_spawn_agent_call_records_the_thread_its_output_names() {
+        let line = |payload: &str| {
+            json_line(&format!(
+                r#"{{"timestamp":"2026-05-04T10:00:00Z","type":"response_item","payload":{payload}}}"#
+            ))
+        };
+        let lines = [
+            json_line(r#"{"type":"session_meta","payload":{"id":"parent","cwd":"/w"}}"#),
+            line(
+                r#"{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"map the routes\"}","call_id":"call_v1"}"#,
+            ),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_v1","output":"{\"agent_id\":\"019a7c3e-0001-7d40-9c1e-2f6a8b0c4d11\",\"nickname\":\"Ada\"}"}"#,
+            ),
+            // Multi-agent v2 answers with the agent's task path instead of its thread.
+            line(
+                r#"{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"test it\",\"task_name\":\"tester\"}","call_id":"call_v2"}"#,
+            ),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_v2","output":"{\"task_name\":\"/root/tester\",\"nickname\":null}"}"#,
+            ),
+            // A refusal names no agent.
+            line(
+                r#"{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"again\"}","call_id":"call_deep"}"#,
+            ),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_deep","output":"Agent depth limit reached. Solve the task yourself."}"#,
+            ),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        assert_eq!(
+            spawned(&out),
+            vec![
+                Some("019a7c3e-0001-7d40-9c1e-2f6a8b0c4d11".to_string()),
+                Some("/root/tester".to_string()),
+                None
+            ]
+        );
+        // Another tool's output that happens to be such an object names no agent.
+        let other = [
+            lines[0].clone(),
+            line(r#"{"type":"function_call","name":"wait","arguments":"{}","call_id":"call_w"}"#),
+            line(
+                r#"{"type":"function_call_output","call_id":"call_w","output":"{\"agent_id\":\"x\"}"}"#,
+            ),
+        ];
+        let (_, out) = feed(&other, &FileHints::default());
+        assert!(
+            out.events
+                .values()
+                .all(|(_, e)| !matches!(e, Event::ToolCall { agent: Some(_), .. })),
+            "{:?}",
+            all(&out)
+        );
+    }
+
+    #[test]
+    fn an_add_file_records_that_the_file_did_not_exist_before() {
+        let patch = "*** Begin Patch\n*** Add File: docs/new.md\n+# New\n+two\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch\n";
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "s", "cwd": "/w"}}),
+            json!({"type": "response_item", "payload": {"type": "custom_tool_call",
+                "name": "apply_patch", "call_id": "c1", "input": patch}}),
+            // What patch_apply_end says Codex applied: an add, in its own shape.
+            json!({"type": "event_msg", "payload": {"type": "patch_apply_end", "call_id": "c2",
+                "success": true, "changes": {"/w/docs/other.md": {"type": "add", "content": "other\n"}}}}),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        let new = touch(&out, "/w/docs/new.md");
+        assert_eq!(new.2, TouchOp::PatchAdd);
+        assert_eq!(
+            new.4,
+            Some(Change::Write {
+                content: "# New\ntwo\n".into(),
+                before: Some(Before::Nothing)
+            })
+        );
+        assert!(matches!(
+            touch(&out, "/w/src/a.rs").4,
+            Some(Change::Patch { .. })
+        ));
+        assert_eq!(
+            touch(&out, "/w/docs/other.md").4,
+            Some(Change::Write {
+                content: "other\n".into(),
+                before: Some(Before::Nothing)
+            })
         );
     }
 

@@ -102,6 +102,7 @@ pub(crate) enum Command {
     Skill(commands::skill::SkillArgs),
     Model(commands::model::ModelArgs),
     Redact(commands::redact::RedactArgs),
+    Restore(commands::restore::RestoreArgs),
 }
 
 /// Parse the command line and run it. Returns the process exit code.
@@ -194,6 +195,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Skill(a) => commands::skill::run(ctx, a),
         Command::Model(a) => commands::model::run(ctx, a),
         Command::Redact(a) => commands::redact::run(ctx, a),
+        Command::Restore(a) => commands::restore::run(ctx, a),
     }
 }
 

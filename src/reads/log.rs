@@ -3,8 +3,9 @@
 //! the subagent sessions it started, nested under the call that started them.
 //!
 //! A subagent is placed by the record first: under the call whose result named it (a Claude
-//! `Task`/`Agent` call records the agent id it started), and the harness's compaction agent
-//! at the compaction it wrote. Only a ledger captured before calls recorded their agent falls
+//! `Task`/`Agent` call records the agent id it started, a Codex `spawn_agent` call the thread
+//! id that is the subagent rollout's own session id), and the harness's compaction agent at
+//! the compaction it wrote. Only a ledger captured before calls recorded their agent falls
 //! back to time (the last agent-starting call before the subagent began), and says so.
 //!
 //! The steps are materialised by the views' fold ([`crate::views::steps`], each edit sized
@@ -21,6 +22,10 @@ use crate::vocab::event::{HOOK_FINAL_SEQ, Seq, SessionId};
 
 /// How deep subagents nest in a log (a subagent's own subagents, and so on).
 const MAX_DEPTH: usize = 4;
+
+/// The tools that start a subagent: Claude Code's `Task` (later `Agent`), Codex's
+/// `spawn_agent`.
+const SPAWN_TOOLS: [&str; 3] = ["Task", "Agent", "spawn_agent"];
 
 /// One step with where it sits.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -167,10 +172,12 @@ fn build(
 /// Where the subagent `child`, which began at `start`, sits among its parent's entries: see
 /// the module documentation.
 fn place(entries: &[Entry], child: &SessionId, start: i64) -> Option<(usize, Placed)> {
-    let agent = child.subagent().map(|(_, agent)| agent);
-    let by_call = entries.iter().position(
-        |e| matches!(&e.step, Step::Tool { agent: Some(a), .. } if Some(a.as_str()) == agent),
-    );
+    // What a call's result names it by: a Claude subagent's agent id, or (a Codex subagent)
+    // its own session id, the thread id `spawn_agent` answered with.
+    let agent = child.subagent().map_or(child.as_str(), |(_, agent)| agent);
+    let by_call = entries
+        .iter()
+        .position(|e| matches!(&e.step, Step::Tool { agent: Some(a), .. } if a == agent));
     if let Some(i) = by_call {
         return Some((i, Placed::Call));
     }
@@ -188,12 +195,11 @@ fn place(entries: &[Entry], child: &SessionId, start: i64) -> Option<(usize, Pla
     starting_call(entries, start).map(|i| (i, Placed::Time))
 }
 
-/// The time rule, for a subagent no record links: the last agent-starting tool call (Task,
-/// Agent) at or before `start`, else the last step of any kind at or before it.
+/// The time rule, for a subagent no record links: the last agent-starting tool call (see
+/// [`SPAWN_TOOLS`]) at or before `start`, else the last step of any kind at or before it.
 fn starting_call(entries: &[Entry], start: i64) -> Option<usize> {
     let before = |e: &Entry| e.ts_ms <= start;
-    let spawns =
-        |e: &Entry| matches!(&e.step, Step::Tool { tool, .. } if tool == "Task" || tool == "Agent");
+    let spawns = |e: &Entry| matches!(&e.step, Step::Tool { tool, .. } if SPAWN_TOOLS.contains(&tool.as_str()));
     entries
         .iter()
         .rposition(|e| before(e) && spawns(e))
@@ -389,6 +395,41 @@ mod tests {
         assert_eq!(
             place(&entries[..3], &compactor, 4 * HOUR),
             Some((0, Placed::Compaction))
+        );
+    }
+
+    #[test]
+    fn a_codex_subagent_nests_under_the_spawn_agent_call_that_named_its_thread() {
+        let spawn = |ts_ms: i64, thread: Option<&str>| {
+            let mut e = entry(ts_ms, "spawn_agent");
+            if let Step::Tool { agent, .. } = &mut e.step {
+                *agent = thread.map(str::to_string);
+            }
+            e
+        };
+        let (first, second) = (
+            "019a7c3e-0001-7d40-9c1e-2f6a8b0c4d11",
+            "019a7c3e-0002-7d40-9c1e-2f6a8b0c4d11",
+        );
+        let entries = [
+            spawn(0, Some(first)),
+            entry(HOUR, "exec_command"),
+            spawn(2 * HOUR, Some(second)),
+            spawn(3 * HOUR, None),
+        ];
+        // The first thread began after every spawn: still under the call that named it.
+        assert_eq!(
+            place(&entries, &SessionId(first.into()), 4 * HOUR),
+            Some((0, Placed::Call))
+        );
+        assert_eq!(
+            place(&entries, &SessionId(second.into()), 4 * HOUR),
+            Some((2, Placed::Call))
+        );
+        // A thread no call names: the last spawn_agent before it began, by time.
+        assert_eq!(
+            place(&entries, &SessionId("019a7c3e-0003".into()), 4 * HOUR),
+            Some((3, Placed::Time))
         );
     }
 

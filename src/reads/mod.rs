@@ -12,4 +12,5 @@ pub(crate) mod log;
 pub(crate) mod moment;
 pub(crate) mod recall;
 pub(crate) mod resolve;
+pub(crate) mod restore;
 pub(crate) mod vcs;

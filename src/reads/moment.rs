@@ -71,17 +71,8 @@ pub(crate) struct FileAt {
     /// Each line's origin as of then, and each edit's placement (those after the moment
     /// [`Placement::Later`]).
     pub(crate) blame: Blame,
-    #[expect(
-        dead_code,
-        reason = "peat restore and peat diff read it; they land next"
-    )]
     pub(crate) cut: Cut,
 }
-
-#[expect(
-    dead_code,
-    reason = "peat restore and peat diff read these; they land next"
-)]
 impl FileAt {
     /// Whether the record and the repository settle every line of it.
     pub(crate) fn certain(&self) -> bool {
@@ -201,5 +192,113 @@ impl Recorded {
             }
             _ => !blame.text.is_empty(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reads::files::fixture::{Store, touch};
+    use crate::vocab::change::Replacement;
+    use crate::vocab::event::{Seq, TouchOp};
+
+    const FILE: &str = "/nowhere/peat-moment-test/f.txt";
+
+    fn id(session: &str, seq: u32) -> EventId {
+        EventId {
+            session: SessionId(session.into()),
+            seq: Seq(seq),
+        }
+    }
+
+    /// s1 writes the file at 100 and edits it at 200; s2 deletes it at 300 and writes it
+    /// anew at 400. No repository holds it.
+    fn story() -> Store {
+        let store = Store::new();
+        let (one, three) = (Change::write("one\n"), Change::write("three\n"));
+        let two = Change::Edit(Replacement {
+            old: "one\n".into(),
+            new: "two\n".into(),
+            replace_all: false,
+        });
+        store.write(
+            vec![
+                ("s1", 2, 100, touch(FILE, TouchOp::Write, &one)),
+                ("s1", 3, 200, touch(FILE, TouchOp::Edit, &two)),
+                (
+                    "s2",
+                    2,
+                    300,
+                    touch(FILE, TouchOp::PatchDelete, &Change::Delete),
+                ),
+                ("s2", 4, 400, touch(FILE, TouchOp::Write, &three)),
+            ],
+            &[&one, &two, &Change::Delete, &three],
+        );
+        store
+    }
+
+    fn text_at(store: &Store, moment: Moment) -> Option<String> {
+        let (_l, views) = store.open();
+        let recorded = Recorded::of(&views, &BTreeSet::from([FILE.to_string()])).unwrap();
+        let at = recorded
+            .at(&views, &moment, Some("three\n"), &mut None)
+            .unwrap()
+            .unwrap();
+        assert!(at.certain());
+        at.text
+    }
+
+    #[test]
+    fn just_before_an_event_leaves_it_out_and_just_after_takes_it_in() {
+        let store = story();
+        assert_eq!(
+            text_at(&store, Moment::Before(id("s1", 3))),
+            Some("one\n".into())
+        );
+        assert_eq!(
+            text_at(&store, Moment::After(id("s1", 3))),
+            Some("two\n".into())
+        );
+        assert_eq!(text_at(&store, Moment::Instant(150)), Some("one\n".into()));
+        assert_eq!(
+            text_at(&store, Moment::EndOf(SessionId("s1".into()))),
+            Some("two\n".into())
+        );
+    }
+
+    #[test]
+    fn after_a_delete_the_file_did_not_exist_and_a_later_write_brings_it_back() {
+        let store = story();
+        assert_eq!(text_at(&store, Moment::Instant(350)), None);
+        assert_eq!(text_at(&store, Moment::Before(id("s2", 4))), None);
+        assert_eq!(
+            text_at(&store, Moment::Instant(450)),
+            Some("three\n".into())
+        );
+    }
+
+    #[test]
+    fn the_edits_applied_are_those_up_to_the_moment() {
+        let store = story();
+        let (_l, views) = store.open();
+        let recorded = Recorded::of(&views, &BTreeSet::from([FILE.to_string()])).unwrap();
+        let at = recorded
+            .at(&views, &Moment::Instant(250), Some("three\n"), &mut None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(at.applied().collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(at.cut, Cut { edits: 2, ms: 250 });
+    }
+
+    #[test]
+    fn an_event_the_session_does_not_hold_is_named() {
+        let store = story();
+        let (_l, views) = store.open();
+        let recorded = Recorded::of(&views, &BTreeSet::from([FILE.to_string()])).unwrap();
+        let err = recorded
+            .cut(&views, &Moment::After(id("s1", 99)))
+            .unwrap_err();
+        assert!(matches!(err, MomentError::NoEvent(e) if e == id("s1", 99)));
     }
 }

@@ -226,6 +226,14 @@ impl Change {
         }
     }
 
+    /// A whole-file write of `content` that made the file (an apply_patch `Add File`).
+    pub(crate) fn created(content: impl Into<String>) -> Change {
+        Change::Write {
+            content: content.into(),
+            before: Some(Before::Nothing),
+        }
+    }
+
     /// The canonical bytes stored in the blob store (and hashed for the id).
     pub(crate) fn to_blob(&self) -> (BlobId, Vec<u8>) {
         // Serializing these plain structs cannot fail.

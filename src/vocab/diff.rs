@@ -2,7 +2,7 @@
 
 use similar::TextDiff;
 
-use crate::vocab::change::{Change, Hunk, Replacement};
+use crate::vocab::change::{Before, Change, Hunk, Replacement};
 
 /// Lines an edit added and removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -30,6 +30,14 @@ pub(crate) fn size(change: &Change) -> Size {
             }
             total
         }
+        // A write over a file it says it replaced changed only the lines that differ.
+        Change::Write {
+            before: Some(Before::File { differs }),
+            ..
+        } => Size {
+            added: differs.iter().map(|d| d.len).sum(),
+            removed: differs.iter().map(|d| d.was.len()).sum(),
+        },
         Change::Write { content, .. } => Size {
             added: lines(content),
             removed: 0,
@@ -318,6 +326,33 @@ mod tests {
             unified("n.txt", &w),
             "--- n.txt\n+++ n.txt\n@@ -5,4 +5,4 @@\n e\n f\n g\n-h\n+H\n"
         );
+    }
+
+    #[test]
+    fn a_write_that_changes_one_line_of_a_ten_line_file_is_one_line_added_and_one_removed() {
+        let was: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+        let content = was.replace("line 7\n", "line seven\n");
+        let over = |before| Change::Write {
+            content: content.clone(),
+            before,
+        };
+        assert_eq!(
+            size(&over(Some(Before::between(&was, &content)))),
+            Size {
+                added: 1,
+                removed: 1
+            }
+        );
+        // A write that made the file, or that does not say what it replaced, wrote it all.
+        for before in [Some(Before::Nothing), None] {
+            assert_eq!(
+                size(&over(before)),
+                Size {
+                    added: 10,
+                    removed: 0
+                }
+            );
+        }
     }
 
     #[test]

@@ -421,7 +421,7 @@ fn in_a_jj_repository_colocated_with_git_every_line_and_moment_names_what_wrote_
 /// Session A's Write of `content` over `file` at 09:06, answering "add subtraction", and its
 /// result as Claude Code records it, with `said` (what the file was before) in its
 /// `toolUseResult`; captured.
-fn write_saying(env: &Env, file: &str, content: &str, said: Value) {
+pub fn write_saying(env: &Env, file: &str, content: &str, said: Value) {
     let id = "toolu_write_over";
     let mut result = json!({"type": "update", "filePath": file, "content": content});
     for (k, v) in said.as_object().unwrap() {

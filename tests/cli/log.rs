@@ -291,3 +291,171 @@ fn a_subagent_sits_under_its_own_call_and_a_compaction_agent_at_its_compaction()
     let text = env.run(&["log", &SESSION_A[..8]]).ok().stdout;
     assert!(!text.contains("placed by time"), "{text}");
 }
+
+const CODEX_PARENT: &str = "019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11";
+const CODEX_EXPLORER: &str = "019a7c41-0001-7d40-9c1e-2f6a8b0c4d11";
+const CODEX_TESTER: &str = "019a7c41-0002-7d40-9c1e-2f6a8b0c4d11";
+
+/// A Codex rollout line at `hh:mm` on the test day.
+fn codex_line(hh_mm: &str, ty: &str, payload: Value) -> String {
+    json!({"timestamp": format!("2026-07-14T{hh_mm}:00.000Z"), "type": ty, "payload": payload})
+        .to_string()
+}
+
+/// A `spawn_agent` call and the output naming the thread it started.
+fn spawn_agent(hh_mm: &str, call: &str, message: &str, thread: &str) -> [String; 2] {
+    [
+        codex_line(
+            hh_mm,
+            "response_item",
+            json!({"type": "function_call", "name": "spawn_agent", "call_id": call,
+                "arguments": json!({"message": message}).to_string()}),
+        ),
+        codex_line(
+            hh_mm,
+            "response_item",
+            json!({"type": "function_call_output", "call_id": call,
+                "output": json!({"agent_id": thread, "nickname": null}).to_string()}),
+        ),
+    ]
+}
+
+/// A spawned agent's own rollout: its thread named as spawned by the parent, asked at `from`,
+/// answering at `to`.
+fn codex_subagent(env: &Env, thread: &str, from: &str, to: &str) -> String {
+    let lines = [
+        codex_line(
+            from,
+            "session_meta",
+            json!({"id": thread, "cwd": "/home/dev/acme-api", "originator": "codex_cli_rs",
+                "cli_version": "0.130.0", "source": {"subagent": {"thread_spawn":
+                    {"parent_thread_id": CODEX_PARENT, "depth": 1, "agent_nickname": "Ada",
+                     "agent_role": "explorer"}}}}),
+        ),
+        codex_line(
+            from,
+            "response_item",
+            json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "look around"}]}),
+        ),
+        codex_line(
+            to,
+            "response_item",
+            json!({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("{thread} looked around")}]}),
+        ),
+    ];
+    transcript(
+        env,
+        &format!(
+            "rollout-2026-07-14T{}-00-{thread}.jsonl",
+            from.replace(':', "-")
+        ),
+        &lines,
+    )
+}
+
+#[test]
+fn a_codex_subagent_sits_under_the_spawn_agent_call_that_named_its_thread() {
+    let env = Env::new();
+    let mut lines = vec![
+        codex_line(
+            "09:00",
+            "session_meta",
+            json!({"id": CODEX_PARENT, "cwd": "/home/dev/acme-api", "originator": "codex_cli_rs",
+                "cli_version": "0.130.0", "source": "cli"}),
+        ),
+        codex_line(
+            "09:00",
+            "response_item",
+            json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "map the routes, then test them"}]}),
+        ),
+    ];
+    lines.extend(spawn_agent(
+        "09:01",
+        "call_explore",
+        "map the routes",
+        CODEX_EXPLORER,
+    ));
+    lines.extend(spawn_agent("09:05", "call_test", "test them", CODEX_TESTER));
+    lines.push(codex_line(
+        "09:40",
+        "response_item",
+        json!({"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Both agents reported back."}]}),
+    ));
+    let parent = transcript(
+        &env,
+        &format!("rollout-2026-07-14T09-00-00-{CODEX_PARENT}.jsonl"),
+        &lines,
+    );
+    // The explorer's thread began after the tester's call: by time it would sit there.
+    let explorer = codex_subagent(&env, CODEX_EXPLORER, "09:20", "09:30");
+    let tester = codex_subagent(&env, CODEX_TESTER, "09:05", "09:10");
+    env.run(&["capture", &parent, &explorer, &tester]).ok();
+    let r = env.run(&["log", &CODEX_PARENT[..8], "--json"]).ok();
+    let log: Value = serde_json::from_str(&r.stdout).unwrap();
+    let nested: Vec<(String, String, String)> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| {
+            let call = format!("{} {}", e["tool"], e["detail"]);
+            e["subagents"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |s| {
+                    let field = |k: &str| s[k].as_str().unwrap_or("").to_string();
+                    (field("session"), call.clone(), field("placed"))
+                })
+        })
+        .collect();
+    let under = |thread: &str, message: &str| {
+        let detail = json!({"message": message}).to_string();
+        (
+            thread.to_string(),
+            format!("\"spawn_agent\" {}", json!(detail)),
+            "call".to_string(),
+        )
+    };
+    assert_eq!(
+        nested,
+        vec![
+            under(CODEX_EXPLORER, "map the routes"),
+            under(CODEX_TESTER, "test them"),
+        ],
+        "{}",
+        r.stdout
+    );
+    let text = env.run(&["log", &CODEX_PARENT[..8]]).ok().stdout;
+    assert!(text.contains("looked around"), "{text}");
+    assert!(!text.contains("placed by time"), "{text}");
+}
+
+#[test]
+fn a_write_over_a_file_it_says_it_replaced_is_sized_by_the_lines_it_changed() {
+    let env = Env::new();
+    let file = env.path("work/calc.py").to_string_lossy().into_owned();
+    let was: String = (1..=10).map(|n| format!("x{n} = {n}\n")).collect();
+    let content = was.replace("x7 = 7\n", "x7 = 70\n");
+    std::fs::create_dir_all(env.path("work")).unwrap();
+    std::fs::write(&file, &content).unwrap();
+    crate::blame_history::write_saying(&env, &file, &content, json!({"originalFile": was}));
+    let r = env.run(&["log", &SESSION_A[..8], "--json"]).ok();
+    let log: Value = serde_json::from_str(&r.stdout).unwrap();
+    let edit = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "edit")
+        .unwrap_or_else(|| panic!("no edit: {}", r.stdout));
+    assert_eq!(
+        (edit["added"].as_u64(), edit["removed"].as_u64()),
+        (Some(1), Some(1)),
+        "{edit}"
+    );
+    let text = env.run(&["log", &SESSION_A[..8]]).ok().stdout;
+    assert!(text.contains("+1 −1"), "{text}");
+}

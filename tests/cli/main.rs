@@ -23,6 +23,7 @@ mod reading;
 mod recall;
 mod redact;
 mod resident;
+mod restore;
 mod support;
 mod width;
 mod words;

@@ -19,6 +19,7 @@ pub(crate) mod obs;
 pub(crate) mod rebuild;
 pub(crate) mod recall;
 pub(crate) mod redact;
+pub(crate) mod restore;
 pub(crate) mod sessions;
 pub(crate) mod setup;
 pub(crate) mod show;

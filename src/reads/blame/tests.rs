@@ -1141,6 +1141,49 @@ fn without_a_repository_or_a_write_a_moment_is_walked_back_from_the_file_as_it_i
 }
 
 #[test]
+fn without_a_repository_a_moment_before_a_write_that_replaced_the_file_is_not_told() {
+    // The write owns every line and said nothing of what it replaced: the walk back from the
+    // file as it is stops there, so no moment before it, however many edits back, is known,
+    // and the file as the write left it (a state after the moment) is never shown instead.
+    let changes = [edit("a\n", "A\n"), edit("b\n", "B\n"), write("x\n")];
+    for cut in 0..changes.len() {
+        assert_eq!(blame_at(Some("x\n"), &changes, cut), None, "cut {cut}");
+    }
+}
+
+#[test]
+fn a_write_over_an_empty_or_absent_file_holds_nothing_older_so_earlier_edits_are_overwritten() {
+    // The file was empty (or absent) when the write made it: the edit before it touched a
+    // file the write replaced whole, so it was overwritten, not one that failed to place.
+    for before in [Change::created("x\n"), write_over("", "x\n")] {
+        let b = blame("x\n", &[edit("a\n", "b\n"), before]);
+        assert_eq!(b.lines, vec![E(1)]);
+        assert_eq!(b.placement, vec![Placement::Overwritten, Placement::Placed]);
+    }
+}
+
+#[test]
+fn a_hand_change_before_a_write_does_not_hide_the_recorded_edit_under_it() {
+    // c1 holds "a\nb\n"; an agent's edit makes b B at 09:05; a person rewrites that line by
+    // hand; the Write at 09:10 says what it replaced. The walk goes on from the file the
+    // repository and the record rebuild, where the edit is, not from the one the tool saw.
+    let repo = Repo::of(&[(0, "c1", "a\nb\n", &["c1", "c1"])]);
+    let now = "a\nB by hand\nc\n";
+    let changes = [edit("b\n", "B\n"), write_over("a\nB by hand\n", now)];
+    let times = at_minutes(&[5, 10]);
+    let record = Record {
+        changes: &changes,
+        times: &times,
+    };
+    let b = super::blame(now, record, &mut { repo });
+    assert_eq!(b.placement, vec![Placement::Placed, Placement::Placed]);
+    assert_eq!(
+        said(&b),
+        vec![Said::Commit("c1"), Said::Uncommitted, Said::Edit(1)]
+    );
+}
+
+#[test]
 fn a_unified_diff_that_cannot_be_placed_leaves_the_lines_it_named_uncertain() {
     // Its context holds a line typed by hand and never recorded, so it lands nowhere; the
     // lines it names (context and removed alike, not its file header) may be what it changed.
