@@ -234,6 +234,7 @@ mod tests {
             agent: None,
             version: None,
             parent: parent.map(|p| SessionId(p.into())),
+            subagent: None,
         };
         store.write(
             vec![
