@@ -64,7 +64,8 @@ pub(crate) struct Codex {
     /// From the first `session_meta` (`id`, else `session_id`) or pre-envelope header.
     session: Option<String>,
     /// The `SessionMeta` emitted, kept to re-emit it once a missing cwd is learnt. Boxed:
-    /// set once per file, it would make `ParserState` twice the size of Claude's state.
+    /// set once per file, inline it makes `ParserState` (either parser's state) far larger
+    /// than Claude's state needs (clippy's `large_enum_variant`).
     meta: Option<Box<Meta>>,
     /// The latest `turn_context.cwd` (or `<environment_context>` cwd).
     #[serde(skip_serializing_if = "Option::is_none")]
