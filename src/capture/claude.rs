@@ -193,6 +193,7 @@ impl Claude {
                 agent: Some(Agent::ClaudeCode),
                 version: str_at(v, "version").map(str::to_string),
                 parent: self.parent.clone(),
+                subagent: None,
             },
         );
     }
@@ -996,12 +997,14 @@ mod tests {
                 agent,
                 version,
                 parent,
+                subagent,
             } => {
                 assert_eq!(cwd, "/home/dev/tidepool");
                 assert_eq!(branch.as_deref(), Some("main"));
                 assert_eq!(*agent, Some(Agent::ClaudeCode));
                 assert_eq!(version.as_deref(), Some("2.1.190"));
                 assert_eq!(*parent, None);
+                assert_eq!(*subagent, None);
             }
             other => panic!("{other:?}"),
         }

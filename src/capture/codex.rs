@@ -20,7 +20,9 @@ use super::commit::{self, PendingCommit};
 use super::patch::{self, PatchOp};
 use super::{Emit, FileHints, LineSlots, TranscriptParser, str_at, streams};
 use crate::vocab::change::Change;
-use crate::vocab::event::{Agent, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap};
+use crate::vocab::event::{
+    Agent, DETAIL_CAP, Event, Seq, SessionId, Subagent, TouchOp, Touched, cap,
+};
 use crate::vocab::time::parse_iso_ms;
 
 /// Calls waiting for their output (or, for patches, their `patch_apply_end`) beyond this
@@ -61,8 +63,10 @@ pub(crate) struct Codex {
     fallback: Option<String>,
     /// From the first `session_meta` (`id`, else `session_id`) or pre-envelope header.
     session: Option<String>,
-    /// The `SessionMeta` emitted, kept to re-emit it once a missing cwd is learnt.
-    meta: Option<Meta>,
+    /// The `SessionMeta` emitted, kept to re-emit it once a missing cwd is learnt. Boxed:
+    /// set once per file, inline it makes `ParserState` (either parser's state) far larger
+    /// than Claude's state needs (clippy's `large_enum_variant`).
+    meta: Option<Box<Meta>>,
     /// The latest `turn_context.cwd` (or `<environment_context>` cwd).
     #[serde(skip_serializing_if = "Option::is_none")]
     turn_cwd: Option<String>,
@@ -109,6 +113,8 @@ struct Meta {
     branch: Option<String>,
     version: Option<String>,
     parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    subagent: Option<Subagent>,
 }
 
 impl Meta {
@@ -119,6 +125,7 @@ impl Meta {
             agent: Some(Agent::Codex),
             version: self.version.clone(),
             parent: self.parent.clone().map(SessionId),
+            subagent: self.subagent.clone(),
         }
     }
 }
@@ -280,12 +287,21 @@ impl Codex {
         if self.session.is_none() {
             self.session = id.map(str::to_string);
         }
+        let subagent = subagent_of(p);
+        // A review or compaction sub-thread names no spawning thread in older builds, but is
+        // forked from the thread it serves.
+        let forked_from = || {
+            matches!(subagent, Some(Subagent::Review | Subagent::Compact))
+                .then(|| str_at(p, "forked_from_id"))
+                .flatten()
+        };
         let parent = p
             .pointer("/source/subagent/thread_spawn/parent_thread_id")
             .and_then(Value::as_str)
             .or_else(|| str_at(p, "parent_thread_id"))
+            .or_else(forked_from)
             .map(str::to_string);
-        self.start_meta(p, parent, slots, out);
+        self.start_meta(p, parent, subagent, slots, out);
     }
 
     /// The pre-envelope header line: `{id, timestamp, instructions|git, …}`.
@@ -300,10 +316,17 @@ impl Codex {
             return;
         }
         self.session = Some(id.to_string());
-        self.start_meta(v, None, slots, out);
+        self.start_meta(v, None, None, slots, out);
     }
 
-    fn start_meta(&mut self, p: &Value, parent: Option<String>, slots: &LineSlots, out: &mut Emit) {
+    fn start_meta(
+        &mut self,
+        p: &Value,
+        parent: Option<String>,
+        subagent: Option<Subagent>,
+        slots: &LineSlots,
+        out: &mut Emit,
+    ) {
         let meta = Meta {
             seq: slots.meta(),
             ts: self.ts,
@@ -317,9 +340,10 @@ impl Codex {
                 .map(str::to_string),
             version: str_at(p, "cli_version").map(str::to_string),
             parent,
+            subagent,
         };
         out.event(meta.seq, meta.ts, meta.event());
-        self.meta = Some(meta);
+        self.meta = Some(Box::new(meta));
     }
 
     /// A cwd learnt after the session's metadata was written without one.
@@ -1389,6 +1413,28 @@ impl Output {
     }
 }
 
+/// What kind of subagent a `session_meta` says its thread is (`source.subagent`): a spawned
+/// thread's agent path (newer builds also write it beside `source`), or a review or
+/// compaction sub-thread. Other sources (a spawned thread with no path, `other`, memory
+/// consolidation) say nothing that places the thread.
+fn subagent_of(p: &Value) -> Option<Subagent> {
+    let source = p.pointer("/source/subagent")?;
+    match source.as_str() {
+        Some("review") => Some(Subagent::Review),
+        Some("compact") => Some(Subagent::Compact),
+        Some(_) => None,
+        None => {
+            let spawn = source.get("thread_spawn")?;
+            str_at(spawn, "agent_path")
+                .or_else(|| str_at(p, "agent_path"))
+                .filter(|path| !path.is_empty())
+                .map(|path| Subagent::Spawned {
+                    path: path.to_string(),
+                })
+        }
+    }
+}
+
 /// The agent a `spawn_agent` call started, from its output (a JSON object): the new
 /// thread's id (`agent_id`), which is the subagent rollout's session id, else the task name
 /// multi-agent v2 answers with instead (`task_name`, the agent's path).
@@ -1637,6 +1683,7 @@ mod tests {
                 agent: Some(Agent::Codex),
                 version: None,
                 parent: None,
+                subagent: None,
             }
         );
         let users = user_msgs(&out);
@@ -1688,6 +1735,7 @@ mod tests {
                 agent: Some(Agent::Codex),
                 version: Some("0.40.0".into()),
                 parent: None,
+                subagent: None,
             }
         );
         // The IDE preamble is the person's prompt, not harness.
@@ -2161,6 +2209,76 @@ mod tests {
                 .all(|(_, e)| !matches!(e, Event::ToolCall { agent: Some(_), .. })),
             "{:?}",
             all(&out)
+        );
+    }
+
+    /// The parent and subagent kind a rollout's `session_meta` payload gives its thread.
+    fn placed_by(payload: &str) -> (Option<String>, Option<Subagent>) {
+        let line = json_line(&format!(r#"{{"type":"session_meta","payload":{payload}}}"#));
+        let (_, out) = feed(&[line], &FileHints::default());
+        match meta(&out).1 {
+            Event::SessionMeta {
+                parent, subagent, ..
+            } => (parent.map(|p| p.0), subagent),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_spawned_thread_records_the_agent_path_a_v2_spawn_agent_names_it_by() {
+        let spawned = |path: &str| Subagent::Spawned { path: path.into() };
+        assert_eq!(
+            placed_by(
+                r#"{"id":"c1","cwd":"/w","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_path":"/root/tester","agent_nickname":"Ada","agent_role":"worker"}}}}"#
+            ),
+            (Some("p1".into()), Some(spawned("/root/tester")))
+        );
+        // Newer builds also write the path beside `source`.
+        assert_eq!(
+            placed_by(
+                r#"{"id":"c2","cwd":"/w","agent_path":"/root/tester/deep","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":2}}}}"#
+            ),
+            (Some("p1".into()), Some(spawned("/root/tester/deep")))
+        );
+        // Multi-agent v1 gives no path: the parent's spawn_agent names the thread id instead.
+        assert_eq!(
+            placed_by(
+                r#"{"id":"c3","cwd":"/w","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1}}}}"#
+            ),
+            (Some("p1".into()), None)
+        );
+        // A path beside a source that is not a spawned thread says nothing.
+        assert_eq!(
+            placed_by(r#"{"id":"c4","cwd":"/w","agent_path":"/root/x","source":"cli"}"#),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn a_review_or_compaction_sub_thread_records_its_kind_and_the_thread_it_forked_from() {
+        assert_eq!(
+            placed_by(
+                r#"{"id":"c1","cwd":"/w","forked_from_id":"p1","source":{"subagent":"compact"}}"#
+            ),
+            (Some("p1".into()), Some(Subagent::Compact))
+        );
+        assert_eq!(
+            placed_by(
+                r#"{"id":"c2","cwd":"/w","parent_thread_id":"p2","forked_from_id":"p1","source":{"subagent":"review"}}"#
+            ),
+            (Some("p2".into()), Some(Subagent::Review))
+        );
+        // Another kind of sub-thread is recorded as no kind.
+        assert_eq!(
+            placed_by(
+                r#"{"id":"c3","cwd":"/w","parent_thread_id":"p2","source":{"subagent":{"other":"guardian"}}}"#
+            ),
+            (Some("p2".into()), None)
+        );
+        // A session the person forked is not a subagent of the one it forked from.
+        assert_eq!(
+            placed_by(r#"{"id":"c4","cwd":"/w","forked_from_id":"p1","source":"cli"}"#),
+            (None, None)
         );
     }
 

@@ -471,6 +471,7 @@ mod tests {
             agent: None,
             version: None,
             parent: None,
+            subagent: None,
         }
     }
 

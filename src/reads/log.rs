@@ -3,10 +3,13 @@
 //! the subagent sessions it started, nested under the call that started them.
 //!
 //! A subagent is placed by the record first: under the call whose result named it (a Claude
-//! `Task`/`Agent` call records the agent id it started, a Codex `spawn_agent` call the thread
-//! id that is the subagent rollout's own session id), and the harness's compaction agent at
-//! the compaction it wrote. Only a ledger captured before calls recorded their agent falls
-//! back to time (the last agent-starting call before the subagent began), and says so.
+//! `Task`/`Agent` call records the agent id it started; a Codex `spawn_agent` call the thread
+//! id that is the subagent rollout's own session id, or in multi-agent v2 the agent path its
+//! rollout's `session_meta` gives), and the harness's compaction agent (Claude's
+//! `acompact-…`, a Codex `compact` sub-thread) at the compaction it wrote. What no record
+//! links falls back to time, and says so: a ledger captured before calls recorded their
+//! agent (the last agent-starting call before the subagent began), or a Codex `review`
+//! sub-thread, which the person started, not a call (the last step before it began).
 //!
 //! The steps are materialised by the views' fold ([`crate::views::steps`], each edit sized
 //! from its change blob while the ledger is open anyway), so a log is a prefix scan of the
@@ -18,7 +21,7 @@ use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::tables::Table;
 use crate::views::{ViewError, Views};
-use crate::vocab::event::{HOOK_FINAL_SEQ, Seq, SessionId};
+use crate::vocab::event::{HOOK_FINAL_SEQ, Seq, SessionId, Subagent};
 
 /// How deep subagents nest in a log (a subagent's own subagents, and so on).
 const MAX_DEPTH: usize = 4;
@@ -151,7 +154,8 @@ fn build(
             .collect();
         children.sort_by_key(|(s, r)| (r.start_ms, s.clone()));
         for (child, r) in children {
-            match place(&entries, child, r.start_ms.unwrap_or(i64::MAX)) {
+            let start = r.start_ms.unwrap_or(i64::MAX);
+            match place(&entries, child, r.subagent.as_ref(), start) {
                 Some((i, how)) => {
                     let log = build(views, sessions, child, depth + 1, Some(how))?;
                     entries[i].subagents.push(log);
@@ -169,19 +173,35 @@ fn build(
     })
 }
 
-/// Where the subagent `child`, which began at `start`, sits among its parent's entries: see
-/// the module documentation.
-fn place(entries: &[Entry], child: &SessionId, start: i64) -> Option<(usize, Placed)> {
+/// Where the subagent `child`, which began at `start` and whose transcript says it is `kind`,
+/// sits among its parent's entries: see the module documentation.
+fn place(
+    entries: &[Entry],
+    child: &SessionId,
+    kind: Option<&Subagent>,
+    start: i64,
+) -> Option<(usize, Placed)> {
     // What a call's result names it by: a Claude subagent's agent id, or (a Codex subagent)
-    // its own session id, the thread id `spawn_agent` answered with.
-    let agent = child.subagent().map_or(child.as_str(), |(_, agent)| agent);
+    // its own session id, the thread id `spawn_agent` answered with, or its agent path.
+    let id = child.subagent().map_or(child.as_str(), |(_, agent)| agent);
+    let path = match kind {
+        Some(Subagent::Spawned { path }) => Some(path.as_str()),
+        _ => None,
+    };
+    let names = |e: &Entry| match &e.step {
+        Step::Tool { agent: Some(a), .. } => a == id || Some(a.as_str()) == path,
+        _ => false,
+    };
+    // An agent path can be used again once its agent is closed: the last call that named it
+    // before the subagent began, else (clocks disagreeing) the first.
     let by_call = entries
         .iter()
-        .position(|e| matches!(&e.step, Step::Tool { agent: Some(a), .. } if a == agent));
+        .rposition(|e| names(e) && e.ts_ms <= start)
+        .or_else(|| entries.iter().position(names));
     if let Some(i) = by_call {
         return Some((i, Placed::Call));
     }
-    if child.is_compactor() {
+    if child.is_compactor() || kind == Some(&Subagent::Compact) {
         // The compaction lands when the agent has written its summary, after it began.
         let compaction = |e: &Entry| matches!(e.step, Step::Compaction);
         let at = entries
@@ -192,18 +212,28 @@ fn place(entries: &[Entry], child: &SessionId, start: i64) -> Option<(usize, Pla
             return Some((i, Placed::Compaction));
         }
     }
-    starting_call(entries, start).map(|i| (i, Placed::Time))
+    let by_time = if kind == Some(&Subagent::Review) {
+        // The person asked for the review: no agent-starting call led to it.
+        last_before(entries, start)
+    } else {
+        starting_call(entries, start)
+    };
+    by_time.map(|i| (i, Placed::Time))
 }
 
 /// The time rule, for a subagent no record links: the last agent-starting tool call (see
 /// [`SPAWN_TOOLS`]) at or before `start`, else the last step of any kind at or before it.
 fn starting_call(entries: &[Entry], start: i64) -> Option<usize> {
-    let before = |e: &Entry| e.ts_ms <= start;
     let spawns = |e: &Entry| matches!(&e.step, Step::Tool { tool, .. } if SPAWN_TOOLS.contains(&tool.as_str()));
     entries
         .iter()
-        .rposition(|e| before(e) && spawns(e))
-        .or_else(|| entries.iter().rposition(before))
+        .rposition(|e| e.ts_ms <= start && spawns(e))
+        .or_else(|| last_before(entries, start))
+}
+
+/// The last step at or before `start`.
+fn last_before(entries: &[Entry], start: i64) -> Option<usize> {
+    entries.iter().rposition(|e| e.ts_ms <= start)
 }
 
 #[cfg(test)]
@@ -234,6 +264,7 @@ mod tests {
             agent: None,
             version: None,
             parent: parent.map(|p| SessionId(p.into())),
+            subagent: None,
         };
         store.write(
             vec![
@@ -362,16 +393,16 @@ mod tests {
         let child = |agent: &str| SessionId(format!("p/agent-{agent}"));
         // a1 began four hours after the last Task call: still under its own.
         assert_eq!(
-            place(&entries, &child("a1"), 6 * HOUR),
+            place(&entries, &child("a1"), None, 6 * HOUR),
             Some((0, Placed::Call))
         );
         assert_eq!(
-            place(&entries, &child("b2"), 6 * HOUR),
+            place(&entries, &child("b2"), None, 6 * HOUR),
             Some((2, Placed::Call))
         );
         // No call names it: the time rule, said as such.
         assert_eq!(
-            place(&entries, &child("c3"), 6 * HOUR),
+            place(&entries, &child("c3"), None, 6 * HOUR),
             Some((2, Placed::Time))
         );
     }
@@ -388,12 +419,12 @@ mod tests {
         let compactor = SessionId("p/agent-acompact-5d1e0f".into());
         // It ran 4:00-6:00; the compaction it wrote landed at 6:00, not under the Task call.
         assert_eq!(
-            place(&entries, &compactor, 4 * HOUR),
+            place(&entries, &compactor, None, 4 * HOUR),
             Some((3, Placed::Compaction))
         );
         // A compaction agent whose compaction is not recorded after it: the last one.
         assert_eq!(
-            place(&entries[..3], &compactor, 4 * HOUR),
+            place(&entries[..3], &compactor, None, 4 * HOUR),
             Some((0, Placed::Compaction))
         );
     }
@@ -419,17 +450,77 @@ mod tests {
         ];
         // The first thread began after every spawn: still under the call that named it.
         assert_eq!(
-            place(&entries, &SessionId(first.into()), 4 * HOUR),
+            place(&entries, &SessionId(first.into()), None, 4 * HOUR),
             Some((0, Placed::Call))
         );
         assert_eq!(
-            place(&entries, &SessionId(second.into()), 4 * HOUR),
+            place(&entries, &SessionId(second.into()), None, 4 * HOUR),
             Some((2, Placed::Call))
         );
         // A thread no call names: the last spawn_agent before it began, by time.
         assert_eq!(
-            place(&entries, &SessionId("019a7c3e-0003".into()), 4 * HOUR),
+            place(&entries, &SessionId("019a7c3e-0003".into()), None, 4 * HOUR),
             Some((3, Placed::Time))
+        );
+    }
+
+    #[test]
+    fn a_codex_sub_thread_is_placed_by_what_its_transcript_says_it_is() {
+        let spawn = |ts_ms: i64, path: &str| {
+            let mut e = entry(ts_ms, "spawn_agent");
+            if let Step::Tool { agent, .. } = &mut e.step {
+                *agent = Some(path.into());
+            }
+            e
+        };
+        let entries = [
+            spawn(0, "/root/tester"),
+            entry(HOUR, "exec_command"),
+            spawn(2 * HOUR, "/root/explorer"),
+            compaction(5 * HOUR),
+            // The tester was closed and its path used again.
+            spawn(6 * HOUR, "/root/tester"),
+            entry(7 * HOUR, "exec_command"),
+        ];
+        let thread = SessionId("019a7c41-0009-7d40-9c1e-2f6a8b0c4d11".into());
+        let spawned = |path: &str| Subagent::Spawned { path: path.into() };
+        // Multi-agent v2 names the agent path: under that call, though it began after another.
+        assert_eq!(
+            place(&entries, &thread, Some(&spawned("/root/tester")), 3 * HOUR),
+            Some((0, Placed::Call))
+        );
+        assert_eq!(
+            place(&entries, &thread, Some(&spawned("/root/tester")), 6 * HOUR),
+            Some((4, Placed::Call))
+        );
+        assert_eq!(
+            place(
+                &entries,
+                &thread,
+                Some(&spawned("/root/explorer")),
+                4 * HOUR
+            ),
+            Some((2, Placed::Call))
+        );
+        // A path no call names: the time rule, said as such.
+        assert_eq!(
+            place(&entries, &thread, Some(&spawned("/root/other")), 4 * HOUR),
+            Some((2, Placed::Time))
+        );
+        // A compaction sub-thread, begun at 4:00, at the compaction it wrote at 5:00.
+        assert_eq!(
+            place(&entries, &thread, Some(&Subagent::Compact), 4 * HOUR),
+            Some((3, Placed::Compaction))
+        );
+        // A review the person asked for at 7:30: after the last step, not under a spawn call.
+        assert_eq!(
+            place(
+                &entries,
+                &thread,
+                Some(&Subagent::Review),
+                7 * HOUR + HOUR / 2
+            ),
+            Some((5, Placed::Time))
         );
     }
 

@@ -184,6 +184,7 @@ mod tests {
             agent: None,
             version: None,
             parent: parent.map(|p| SessionId(p.into())),
+            subagent: None,
         }
     }
 

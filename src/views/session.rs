@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::vocab::event::{Agent, Envelope, Event, Seq, SessionId};
+use crate::vocab::event::{Agent, Envelope, Event, Seq, SessionId, Subagent};
 
 /// A text and where it sits, so every summary line can name the command that reads more.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -23,6 +23,9 @@ pub(crate) struct SessionRollup {
     pub(crate) cwd: Option<String>,
     pub(crate) branch: Option<String>,
     pub(crate) parent: Option<SessionId>,
+    /// For a subagent, what its transcript says it is: where its parent's log places it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) subagent: Option<Subagent>,
     /// Earliest and latest time of the session's own activity (observations and
     /// distillations deposited about it do not count). Not invertible: a revision keeps its event's time,
     /// so a span only ever grows.
@@ -81,6 +84,7 @@ impl SessionRollup {
                 branch,
                 agent,
                 parent,
+                subagent,
                 ..
             } => {
                 if sign > 0 {
@@ -88,6 +92,7 @@ impl SessionRollup {
                     self.branch = branch.clone().filter(|b| !b.is_empty());
                     self.agent = *agent;
                     self.parent = parent.clone();
+                    self.subagent = subagent.clone();
                 } else if self.cwd.as_deref() == Some(cwd) {
                     self.cwd = None;
                     self.branch = None;
@@ -274,6 +279,7 @@ mod tests {
                         agent: None,
                         version: None,
                         parent: None,
+                        subagent: None,
                     },
                 ),
             ),

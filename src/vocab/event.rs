@@ -169,6 +169,20 @@ impl Agent {
     }
 }
 
+/// What a subagent's own transcript says it is, where that places it better than its parent
+/// id alone (Codex's `session_meta.source.subagent`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subagent {
+    /// Started by a multi-agent tool call, at this agent path (`/root/tester`): multi-agent
+    /// v2's `spawn_agent` answers with the path, not the thread id.
+    Spawned { path: String },
+    /// A code review the harness ran on the parent's behalf (`/review`), not a tool call.
+    Review,
+    /// The harness's compaction agent, which writes the summary a compaction leaves.
+    Compact,
+}
+
 /// Which version-control tool made a commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -232,6 +246,9 @@ pub enum Event {
         /// For a subagent's transcript: the session that spawned it.
         #[serde(default)]
         parent: Option<SessionId>,
+        /// For a subagent's transcript, what it is, where the harness says (see [`Subagent`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subagent: Option<Subagent>,
     },
     /// What the person (or, with `harness`, the harness on their behalf) said.
     UserMsg {

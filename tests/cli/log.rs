@@ -295,6 +295,7 @@ fn a_subagent_sits_under_its_own_call_and_a_compaction_agent_at_its_compaction()
 const CODEX_PARENT: &str = "019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11";
 const CODEX_EXPLORER: &str = "019a7c41-0001-7d40-9c1e-2f6a8b0c4d11";
 const CODEX_TESTER: &str = "019a7c41-0002-7d40-9c1e-2f6a8b0c4d11";
+const CODEX_COMPACTOR: &str = "019a7c41-0003-7d40-9c1e-2f6a8b0c4d11";
 
 /// A Codex rollout line at `hh:mm` on the test day.
 fn codex_line(hh_mm: &str, ty: &str, payload: Value) -> String {
@@ -302,8 +303,14 @@ fn codex_line(hh_mm: &str, ty: &str, payload: Value) -> String {
         .to_string()
 }
 
-/// A `spawn_agent` call and the output naming the thread it started.
-fn spawn_agent(hh_mm: &str, call: &str, message: &str, thread: &str) -> [String; 2] {
+/// A `spawn_agent` call and its output, which names the agent it started (`named`: the
+/// thread's `agent_id` in multi-agent v1, its `task_name` path in v2).
+fn spawn_agent(hh_mm: &str, call: &str, message: &str, named: Value) -> [String; 2] {
+    let mut output = json!({"nickname": null});
+    output
+        .as_object_mut()
+        .unwrap()
+        .extend(named.as_object().unwrap().clone());
     [
         codex_line(
             hh_mm,
@@ -315,23 +322,57 @@ fn spawn_agent(hh_mm: &str, call: &str, message: &str, thread: &str) -> [String;
             hh_mm,
             "response_item",
             json!({"type": "function_call_output", "call_id": call,
-                "output": json!({"agent_id": thread, "nickname": null}).to_string()}),
+                "output": output.to_string()}),
         ),
     ]
 }
 
-/// A spawned agent's own rollout: its thread named as spawned by the parent, asked at `from`,
-/// answering at `to`.
-fn codex_subagent(env: &Env, thread: &str, from: &str, to: &str) -> String {
-    let lines = [
+/// The parent's rollout: asked at 09:00, then `body`.
+fn codex_parent(env: &Env, body: Vec<String>) -> String {
+    let mut lines = vec![
         codex_line(
-            from,
+            "09:00",
             "session_meta",
-            json!({"id": thread, "cwd": "/home/dev/acme-api", "originator": "codex_cli_rs",
-                "cli_version": "0.130.0", "source": {"subagent": {"thread_spawn":
-                    {"parent_thread_id": CODEX_PARENT, "depth": 1, "agent_nickname": "Ada",
-                     "agent_role": "explorer"}}}}),
+            json!({"id": CODEX_PARENT, "cwd": "/home/dev/acme-api", "originator": "codex_cli_rs",
+                "cli_version": "0.130.0", "source": "cli"}),
         ),
+        codex_line(
+            "09:00",
+            "response_item",
+            json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "map the routes, then test them"}]}),
+        ),
+    ];
+    lines.extend(body);
+    transcript(
+        env,
+        &format!("rollout-2026-07-14T09-00-00-{CODEX_PARENT}.jsonl"),
+        &lines,
+    )
+}
+
+/// The `session_meta` fields of a thread the parent's `spawn_agent` started, with its agent
+/// path under multi-agent v2 (v1 gives none).
+fn thread_spawn(path: Option<&str>) -> Value {
+    let mut spawn = json!({"parent_thread_id": CODEX_PARENT, "depth": 1,
+        "agent_nickname": "Ada", "agent_role": "explorer"});
+    if let Some(path) = path {
+        spawn["agent_path"] = json!(path);
+    }
+    json!({"source": {"subagent": {"thread_spawn": spawn}}})
+}
+
+/// A sub-thread's own rollout, its `session_meta` saying what it is (`meta`), asked at
+/// `from`, answering at `to`.
+fn codex_subagent(env: &Env, thread: &str, meta: Value, from: &str, to: &str) -> String {
+    let mut payload = json!({"id": thread, "cwd": "/home/dev/acme-api",
+        "originator": "codex_cli_rs", "cli_version": "0.130.0"});
+    payload
+        .as_object_mut()
+        .unwrap()
+        .extend(meta.as_object().unwrap().clone());
+    let lines = [
+        codex_line(from, "session_meta", payload),
         codex_line(
             from,
             "response_item",
@@ -355,83 +396,161 @@ fn codex_subagent(env: &Env, thread: &str, from: &str, to: &str) -> String {
     )
 }
 
-#[test]
-fn a_codex_subagent_sits_under_the_spawn_agent_call_that_named_its_thread() {
-    let env = Env::new();
-    let mut lines = vec![
-        codex_line(
-            "09:00",
-            "session_meta",
-            json!({"id": CODEX_PARENT, "cwd": "/home/dev/acme-api", "originator": "codex_cli_rs",
-                "cli_version": "0.130.0", "source": "cli"}),
-        ),
-        codex_line(
-            "09:00",
-            "response_item",
-            json!({"type": "message", "role": "user",
-                "content": [{"type": "input_text", "text": "map the routes, then test them"}]}),
-        ),
-    ];
-    lines.extend(spawn_agent(
-        "09:01",
-        "call_explore",
-        "map the routes",
-        CODEX_EXPLORER,
-    ));
-    lines.extend(spawn_agent("09:05", "call_test", "test them", CODEX_TESTER));
-    lines.push(codex_line(
-        "09:40",
-        "response_item",
-        json!({"type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": "Both agents reported back."}]}),
-    ));
-    let parent = transcript(
-        &env,
-        &format!("rollout-2026-07-14T09-00-00-{CODEX_PARENT}.jsonl"),
-        &lines,
-    );
-    // The explorer's thread began after the tester's call: by time it would sit there.
-    let explorer = codex_subagent(&env, CODEX_EXPLORER, "09:20", "09:30");
-    let tester = codex_subagent(&env, CODEX_TESTER, "09:05", "09:10");
-    env.run(&["capture", &parent, &explorer, &tester]).ok();
+/// Each sub-thread nested in the parent's log: (its session, where it sits: the call's tool
+/// and detail or the step's kind, what placed it).
+fn codex_nested(env: &Env, threads: &[&str]) -> Vec<(String, String, String)> {
+    let mut args = vec!["capture"];
+    args.extend(threads);
+    env.run(&args).ok();
     let r = env.run(&["log", &CODEX_PARENT[..8], "--json"]).ok();
     let log: Value = serde_json::from_str(&r.stdout).unwrap();
-    let nested: Vec<(String, String, String)> = log["entries"]
+    let text = env.run(&["log", &CODEX_PARENT[..8]]).ok().stdout;
+    assert!(text.contains("looked around"), "{text}");
+    log["entries"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|e| {
-            let call = format!("{} {}", e["tool"], e["detail"]);
+            let at = match e["tool"].as_str() {
+                Some(tool) => format!("{tool} {}", e["detail"].as_str().unwrap_or("")),
+                None => e["kind"].as_str().unwrap_or("").to_string(),
+            };
             e["subagents"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .map(move |s| {
                     let field = |k: &str| s[k].as_str().unwrap_or("").to_string();
-                    (field("session"), call.clone(), field("placed"))
+                    (field("session"), at.clone(), field("placed"))
                 })
         })
-        .collect();
-    let under = |thread: &str, message: &str| {
-        let detail = json!({"message": message}).to_string();
-        (
-            thread.to_string(),
-            format!("\"spawn_agent\" {}", json!(detail)),
-            "call".to_string(),
-        )
-    };
+        .collect()
+}
+
+/// A sub-thread nested under the `spawn_agent` call asked `message`, placed by its record.
+fn under_spawn(thread: &str, message: &str) -> (String, String, String) {
+    let detail = json!({"message": message}).to_string();
+    (
+        thread.into(),
+        format!("spawn_agent {detail}"),
+        "call".into(),
+    )
+}
+
+#[test]
+fn a_codex_subagent_sits_under_the_spawn_agent_call_that_named_its_thread() {
+    let env = Env::new();
+    let mut body = Vec::new();
+    body.extend(spawn_agent(
+        "09:01",
+        "call_explore",
+        "map the routes",
+        json!({"agent_id": CODEX_EXPLORER}),
+    ));
+    body.extend(spawn_agent(
+        "09:05",
+        "call_test",
+        "test them",
+        json!({"agent_id": CODEX_TESTER}),
+    ));
+    body.push(codex_line(
+        "09:40",
+        "response_item",
+        json!({"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Both agents reported back."}]}),
+    ));
+    let parent = codex_parent(&env, body);
+    // The explorer's thread began after the tester's call: by time it would sit there.
+    let explorer = codex_subagent(&env, CODEX_EXPLORER, thread_spawn(None), "09:20", "09:30");
+    let tester = codex_subagent(&env, CODEX_TESTER, thread_spawn(None), "09:05", "09:10");
     assert_eq!(
-        nested,
+        codex_nested(&env, &[&parent, &explorer, &tester]),
         vec![
-            under(CODEX_EXPLORER, "map the routes"),
-            under(CODEX_TESTER, "test them"),
+            under_spawn(CODEX_EXPLORER, "map the routes"),
+            under_spawn(CODEX_TESTER, "test them"),
         ],
-        "{}",
-        r.stdout
     );
-    let text = env.run(&["log", &CODEX_PARENT[..8]]).ok().stdout;
-    assert!(text.contains("looked around"), "{text}");
-    assert!(!text.contains("placed by time"), "{text}");
+}
+
+#[test]
+fn a_codex_v2_subagent_sits_under_the_spawn_agent_call_that_named_its_agent_path() {
+    let env = Env::new();
+    let mut body = Vec::new();
+    body.extend(spawn_agent(
+        "09:01",
+        "call_explore",
+        "map the routes",
+        json!({"task_name": "/root/explorer"}),
+    ));
+    body.extend(spawn_agent(
+        "09:05",
+        "call_test",
+        "test them",
+        json!({"task_name": "/root/tester"}),
+    ));
+    let parent = codex_parent(&env, body);
+    // The explorer began after the tester's call: by time it would sit under that.
+    let explorer = codex_subagent(
+        &env,
+        CODEX_EXPLORER,
+        thread_spawn(Some("/root/explorer")),
+        "09:20",
+        "09:30",
+    );
+    let tester = codex_subagent(
+        &env,
+        CODEX_TESTER,
+        thread_spawn(Some("/root/tester")),
+        "09:05",
+        "09:10",
+    );
+    assert_eq!(
+        codex_nested(&env, &[&parent, &explorer, &tester]),
+        vec![
+            under_spawn(CODEX_EXPLORER, "map the routes"),
+            under_spawn(CODEX_TESTER, "test them"),
+        ],
+    );
+}
+
+#[test]
+fn a_codex_compaction_sub_thread_sits_at_the_compaction_it_wrote() {
+    let env = Env::new();
+    let mut body = Vec::new();
+    body.extend(spawn_agent(
+        "09:01",
+        "call_explore",
+        "map the routes",
+        json!({"agent_id": CODEX_EXPLORER}),
+    ));
+    body.push(codex_line(
+        "09:30",
+        "compacted",
+        json!({"message": "We mapped the routes."}),
+    ));
+    body.push(codex_line(
+        "09:30",
+        "event_msg",
+        json!({"type": "context_compacted"}),
+    ));
+    let parent = codex_parent(&env, body);
+    // Forked from the parent to summarise it, just before the compaction it wrote; by time
+    // it would sit under the spawn_agent call.
+    let compactor = codex_subagent(
+        &env,
+        CODEX_COMPACTOR,
+        json!({"forked_from_id": CODEX_PARENT, "source": {"subagent": "compact"}}),
+        "09:25",
+        "09:29",
+    );
+    assert_eq!(
+        codex_nested(&env, &[&parent, &compactor]),
+        vec![(
+            CODEX_COMPACTOR.to_string(),
+            "compaction".to_string(),
+            "compaction".to_string()
+        )],
+    );
 }
 
 #[test]

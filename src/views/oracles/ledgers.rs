@@ -214,6 +214,7 @@ pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
             },
             version: None,
             parent: parent.then(|| SessionId("s9".into())),
+            subagent: None,
         },
         Kind::User { harness } => Event::UserMsg {
             text: t,
