@@ -689,7 +689,8 @@ impl Views {
             let c = entry?;
             if let Some(old) = &c.old {
                 fold.len += 1;
-                fold.pending.past(blobs, (c.lsn, &c.id, old))?;
+                fold.pending
+                    .past(&views.tables, blobs, (c.lsn, &c.id, old))?;
                 views = views.folded_one(&mut fold, model, upto, &mut chunk)?;
             }
         }
@@ -820,7 +821,8 @@ impl Views {
             if c.lsn > tables_at
                 && let Some(old) = &c.old
             {
-                fold.pending.past(&blobs, (c.lsn, &c.id, old))?;
+                fold.pending
+                    .past(&self.tables, &blobs, (c.lsn, &c.id, old))?;
             }
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;

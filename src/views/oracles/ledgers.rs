@@ -64,6 +64,10 @@ pub(crate) struct Version {
     pub(crate) hours: i64,
     pub(crate) kind: Kind,
     pub(crate) reps: u16,
+    /// Whether the version sits at its slot's seq whatever its kind (see [`envelope`]):
+    /// where claims and the meta meet the other kinds, so revisions change events into
+    /// and out of them.
+    pub(crate) shared: bool,
 }
 
 /// A step of a case.
@@ -132,13 +136,15 @@ fn version(fixed_times: bool) -> impl Strategy<Value = Version> {
     // Lengths cluster around the thresholds (narration's 80 bytes, a prompt's 400) and
     // reach a few thousand bytes.
     let reps = prop_oneof![0u16..12, 14u16..26, Just(200u16)];
-    (0u8..3, 0u8..10, 0i64..120, kind(), reps).prop_map(
-        move |(session, slot, hours, kind, reps)| Version {
+    let shared = prop::bool::weighted(0.3);
+    (0u8..3, 0u8..10, 0i64..120, kind(), reps, shared).prop_map(
+        move |(session, slot, hours, kind, reps, shared)| Version {
             session,
             slot,
             hours: if fixed_times { -1 } else { hours },
             kind,
             reps,
+            shared,
         },
     )
 }
@@ -169,19 +175,22 @@ pub(crate) fn probe(n: usize) -> String {
     word(n, 0)
 }
 
-/// The id and envelope of the `n`th version. A session's meta is its slot 0 and stays a
-/// meta (capture writes one, first); observations and the retired distiller's notes live in
-/// their own seq ranges, as they always did, so no transcript event is ever revised into one
-/// (they are not session activity, and a session's span only ever grows).
+/// The id and envelope of the `n`th version. A session's meta is its slot 0 (capture
+/// writes one, first), so a session has one at most; observations and the retired
+/// distiller's notes live in their own seq ranges, as they always did. A `shared` version
+/// sits at its slot's seq whatever its kind, slot 0 included: the ledger takes any version
+/// of any event, so the views must fold revisions of a transcript event into a claim or a
+/// meta, and out of them, though capture writes none.
 pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     let session = SessionId(format!("s{}", v.session));
     let meta = matches!(v.kind, Kind::Meta { .. });
     let slot = match (meta, v.slot) {
         (true, _) => 0,
-        (false, 0) => 1,
+        (false, 0) if !v.shared => 1,
         (false, s) => u32::from(s),
     };
     let seq = match v.kind {
+        _ if v.shared => slot * 16,
         Kind::Obs { .. } => OBS_SEQ_BASE + slot,
         Kind::Distill => crate::vocab::event::RESERVED_SEQ_BASE + slot,
         _ => slot * 16,

@@ -290,18 +290,13 @@ fn served(
 /// The replay oracle's judge: the views equal the independent model of what they folded,
 /// every table, both lanes, the embedding queue and cache (a lane behind the other compared with
 /// its own prefix; before the embedding pass, the vectors the fold did not queue), and
-/// both lanes rank as they state. When revisions move events in time, a session's span
-/// depends on the versions the views happened to fold (see [`model::span_allowed`]): it is
-/// checked against that rule, and the closings file (which lists spans' ends) is not.
-fn replay_judge(
-    steps: &[Step],
-    times: Times,
-) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
+/// both lanes rank as they state.
+fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
     let (probes, texts) = ledgers::vocabulary(steps);
     let blobs = ledgers::all_blobs(steps);
     move |what, views, seen| {
         let now = |feed| ledgers::as_of(feed, i64::MAX);
-        let mut want = model(&now(seen.tables), &blobs, &probes);
+        let mut want = folded(seen.tables, &blobs, &probes);
         (want.past, want.past_blobs) = model::past(seen.tables, &blobs);
         // The texts the keyword lane folded, when it is behind the tables.
         let mut behind = None;
@@ -310,16 +305,7 @@ fn replay_judge(
             want.keyword = std::mem::take(&mut lane.keyword);
             behind = Some(lane.texts);
         }
-        let mut got = observe(views, &probes, &texts);
-        if times == Times::Moved {
-            for (session, r) in got.sessions.iter_mut() {
-                if let Some(w) = want.sessions.get(session)
-                    && model::span_allowed(session, r, w, seen.tables)
-                {
-                    (r.start_ms, r.end_ms) = (w.start_ms, w.end_ms);
-                }
-            }
-        }
+        let got = observe(views, &probes, &texts);
         let mut found = Vec::new();
         // Every text to embed has its vector or waits in the queue, never both: the queue
         // holds exactly the texts without one (none after the pass).
@@ -352,16 +338,24 @@ fn replay_judge(
         found.extend(diff(what, &got, &want));
         let texts = behind.as_ref().unwrap_or(&want.texts);
         found.extend(model::ranks(what, views, &got, &want, texts));
-        found.extend(store_findings(what, views, seen.store, &blobs, times));
+        found.extend(store_findings(what, views, seen.store, &blobs));
         found
     }
 }
 
-/// Whether a case's revisions keep their event's time (as capture's do) or move it.
-#[derive(Clone, Copy, PartialEq)]
-enum Times {
-    Kept,
-    Moved,
+/// What views folded from `feed` hold: the model of each event's current version, each
+/// session spanning every version of its activity folded (see [`model::spans`]).
+fn folded(
+    feed: &[Written],
+    blobs: &BTreeMap<crate::vocab::change::BlobId, Vec<u8>>,
+    probes: &BTreeSet<String>,
+) -> model::Snapshot {
+    let mut s = model(&ledgers::as_of(feed, i64::MAX), blobs, probes);
+    let spans = model::spans(feed);
+    for (session, r) in s.sessions.iter_mut() {
+        (r.start_ms, r.end_ms) = spans.get(session).copied().unzip();
+    }
+    s
 }
 
 /// The records the store keeps of its views, against the catch-ups' model: the views'
@@ -373,7 +367,6 @@ fn store_findings(
     views: &Views,
     store: Store<'_>,
     blobs: &BTreeMap<crate::vocab::change::BlobId, Vec<u8>>,
-    times: Times,
 ) -> Vec<Finding> {
     let current = super::Current::of(store.record.generation, slot().id.as_deref(), &tz());
     let want = BTreeMap::from([
@@ -388,12 +381,9 @@ fn store_findings(
     ]);
     let mut found = Vec::new();
     model::differ(&mut found, what, View::Meta, &model::meta(views), &want);
-    if times == Times::Moved {
-        return found;
-    }
     let file = super::closings::read(store.ledger);
     let listed = file.as_ref().map(model::listed);
-    let opened = |feed| model(&ledgers::as_of(feed, i64::MAX), blobs, &BTreeSet::new());
+    let opened = |feed| folded(feed, blobs, &BTreeSet::new());
     let written = store.record.closings.map(|c| &store.feed[..c]);
     let closings = written.map(|feed| model::closings(&opened(feed)));
     match (listed, closings) {
@@ -476,7 +466,7 @@ fn findings_in(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
 /// incrementally, reopened, and rebuilt from scratch all equal the independent model.
 fn replay_findings(steps: &[Step]) -> Vec<Finding> {
     let dir = tempfile::tempdir().unwrap();
-    findings_in(dir.path(), steps, &replay_judge(steps, Times::Kept))
+    findings_in(dir.path(), steps, &replay_judge(steps))
 }
 
 /// Retraction: after every step of `steps` and at their end, no version a revision
@@ -493,7 +483,7 @@ fn retraction_findings(steps: &[Step]) -> Vec<Finding> {
 /// judged after every step as the replay oracle judges them.
 fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
     let dir = tempfile::tempdir().unwrap();
-    let judge = replay_judge(steps, Times::Moved);
+    let judge = replay_judge(steps);
     let (mut found, mut record) = play(&dir.path().join("store"), steps, &judge);
     let (probes, texts) = ledgers::vocabulary(steps);
     let feed = ledgers::feed(steps);
@@ -566,6 +556,15 @@ fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
         hours: -1,
         kind,
         reps,
+        shared: false,
+    }
+}
+
+/// [`v`] at its slot's seq whatever its kind (see [`ledgers::envelope`]).
+fn shared(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
+    Version {
+        shared: true,
+        ..v(session, slot, kind, reps)
     }
 }
 
@@ -574,8 +573,9 @@ fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
 /// (long and short), narration shrunk below the indexing minimum and grown above it, a
 /// prompt that becomes harness text or outgrows embedding, claims and summaries emptied or
 /// blanked, texts shrunk below the embedding minimum and grown above it, texts turned into
-/// tool calls and back, a kind from a newer peat turned into a closing message. Plus one
-/// event of every other kind.
+/// tool calls and back, a kind from a newer peat turned into a closing message, metas and
+/// claims turned into other kinds and other kinds into them. Plus one event of every other
+/// kind.
 fn revision_paths() -> Vec<Step> {
     use Kind::*;
     let said = || Said;
@@ -647,6 +647,39 @@ fn revision_paths() -> Vec<Step> {
         v(1, 11, Final, 6),
         v(1, 12, User { harness: false }, 9),
         v(1, 13, Unknown, 0),
+        v(
+            1,
+            0,
+            Meta {
+                cwd: 2,
+                branch: 2,
+                agent: 2,
+                parent: true,
+            },
+            0,
+        ),
+        shared(
+            2,
+            0,
+            Obs {
+                subject: 2,
+                cites: true,
+                basis: true,
+            },
+            5,
+        ),
+        shared(2, 3, Tool { ok: false }, 2),
+        shared(
+            2,
+            4,
+            Obs {
+                subject: 2,
+                cites: false,
+                basis: false,
+            },
+            4,
+        ),
+        shared(2, 5, Final, 9),
     ];
     let revised = vec![
         v(0, 1, said(), 2),                   // closing message → short narration
@@ -693,6 +726,39 @@ fn revision_paths() -> Vec<Step> {
         v(1, 11, Final, 10),                  // a closing message shrinks below embedding
         v(1, 12, User { harness: false }, 5), // a two-word prompt grows to be embedded
         v(1, 13, Final, 6),                   // a newer peat's kind becomes a closing message
+        shared(1, 0, Said, 20),               // a meta becomes narration: no agent, no parent
+        v(
+            2,
+            0,
+            Meta {
+                cwd: 1,
+                branch: 2,
+                agent: 1,
+                parent: true,
+            },
+            0,
+        ), // a claim becomes the session's meta
+        shared(
+            2,
+            3,
+            Obs {
+                subject: 2,
+                cites: false,
+                basis: true,
+            },
+            6,
+        ), // a tool call becomes a claim
+        shared(2, 4, User { harness: false }, 3), // a claim becomes a prompt
+        shared(
+            2,
+            5,
+            Obs {
+                subject: 1,
+                cites: false,
+                basis: false,
+            },
+            3,
+        ), // the session's last activity becomes a claim: its span keeps the time
         v(
             0,
             0,
@@ -852,6 +918,7 @@ fn revised_while_embedding_findings() -> Vec<Finding> {
             hours: -1,
             kind: Kind::Final,
             reps: 6,
+            shared: false,
         };
         let (id, env) = ledgers::envelope(n, &v);
         let mut set = WriteSet::default();
@@ -936,6 +1003,7 @@ fn revisions_in_time() -> Vec<Step> {
         hours,
         kind,
         reps,
+        shared: false,
     };
     vec![
         Step::Write(vec![
@@ -1067,7 +1135,7 @@ fn replay_oracle_holds_while_readers_keep_pausing_the_catch_up() {
     let before = fault::pauses();
     let steps = revision_paths();
     fault::await_readers(AWAITED);
-    let found = findings_in(&store, &steps, &replay_judge(&steps, Times::Kept));
+    let found = findings_in(&store, &steps, &replay_judge(&steps));
     fault::await_readers(0);
     let paused = fault::pauses() - before;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -1312,6 +1380,26 @@ fn replay_oracle_goes_red_when_a_kind_is_dropped() {
 }
 
 #[test]
+fn replay_oracle_goes_red_when_a_meta_revised_away_leaves_its_agent_and_parent() {
+    goes_red(
+        Oracle::Replay,
+        Fault::MetaRetractKeepsAgent,
+        About::Differs(View::Sessions),
+        &[About::Differs(View::Closings)],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_rebuild_spans_current_versions_only() {
+    goes_red(
+        Oracle::Replay,
+        Fault::RebuildSpansCurrent,
+        About::Differs(View::Sessions),
+        &[About::Differs(View::Closings)],
+    );
+}
+
+#[test]
 fn replay_oracle_goes_red_when_the_keyword_lane_ignores_scores() {
     goes_red(
         Oracle::Replay,
@@ -1451,6 +1539,7 @@ fn asof_holds_on_the_cases_proptest_recorded() {
         hours,
         kind,
         reps,
+        shared: false,
     };
     let meta = |cwd, branch| Meta {
         cwd,

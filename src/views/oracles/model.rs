@@ -217,30 +217,17 @@ fn is_activity(env: &Envelope) -> bool {
     env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. })
 }
 
-/// Whether `got` has a span its session's rule allows, the activity the session holds
-/// now spanning `want`, every version written in `feed`. A span only ever grows (a
-/// revision is documented to keep its event's time), so where revisions move events in
-/// time it depends on the versions folded: it covers at least the activity held now, and
-/// reaches no time no version of its activity ever had.
-pub(crate) fn span_allowed(
-    session: &SessionId,
-    got: &SessionRollup,
-    want: &SessionRollup,
-    feed: &[Written],
-) -> bool {
-    let times = || {
-        feed.iter()
-            .filter(|w| &w.id.session == session && is_activity(&w.env))
-            .map(|w| w.env.ts_ms)
-    };
-    let covers = match (got.start_ms, got.end_ms, want.start_ms, want.end_ms) {
-        (Some(gs), Some(ge), Some(ws), Some(we)) => gs <= ws && ge >= we,
-        (_, _, None, None) => true,
-        _ => false,
-    };
-    let within =
-        |t: Option<i64>| t.is_none_or(|t| times().min() <= Some(t) && Some(t) <= times().max());
-    covers && within(got.start_ms) && within(got.end_ms)
+/// Each session's span by the rule the rollup documents: from the earliest to the latest
+/// time of any version of its activity in `feed`, current or replaced (a span never
+/// shrinks, even where a revision moved an event in time or out of the activity).
+pub(crate) fn spans(feed: &[Written]) -> BTreeMap<SessionId, (i64, i64)> {
+    let mut out: BTreeMap<SessionId, (i64, i64)> = BTreeMap::new();
+    for w in feed.iter().filter(|w| is_activity(&w.env)) {
+        let t = w.env.ts_ms;
+        let span = out.entry(w.id.session.clone()).or_insert((t, t));
+        *span = (span.0.min(t), span.1.max(t));
+    }
+    out
 }
 
 /// The searchable text of an event, by the rules the documentation states: claims, closing
