@@ -178,20 +178,21 @@ fn play(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> (Vec<Finding>, Record)
     let mut at = None;
     let mut record = Record::default();
     for (i, step) in steps.iter().enumerate() {
+        if let Step::Write(vs) = step {
+            let mut set = WriteSet::default();
+            for v in vs {
+                let (id, env) = ledgers::envelope(n, v);
+                set.blobs.extend(ledgers::blobs_of(n, v));
+                set.event(id.seq, env);
+                n += 1;
+            }
+            ledger.write(set).unwrap();
+            continue;
+        }
         let feed = ledgers::feed(&steps[..=i]);
         let mut embedded = false;
         let what = match step {
-            Step::Write(vs) => {
-                let mut set = WriteSet::default();
-                for v in vs {
-                    let (id, env) = ledgers::envelope(n, v);
-                    set.blobs.extend(ledgers::blobs_of(n, v));
-                    set.event(id.seq, env);
-                    n += 1;
-                }
-                ledger.write(set).unwrap();
-                continue;
-            }
+            Step::Write(_) => unreachable!("a write is judged with the next step"),
             Step::CatchUp { chunk, fail_at } => {
                 let what = format!("after step {i}, a catch-up by {chunk} failing at {fail_at:?}");
                 let (fires, then) = catch_up_model(at, feed.len(), *chunk, *fail_at);
@@ -1110,6 +1111,54 @@ fn replay_oracle_holds_past_the_256th_change() {
     assert!(found.is_empty(), "{}", report(&found));
 }
 
+/// 67,072 changes, cheap to fold: 256 tool calls without a text (nothing for the lanes),
+/// each revised 261 times (its outcome flipping), a round of revisions a write. Positions
+/// run past 2^8 and 2^16, both byte boundaries of an LSN key, and every event's earlier
+/// versions straddle both: past keys in the wrong byte order list them out of order.
+/// Caught up three times on the way (past each boundary), then as `findings_in` does.
+fn thousands_of_changes() -> Vec<Step> {
+    let round = |r: usize| {
+        let version = |i: u8| {
+            v(
+                i % 4,
+                i / 4 + 1,
+                Kind::Tool {
+                    ok: r.is_multiple_of(2),
+                },
+                0,
+            )
+        };
+        Step::Write((0..=u8::MAX).map(version).collect())
+    };
+    let catch_up = Step::CatchUp {
+        chunk: 20_000,
+        fail_at: None,
+    };
+    let mut steps: Vec<Step> = (0..262).map(round).collect();
+    for at in [257, 129, 2] {
+        steps.insert(at, catch_up.clone());
+    }
+    steps
+}
+
+#[test]
+fn replay_oracle_holds_past_the_65536th_change() {
+    let steps = thousands_of_changes();
+    assert!(ledgers::feed(&steps).len() > 1 << 16);
+    let found = replay_findings(&steps);
+    assert!(found.is_empty(), "{}", report(&found));
+}
+
+#[test]
+fn replay_oracle_goes_red_when_past_keys_are_little_endian() {
+    goes_red(
+        Oracle::Thousands,
+        Fault::PastKeyLittleEndian,
+        About::Differs(View::Past),
+        &[],
+    );
+}
+
 /// Readers beside the writer keep asking for the views: every catch-up pauses for them,
 /// mid-chunk (holding what it folded, its keyword writer open) and after flushes, and
 /// still ends where the model and a rebuild do. The first checks for a reader wait until
@@ -1215,6 +1264,8 @@ enum Oracle {
     Replay,
     Asof,
     RevisedWhileEmbedding,
+    /// The replay oracle over [`thousands_of_changes`].
+    Thousands,
 }
 
 fn findings_under(oracle: Oracle, fault: Fault) -> Vec<Finding> {
@@ -1224,6 +1275,7 @@ fn findings_under(oracle: Oracle, fault: Fault) -> Vec<Finding> {
         Oracle::Replay => replay_findings(&revision_paths()),
         Oracle::Asof => asof_findings(&revisions_in_time(), &asof_cutoffs()),
         Oracle::RevisedWhileEmbedding => revised_while_embedding_findings(),
+        Oracle::Thousands => replay_findings(&thousands_of_changes()),
     }
 }
 
