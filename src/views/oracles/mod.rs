@@ -74,13 +74,14 @@ struct Seen<'a> {
     store: Store<'a>,
 }
 
-/// The store beside the views: its ledger, the feed written to it, and what it records of
-/// the views.
+/// The store beside the views: its ledger, the feed written to it, what it records of
+/// the views, and the words redacted from it.
 #[derive(Clone, Copy)]
 struct Store<'a> {
     ledger: &'a Ledger,
     feed: &'a [Written],
     record: Record,
+    redacted: &'a [String],
 }
 
 /// What the store records of its views, by the catch-ups' model: the generation they are
@@ -110,17 +111,13 @@ impl Record {
 }
 
 impl<'a> Seen<'a> {
-    /// Both lanes at the end of `feed`.
-    fn all(feed: &'a [Written], embedded: bool, ledger: &'a Ledger, record: Record) -> Seen<'a> {
+    /// Both lanes at the end of the store's feed.
+    fn all(store: Store<'a>, embedded: bool) -> Seen<'a> {
         Seen {
-            tables: feed,
-            keyword: feed,
+            tables: store.feed,
+            keyword: store.feed,
             embedded,
-            store: Store {
-                ledger,
-                feed,
-                record,
-            },
+            store,
         }
     }
 }
@@ -190,6 +187,7 @@ fn play(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> (Vec<Finding>, Record)
             continue;
         }
         let feed = ledgers::feed(&steps[..=i]);
+        let redacted = ledgers::redactions(&steps[..=i]);
         let mut embedded = false;
         let what = match step {
             Step::Write(_) => unreachable!("a write is judged with the next step"),
@@ -243,15 +241,97 @@ fn play(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> (Vec<Finding>, Record)
                 record.opened(feed.len(), true);
                 what
             }
+            Step::Redact { version, place } => {
+                let Some(word) = ledgers::redacted_word(n, *version, *place) else {
+                    continue;
+                };
+                let what = format!("after step {i}, a redaction of {word}");
+                if let Err(e) = redact(&mut ledger, &word) {
+                    found.push(Finding::new(About::Failed, format!("{what}: {e}")));
+                }
+                at = Some((feed.len(), feed.len()));
+                record.opened(feed.len(), false);
+                what
+            }
+            Step::RefillPast => {
+                let what = format!("after step {i}, a refill of the past table");
+                found.extend(refill_findings(&what, &ledger));
+                at = Some((feed.len(), feed.len()));
+                record.opened(feed.len(), false);
+                what
+            }
         };
         let store = Store {
             ledger: &ledger,
             feed: &feed,
             record,
+            redacted: &redacted,
         };
         found.extend(served(&what, store, at, embedded, judge));
     }
     (found, record)
+}
+
+/// Redact `word` from the store as `peat redact` does (`redact::retro`, which this layer
+/// cannot call, through the same ledger and views calls): every event whose current version
+/// holds it written again without it; the views caught up, the cached vectors of the old
+/// texts (current and replaced versions') forgotten, the keyword lane's segments merged;
+/// every version in the ledger scrubbed of it; the views' past table refilled from the
+/// scrubbed ledger.
+fn redact(ledger: &mut Ledger, word: &str) -> Result<(), super::ViewError> {
+    let mut set = WriteSet::default();
+    let mut old = Vec::new();
+    let mut embedded = |env: &Envelope| {
+        if let Some(row) = super::rows::TextRow::of(env.ts_ms, &env.kind) {
+            old.push(row.embed_text().to_string());
+        }
+    };
+    for item in ledger.events() {
+        let (id, env) = item?;
+        if let Some(clean) = ledgers::redacted(&env, word) {
+            embedded(&env);
+            set.event(id.seq, clean);
+        }
+    }
+    for entry in ledger.revisions() {
+        if let Some(env) = entry?.old.filter(|e| ledgers::redacted(e, word).is_some()) {
+            embedded(&env);
+        }
+    }
+    if !set.events.is_empty() {
+        ledger.write(set)?;
+    }
+    let mut views = open_views(ledger, &mut deferred())?;
+    if let Some(model) = views.model().map(str::to_string) {
+        views
+            .vectors
+            .forget(&model, old.iter().map(String::as_str))?;
+    }
+    views.keyword.merge_all()?;
+    drop(views);
+    ledger.scrub(&|env| ledgers::redacted(env, word), &|_| None, &|_| false)?;
+    open_views(ledger, &mut deferred())?.refill_past(ledger)
+}
+
+/// The views opened (caught up) and their past table refilled from the ledger: by the rule
+/// `refill_past` states, a refill puts back what the ledger's revisions say, which the
+/// past table already holds, so every table is as it was before.
+fn refill_findings(what: &str, ledger: &Ledger) -> Vec<Finding> {
+    let failed = |e: super::ViewError| vec![Finding::new(About::Failed, format!("{what}: {e}"))];
+    let mut views = match open_views(ledger, &mut deferred()) {
+        Ok(v) => v,
+        Err(e) => return failed(e),
+    };
+    let none = BTreeSet::new();
+    let before = observe(&views, &none, &none);
+    if let Err(e) = views.refill_past(ledger) {
+        return failed(e);
+    }
+    diff(
+        &format!("{what}, against the tables before it"),
+        &observe(&views, &none, &none),
+        &before,
+    )
 }
 
 /// What a reader is served after a step, judged against the feed up to the positions the
@@ -324,6 +404,11 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
         // What a day counts holds of the model and of the views, whatever either folded.
         found.extend(model::day_findings(&format!("{what}, the model"), &want));
         found.extend(model::day_findings(what, &got));
+        // Which texts are searchable and embeddable, likewise.
+        let level = behind.is_none();
+        let of_model = format!("{what}, the model");
+        found.extend(model::text_findings(&of_model, &want, level, true));
+        found.extend(model::text_findings(what, &got, level, seen.embedded));
         let model = slot().id.clone().unwrap();
         let feed = seen.store.feed;
         found.extend(model::cache_findings(
@@ -340,6 +425,7 @@ fn replay_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Findin
         let texts = behind.as_ref().unwrap_or(&want.texts);
         found.extend(model::ranks(what, views, &got, &want, texts));
         found.extend(store_findings(what, views, seen.store, &blobs));
+        found.extend(model::unredacted(what, &got, seen.store.redacted));
         found
     }
 }
@@ -409,7 +495,15 @@ fn store_findings(
 /// The retraction oracle's judge: no replaced version can be found by its own content.
 fn retraction_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Finding> + '_ {
     let blobs = ledgers::all_blobs(steps);
-    move |what, views, seen| superseded_findings(what, views, seen, &blobs)
+    let (probes, texts) = ledgers::vocabulary(steps);
+    move |what, views, seen| {
+        let mut found = superseded_findings(what, views, seen, &blobs);
+        if !seen.store.redacted.is_empty() {
+            let got = observe(views, &probes, &texts);
+            found.extend(model::unredacted(what, &got, seen.store.redacted));
+        }
+        found
+    }
 }
 
 /// After `steps` (judged after each), the views caught up incrementally, the views
@@ -418,10 +512,17 @@ fn retraction_judge(steps: &[Step]) -> impl Fn(&str, &Views, Seen<'_>) -> Vec<Fi
 fn findings_in(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> Vec<Finding> {
     let (mut found, mut record) = play(dir, steps, judge);
     let feed = ledgers::feed(steps);
+    let redacted = ledgers::redactions(steps);
     let mut check = |what: &str, ledger: &Ledger, rebuilt, views| match views {
         Ok(v) => {
             record.opened(feed.len(), rebuilt);
-            let seen = |embedded| Seen::all(&feed, embedded, ledger, record);
+            let store = |ledger| Store {
+                ledger,
+                feed: &feed,
+                record,
+                redacted: &redacted,
+            };
+            let seen = |embedded| Seen::all(store(ledger), embedded);
             let before = format!("{what}, before the embedding pass");
             found.extend(judge(&before, &v, seen(false)));
             if let Err(e) = embed_queued(&v) {
@@ -488,6 +589,7 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
     let (mut found, mut record) = play(&dir.path().join("store"), steps, &judge);
     let (probes, texts) = ledgers::vocabulary(steps);
     let feed = ledgers::feed(steps);
+    let redacted = ledgers::redactions(steps);
     let blobs = ledgers::all_blobs(steps);
     let ledger = open(&dir.path().join("store"));
     let mut slot = slot();
@@ -500,7 +602,13 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
             Ok(v) => {
                 record.opened(feed.len(), how == "rebuilt");
                 // What play's catch-ups queued stays queued; a rebuild embeds everything.
-                let seen = Seen::all(&feed, how == "rebuilt", &ledger, record);
+                let store = Store {
+                    ledger: &ledger,
+                    feed: &feed,
+                    record,
+                    redacted: &redacted,
+                };
+                let seen = Seen::all(store, how == "rebuilt");
                 found.extend(judge(&format!("the views {how}"), &v, seen));
                 v
             }
@@ -943,7 +1051,13 @@ fn revised_while_embedding_findings() -> Vec<Finding> {
         tables: Some(feed.len()),
         closings: Some(feed.len()),
     };
-    let seen = Seen::all(&feed, false, &ledger, record);
+    let store = Store {
+        ledger: &ledger,
+        feed: &feed,
+        record,
+        redacted: &[],
+    };
+    let seen = Seen::all(store, false);
     let mut found = superseded_findings(what, &views, seen, &BTreeMap::new());
     // The batch's vector is cached under the text that was embedded, the one revised away.
     let lane = BTreeMap::new();
@@ -1057,6 +1171,63 @@ fn revisions_in_time() -> Vec<Step> {
 fn asof_folds_each_events_newest_version_at_the_cutoff() {
     let found = asof_findings(&revisions_in_time(), &asof_cutoffs());
     assert!(found.is_empty(), "{}", report(&found));
+}
+
+/// The revision paths, then redactions of a word of a replaced text (a closing message
+/// rewritten), of a word in the embedded window of a replaced summary (its vector was
+/// cached), of a word of a current text, the views behind (an interrupted catch-up) at the
+/// last, and a refill of the past table.
+fn redactions() -> Vec<Step> {
+    let mut steps = revision_paths();
+    steps.extend([
+        Step::Redact {
+            version: 1,
+            place: 2,
+        },
+        Step::Redact {
+            version: 7,
+            place: 1,
+        },
+        Step::Write(vec![v(2, 9, Kind::Final, 9)]),
+        Step::CatchUp {
+            chunk: 1,
+            fail_at: Some((1, Midway::BeforeKeyword)),
+        },
+        Step::Redact {
+            version: 28,
+            place: 1,
+        },
+        Step::RefillPast,
+    ]);
+    steps
+}
+
+#[test]
+fn replay_and_retraction_hold_over_redactions_and_refills() {
+    let found = replay_findings(&redactions());
+    assert!(found.is_empty(), "replay: {}", report(&found));
+    let found = retraction_findings(&redactions());
+    assert!(found.is_empty(), "retraction: {}", report(&found));
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_refill_leaves_the_past_unredacted() {
+    goes_red(
+        Oracle::Redactions,
+        Fault::RefillLeavesPast,
+        About::Unredacted(View::Past),
+        &[About::Differs(View::Past)],
+    );
+}
+
+#[test]
+fn replay_oracle_goes_red_when_a_refill_drops_the_past_blobs() {
+    goes_red(
+        Oracle::Redactions,
+        Fault::RefillDropsBlobs,
+        About::Differs(View::PastBlobs),
+        &[],
+    );
 }
 
 #[test]
@@ -1266,6 +1437,8 @@ enum Oracle {
     RevisedWhileEmbedding,
     /// The replay oracle over [`thousands_of_changes`].
     Thousands,
+    /// The replay oracle over [`redactions`].
+    Redactions,
 }
 
 fn findings_under(oracle: Oracle, fault: Fault) -> Vec<Finding> {
@@ -1276,6 +1449,7 @@ fn findings_under(oracle: Oracle, fault: Fault) -> Vec<Finding> {
         Oracle::Asof => asof_findings(&revisions_in_time(), &asof_cutoffs()),
         Oracle::RevisedWhileEmbedding => revised_while_embedding_findings(),
         Oracle::Thousands => replay_findings(&thousands_of_changes()),
+        Oracle::Redactions => replay_findings(&redactions()),
     }
 }
 
@@ -1517,7 +1691,8 @@ fn replay_oracle_goes_red_when_a_revised_event_keeps_its_old_envelope() {
         Oracle::Replay,
         Fault::KeepOldEnvelopes,
         About::Differs(View::Envelopes),
-        &[],
+        // A revised event's text row is then another version's than its envelope.
+        &[About::Differs(View::Texts)],
     );
 }
 
