@@ -138,10 +138,17 @@ pub(crate) fn run(
     }
     // Earlier versions (the old halves of the feed's revisions, what `asof` folds) name
     // blobs too: their redacted copies are kept, and the scrub points the versions at them.
+    // Their texts were embedded too, while they were current: the cache forgets those the
+    // rules change as well.
     let mut earlier = Vec::new();
     for entry in ledger.revisions() {
         if let Some(old) = entry?.old {
             earlier.extend(old.kind.blobs());
+            if apply::envelope(r, &mut old.clone())
+                && let Some(row) = TextRow::of(old.ts_ms, &old.kind)
+            {
+                old_texts.push(row.embed_text().to_string());
+            }
         }
     }
     for blob in earlier {

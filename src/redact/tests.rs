@@ -395,3 +395,45 @@ fn the_file_a_write_replaced_is_redacted_with_what_it_wrote() {
         "{was}"
     );
 }
+
+/// A text a revision replaced before the redaction ran was embedded while it was current:
+/// the redaction forgets its cached vector too, not only those of the texts current then.
+#[test]
+fn a_redaction_forgets_the_vectors_of_replaced_texts_too() {
+    use crate::ledger::{Access, Ledger, Mode, WriteSet};
+    use crate::views::{ModelSlot, Views};
+    use crate::vocab::event::{Envelope, Event, Seq, SessionId};
+    let dir = tempfile::tempdir().unwrap();
+    let access = Access {
+        mode: Mode::Create,
+        wait: std::time::Duration::from_secs(5),
+        who: "test",
+        on_wait: &mut || {},
+    };
+    let mut ledger = Ledger::open(dir.path(), access).unwrap();
+    let write = |ledger: &mut Ledger, text: &str| {
+        let closing = Event::FinalMsg { text: text.into() };
+        let mut set = WriteSet::default();
+        set.event(Seq(16), Envelope::new(SessionId("s".into()), 1000, closing));
+        ledger.write(set).unwrap();
+    };
+    let slot = || ModelSlot::with(Box::new(crate::embed::hash::HashEmbedder::new()));
+    let open = |ledger: &Ledger| {
+        Views::open(ledger, &mut slot(), jiff::tz::TimeZone::UTC, &mut |_| {}).unwrap()
+    };
+    let secret = "the key is AKIAZ7Q2XWJ4VHMK3PLN so do not share it";
+    write(&mut ledger, secret);
+    drop(open(&ledger));
+    write(&mut ledger, "nothing secret in this closing message at all");
+    drop(open(&ledger));
+    let mut model = slot();
+    let tz = jiff::tz::TimeZone::UTC;
+    retro::run(&mut ledger, &redactor(), &mut model, tz, &mut |_| {}).unwrap();
+    let views = open(&ledger);
+    let id = views.model().unwrap().to_string();
+    assert_eq!(
+        views.vectors.forget(&id, [secret]).unwrap(),
+        0,
+        "the cache kept the vector of the replaced text"
+    );
+}

@@ -39,6 +39,18 @@ pub(crate) enum Fault {
     KeywordUnranked,
     /// The vector lane lists its nearest vectors in event id order, whatever their scores.
     VectorsUnranked,
+    /// A meta revised into another kind leaves its agent and parent in the session.
+    MetaRetractKeepsAgent,
+    /// A rebuild spans a session over its events' current versions only, not the versions
+    /// revisions replaced (which a catch-up folded one by one).
+    RebuildSpansCurrent,
+    /// `refill_past` leaves the past table as it was (after a redaction: unredacted).
+    RefillLeavesPast,
+    /// `refill_past` puts the past versions back without the change blobs they name.
+    RefillDropsBlobs,
+    /// The past table's keys end with the LSN little-endian, so they no longer list an
+    /// event's versions in the order they were written once LSNs pass a byte.
+    PastKeyLittleEndian,
 }
 
 /// Where in a flush an armed failure strikes (see `fail_flush_in`).

@@ -689,7 +689,8 @@ impl Views {
             let c = entry?;
             if let Some(old) = &c.old {
                 fold.len += 1;
-                fold.pending.past(blobs, (c.lsn, &c.id, old))?;
+                fold.pending
+                    .past(&views.tables, blobs, (c.lsn, &c.id, old))?;
                 views = views.folded_one(&mut fold, model, upto, &mut chunk)?;
             }
         }
@@ -734,13 +735,20 @@ impl Views {
     /// past versions it redacted must not survive here. One ingestion: a crash leaves the
     /// table as it was or as the ledger says, never half of each.
     pub(crate) fn refill_past(&mut self, ledger: &Ledger) -> Result<(), ViewError> {
+        if fault::active(Fault::RefillLeavesPast) {
+            return Ok(());
+        }
         let mut writes = Writes::new();
         for table in [tables::Table::Past, tables::Table::PastBlobs] {
             for r in self.tables.scan(table, b"") {
                 writes.insert(tables::tkey(table, &r?.0), None);
             }
         }
-        let blobs = |id: &crate::vocab::change::BlobId| ledger.blob(id);
+        let blobs = |id: &crate::vocab::change::BlobId| match fault::active(Fault::RefillDropsBlobs)
+        {
+            true => Ok(None),
+            false => ledger.blob(id),
+        };
         for entry in ledger.revisions() {
             let c = entry?;
             if let Some(old) = &c.old {
@@ -820,7 +828,8 @@ impl Views {
             if c.lsn > tables_at
                 && let Some(old) = &c.old
             {
-                fold.pending.past(&blobs, (c.lsn, &c.id, old))?;
+                fold.pending
+                    .past(&self.tables, &blobs, (c.lsn, &c.id, old))?;
             }
             if fold.len >= chunk {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::fault::{self, Fault};
 use crate::vocab::event::{Agent, Envelope, Event, Seq, SessionId, Subagent};
 
 /// A text and where it sits, so every summary line can name the command that reads more.
@@ -27,8 +28,9 @@ pub(crate) struct SessionRollup {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) subagent: Option<Subagent>,
     /// Earliest and latest time of the session's own activity (observations and
-    /// distillations deposited about it do not count). Not invertible: a revision keeps its event's time,
-    /// so a span only ever grows.
+    /// distillations deposited about it do not count), over every version of it folded,
+    /// current or replaced (see [`SessionRollup::stretch`]). Not invertible: a revision
+    /// keeps its event's time, so a span only ever grows.
     pub(crate) start_ms: Option<i64>,
     pub(crate) end_ms: Option<i64>,
     pub(crate) events: i64,
@@ -71,12 +73,8 @@ impl SessionRollup {
     /// Fold one event in (`sign` +1) or back out (`sign` -1).
     pub(crate) fn apply(&mut self, seq: Seq, env: &Envelope, sign: i64) {
         self.events += sign;
-        // A zero timestamp means the transcript gave none; it says nothing about the span.
-        // A claim deposited later (`peat obs --session` on an old session) is not the
-        // session's activity: it must not make the session look current.
-        if sign > 0 && env.ts_ms > 0 && is_activity(&env.kind) {
-            self.start_ms = Some(self.start_ms.map_or(env.ts_ms, |s| s.min(env.ts_ms)));
-            self.end_ms = Some(self.end_ms.map_or(env.ts_ms, |e| e.max(env.ts_ms)));
+        if sign > 0 {
+            self.stretch(env);
         }
         match &env.kind {
             Event::SessionMeta {
@@ -94,6 +92,12 @@ impl SessionRollup {
                     self.parent = parent.clone();
                     self.subagent = subagent.clone();
                 } else if self.cwd.as_deref() == Some(cwd) {
+                    // The meta revised into another kind: the session has none now.
+                    if !fault::active(Fault::MetaRetractKeepsAgent) {
+                        self.agent = None;
+                        self.parent = None;
+                        self.subagent = None;
+                    }
                     self.cwd = None;
                     self.branch = None;
                 }
@@ -121,6 +125,20 @@ impl SessionRollup {
             Event::FinalMsg { .. } => set_member(&mut self.finals, (env.ts_ms, seq.0), sign),
             Event::Compaction {} => self.compactions += sign,
             _ => {}
+        }
+    }
+
+    /// Stretch the span over `env`, a version of one of the session's events (folded now,
+    /// or one a revision replaced: a rebuild, which folds current versions, stretches the
+    /// span over the replaced ones too, so that it spans what a catch-up folded one by
+    /// one, even where a revision turned the session's activity into a claim). A zero
+    /// timestamp means the transcript gave none; it says nothing about the span. A claim
+    /// deposited later (`peat obs --session` on an old session) is not the session's
+    /// activity: it must not make the session look current.
+    pub(crate) fn stretch(&mut self, env: &Envelope) {
+        if env.ts_ms > 0 && is_activity(&env.kind) {
+            self.start_ms = Some(self.start_ms.map_or(env.ts_ms, |s| s.min(env.ts_ms)));
+            self.end_ms = Some(self.end_ms.map_or(env.ts_ms, |e| e.max(env.ts_ms)));
         }
     }
 
@@ -225,6 +243,55 @@ mod tests {
                 start_ms: Some(10),
             }
         );
+    }
+
+    #[test]
+    fn a_meta_revised_into_another_kind_leaves_the_session_no_meta() {
+        let meta = env(
+            10,
+            Event::SessionMeta {
+                cwd: "/r".into(),
+                branch: Some("main".into()),
+                agent: Some(Agent::Codex),
+                version: None,
+                parent: Some(SessionId("p".into())),
+            },
+        );
+        let said = env(10, Event::Said { text: "x".into() });
+        let mut s = SessionRollup::default();
+        s.apply(Seq(0), &meta, 1);
+        s.apply(Seq(0), &meta, -1);
+        s.apply(Seq(0), &said, 1);
+        let mut plain = SessionRollup::default();
+        plain.apply(Seq(0), &said, 1);
+        assert_eq!(s, plain);
+    }
+
+    #[test]
+    fn a_replaced_version_stretches_the_span_however_it_is_folded_now() {
+        let said = |ts| env(ts, Event::Said { text: "x".into() });
+        let claim = env(
+            30,
+            Event::Obs {
+                subject: "s".into(),
+                text: "x".into(),
+                derived_from: vec![],
+                basis: None,
+            },
+        );
+        // A catch-up folds the narration, then its revision into a claim.
+        let mut caught_up = SessionRollup::default();
+        caught_up.apply(Seq(1), &said(10), 1);
+        caught_up.apply(Seq(2), &said(30), 1);
+        caught_up.apply(Seq(2), &said(30), -1);
+        caught_up.apply(Seq(2), &claim, 1);
+        // A rebuild folds the current versions, then stretches over the replaced one.
+        let mut rebuilt = SessionRollup::default();
+        rebuilt.apply(Seq(1), &said(10), 1);
+        rebuilt.apply(Seq(2), &claim, 1);
+        rebuilt.stretch(&said(30));
+        assert_eq!(caught_up, rebuilt);
+        assert_eq!((rebuilt.start_ms, rebuilt.end_ms), (Some(10), Some(30)));
     }
 
     #[test]

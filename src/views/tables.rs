@@ -177,16 +177,29 @@ pub(crate) fn step_key(key: &[u8], index: u16) -> Vec<u8> {
 
 /// The key (within [`Table::Past`]) of the version of the event `key` that the change
 /// `lsn` replaced.
+/// Big-endian, so that an event's keys list its versions in the order they were written.
 pub(crate) fn past_key(key: &[u8], lsn: u64) -> Vec<u8> {
     let mut k = key.to_vec();
-    k.extend_from_slice(&lsn.to_be_bytes());
+    match little_endian() {
+        true => k.extend_from_slice(&lsn.to_le_bytes()),
+        false => k.extend_from_slice(&lsn.to_be_bytes()),
+    }
     k
+}
+
+/// Whether the past table's keys are broken on purpose (see `Fault::PastKeyLittleEndian`).
+fn little_endian() -> bool {
+    super::fault::active(super::fault::Fault::PastKeyLittleEndian)
 }
 
 /// The event and LSN a [`past_key`] encodes.
 pub(crate) fn decode_past_key(k: &[u8]) -> Option<(EventId, u64)> {
     let at = k.len().checked_sub(8)?;
-    let lsn = u64::from_be_bytes(k[at..].try_into().ok()?);
+    let bytes = k[at..].try_into().ok()?;
+    let lsn = match little_endian() {
+        true => u64::from_le_bytes(bytes),
+        false => u64::from_be_bytes(bytes),
+    };
     Some((crate::ledger::decode_event_key(&k[..at])?, lsn))
 }
 
@@ -603,13 +616,7 @@ impl Pending {
         sign: i64,
         day: &str,
     ) -> Result<(), ViewError> {
-        let rollup = match self.sessions.entry(id.session.clone()) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(tables.session(&id.session)?.unwrap_or_default())
-            }
-        };
-        rollup.apply(id.seq, env, sign);
+        self.rollup(tables, &id.session)?.apply(id.seq, env, sign);
         let stats = match self.days.entry(day.to_string()) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -729,12 +736,31 @@ impl Pending {
             .insert(k, (sign > 0).then(|| encode_json(env)));
     }
 
-    /// Keep `old`, the version of `id` that the change `lsn` replaced (see [`keep_past`]).
+    /// The rollup of `session` as folded so far.
+    fn rollup(
+        &mut self,
+        tables: &Tables,
+        session: &SessionId,
+    ) -> Result<&mut SessionRollup, ViewError> {
+        Ok(match self.sessions.entry(session.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(tables.session(session)?.unwrap_or_default())
+            }
+        })
+    }
+
+    /// Keep `old`, the version of `id` that the change `lsn` replaced (see [`keep_past`]),
+    /// and stretch its session's span over it (see [`SessionRollup::stretch`]).
     pub(crate) fn past(
         &mut self,
+        tables: &Tables,
         blobs: Blobs<'_>,
         (lsn, id, old): (u64, &EventId, &Envelope),
     ) -> Result<(), ViewError> {
+        if !super::fault::active(super::fault::Fault::RebuildSpansCurrent) {
+            self.rollup(tables, &id.session)?.stretch(old);
+        }
         keep_past(&mut self.past, blobs, (lsn, id, old))
     }
 

@@ -64,6 +64,10 @@ pub(crate) struct Version {
     pub(crate) hours: i64,
     pub(crate) kind: Kind,
     pub(crate) reps: u16,
+    /// Whether the version sits at its slot's seq whatever its kind (see [`envelope`]):
+    /// where claims and the meta meet the other kinds, so revisions change events into
+    /// and out of them.
+    pub(crate) shared: bool,
 }
 
 /// A step of a case.
@@ -80,6 +84,15 @@ pub(crate) enum Step {
     /// writer killed mid-commit, or a torn hint file, could leave it), reopen it and
     /// rebuild the views.
     RebuildWithHintOff(i64),
+    /// Redact a word of a version written (see [`redacted_word`]) across the store, as
+    /// `peat redact` does: every event holding it written again without it, the views
+    /// caught up, the ledger scrubbed (every version), the past table refilled from it.
+    Redact {
+        version: usize,
+        place: usize,
+    },
+    /// Open the views (caught up) and refill their past table from the ledger.
+    RefillPast,
 }
 
 /// Revisions keep their event's time when `fixed_times` (as capture's do: the session
@@ -90,6 +103,8 @@ pub(crate) fn steps(fixed_times: bool) -> impl Strategy<Value = Vec<Step>> {
         1 => (1usize..6, prop::option::of((1usize..4, midway())))
             .prop_map(|(chunk, fail_at)| Step::CatchUp { chunk, fail_at }),
         1 => (-2i64..3).prop_map(Step::RebuildWithHintOff),
+        1 => (any::<usize>(), 0usize..4).prop_map(|(version, place)| Step::Redact { version, place }),
+        1 => Just(Step::RefillPast),
     ];
     prop::collection::vec(step, 1..10)
 }
@@ -132,13 +147,15 @@ fn version(fixed_times: bool) -> impl Strategy<Value = Version> {
     // Lengths cluster around the thresholds (narration's 80 bytes, a prompt's 400) and
     // reach a few thousand bytes.
     let reps = prop_oneof![0u16..12, 14u16..26, Just(200u16)];
-    (0u8..3, 0u8..10, 0i64..120, kind(), reps).prop_map(
-        move |(session, slot, hours, kind, reps)| Version {
+    let shared = prop::bool::weighted(0.3);
+    (0u8..3, 0u8..10, 0i64..120, kind(), reps, shared).prop_map(
+        move |(session, slot, hours, kind, reps, shared)| Version {
             session,
             slot,
             hours: if fixed_times { -1 } else { hours },
             kind,
             reps,
+            shared,
         },
     )
 }
@@ -159,7 +176,7 @@ pub(crate) fn text(n: usize, reps: u16) -> String {
 }
 
 /// The `i`th word of the `n`th version's text.
-fn word(n: usize, i: usize) -> String {
+pub(crate) fn word(n: usize, i: usize) -> String {
     let p = if n % 2 == 1 { "é" } else { "p" };
     format!("w{n}{p}{i}")
 }
@@ -169,19 +186,22 @@ pub(crate) fn probe(n: usize) -> String {
     word(n, 0)
 }
 
-/// The id and envelope of the `n`th version. A session's meta is its slot 0 and stays a
-/// meta (capture writes one, first); observations and the retired distiller's notes live in
-/// their own seq ranges, as they always did, so no transcript event is ever revised into one
-/// (they are not session activity, and a session's span only ever grows).
+/// The id and envelope of the `n`th version. A session's meta is its slot 0 (capture
+/// writes one, first), so a session has one at most; observations and the retired
+/// distiller's notes live in their own seq ranges, as they always did. A `shared` version
+/// sits at its slot's seq whatever its kind, slot 0 included: the ledger takes any version
+/// of any event, so the views must fold revisions of a transcript event into a claim or a
+/// meta, and out of them, though capture writes none.
 pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
     let session = SessionId(format!("s{}", v.session));
     let meta = matches!(v.kind, Kind::Meta { .. });
     let slot = match (meta, v.slot) {
         (true, _) => 0,
-        (false, 0) => 1,
+        (false, 0) if !v.shared => 1,
         (false, s) => u32::from(s),
     };
     let seq = match v.kind {
+        _ if v.shared => slot * 16,
         Kind::Obs { .. } => OBS_SEQ_BASE + slot,
         Kind::Distill => crate::vocab::event::RESERVED_SEQ_BASE + slot,
         _ => slot * 16,
@@ -424,10 +444,61 @@ fn written(steps: &[Step]) -> impl Iterator<Item = (usize, &Version)> {
         .iter()
         .filter_map(|s| match s {
             Step::Write(vs) => Some(vs),
-            Step::CatchUp { .. } | Step::RebuildWithHintOff(_) => None,
+            _ => None,
         })
         .flatten()
         .enumerate()
+}
+
+/// The word a [`Step::Redact`] redacts after `written` versions were written: the
+/// `place`th word of one of them (`None`: none was written).
+pub(crate) fn redacted_word(written: usize, version: usize, place: usize) -> Option<String> {
+    (written > 0).then(|| word(version % written, place))
+}
+
+/// `text` without the word `word` (each occurrence of it, a word alone: `w1p1` is not
+/// `w1p10`'s), a marker in its place: a word of its own, as every word of the record is (the
+/// lanes' rank rules count on it), and no query syntax.
+fn without(text: &str, word: &str) -> String {
+    let marker = format!("redacted{word}");
+    let words = text.split(' ').map(|w| if w == word { &marker } else { w });
+    words.collect::<Vec<_>>().join(" ")
+}
+
+/// `env` without the word `word` in any of its texts (`None`: it held none).
+pub(crate) fn redacted(env: &Envelope, word: &str) -> Option<Envelope> {
+    let mut new = env.clone();
+    let text = match &mut new.kind {
+        Event::UserMsg { text, .. }
+        | Event::FinalMsg { text }
+        | Event::Said { text }
+        | Event::CompactSummary { text }
+        | Event::Obs { text, .. }
+        | Event::Distill { text, .. } => text,
+        Event::ToolCall { detail, .. } => detail,
+        Event::Commit { message, .. } | Event::Committed { message, .. } => message,
+        _ => return None,
+    };
+    let clean = without(text, word);
+    if clean == *text {
+        return None;
+    }
+    *text = clean;
+    Some(new)
+}
+
+/// The words the redactions among `steps` redacted, in order.
+pub(crate) fn redactions(steps: &[Step]) -> Vec<String> {
+    let mut n = 0;
+    let mut words = Vec::new();
+    for step in steps {
+        match step {
+            Step::Write(vs) => n += vs.len(),
+            Step::Redact { version, place } => words.extend(redacted_word(n, *version, *place)),
+            _ => {}
+        }
+    }
+    words
 }
 
 /// Every blob a case stores, by id.
@@ -445,15 +516,47 @@ pub(crate) struct Written {
 
 /// The changes a case's writes make, in the order of their positions (a lane at position
 /// `p` has folded the first `p`): every version written, but one equal to its event's
-/// current version, which the ledger does not write.
+/// current version, which the ledger does not write. A redaction writes each event whose
+/// current version holds its word again without it, then scrubs the word from every
+/// version before (the ledger keeps the positions, and the versions are what was written
+/// less the word).
 pub(crate) fn feed(steps: &[Step]) -> Vec<Written> {
-    let mut current = BTreeMap::new();
-    let mut out = Vec::new();
-    for (n, v) in written(steps) {
-        let (id, env) = envelope(n, v);
-        if current.get(&id) != Some(&env) {
-            current.insert(id.clone(), env.clone());
-            out.push(Written { n, id, env });
+    let mut current: BTreeMap<EventId, (usize, Envelope)> = BTreeMap::new();
+    let mut out: Vec<Written> = Vec::new();
+    let mut n = 0;
+    for step in steps {
+        match step {
+            Step::Write(vs) => {
+                for v in vs {
+                    let (id, env) = envelope(n, v);
+                    if current.get(&id).map(|(_, e)| e) != Some(&env) {
+                        current.insert(id.clone(), (n, env.clone()));
+                        out.push(Written { n, id, env });
+                    }
+                    n += 1;
+                }
+            }
+            Step::Redact { version, place } => {
+                let Some(word) = redacted_word(n, *version, *place) else {
+                    continue;
+                };
+                for (id, (m, env)) in current.iter_mut() {
+                    if let Some(clean) = redacted(env, &word) {
+                        *env = clean.clone();
+                        out.push(Written {
+                            n: *m,
+                            id: id.clone(),
+                            env: clean,
+                        });
+                    }
+                }
+                for w in out.iter_mut() {
+                    if let Some(clean) = redacted(&w.env, &word) {
+                        w.env = clean;
+                    }
+                }
+            }
+            _ => {}
         }
     }
     out
@@ -469,18 +572,25 @@ pub(crate) fn window(text: &str) -> &str {
     &text[..end]
 }
 
-/// The probe words and texts of every version of a case.
+/// The probe words and texts of every version of a case (and of its redacted versions).
 pub(crate) fn vocabulary(steps: &[Step]) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut probes = BTreeSet::new();
     let mut texts = BTreeSet::new();
+    let redacted = redactions(steps);
+    // A redacted word finds nothing: the lane is asked for it.
+    probes.extend(redacted.iter().cloned());
     for (n, v) in written(steps) {
         // The first word and the last: a lane that indexed only part of a text misses one.
-        let text = text(n, v.reps);
+        let mut text = text(n, v.reps);
         probes.extend(text.split_whitespace().next().map(str::to_string));
         probes.extend(text.split_whitespace().last().map(str::to_string));
         // A vector is made from its text's window (the whole text, when short): vectors are
-        // named by windows.
+        // named by windows, the text's after each redaction too.
         texts.insert(window(&text).to_string());
+        for word in &redacted {
+            text = without(&text, word);
+            texts.insert(window(&text).to_string());
+        }
     }
     (probes, texts)
 }

@@ -10,7 +10,9 @@ use crate::embed::hash::HashEmbedder;
 use crate::ledger::decode_event_key;
 use crate::views::Views;
 use crate::views::closings::{Closing, Closings};
-use crate::views::rows::{EMBED_MIN_WORDS, FileRow, SAID_MIN, TextFilter, TextKind, TextRow};
+use crate::views::rows::{
+    EMBED_MIN_WORDS, EMBED_WINDOW, FileRow, SAID_MIN, TextFilter, TextKind, TextRow,
+};
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
 use crate::views::tables::{CommitRow, DayStats, ObsRow, SubjectStats, Table};
@@ -109,6 +111,8 @@ pub(crate) enum About {
     Folded,
     /// A lane ranks its hits against the order it states (see [`ranks`]).
     Ranks(View),
+    /// A view still holds a word redacted from the store (see [`unredacted`]).
+    Unredacted(View),
 }
 
 /// One thing an oracle found wrong.
@@ -217,30 +221,17 @@ fn is_activity(env: &Envelope) -> bool {
     env.ts_ms > 0 && !matches!(env.kind, Event::Obs { .. } | Event::Distill { .. })
 }
 
-/// Whether `got` has a span its session's rule allows, the activity the session holds
-/// now spanning `want`, every version written in `feed`. A span only ever grows (a
-/// revision is documented to keep its event's time), so where revisions move events in
-/// time it depends on the versions folded: it covers at least the activity held now, and
-/// reaches no time no version of its activity ever had.
-pub(crate) fn span_allowed(
-    session: &SessionId,
-    got: &SessionRollup,
-    want: &SessionRollup,
-    feed: &[Written],
-) -> bool {
-    let times = || {
-        feed.iter()
-            .filter(|w| &w.id.session == session && is_activity(&w.env))
-            .map(|w| w.env.ts_ms)
-    };
-    let covers = match (got.start_ms, got.end_ms, want.start_ms, want.end_ms) {
-        (Some(gs), Some(ge), Some(ws), Some(we)) => gs <= ws && ge >= we,
-        (_, _, None, None) => true,
-        _ => false,
-    };
-    let within =
-        |t: Option<i64>| t.is_none_or(|t| times().min() <= Some(t) && Some(t) <= times().max());
-    covers && within(got.start_ms) && within(got.end_ms)
+/// Each session's span by the rule the rollup documents: from the earliest to the latest
+/// time of any version of its activity in `feed`, current or replaced (a span never
+/// shrinks, even where a revision moved an event in time or out of the activity).
+pub(crate) fn spans(feed: &[Written]) -> BTreeMap<SessionId, (i64, i64)> {
+    let mut out: BTreeMap<SessionId, (i64, i64)> = BTreeMap::new();
+    for w in feed.iter().filter(|w| is_activity(&w.env)) {
+        let t = w.env.ts_ms;
+        let span = out.entry(w.id.session.clone()).or_insert((t, t));
+        *span = (span.0.min(t), span.1.max(t));
+    }
+    out
 }
 
 /// The searchable text of an event, by the rules the documentation states: claims, closing
@@ -288,10 +279,102 @@ fn text_of(ts_ms: i64, e: &Event) -> Option<TextRow> {
     }
 }
 
-/// Embedded: everything searchable of at least [`EMBED_MIN_WORDS`] words, except what a
-/// tool was given or printed.
-fn embedded(row: &TextRow) -> bool {
-    row.kind != TextKind::Tool && row.text.split_whitespace().count() >= EMBED_MIN_WORDS
+/// Which searchable texts the vector lane embeds, stated once: the prose (not what a tool
+/// was given or printed) of at least [`EMBED_MIN_WORDS`] words. The model embeds by it, and
+/// [`text_findings`] holds the views to it.
+fn embeddable(row: &TextRow) -> bool {
+    row.kind.is_prose() && row.text.split_whitespace().count() >= EMBED_MIN_WORDS
+}
+
+/// Whether `window` is what the vector lane embeds of `text`, by the rule it states: the
+/// text itself when it fits in [`EMBED_WINDOW`] bytes, else its longest prefix that fits
+/// and ends on a character (the next character would not fit).
+fn is_window(text: &str, window: &str) -> bool {
+    let next = text[window.len().min(text.len())..].chars().next();
+    text.starts_with(window)
+        && window.len() <= EMBED_WINDOW
+        && next.is_none_or(|c| window.len() + c.len_utf8() > EMBED_WINDOW)
+}
+
+/// Where `s` breaks which texts are searchable and embeddable, stated as properties of the
+/// views rather than as a copy of the fold's rows (`TextRow::of`, `dense`, `embed_text`):
+/// - a text row is its event's own text, verbatim, at its time, and never blank;
+/// - narration is searchable from [`SAID_MIN`] bytes, a prompt only when the person wrote
+///   it (these rows, and no others, hold their events' kinds);
+/// - with the keyword lane at the tables (`keyword_at_tables`), it holds a document for
+///   exactly the texts table's rows, of their kinds and times;
+/// - the vector lane holds vectors of embeddable texts only ([`embeddable`]), of every one
+///   once the embedding pass ran (`embedded`), each made from its text's window
+///   ([`is_window`]).
+pub(crate) fn text_findings(
+    what: &str,
+    s: &Snapshot,
+    keyword_at_tables: bool,
+    embedded: bool,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut wrong = |view, rule: &str, id: &EventId| {
+        found.push(Finding::new(
+            About::Differs(view),
+            format!("{what}: {id:?} breaks the rule that {rule}"),
+        ));
+    };
+    for (id, row) in &s.texts {
+        let env = s.envelopes.get(id);
+        let own = env.is_some_and(|e| {
+            e.ts_ms == row.ts_ms && format!("{:?}", e.kind).contains(&format!("{:?}", row.text))
+        });
+        if !own || row.text.trim().is_empty() {
+            wrong(
+                View::Texts,
+                "a text row is its event's text, never blank",
+                id,
+            );
+        }
+        let kind_holds = match (row.kind, env.map(|e| &e.kind)) {
+            (TextKind::Said, _) => row.text.len() >= SAID_MIN,
+            (TextKind::User, Some(Event::UserMsg { harness, .. })) => !harness,
+            (TextKind::User, _) => false,
+            _ => true,
+        };
+        if !kind_holds {
+            wrong(
+                View::Texts,
+                "narration is searchable from SAID_MIN bytes, a prompt when the person wrote it",
+                id,
+            );
+        }
+        if keyword_at_tables
+            && s.keyword.get(id).map(|d| (d.kind, d.ts_ms)) != Some((row.kind, row.ts_ms))
+        {
+            wrong(
+                View::Keyword,
+                "each text row is one keyword document of its kind and time",
+                id,
+            );
+        }
+        match (s.vectors.get(id), embeddable(row)) {
+            (Some(_), false) => wrong(View::Vectors, "only embeddable texts are embedded", id),
+            (None, true) if embedded => wrong(
+                View::Vectors,
+                "every embeddable text is embedded once the pass ran",
+                id,
+            ),
+            (Some(w), true) if !is_window(&row.text, w) => {
+                wrong(View::Vectors, "a vector is made from its text's window", id)
+            }
+            _ => {}
+        }
+    }
+    for id in s.keyword.keys().filter(|id| !s.texts.contains_key(*id)) {
+        if keyword_at_tables {
+            wrong(View::Keyword, "each keyword document is a text row", id);
+        }
+    }
+    for id in s.vectors.keys().filter(|id| !s.texts.contains_key(*id)) {
+        wrong(View::Vectors, "each vector is a text row's", id);
+    }
+    found
 }
 
 /// The lines a generated change added and removed, counted from its text: a write or a
@@ -556,7 +639,7 @@ pub(crate) fn model(
                 words,
             };
             s.keyword.insert(id.clone(), doc);
-            if embedded(&row) {
+            if embeddable(&row) {
                 s.vectors.insert(id.clone(), window(&row.text).to_string());
             }
             s.texts.insert(id.clone(), row);
@@ -745,7 +828,7 @@ pub(crate) fn cache_findings(
     let windows: BTreeMap<Vec<u8>, String> = feed
         .iter()
         .filter_map(|w| text_of(w.env.ts_ms, &w.env.kind))
-        .filter(embedded)
+        .filter(embeddable)
         .map(|row| {
             let text = window(&row.text).to_string();
             (key(&text), text)
@@ -1038,6 +1121,39 @@ pub(crate) fn ranks(
                 View::Vectors,
                 format!("{what}: the vector of {id:?}'s window ranks {first:?} first"),
             );
+        }
+    }
+    found
+}
+
+/// Where the views `got` still hold a word of `words`, each redacted from the store: by the
+/// rule redaction states, once a word is redacted no table, lane or past version holds
+/// it, whatever the model of the rest. A view holds it where it is one of its words.
+pub(crate) fn unredacted(what: &str, got: &Snapshot, words: &[String]) -> Vec<Finding> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let views = [
+        (View::Sessions, format!("{:?}", got.sessions)),
+        (View::Steps, format!("{:?}", got.steps)),
+        (View::Commits, format!("{:?}", got.commits)),
+        (View::Texts, format!("{:?}", got.texts)),
+        (View::Subjects, format!("{:?}", got.subjects)),
+        (View::Evidence, format!("{:?}", got.evidence)),
+        (View::Envelopes, format!("{:?}", got.envelopes)),
+        (View::Past, format!("{:?}", got.past)),
+        // The words that find each document, and the text each vector was made from.
+        (View::Keyword, format!("{:?}", got.keyword)),
+        (View::Vectors, format!("{:?}", got.vectors)),
+    ];
+    let mut found = Vec::new();
+    for (view, held) in views {
+        let tokens: BTreeSet<&str> = held.split(|c: char| !c.is_alphanumeric()).collect();
+        for word in words.iter().filter(|w| tokens.contains(w.as_str())) {
+            found.push(Finding::new(
+                About::Unredacted(view),
+                format!("{what}: {view:?} still holds {word}, redacted"),
+            ));
         }
     }
     found
