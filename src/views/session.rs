@@ -255,6 +255,7 @@ mod tests {
                 agent: Some(Agent::Codex),
                 version: None,
                 parent: Some(SessionId("p".into())),
+                subagent: Some(Subagent::Compact),
             },
         );
         let said = env(10, Event::Said { text: "x".into() });

@@ -602,6 +602,7 @@ fn record(
             agent: None,
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
             parent: None,
+            subagent: None,
         },
     );
     put(
