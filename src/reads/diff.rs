@@ -13,10 +13,11 @@
 
 use serde::Serialize;
 use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use crate::reads::files::FileEdit;
+use crate::reads::log::{SessionLog, session_log};
 use crate::reads::moment::{FileAt, Moment, MomentError, Recorded};
 use crate::reads::vcs::{FileHistory, Repo};
 use crate::views::{ViewError, Views};
@@ -25,22 +26,49 @@ use crate::vocab::event::{Seq, SessionId};
 /// Lines of context around each change, as `git diff` shows them.
 const CONTEXT: usize = 3;
 
-/// The steps of one session asked about: seqs `from` to `to`, inclusive, either end open.
+/// The steps of one session asked about: seqs `from` to `to`, inclusive, either end open,
+/// with the subagents those steps started, whose edits are the span's too.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct Span {
     pub(crate) session: SessionId,
     pub(crate) from: Option<Seq>,
     pub(crate) to: Option<Seq>,
+    /// The subagents (and theirs) placed under a step of the span, as `peat log` places them;
+    /// with the start open, those started before the session's first step too.
+    pub(crate) subagents: BTreeSet<SessionId>,
 }
 
 impl Span {
-    /// Every step of `session`.
-    pub(crate) fn whole(session: SessionId) -> Span {
-        Span {
-            session,
-            from: None,
-            to: None,
+    /// Steps `from` to `to` of `session`, with the subagents they started.
+    pub(crate) fn of(
+        views: &Views,
+        session: SessionId,
+        from: Option<Seq>,
+        to: Option<Seq>,
+    ) -> Result<Span, ViewError> {
+        let log = session_log(views, &session)?;
+        let within = |seq: Seq| from.is_none_or(|f| seq >= f) && to.is_none_or(|t| seq <= t);
+        let mut subagents = BTreeSet::new();
+        let started = log.entries.iter().filter(|e| within(e.seq));
+        for sub in started.flat_map(|e| &e.subagents) {
+            with_subagents(sub, &mut subagents);
         }
+        if from.is_none() {
+            for sub in &log.unplaced_subagents {
+                with_subagents(sub, &mut subagents);
+            }
+        }
+        Ok(Span {
+            session,
+            from,
+            to,
+            subagents,
+        })
+    }
+
+    /// Every step of `session`, and every subagent it started.
+    pub(crate) fn whole(views: &Views, session: SessionId) -> Result<Span, ViewError> {
+        Span::of(views, session, None, None)
     }
 
     /// The turn of `session` that holds `seq`: the last prompt at or before it (the session's
@@ -53,13 +81,23 @@ impl Span {
             .unwrap_or_default();
         let from = prompts.range(..=seq.0).next_back().map(|s| Seq(*s));
         let to = prompts.range(seq.0 + 1..).next().map(|next| Seq(next - 1));
-        Ok(Span { session, from, to })
+        Span::of(views, session, from, to)
     }
 
     fn holds(&self, e: &FileEdit) -> bool {
-        e.session == self.session
+        let own = e.session == self.session
             && self.from.is_none_or(|f| e.seq >= f)
-            && self.to.is_none_or(|t| e.seq <= t)
+            && self.to.is_none_or(|t| e.seq <= t);
+        own || self.subagents.contains(&e.session)
+    }
+}
+
+/// `log`'s session and every subagent nested in it, into `out`.
+fn with_subagents(log: &SessionLog, out: &mut BTreeSet<SessionId>) {
+    out.insert(log.session.clone());
+    let nested = log.entries.iter().flat_map(|e| &e.subagents);
+    for sub in nested.chain(&log.unplaced_subagents) {
+        with_subagents(sub, out);
     }
 }
 
@@ -144,8 +182,8 @@ pub(crate) struct FileDiff {
     /// Relative to the repository's root (else the session's directory), as `git diff`
     /// names it.
     pub(crate) path: String,
-    /// The path as the agent recorded it.
-    pub(crate) recorded: String,
+    /// The paths the agents recorded it by.
+    pub(crate) recorded: BTreeSet<String>,
     /// The file did not exist before the span's first change to it (`--- /dev/null`).
     pub(crate) created: bool,
     /// The file did not exist after the span's last change to it (`+++ /dev/null`).
@@ -173,16 +211,29 @@ pub(crate) struct NetDiff {
     pub(crate) unknown: Vec<String>,
 }
 
-/// The net change `span` made to each file it edited.
+/// The net change `span` made to each file it (or a subagent of it) edited.
 pub(crate) fn net_diff(views: &Views, span: &Span) -> Result<NetDiff, MomentError> {
-    let rollup = views.tables.session(&span.session)?.unwrap_or_default();
-    let cwd = rollup.cwd.unwrap_or_default();
+    // Each file once, under every name the session and its subagents recorded it by (a path
+    // recorded relative, as a patch may name it, is its session directory's), shown relative
+    // to the session's own directory where no repository holds it.
+    let cwd = views
+        .tables
+        .session(&span.session)?
+        .and_then(|r| r.cwd)
+        .unwrap_or_default();
+    let mut files: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
+    for session in std::iter::once(&span.session).chain(&span.subagents) {
+        let rollup = views.tables.session(session)?.unwrap_or_default();
+        let dir = rollup.cwd.unwrap_or_else(|| cwd.clone());
+        for recorded in rollup.files.into_keys() {
+            let abs = Path::new(&dir).join(&recorded);
+            files.entry(abs).or_default().insert(recorded);
+        }
+    }
     let mut out = NetDiff::default();
-    for recorded in rollup.files.keys() {
-        // A path recorded relative (as a patch may name it) is the session directory's.
-        let abs = std::path::Path::new(&cwd).join(recorded);
+    for (abs, recorded) in files {
         let path = shown_path(&abs, &cwd);
-        match file_diff(views, span, recorded, &abs, path.clone())? {
+        match file_diff(views, span, &recorded, &abs, path.clone())? {
             Outcome::Changed(d) => out.files.push(d),
             Outcome::Unchanged => out.unchanged.push(path),
             Outcome::Unknown => out.unknown.push(path),
@@ -216,11 +267,11 @@ fn shown_path(abs: &Path, cwd: &str) -> String {
 fn file_diff(
     views: &Views,
     span: &Span,
-    recorded: &str,
+    recorded: &BTreeSet<String>,
     abs: &Path,
     path: String,
 ) -> Result<Outcome, MomentError> {
-    let record = Recorded::of(views, &BTreeSet::from([recorded.to_string()]))?;
+    let record = Recorded::of(views, recorded)?;
     let edits = &record.edits;
     let ours: Vec<usize> = (0..edits.len())
         .filter(|&i| span.holds(&edits[i]))
@@ -299,7 +350,7 @@ fn file_diff(
     };
     Ok(Outcome::Changed(FileDiff {
         path,
-        recorded: recorded.to_string(),
+        recorded: recorded.clone(),
         created: before.is_none(),
         deleted: state.is_none(),
         uncertain,

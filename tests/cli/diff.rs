@@ -467,3 +467,87 @@ fn an_unknown_session_is_a_clear_error() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("not a range of steps"), "{}", r.stderr);
 }
+
+/// `lines` as a subagent's transcript: each line marked a sidechain of agent `agent`.
+fn as_subagent(lines: &[String], agent: &str) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["isSidechain"] = json!(true);
+            v["agentId"] = json!(agent);
+            v.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sessions_diff_holds_its_subagents_edits_and_a_turn_those_of_the_subagents_it_started() {
+    let env = Env::new();
+    let repo = git_repo(&env);
+    let calc = abs(&repo, "src/calc.py");
+    repo.put("src/calc.py", ADD);
+    repo.commit(0, "add");
+    // Session A: 09:01 "delegate subtraction", 09:02 a Task whose result names agent
+    // a1b2c3d, which edits calc.py at 09:03; 09:05 "a docstring", 09:06 A's own Edit.
+    let mut a = vec![prompt(SESSION_A, 1, 1, "delegate subtraction")];
+    let mut task = tool(
+        SESSION_A,
+        2,
+        2,
+        "Task",
+        json!({"description": "subtraction", "prompt": "add sub"}),
+    );
+    let mut result: Value = serde_json::from_str(&task[1]).unwrap();
+    result["toolUseResult"] = json!({"status": "completed", "agentId": "a1b2c3d"});
+    task[1] = result.to_string();
+    a.extend(task);
+    a.push(prompt(SESSION_A, 4, 5, "a docstring"));
+    a.extend(edit(
+        SESSION_A,
+        5,
+        6,
+        &calc,
+        "def add(a, b):\n",
+        "\"\"\"Arithmetic.\"\"\"\ndef add(a, b):\n",
+    ));
+    let sub = as_subagent(
+        &edit(
+            SESSION_A,
+            1,
+            3,
+            &calc,
+            "    return a + b\n",
+            "    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+        ),
+        "a1b2c3d",
+    );
+    repo.put(
+        "src/calc.py",
+        "\"\"\"Arithmetic.\"\"\"\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    );
+    let t = transcript(&env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    let dir = env.path(&format!("{SESSION_A}/subagents"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = dir.join("agent-a1b2c3d.jsonl");
+    std::fs::write(&s, sub.join("\n") + "\n").unwrap();
+    env.run(&["capture", &s.to_string_lossy()]).ok();
+
+    let whole = env.run(&["diff", "3f6c2a9e"]).ok().stdout;
+    assert!(whole.contains("\n+    return a - b\n"), "{whole}");
+    assert!(whole.contains("\n+\"\"\"Arithmetic.\"\"\"\n"), "{whole}");
+    assert!(
+        whole.contains("[subagent 3f6c2a9e/a1b2c3d: step"),
+        "{whole}"
+    );
+    assert!(!whole.contains("another session"), "{whole}");
+    // The first turn (its prompt is seq 1) is the subagent's edit; the second (seq 49), A's
+    // own.
+    let first = env.run(&["diff", "3f6c2a9e:1"]).ok().stdout;
+    assert!(first.contains("\n+    return a - b\n"), "{first}");
+    assert!(!first.contains("Arithmetic"), "{first}");
+    let second = env.run(&["diff", "3f6c2a9e:49"]).ok().stdout;
+    assert!(second.contains("\n+\"\"\"Arithmetic.\"\"\"\n"), "{second}");
+    assert!(!second.contains("\n+    return a - b\n"), "{second}");
+}

@@ -17,7 +17,8 @@ use crate::vocab::event::{EventId, Seq, SessionId};
 /// Show the net change a session made, per file, as one unified diff
 ///
 /// The whole session, one turn of it (`SESSION:SEQ`: the prompt at or before SEQ and the
-/// steps it led to, up to the next prompt), or a range of its steps (`SESSION A..B`).
+/// steps it led to, up to the next prompt), or a range of its steps (`SESSION A..B`). The
+/// edits of the subagents those steps started (placed as `peat log` places them) are theirs.
 ///
 /// Net means: for each file the steps touched, the file as it stood just before their first
 /// change to it against the file as it stood just after their last change to it, with
@@ -193,9 +194,9 @@ fn span_of(views: &Views, args: &DiffArgs) -> Result<(Span, bool), CliError> {
         (Some(seq), None) => Ok((Span::turn(views, session, seq)?, true)),
         (None, Some(range)) => {
             let (from, to) = parse_range(range)?;
-            Ok((Span { session, from, to }, false))
+            Ok((Span::of(views, session, from, to)?, false))
         }
-        (None, None) => Ok((Span::whole(session), false)),
+        (None, None) => Ok((Span::whole(views, session)?, false)),
     }
 }
 
@@ -408,7 +409,8 @@ fn cause_lines(ctx: &Ctx, span: &Span, causes: &[Cause], said: &[Described]) -> 
                 })
                 .collect();
             let whose = match (in_span, edit.session == span.session) {
-                (true, _) => String::new(),
+                (true, true) => String::new(),
+                (true, false) => format!("subagent {}: ", d.handle.as_deref().unwrap_or_default()),
                 (false, true) => "outside the range: ".to_string(),
                 (false, false) => format!(
                     "another session's: {} ",
@@ -520,7 +522,7 @@ fn json_file(f: &FileDiff, said: &[Vec<Described>], notes: &[Described]) -> serd
         .collect();
     serde_json::json!({
         "path": f.path,
-        "recorded_path": f.recorded,
+        "recorded_paths": f.recorded,
         "created": f.created,
         "deleted": f.deleted,
         "uncertain": f.uncertain,
