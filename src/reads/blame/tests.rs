@@ -174,6 +174,36 @@ fn patch_hunks_are_placed_by_their_context() {
     assert_eq!(b.lines, vec![E(0), E(1), E(1), E(0), E(0)]);
 }
 
+/// A patch of one hunk.
+fn patch(lines: &[&str], end_of_file: bool) -> Change {
+    Change::Patch {
+        move_to: None,
+        hunks: vec![Hunk {
+            header: None,
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            end_of_file,
+        }],
+    }
+}
+
+#[test]
+fn a_hunk_anchored_at_the_end_of_the_file_is_placed_there_when_its_lines_also_stand_earlier() {
+    // The hunk's lines after it, `x = 1`, stand twice in the file; `*** End of File` says
+    // which.
+    let changes = [write("x = 1\nmid\nold\n"), patch(&["-old", "+x = 1"], true)];
+    let b = blame("x = 1\nmid\nx = 1\n", &changes);
+    assert_eq!(b.lines, vec![E(0), E(0), E(1)]);
+    assert_eq!(b.placed(), vec![true, true]);
+}
+
+#[test]
+fn a_hunk_that_only_removes_lines_leaves_no_blank_line_where_they_stood() {
+    let changes = [write("a\nb\n"), patch(&["-a"], false)];
+    let at = blame_at(None, &changes, 2).unwrap();
+    assert_eq!(at.text, "b\n");
+    assert_eq!(at.lines, vec![E(0)]);
+}
+
 #[test]
 fn unified_diffs_are_placed_like_patches() {
     let changes = [
