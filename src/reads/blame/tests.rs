@@ -205,6 +205,13 @@ fn a_hunk_that_only_removes_lines_leaves_no_blank_line_where_they_stood() {
 }
 
 #[test]
+fn an_edit_below_an_empty_first_line_is_attributed_to_its_own_line() {
+    let changes = [write("\nabc\n"), edit("abc", "abd")];
+    let b = blame("\nabd\n", &changes);
+    assert_eq!(b.lines, vec![E(0), E(1)]);
+}
+
+#[test]
 fn unified_diffs_are_placed_like_patches() {
     let changes = [
         write("one\ntwo\nthree\n"),
