@@ -216,14 +216,16 @@ pub(crate) fn net_diff(views: &Views, span: &Span) -> Result<NetDiff, MomentErro
     // Each file once, under every name the session and its subagents recorded it by (a path
     // recorded relative, as a patch may name it, is its session directory's), shown relative
     // to the session's own directory where no repository holds it.
-    let cwd = views
-        .tables
-        .session(&span.session)?
-        .and_then(|r| r.cwd)
-        .unwrap_or_default();
+    let mut cwd = String::new();
     let mut files: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
-    for session in std::iter::once(&span.session).chain(&span.subagents) {
+    for (i, session) in std::iter::once(&span.session)
+        .chain(&span.subagents)
+        .enumerate()
+    {
         let rollup = views.tables.session(session)?.unwrap_or_default();
+        if i == 0 {
+            cwd = rollup.cwd.clone().unwrap_or_default();
+        }
         let dir = rollup.cwd.unwrap_or_else(|| cwd.clone());
         for recorded in rollup.files.into_keys() {
             let abs = Path::new(&dir).join(&recorded);
