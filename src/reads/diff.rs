@@ -17,89 +17,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::reads::files::FileEdit;
-use crate::reads::log::{SessionLog, session_log};
 use crate::reads::moment::{FileAt, Moment, MomentError, Recorded};
+use crate::reads::span::Span;
 use crate::reads::vcs::{FileHistory, Repo};
-use crate::views::{ViewError, Views};
-use crate::vocab::event::{Seq, SessionId};
+use crate::views::Views;
 
 /// Lines of context around each change, as `git diff` shows them.
 const CONTEXT: usize = 3;
-
-/// The steps of one session asked about: seqs `from` to `to`, inclusive, either end open,
-/// with the subagents those steps started, whose edits are the span's too.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct Span {
-    pub(crate) session: SessionId,
-    pub(crate) from: Option<Seq>,
-    pub(crate) to: Option<Seq>,
-    /// The subagents (and theirs) placed under a step of the span, as `peat log` places them;
-    /// with the start open, those started before the session's first step too.
-    pub(crate) subagents: BTreeSet<SessionId>,
-}
-
-impl Span {
-    /// Steps `from` to `to` of `session`, with the subagents they started.
-    pub(crate) fn of(
-        views: &Views,
-        session: SessionId,
-        from: Option<Seq>,
-        to: Option<Seq>,
-    ) -> Result<Span, ViewError> {
-        let log = session_log(views, &session)?;
-        let within = |seq: Seq| from.is_none_or(|f| seq >= f) && to.is_none_or(|t| seq <= t);
-        let mut subagents = BTreeSet::new();
-        let started = log.entries.iter().filter(|e| within(e.seq));
-        for sub in started.flat_map(|e| &e.subagents) {
-            with_subagents(sub, &mut subagents);
-        }
-        if from.is_none() {
-            for sub in &log.unplaced_subagents {
-                with_subagents(sub, &mut subagents);
-            }
-        }
-        Ok(Span {
-            session,
-            from,
-            to,
-            subagents,
-        })
-    }
-
-    /// Every step of `session`, and every subagent it started.
-    pub(crate) fn whole(views: &Views, session: SessionId) -> Result<Span, ViewError> {
-        Span::of(views, session, None, None)
-    }
-
-    /// The turn of `session` that holds `seq`: the last prompt at or before it (the session's
-    /// start when none) up to the step before the next prompt (its end when none).
-    pub(crate) fn turn(views: &Views, session: SessionId, seq: Seq) -> Result<Span, ViewError> {
-        let prompts = views
-            .tables
-            .session(&session)?
-            .map(|r| r.prompt_seqs)
-            .unwrap_or_default();
-        let from = prompts.range(..=seq.0).next_back().map(|s| Seq(*s));
-        let to = prompts.range(seq.0 + 1..).next().map(|next| Seq(next - 1));
-        Span::of(views, session, from, to)
-    }
-
-    fn holds(&self, e: &FileEdit) -> bool {
-        let own = e.session == self.session
-            && self.from.is_none_or(|f| e.seq >= f)
-            && self.to.is_none_or(|t| e.seq <= t);
-        own || self.subagents.contains(&e.session)
-    }
-}
-
-/// `log`'s session and every subagent nested in it, into `out`.
-fn with_subagents(log: &SessionLog, out: &mut BTreeSet<SessionId>) {
-    out.insert(log.session.clone());
-    let nested = log.entries.iter().flat_map(|e| &e.subagents);
-    for sub in nested.chain(&log.unplaced_subagents) {
-        with_subagents(sub, out);
-    }
-}
 
 /// What made a line of the net change.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -13,4 +13,5 @@ pub(crate) mod moment;
 pub(crate) mod recall;
 pub(crate) mod resolve;
 pub(crate) mod restore;
+pub(crate) mod span;
 pub(crate) mod vcs;

@@ -10,8 +10,7 @@
 //! (a whole write, what it replaced included, or a delete). So blame explains a restored
 //! line, `peat log` and `peat FILE` list the restore, and an undo reads back the bytes.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::reads::blame::{LineOrigin, blame};
 use crate::reads::files::{FileEdit, Wanted, recorded_paths, under_names};
@@ -19,7 +18,7 @@ use crate::reads::moment::{Moment, MomentError, Recorded};
 use crate::reads::vcs::FileHistory;
 use crate::views::{ViewError, Views};
 use crate::vocab::change::{BlobId, Change};
-use crate::vocab::event::{Event, EventId, Seq, SessionId};
+use crate::vocab::event::{Event, SessionId};
 
 /// How a restore's session id begins (then the moment it ran, in ms, zero-padded).
 pub(crate) const SESSION_PREFIX: &str = "restore-";
@@ -135,82 +134,6 @@ fn unexplained(
         .filter(|(_, (_, o))| matches!(o, LineOrigin::Uncommitted | LineOrigin::Unexplained))
         .map(|(i, (l, _))| (i + 1, l.trim_end_matches('\n').to_string()))
         .collect()
-}
-
-/// A run of a session's events: the whole session, or one turn.
-#[derive(Clone, Debug)]
-pub(crate) struct Span {
-    /// Its first event.
-    pub(crate) first: EventId,
-    /// Where it ends, exclusive; `None`: the session's end.
-    pub(crate) until: Option<Seq>,
-}
-
-/// The whole of `session`; `None` when it has no event.
-pub(crate) fn whole(views: &Views, session: &SessionId) -> Result<Option<Span>, ViewError> {
-    let first = views.tables.envelopes(Some(session)).next().transpose()?;
-    Ok(first.map(|(first, _)| Span { first, until: None }))
-}
-
-/// The turn `id` falls in: from the prompt at or before it to the next prompt; `None` when
-/// the session has no such event.
-pub(crate) fn turn(views: &Views, id: &EventId) -> Result<Option<Span>, ViewError> {
-    let mut first = None;
-    let mut until = None;
-    let mut seen = false;
-    for row in views.tables.envelopes(Some(&id.session)) {
-        let (eid, env) = row?;
-        let prompt = matches!(env.kind, Event::UserMsg { harness: false, .. });
-        if eid.seq <= id.seq {
-            seen |= eid.seq == id.seq;
-            if prompt || first.is_none() {
-                first = Some(eid);
-            }
-        } else if prompt {
-            until = Some(eid.seq);
-            break;
-        }
-    }
-    Ok(first.filter(|_| seen).map(|first| Span { first, until }))
-}
-
-/// The files the events of `span` touched, absolute (a relative path is the session's
-/// root's), each once, in the order first touched.
-pub(crate) fn touched(views: &Views, span: &Span) -> Result<Vec<PathBuf>, ViewError> {
-    let session = &span.first.session;
-    let root = views
-        .tables
-        .session(session)?
-        .and_then(|r| r.cwd)
-        .map(PathBuf::from);
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for row in views.tables.envelopes(Some(session)) {
-        let (id, env) = row?;
-        if id.seq < span.first.seq || span.until.is_some_and(|u| id.seq >= u) {
-            continue;
-        }
-        let Event::FileTouch {
-            path,
-            more,
-            failed: false,
-            ..
-        } = &env.kind
-        else {
-            continue;
-        };
-        for p in std::iter::once(path).chain(more.iter().map(|m| &m.path)) {
-            let p = Path::new(p);
-            let abs = match (&root, p.is_absolute()) {
-                (Some(root), false) => root.join(p),
-                _ => p.to_path_buf(),
-            };
-            if seen.insert(abs.clone()) {
-                out.push(abs);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// One file a restore wrote.

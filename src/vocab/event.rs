@@ -158,6 +158,8 @@ impl Envelope {
 pub enum Agent {
     ClaudeCode,
     Codex,
+    /// peat itself: a restore is recorded as a session of its own.
+    Peat,
 }
 
 impl Agent {
@@ -165,6 +167,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
+            Agent::Peat => "peat",
         }
     }
 }

@@ -50,6 +50,19 @@ pub fn tool(session: &str, n: u32, minute: u32, name: &str, input: Value) -> [St
     ]
 }
 
+/// `lines` as a subagent's transcript: each line marked a sidechain of agent `agent`.
+pub fn as_subagent(lines: &[String], agent: &str) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["isSidechain"] = json!(true);
+            v["agentId"] = json!(agent);
+            v.to_string()
+        })
+        .collect()
+}
+
 pub fn transcript(env: &Env, name: &str, lines: &[String]) -> String {
     let p = env.path(name);
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();

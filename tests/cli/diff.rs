@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::blame::{prompt, tool, transcript};
+use crate::blame::{as_subagent, prompt, tool, transcript};
 use crate::blame_history::{Repo, Vcs};
 use crate::support::{Env, SESSION_A, SESSION_B, have_jj, require_git};
 use crate::width::on_terminal;
@@ -466,19 +466,6 @@ fn an_unknown_session_is_a_clear_error() {
     let r = env.run(&["diff", "3f6c2a9e", "9..4"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("not a range of steps"), "{}", r.stderr);
-}
-
-/// `lines` as a subagent's transcript: each line marked a sidechain of agent `agent`.
-fn as_subagent(lines: &[String], agent: &str) -> Vec<String> {
-    lines
-        .iter()
-        .map(|l| {
-            let mut v: Value = serde_json::from_str(l).unwrap();
-            v["isSidechain"] = json!(true);
-            v["agentId"] = json!(agent);
-            v.to_string()
-        })
-        .collect()
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::blame::{prompt, tool, transcript};
+use crate::blame::{as_subagent, prompt, tool, transcript};
 use crate::support::{Env, SESSION_A, SESSION_B, git_by, have_jj, require_git};
 
 const SESSION_C: &str = "c0ffee00-0000-4b7e-9f0a-000000000003";
@@ -413,4 +413,136 @@ fn without_a_repository_the_record_alone_restores_inside_the_project_folder() {
         .env
         .run(&["restore", "../a.jsonl", "--before", &edit, "--yes"]);
     assert!(r.stderr.contains("outside"), "{}", r.stderr);
+}
+
+/// Session D in the story's repository: at 10:01 it delegates to subagent `a1b2c3d`, whose
+/// transcript Writes `src/helper.py` (a file that did not exist) at 10:02; at 10:05 D itself
+/// edits `src/app.py`. The working copy is what they left.
+fn delegated(s: &Story) -> String {
+    let app = s.work.join("src/app.py").to_string_lossy().into_owned();
+    let helper = s.work.join("src/helper.py").to_string_lossy().into_owned();
+    let mut d = vec![prompt(SESSION_D, 1, 41, "delegate a helper")];
+    let mut task = tool(
+        SESSION_D,
+        2,
+        41,
+        "Task",
+        json!({"description": "helper", "prompt": "write a helper"}),
+    );
+    let mut result: Value = serde_json::from_str(&task[1]).unwrap();
+    result["toolUseResult"] = json!({"status": "completed", "agentId": "a1b2c3d"});
+    task[1] = result.to_string();
+    d.extend(task);
+    d.extend(tool(
+        SESSION_D,
+        4,
+        45,
+        "Edit",
+        json!({"file_path": app, "old_string": "    run(fast=True)\n", "new_string": "    run(fast=True, helped=True)\n", "replace_all": false}),
+    ));
+    let sub = as_subagent(
+        &tool(
+            SESSION_D,
+            1,
+            42,
+            "Write",
+            json!({"file_path": helper, "content": "def help():\n    pass\n"}),
+        ),
+        "a1b2c3d",
+    );
+    std::fs::write(s.work.join("src/helper.py"), "def help():\n    pass\n").unwrap();
+    std::fs::write(
+        s.work.join("src/app.py"),
+        "def main():\n    run(fast=True, helped=True)\n",
+    )
+    .unwrap();
+    let t = transcript(&s.env, "d.jsonl", &d);
+    s.env.run(&["capture", &t]).ok();
+    let dir = s.env.path(&format!("{SESSION_D}/subagents"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sub_path = dir.join("agent-a1b2c3d.jsonl");
+    std::fs::write(&sub_path, sub.join("\n") + "\n").unwrap();
+    s.env.run(&["capture", &sub_path.to_string_lossy()]).ok();
+    SESSION_D[..8].to_string()
+}
+
+const SESSION_D: &str = "d0d0d0d0-0000-4b7e-9f0a-000000000004";
+
+#[test]
+fn a_whole_session_goes_back_with_the_files_its_subagents_wrote() {
+    require_git();
+    let s = story(false);
+    let d = delegated(&s);
+    let r = s
+        .env
+        .run(&["restore", "--session", &d, "--before", "--yes"])
+        .ok();
+    assert_eq!(s.text("src/app.py"), AFTER_B, "{}", r.stdout);
+    // The subagent's file did not exist before D started: it goes.
+    assert_eq!(s.read("src/helper.py"), None, "{}", r.stdout);
+    // And the undo brings both back.
+    s.env.run(&["restore", "--undo", "--yes"]).ok();
+    assert_eq!(s.text("src/helper.py"), "def help():\n    pass\n");
+}
+
+#[test]
+fn a_restore_is_a_session_whose_agent_is_peat() {
+    require_git();
+    let s = story(false);
+    let before_a = s.edit("src/app.py", 0);
+    s.env
+        .run(&["restore", "src/app.py", "--before", &before_a, "--yes"])
+        .ok();
+    let r = s.env.run(&["sessions", "--json"]).ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let sessions = doc["sessions"]
+        .as_array()
+        .unwrap_or_else(|| doc.as_array().unwrap());
+    let restore = sessions
+        .iter()
+        .find(|x| x["session"].as_str().unwrap_or("").starts_with("restore-"))
+        .unwrap_or_else(|| panic!("no restore session in {doc}"));
+    assert_eq!(restore["agent"], "peat", "{restore}");
+}
+
+/// `peat ARGS` run under `script`, so that stdin and stdout are a terminal, with `typed` as
+/// what the person types. `None` when this machine has no `script`.
+fn at_a_terminal(env: &Env, args: &[&str], typed: &str) -> Option<crate::support::Run> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to give peat a terminal");
+        return None;
+    }
+    let base = env.cmd();
+    let mut line = String::from(env!("CARGO_BIN_EXE_peat"));
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    let mut c = Command::new("script");
+    c.args(["-qec", &line, "/dev/null"]).env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.current_dir(env.path("work"));
+    Some(crate::support::Run::with_stdin(
+        &mut c,
+        typed.as_bytes().to_vec(),
+    ))
+}
+
+#[test]
+fn at_a_terminal_the_restore_asks_and_writes_only_on_yes() {
+    require_git();
+    let s = story(false);
+    let before_a = s.edit("src/app.py", 0);
+    let args = ["restore", "src/app.py", "--before", &before_a];
+    let Some(no) = at_a_terminal(&s.env, &args, "n\n") else {
+        return;
+    };
+    assert!(no.stdout.contains("Apply this restore? [y/N]"), "{no:?}");
+    assert_eq!(s.text("src/app.py"), AFTER_B, "{no:?}");
+    let yes = at_a_terminal(&s.env, &args, "y\n").unwrap();
+    assert!(yes.stdout.contains("-    run(fast=True)"), "{yes:?}");
+    assert_eq!(s.text("src/app.py"), COMMITTED, "{yes:?}");
 }

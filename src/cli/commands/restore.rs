@@ -10,13 +10,13 @@ use crate::ledger::{Ledger, Mode, WriteSet};
 use crate::reads::files::FileEdit;
 use crate::reads::moment::{Moment, MomentError};
 use crate::reads::restore::{
-    FilePlan, PlanError, SESSION_PREFIX, Span, TOOL, plan_file, restored, restores, touched, turn,
-    whole,
+    FilePlan, PlanError, SESSION_PREFIX, TOOL, plan_file, restored, restores,
 };
+use crate::reads::span::Span;
 use crate::views::Views;
 use crate::views::handle::Handles;
 use crate::vocab::change::{Before, BlobId, Change};
-use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId, TouchOp};
+use crate::vocab::event::{Agent, Envelope, Event, EventId, Seq, SessionId, TouchOp};
 
 /// Put files back as they stood at a moment, and undo that
 ///
@@ -51,10 +51,12 @@ pub(crate) struct RestoreArgs {
     /// value then)
     #[arg(long, value_name = "SESSION:SEQ", num_args = 0..=1)]
     pub(crate) before: Option<Option<String>>,
-    /// Every file this session touched, as it stood before it started (with --before)
+    /// Every file this session and its subagents touched, as it stood before it started (with
+    /// --before)
     #[arg(long, value_name = "SESSION", conflicts_with_all = ["turn", "at", "undo"])]
     pub(crate) session: Option<String>,
-    /// Every file this turn (the prompt SEQ falls under) touched, as it stood before it
+    /// Every file this turn (the prompt SEQ falls under) and the subagents it started touched,
+    /// as it stood before it
     #[arg(long, value_name = "SESSION:SEQ", conflicts_with_all = ["at", "before", "undo"])]
     pub(crate) turn: Option<String>,
     /// Put back what the last restore replaced (or the restore ID)
@@ -225,7 +227,10 @@ fn ask(ctx: &Ctx, views: &Views, args: &RestoreArgs) -> Result<Ask, CliError> {
     }
     if let Some(t) = &args.turn {
         let id = event(t, "--turn")?;
-        let span = turn(views, &id)?.ok_or_else(|| no_event(&id))?;
+        if views.tables.envelope(&id)?.is_none() {
+            return Err(no_event(&id));
+        }
+        let span = Span::turn(views, id.session, id.seq)?;
         return Ok(Ask::Span(span, args.files.clone()));
     }
     if let Some(s) = &args.session {
@@ -242,9 +247,7 @@ fn ask(ctx: &Ctx, views: &Views, args: &RestoreArgs) -> Result<Ask, CliError> {
             Some(None) => {}
         }
         let session = resolve_in_views(views, s)?;
-        let span = whole(views, &session)?
-            .ok_or_else(|| CliError::user(format!("session {s} has no event")))?;
-        return Ok(Ask::Span(span, named));
+        return Ok(Ask::Span(Span::whole(views, session)?, named));
     }
     if args.files.is_empty() {
         return Err(CliError::user("restore what?").hint(
@@ -284,9 +287,15 @@ fn plan(
             (describe(moment, &handles), plans, Vec::new())
         }
         Ask::Span(span, named) => {
-            let moment = Moment::Before(span.first.clone());
+            let first = span.first(views)?.ok_or_else(|| {
+                CliError::user(format!(
+                    "session {} has no event",
+                    handles.of(&span.session)
+                ))
+            })?;
+            let moment = Moment::Before(first.clone());
             let mut plans = Vec::new();
-            for abs in touched(views, span)? {
+            for abs in span.touched(views)? {
                 let typed = abs.to_string_lossy().into_owned();
                 // A session may have written outside this project: never restored from here.
                 let Ok(wanted) = inside(ctx, root, &typed) else {
@@ -302,13 +311,9 @@ fn plan(
                 .iter()
                 .map(|f| inside(ctx, root, f).map(|w| PathBuf::from(w.abs)))
                 .collect::<Result<_, _>>()?;
-            let what = match span.until {
-                None => format!("session {}", handles.of(&span.first.session)),
-                Some(_) => format!(
-                    "turn {}:{}",
-                    handles.of(&span.first.session),
-                    span.first.seq
-                ),
+            let what = match (span.from, span.to) {
+                (None, None) => format!("session {}", handles.of(&span.session)),
+                _ => format!("turn {}:{}", handles.of(&span.session), first.seq),
             };
             (format!("as before {what} started"), plans, named)
         }
@@ -361,7 +366,7 @@ fn plan(
             Ask::Span(span, _) if !named.contains(&plan.path) => plan
                 .later
                 .iter()
-                .filter(|e| e.session != span.first.session)
+                .filter(|e| !span.is_its(&e.session))
                 .collect(),
             _ => Vec::new(),
         };
@@ -599,7 +604,7 @@ fn record(
         Event::SessionMeta {
             cwd: root.to_string_lossy().into_owned(),
             branch: None,
-            agent: None,
+            agent: Some(Agent::Peat),
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
             parent: None,
             subagent: None,
