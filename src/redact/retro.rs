@@ -21,7 +21,8 @@ use std::path::Path;
 use super::{Redactor, apply};
 use crate::ledger::{Ledger, LedgerError, WriteSet};
 use crate::views::rows::TextRow;
-use crate::views::{ModelSlot, ViewError, Views};
+use crate::views::scrubbed::{Scrub, after_redaction};
+use crate::views::{ModelSlot, ViewError};
 use crate::vocab::change::BlobId;
 use crate::vocab::event::Envelope;
 
@@ -158,17 +159,8 @@ pub(crate) fn run(
         ledger.write(set)?;
     }
 
-    // The views retract the old texts and apply the new ones.
-    let mut views = Views::open(ledger, model, tz.clone(), note)?;
-    if let Some(m) = views.model().map(str::to_string) {
-        report.vectors_forgotten = views
-            .vectors
-            .forget(&m, old_texts.iter().map(String::as_str))?;
-    }
-    views.keyword.merge_all()?;
-    drop(views);
-
-    // Now no view needs the old versions: rewrite both databases without them.
+    // The views retract the old texts and apply the new ones; then no view needs the old
+    // versions, and both databases are rewritten without them.
     let redo = |env: &Envelope| -> Option<Envelope> {
         let mut e = env.clone();
         let a = apply::envelope(r, &mut e);
@@ -179,21 +171,12 @@ pub(crate) fn run(
     // A blob the rules would change holds a secret: its redacted copy (if any event needs
     // it) was written above, so the original goes, whether an event still named it or not.
     let drop_blob = |bytes: &[u8]| apply::blob(r, bytes).is_some();
-    ledger.scrub(&redo, &cursor, &drop_blob)?;
-    let views_dir = ledger.path().join("views");
-    if views_dir.exists() {
-        // The views keep the versions revisions replaced (for `asof`), the unredacted ones
-        // among them: they are put back from the scrubbed feed before the rewrite.
-        let mut views = Views::open(ledger, model, tz, note)?;
-        views.refill_past(ledger)?;
-        drop(views);
-        // Not under a reader that has them open (readers do not wait for this command).
-        let _lock = crate::views::lock(ledger.path(), "rewriting the views")?;
-        crate::ledger::scrub::rewrite(&views_dir, &mut |_, _, v| Some(v.to_vec()))
-            .map_err(ViewError::store)?;
-    }
-    // Answers reads kept beside the views may quote the old texts (a commit's subject).
-    crate::views::memo::discard(ledger.path());
+    let scrub = Scrub {
+        envelope: &redo,
+        cursor: &cursor,
+        drop_blob: &drop_blob,
+    };
+    report.vectors_forgotten = after_redaction(ledger, model, tz, note, &old_texts, scrub)?;
     record_version(ledger.path(), super::RULES_VERSION).map_err(|source| ViewError::Io {
         path: ledger.path().join(VERSION_FILE),
         source,
@@ -230,6 +213,7 @@ mod tests {
     use super::*;
     use crate::ledger::open_for_test as open;
     use crate::testing::files_holding;
+    use crate::views::Views;
     use crate::vocab::change::Change;
     use crate::vocab::event::{Event, EventId, Seq, SessionId, TouchOp};
 

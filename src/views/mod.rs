@@ -14,6 +14,7 @@ pub(crate) mod handle;
 pub(crate) mod keyword;
 pub(crate) mod memo;
 pub(crate) mod rows;
+pub(crate) mod scrubbed;
 pub(crate) mod session;
 pub(crate) mod source;
 pub(crate) mod stamp;

@@ -273,11 +273,8 @@ fn play(dir: &Path, steps: &[Step], judge: &Judge<'_>) -> (Vec<Finding>, Record)
 }
 
 /// Redact `word` from the store as `peat redact` does (`redact::retro`, which this layer
-/// cannot call, through the same ledger and views calls): every event whose current version
-/// holds it written again without it; the views caught up, the cached vectors of the old
-/// texts (current and replaced versions') forgotten, the keyword lane's segments merged;
-/// every version in the ledger scrubbed of it; the views' past table refilled from the
-/// scrubbed ledger.
+/// cannot call): every event whose current version holds it written again without it, then
+/// the same [`super::scrubbed::after_redaction`] the command calls.
 fn redact(ledger: &mut Ledger, word: &str) -> Result<(), super::ViewError> {
     let mut set = WriteSet::default();
     let mut old = Vec::new();
@@ -301,16 +298,13 @@ fn redact(ledger: &mut Ledger, word: &str) -> Result<(), super::ViewError> {
     if !set.events.is_empty() {
         ledger.write(set)?;
     }
-    let mut views = open_views(ledger, &mut deferred())?;
-    if let Some(model) = views.model().map(str::to_string) {
-        views
-            .vectors
-            .forget(&model, old.iter().map(String::as_str))?;
-    }
-    views.keyword.merge_all()?;
-    drop(views);
-    ledger.scrub(&|env| ledgers::redacted(env, word), &|_| None, &|_| false)?;
-    open_views(ledger, &mut deferred())?.refill_past(ledger)
+    let scrub = super::scrubbed::Scrub {
+        envelope: &|env| ledgers::redacted(env, word),
+        cursor: &|_| None,
+        drop_blob: &|_| false,
+    };
+    super::scrubbed::after_redaction(ledger, &mut deferred(), tz(), &mut |_| {}, &old, scrub)?;
+    Ok(())
 }
 
 /// The views opened (caught up) and their past table refilled from the ledger: by the rule
