@@ -551,6 +551,7 @@ impl Claude {
                 change: touched.change,
                 failed: false,
                 more: Vec::new(),
+                restores: None,
             };
             out.event(seq, cx.ts, event.clone());
             cx.touch = Some(LineTouch {
@@ -714,6 +715,7 @@ fn write_over(touch: &Event, result: Option<&Value>, (seq, ts): (Seq, i64), out:
         change: Some(written),
         failed,
         more,
+        ..
     } = touch
     else {
         return;
@@ -747,6 +749,7 @@ fn write_over(touch: &Event, result: Option<&Value>, (seq, ts): (Seq, i64), out:
         change: Some(out.change(&change)),
         failed: *failed,
         more: more.clone(),
+        restores: None,
     };
     out.event(seq, ts, event);
     out.forget(*written);
@@ -1126,6 +1129,7 @@ mod tests {
                     change,
                     failed,
                     more,
+                    ..
                 } => {
                     assert!(!failed);
                     assert!(more.is_empty());

@@ -725,6 +725,7 @@ impl Codex {
                     change: Some(id),
                     failed,
                     more: Vec::new(),
+                    restores: None,
                 };
                 touches.push((seq, self.ts, event));
             } else if let Some((_, _, Event::FileTouch { more, .. })) = touches.last_mut() {

@@ -31,6 +31,7 @@
 //! applied in order.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
+use std::collections::BTreeMap;
 
 use crate::reads::vcs::{Committed, FileHistory, LineCommit};
 use crate::vocab::change::{Change, Hunk, Replacement};
@@ -128,6 +129,9 @@ pub(crate) struct Record<'a> {
     pub(crate) changes: &'a [Change],
     /// One per change, ms since the epoch.
     pub(crate) times: &'a [i64],
+    /// The restores among them: `(i, k)` when change `i` put the file back as it stood after
+    /// the first `k` changes (`k < i`), oldest first. Empty when none was.
+    pub(crate) restores: &'a [(usize, usize)],
 }
 
 impl<'a> Record<'a> {
@@ -139,7 +143,14 @@ impl<'a> Record<'a> {
         Record {
             changes: &self.changes[..n],
             times: &self.times[..n],
+            restores: &self.restores[..self.restores.partition_point(|(i, _)| *i < n)],
         }
+    }
+
+    /// The state change `i` restored, when it is a restore: how many changes had been made.
+    fn restored(&self, i: usize) -> Option<usize> {
+        let at = self.restores.binary_search_by_key(&i, |(i, _)| *i).ok()?;
+        Some(self.restores[at].1)
     }
 
     /// How many of the edits the commit made at `commit_ms` (to the second) can hold: those
@@ -159,7 +170,7 @@ pub(crate) fn blame(current: &str, record: Record<'_>, past: &mut dyn Past) -> B
 fn attribute(text: &str, record: Record<'_>, past: &mut dyn Past, commit: Option<&str>) -> Blame {
     let history = recover(text, record, past);
     let placement = history.placement(record.len());
-    let (text, lines) = history.replay(record.len());
+    let (text, lines) = history.replay(record, record.len());
     let mut blame = Blame {
         text,
         lines,
@@ -256,7 +267,7 @@ pub(crate) fn blame_at(
         if !history.covers(cut) {
             return None;
         }
-        let (text, lines) = history.replay(cut);
+        let (text, lines) = history.replay(record, cut);
         Blame {
             text,
             // A line no edit wrote may have been written after the moment.
@@ -295,12 +306,15 @@ fn from_nothing(record: Record<'_>, n: usize, known: bool) -> Blame {
 /// person's change that it kept). Each edit's placement is pushed after those `blame` holds
 /// (one per edit before `from`, where they count).
 fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), known: bool) {
+    let mut restored = Restored::new(record, (from, to), from);
     for (i, change) in record.changes.iter().enumerate().take(to).skip(from) {
+        restored.pass(i, &blame.text, &blame.lines);
         if let Change::Write { content, .. } = change {
             match (written_over(change), known) {
                 (None, false) => {
                     blame.text = content.clone();
                     blame.lines = vec![LineOrigin::Edit(i); line_count(content)];
+                    restored.settle(i, &blame.text, &mut blame.lines);
                     blame.placement.push(Placement::Placed);
                     continue;
                 }
@@ -327,6 +341,7 @@ fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), kn
                 for s in &splices {
                     apply(&mut blame.text, &mut blame.lines, s, LineOrigin::Edit(i));
                 }
+                restored.settle(i, &blame.text, &mut blame.lines);
                 blame.placement.push(Placement::Placed);
             }
             Err(why) => {
@@ -339,6 +354,58 @@ fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), kn
                 blame.placement.push(why);
             }
         }
+    }
+}
+
+/// The states the restores of a walk went back to, taken as the walk passes them: a line a
+/// restore put back keeps the origin it had in the state restored (the prompt that wrote it,
+/// not the restore), and only the lines that differ from that state are the restore's. A state
+/// older than where the walk starts cannot be taken; those restores own what they wrote, as
+/// any whole-file write does.
+struct Restored<'r> {
+    record: Record<'r>,
+    /// The states wanted, by how many edits had been made, ascending.
+    wanted: Vec<usize>,
+    taken: BTreeMap<usize, (String, Vec<LineOrigin>)>,
+}
+
+impl<'r> Restored<'r> {
+    /// For the restores among edits `from..to` of a walk whose first state is the file after
+    /// its first `start` edits.
+    fn new(record: Record<'r>, (from, to): (usize, usize), start: usize) -> Restored<'r> {
+        let mut wanted: Vec<usize> = record
+            .restores
+            .iter()
+            .filter(|(i, k)| (from..to).contains(i) && *k >= start)
+            .map(|(_, k)| *k)
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        Restored {
+            record,
+            wanted,
+            taken: BTreeMap::new(),
+        }
+    }
+
+    /// The walk is about to apply edit `i` to `text`: the file after its first `i` edits, and
+    /// after every smaller number of them still wanted.
+    fn pass(&mut self, i: usize, text: &str, lines: &[LineOrigin]) {
+        let due = self.wanted.partition_point(|k| *k <= i);
+        for k in self.wanted.drain(..due) {
+            self.taken.insert(k, (text.to_string(), lines.to_vec()));
+        }
+    }
+
+    /// Edit `i` made `text`: if it restored a state the walk took, its lines take their
+    /// origins from that state where they stand in it.
+    fn settle(&self, i: usize, text: &str, lines: &mut Vec<LineOrigin>) {
+        let Some((then, origins)) = self.record.restored(i).and_then(|k| self.taken.get(&k)) else {
+            return;
+        };
+        let (mut t, mut l) = (then.clone(), origins.clone());
+        apply(&mut t, &mut l, &whole(then, text), LineOrigin::Edit(i));
+        *lines = l;
     }
 }
 
@@ -431,20 +498,29 @@ impl History {
         placement
     }
 
-    /// Replay the steps of the first `cut` edits from the base: the text then, and each
-    /// line's origin.
-    fn replay(&self, cut: usize) -> (String, Vec<LineOrigin>) {
+    /// Replay the steps of the first `cut` edits of `record` from the base: the text then,
+    /// and each line's origin.
+    fn replay(&self, record: Record<'_>, cut: usize) -> (String, Vec<LineOrigin>) {
         let mut text = self.base.clone();
         let origin = self
             .base_origin
             .map_or(LineOrigin::Unexplained, LineOrigin::Edit);
         let mut lines = vec![origin; line_count(&text)];
+        // The base is the file after its first `first` edits, or after the write it is.
+        let base = self.base_origin.map_or(self.first, |w| w + 1);
+        let mut restored = Restored::new(record, (base, cut), base);
         for step in &self.steps {
             if step.by.is_some_and(|i| i >= cut) {
                 break;
             }
+            if let Some(i) = step.by {
+                restored.pass(i, &text, &lines);
+            }
             let origin = step.by.map_or(LineOrigin::Unexplained, LineOrigin::Edit);
             apply(&mut text, &mut lines, &step.splice, origin);
+            if let Some(i) = step.by {
+                restored.settle(i, &text, &mut lines);
+            }
         }
         (text, lines)
     }

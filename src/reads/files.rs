@@ -332,6 +332,7 @@ pub(crate) mod fixture {
             change: Some(change.to_blob().0),
             failed: false,
             more: Vec::new(),
+            restores: None,
         }
     }
 

@@ -16,20 +16,8 @@ use crate::reads::vcs::FileHistory;
 use crate::views::source::EventSource;
 use crate::views::{ViewError, Views};
 use crate::vocab::change::Change;
-use crate::vocab::event::{EventId, SessionId};
-
-/// A moment of the record, its session resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Moment {
-    /// An instant, ms since the epoch: everything recorded at or before it had happened.
-    Instant(i64),
-    /// Just after this event: it had happened, nothing recorded later had.
-    After(EventId),
-    /// Just before this event: neither it nor anything recorded later had happened.
-    Before(EventId),
-    /// Just after the session's last event (a session with none: before everything).
-    EndOf(SessionId),
-}
+pub(crate) use crate::vocab::event::Moment;
+use crate::vocab::event::{Event, EventId, SessionId};
 
 /// A moment the views cannot place.
 #[derive(Debug)]
@@ -61,6 +49,8 @@ pub(crate) struct Recorded {
     pub(crate) edits: Vec<FileEdit>,
     changes: Vec<Change>,
     times: Vec<i64>,
+    /// `(i, k)`: edit `i` is a restore of the file as it stood after edits `..k`.
+    restores: Vec<(usize, usize)>,
 }
 
 /// The file as it stood at a moment.
@@ -96,11 +86,42 @@ impl Recorded {
         let (edits, changes): (Vec<FileEdit>, Vec<Change>) =
             applied_changes(views, paths)?.into_iter().unzip();
         let times = edits.iter().map(|e| e.ts_ms).collect();
-        Ok(Recorded {
+        let mut recorded = Recorded {
             edits,
             changes,
             times,
-        })
+            restores: Vec::new(),
+        };
+        recorded.restores = recorded.restores(views)?;
+        Ok(recorded)
+    }
+
+    /// Which edits are restores, and of which state: a restore records the moment it went
+    /// back to, placed here among this file's edits. One whose moment cannot be placed (its
+    /// event gone from the views) is a whole-file write like any other.
+    fn restores(&self, views: &Views) -> Result<Vec<(usize, usize)>, ViewError> {
+        let mut out = Vec::new();
+        for (i, edit) in self.edits.iter().enumerate() {
+            if !edit.session.is_restore() {
+                continue;
+            }
+            let Some(env) = EventSource::of(views).get(&edit.id())? else {
+                continue;
+            };
+            let Event::FileTouch {
+                restores: Some(moment),
+                ..
+            } = env.kind
+            else {
+                continue;
+            };
+            match self.cut(views, &moment) {
+                Ok(cut) if cut.edits < i => out.push((i, cut.edits)),
+                Ok(_) | Err(MomentError::NoEvent(_) | MomentError::NoSession(_)) => {}
+                Err(MomentError::View(e)) => return Err(e),
+            }
+        }
+        Ok(out)
     }
 
     /// The edits as blame reads them.
@@ -108,6 +129,7 @@ impl Recorded {
         Record {
             changes: &self.changes,
             times: &self.times,
+            restores: &self.restores,
         }
     }
 

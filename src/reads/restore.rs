@@ -5,10 +5,12 @@
 //! commit explains were written by a person or a shell command the record does not hold, and
 //! a restore would lose them. The bytes before are stored once: the ledger keeps a blob it
 //! already holds as it is. A restore is recorded as a session of its own (its id begins
-//! [`SESSION_PREFIX`]): its command as the prompt, then per file a `restore` tool call, whose
-//! output's blob holds the file's bytes before it exactly, and the file touch that wrote it
-//! (a whole write, what it replaced included, or a delete). So blame explains a restored
-//! line, `peat log` and `peat FILE` list the restore, and an undo reads back the bytes.
+//! [`RESTORE_PREFIX`](crate::vocab::event::RESTORE_PREFIX)): its command as the prompt, then
+//! per file a `restore` tool call, whose output's blob holds the file's bytes before it
+//! exactly, and the file touch that wrote it (a whole write, what it replaced included, or a
+//! delete), naming the moment it went back to. So blame gives a restored line the origin it
+//! had at that moment, `peat log` and `peat FILE` list the restore, and an undo reads back
+//! the bytes.
 
 use std::path::PathBuf;
 
@@ -18,10 +20,7 @@ use crate::reads::moment::{Moment, MomentError, Recorded};
 use crate::reads::vcs::FileHistory;
 use crate::views::{ViewError, Views};
 use crate::vocab::change::{BlobId, Change};
-use crate::vocab::event::{Event, SessionId};
-
-/// How a restore's session id begins (then the moment it ran, in ms, zero-padded).
-pub(crate) const SESSION_PREFIX: &str = "restore-";
+use crate::vocab::event::{Event, EventId, SessionId};
 
 /// The tool name of a restore's tool calls.
 pub(crate) const TOOL: &str = "restore";
@@ -44,6 +43,8 @@ pub(crate) struct FilePlan {
     pub(crate) applied: Vec<FileEdit>,
     /// The recorded edits of the file made after the moment.
     pub(crate) later: Vec<FileEdit>,
+    /// The moment `then` is the file at: what the restore records it went back to.
+    pub(crate) to: Moment,
 }
 
 /// Why a file cannot be planned.
@@ -117,6 +118,7 @@ pub(crate) fn plan_file(
         path,
         now,
         unexplained,
+        to: moment.clone(),
     })
 }
 
@@ -144,13 +146,15 @@ pub(crate) struct RestoredFile {
     pub(crate) before: Option<BlobId>,
     /// What the restore left; `None`: no file.
     pub(crate) after: Option<String>,
+    /// The touch that wrote it: an undo goes back to just before it.
+    pub(crate) touch: EventId,
 }
 
 /// The restores recorded, oldest first.
 pub(crate) fn restores(views: &Views) -> Result<Vec<SessionId>, ViewError> {
     let mut all: Vec<(i64, SessionId)> = Vec::new();
     for (id, rollup) in views.tables.all_sessions()? {
-        if id.as_str().starts_with(SESSION_PREFIX) {
+        if id.is_restore() {
             all.push((rollup.end_ms.unwrap_or(i64::MIN), id));
         }
     }
@@ -163,7 +167,7 @@ pub(crate) fn restored(
     views: &Views,
     session: &SessionId,
 ) -> Result<Option<Vec<RestoredFile>>, ViewError> {
-    if !session.as_str().starts_with(SESSION_PREFIX) {
+    if !session.is_restore() {
         return Ok(None);
     }
     let mut out = Vec::new();
@@ -190,6 +194,7 @@ pub(crate) fn restored(
                     path: PathBuf::from(path),
                     before: before.take(),
                     after,
+                    touch: id,
                 });
             }
             _ => {}

@@ -232,6 +232,7 @@ mod tests {
             change: Some(blob),
             failed: false,
             more: Vec::new(),
+            restores: None,
         };
         (Envelope::new(session(), ts_ms, kind), (blob, bytes))
     }

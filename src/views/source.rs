@@ -169,6 +169,7 @@ mod tests {
                     change: Some(blob),
                     failed: false,
                     more: Vec::new(),
+                    restores: None,
                 },
             ),
         );

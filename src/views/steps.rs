@@ -74,6 +74,7 @@ pub(crate) fn steps_of(
             change,
             failed,
             more,
+            ..
         } => {
             let mut steps = vec![Step::Edit {
                 path: path.clone(),

@@ -641,6 +641,7 @@ impl Pending {
             change,
             failed,
             more,
+            ..
         } = &env.kind
         {
             let first = (path, *op, *change);

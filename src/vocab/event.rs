@@ -54,7 +54,15 @@ impl SessionId {
         self.subagent()
             .is_some_and(|(_, agent)| agent.starts_with(COMPACTOR_AGENT))
     }
+    /// A session `peat restore` recorded.
+    pub(crate) fn is_restore(&self) -> bool {
+        self.0.starts_with(RESTORE_PREFIX)
+    }
 }
+
+/// How a restore's session id begins (then the moment it ran, in ms): `peat restore` records
+/// itself as a session of its own.
+pub(crate) const RESTORE_PREFIX: &str = "restore-";
 
 /// How Claude Code names its compaction agent's id (`acompact-<hex>`).
 pub(crate) const COMPACTOR_AGENT: &str = "acompact";
@@ -125,7 +133,7 @@ impl std::str::FromStr for Seq {
 
 /// An event's identity: upserting the same id again replaces it (identical bytes: no-op).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub(crate) struct EventId {
+pub struct EventId {
     pub(crate) session: SessionId,
     pub(crate) seq: Seq,
 }
@@ -150,6 +158,21 @@ impl Envelope {
             kind,
         }
     }
+}
+
+/// A moment of the record: what `blame --at` and `restore` go back to, and what a restore
+/// records it put a file back to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Moment {
+    /// An instant, ms since the epoch: everything recorded at or before it had happened.
+    Instant(i64),
+    /// Just after this event: it had happened, nothing recorded later had.
+    After(EventId),
+    /// Just before this event: neither it nor anything recorded later had happened.
+    Before(EventId),
+    /// Just after the session's last event (a session with none: before everything).
+    EndOf(SessionId),
 }
 
 /// Which harness wrote a transcript.
@@ -301,6 +324,10 @@ pub enum Event {
         /// (an apply_patch over many files).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         more: Vec<Touched>,
+        /// A restore's: the moment it put the file back to, whose lines keep the origins
+        /// they had then (blame credits the restore only with what differs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restores: Option<Moment>,
     },
     /// Retired (the original's commit event, whose hash was usually empty): parse only.
     Commit { hash: String, message: String },
@@ -603,6 +630,7 @@ mod tests {
                 change: None,
                 failed: false,
                 more: vec![],
+                restores: None,
             },
         );
         let a = serde_json::to_vec(&env).unwrap();

@@ -151,13 +151,14 @@ fn restore_before_an_edit_prints_the_diff_and_writes_only_with_yes() {
         .run(&["restore", "src/app.py", "--before", &before_a, "--yes"])
         .ok();
     assert_eq!(s.text("src/app.py"), COMMITTED);
-    // The restore is a session of its own that the file's history and blame name.
+    // The restore is a session of its own that the file's history names; blame gives the
+    // line it put back to Pat's commit, which brought it, not to the restore.
     let r = s.env.run(&["file", "src/app.py", "--json"]).ok();
     assert!(r.stdout.contains("restore-"), "{}", r.stdout);
     let r = s.env.run(&["blame", "src/app.py", "--json"]).ok();
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(doc["origins"]["edit"], 1, "{doc}");
-    assert_eq!(doc["origins"]["before_record"], 1, "{doc}");
+    assert_eq!(doc["origins"]["before_record"], 2, "{doc}");
+    assert_eq!(doc["origins"]["edit"], Value::Null, "{doc}");
 }
 
 #[test]
@@ -545,4 +546,46 @@ fn at_a_terminal_the_restore_asks_and_writes_only_on_yes() {
     let yes = at_a_terminal(&s.env, &args, "y\n").unwrap();
     assert!(yes.stdout.contains("-    run(fast=True)"), "{yes:?}");
     assert_eq!(s.text("src/app.py"), COMMITTED, "{yes:?}");
+}
+
+/// The session `peat blame` credits with each line of `rel` (`None`: no recorded edit).
+fn credited(s: &Story, rel: &str) -> Vec<Option<String>> {
+    let r = s.env.run(&["blame", rel, "--json"]).ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    doc["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            l["edit"].as_u64().map(|i| {
+                doc["edits"][i as usize]["session"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn after_a_restore_blame_credits_the_restored_lines_to_the_edits_that_wrote_them() {
+    require_git();
+    let s = story(false);
+    let before_b = s.edit("src/app.py", 1);
+    s.env
+        .run(&["restore", "src/app.py", "--before", &before_b, "--yes"])
+        .ok();
+    assert_eq!(s.text("src/app.py"), AFTER_A);
+    // `run()` is A's again, as it was before B: not the restore's.
+    assert_eq!(
+        credited(&s, "src/app.py"),
+        vec![None, Some(SESSION_A.to_string())]
+    );
+    // Undone, B's line is B's again.
+    s.env.run(&["restore", "--undo", "--yes"]).ok();
+    assert_eq!(s.text("src/app.py"), AFTER_B);
+    assert_eq!(
+        credited(&s, "src/app.py"),
+        vec![None, Some(SESSION_B.to_string())]
+    );
 }

@@ -9,14 +9,14 @@ use crate::cli::shared::{moment_error, parse_moment, resolve_in_views};
 use crate::ledger::{Ledger, Mode, WriteSet};
 use crate::reads::files::FileEdit;
 use crate::reads::moment::{Moment, MomentError};
-use crate::reads::restore::{
-    FilePlan, PlanError, SESSION_PREFIX, TOOL, plan_file, restored, restores,
-};
+use crate::reads::restore::{FilePlan, PlanError, TOOL, plan_file, restored, restores};
 use crate::reads::span::Span;
 use crate::views::Views;
 use crate::views::handle::Handles;
 use crate::vocab::change::{Before, BlobId, Change};
-use crate::vocab::event::{Agent, Envelope, Event, EventId, Seq, SessionId, TouchOp};
+use crate::vocab::event::{
+    Agent, Envelope, Event, EventId, RESTORE_PREFIX, Seq, SessionId, TouchOp,
+};
 
 /// Put files back as they stood at a moment, and undo that
 ///
@@ -28,8 +28,9 @@ use crate::vocab::event::{Agent, Envelope, Event, EventId, Seq, SessionId, Touch
 /// comes back; a file that did not exist then is deleted.
 ///
 /// Nothing is lost: the file's content before is kept in the ledger, and the restore is
-/// recorded as a session of its own (`peat log`, `peat FILE` and blame show it). `peat restore
-/// --undo` puts back exactly the bytes the last restore replaced (`--undo ID` one restore).
+/// recorded as a session of its own (`peat log` and `peat FILE` show it; blame gives each line
+/// it put back to the edit or commit that first wrote it). `peat restore --undo` puts back
+/// exactly the bytes the last restore replaced (`--undo ID` one restore).
 /// A file with lines no recorded edit or commit explains (typed by hand, or written by a
 /// shell command not committed) is refused, naming them; `--force` restores it anyway, still
 /// keeping its content first.
@@ -349,6 +350,7 @@ fn plan(
                     unexplained: Vec::new(),
                     applied: Vec::new(),
                     later: Vec::new(),
+                    to: Moment::Before(f.touch),
                 });
             }
             (
@@ -567,7 +569,7 @@ fn confirmed(ctx: &Ctx, yes: bool) -> Result<bool, CliError> {
 
 /// A session id for this restore no recorded session has.
 fn restore_session(views: &Views, now_ms: i64) -> Result<SessionId, CliError> {
-    let base = format!("{SESSION_PREFIX}{now_ms:013}");
+    let base = format!("{RESTORE_PREFIX}{now_ms:013}");
     let mut id = SessionId(base.clone());
     let mut n = 2;
     while views.tables.session(&id)?.is_some() {
@@ -677,6 +679,7 @@ fn record(
                 change: Some(id),
                 failed: false,
                 more: Vec::new(),
+                restores: Some(p.plan.to.clone()),
             },
         );
     }

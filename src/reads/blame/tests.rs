@@ -49,6 +49,7 @@ fn blame(current: &str, changes: &[Change]) -> Blame {
     let record = Record {
         changes,
         times: &times,
+        restores: &[],
     };
     super::blame(current, record, &mut None::<FileHistory>)
 }
@@ -59,6 +60,7 @@ fn blame_at(current: Option<&str>, changes: &[Change], cut: usize) -> Option<Bla
     let record = Record {
         changes,
         times: &times,
+        restores: &[],
     };
     let moment = NINE + cut as i64 * MINUTE - 1;
     super::blame_at(current, record, cut, moment, &mut None::<FileHistory>)
@@ -384,6 +386,7 @@ fn a_write_keeps_the_commit_of_the_lines_it_left_as_they_were() {
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let b = super::blame(
         "import math\ndef add(a, b):\n    return a + b\ndef sub(a, b):\n    return a - b\n",
@@ -448,6 +451,7 @@ fn what_a_write_says_it_replaced_wins_and_lines_changed_by_hand_before_it_are_un
     let record = Record {
         changes: &told,
         times: &times,
+        restores: &[],
     };
     use Said::{Commit as C, Edit as W};
     let b = super::blame(now, record, &mut repo());
@@ -460,6 +464,7 @@ fn what_a_write_says_it_replaced_wins_and_lines_changed_by_hand_before_it_are_un
     let record = Record {
         changes: &blind,
         times: &times,
+        restores: &[],
     };
     let b = super::blame(now, record, &mut repo());
     assert_eq!(said(&b), vec![C("c1"), W(0), W(0)]);
@@ -483,6 +488,7 @@ fn an_edit_before_a_write_keeps_its_lines_and_unrecorded_lines_name_their_commit
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let b = super::blame("x\na\nB\nc\nhand\n", record, &mut repo);
     use Said::{Commit as C, Edit as W};
@@ -499,6 +505,7 @@ fn blame_at_a_moment_is_the_commit_before_it_and_the_recorded_edits_since() {
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let now = Some("x\na\nB\nc\nhand\n");
     use Said::{Commit as C, Edit as W};
@@ -535,6 +542,7 @@ fn an_edit_that_cannot_be_placed_at_a_moment_leaves_what_it_may_have_replaced_un
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let b = super::blame_at(
         Some("a\nb\nB\nz\n"),
@@ -561,6 +569,7 @@ fn before_the_repositorys_first_commit_the_file_is_what_the_record_made() {
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let b = super::blame_at(None, record, 2, NINE + 7 * MINUTE, &mut repo).unwrap();
     assert_eq!(
@@ -608,6 +617,7 @@ fn why_an_edit_was_not_placed_is_told_apart() {
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let b = super::blame_at(None, record, 1, NINE + 6 * MINUTE, &mut repo).unwrap();
     assert_eq!(b.placement, vec![Placement::Ambiguous]);
@@ -621,6 +631,7 @@ fn an_edit_in_the_second_of_a_commit_is_taken_to_be_in_it() {
     let record = Record {
         changes: &[edit("a", "b"), edit("b", "c"), edit("c", "d")],
         times: &times,
+        restores: &[],
     };
     assert_eq!(record.before_commit(commit), 2);
 }
@@ -1079,7 +1090,7 @@ proptest! {
         // Just before step k + 1: after step k and its commit.
         let moment = NINE + k as i64 * 10_000 + 7_000;
         let cut = times.iter().filter(|t| **t <= moment).count();
-        let record = Record { changes: &sim.changes, times: &times };
+        let record = Record { changes: &sim.changes, times: &times, restores: &[] };
         let b = super::blame_at(Some(&sim.text()), record, cut, moment, &mut repo)
             .expect("with a repository the file at any moment is known");
         for (n, (line, origin)) in b.text.split_inclusive('\n').zip(&b.lines).enumerate() {
@@ -1109,7 +1120,7 @@ proptest! {
         ops in proptest::collection::vec((op(), any::<bool>()), 0..20),
     ) {
         let (sim, times, mut repo, _) = run_with_commits(initial, written, &ops);
-        let record = Record { changes: &sim.changes, times: &times };
+        let record = Record { changes: &sim.changes, times: &times, restores: &[] };
         let b = super::blame(&sim.text(), record, &mut repo);
         prop_assert_eq!(&b.text, &sim.text());
         let last = repo.commits.last().map_or(String::new(), |c| c.text.clone());
@@ -1211,6 +1222,7 @@ fn a_hand_change_before_a_write_does_not_hide_the_recorded_edit_under_it() {
     let record = Record {
         changes: &changes,
         times: &times,
+        restores: &[],
     };
     let b = super::blame(now, record, &mut { repo });
     assert_eq!(b.placement, vec![Placement::Placed, Placement::Placed]);
@@ -1263,4 +1275,95 @@ fn a_replace_all_replayed_forward_rewrites_every_place_and_only_those() {
     let b = blame_at(Some("baz\nBAR\nbaz\n"), &changes, 2).unwrap();
     assert_eq!(b.text, "baz\nbar\nbaz\n");
     assert_eq!(b.lines, vec![E(1), E(0), E(1)]);
+}
+
+/// `changes` as a record whose restores are `restores`, the edits a minute apart.
+fn blame_restored(current: &str, changes: &[Change], restores: &[(usize, usize)]) -> Blame {
+    let times = minutes(changes);
+    let record = Record {
+        changes,
+        times: &times,
+        restores,
+    };
+    super::blame(current, record, &mut None::<FileHistory>)
+}
+
+#[test]
+fn a_restored_line_keeps_the_origin_it_had_in_the_state_restored() {
+    // 0 writes a and b; 1 changes b to c; 2 restores the file as it stood after 0 (the
+    // restore's tool said what it replaced, as `peat restore` records it).
+    let changes = [
+        write("a\nb\n"),
+        edit("b\n", "c\n"),
+        write_over("a\nc\n", "a\nb\n"),
+    ];
+    let b = blame_restored("a\nb\n", &changes, &[(2, 1)]);
+    assert_eq!(b.lines, vec![E(0), E(0)]);
+    assert_eq!(b.placement, vec![Placement::Placed; 3]);
+    // Without the restore known, the write of b is the restore's own, as any write's.
+    let b = blame_restored("a\nb\n", &changes, &[]);
+    assert_eq!(b.lines, vec![E(0), E(2)]);
+}
+
+#[test]
+fn an_undone_restore_gives_back_the_lines_it_replaced_to_their_edits() {
+    // 3 undoes the restore 2: the file as it stood after 0, 1 and nothing of 2.
+    let changes = [
+        write("a\nb\n"),
+        edit("b\n", "c\n"),
+        write_over("a\nc\n", "a\nb\n"),
+        write_over("a\nb\n", "a\nc\n"),
+    ];
+    let b = blame_restored("a\nc\n", &changes, &[(2, 1), (3, 2)]);
+    assert_eq!(b.lines, vec![E(0), E(1)]);
+}
+
+#[test]
+fn what_a_restore_wrote_beyond_the_state_restored_is_its_own_and_later_edits_theirs() {
+    // The restore kept a line the state it restored did not hold (a person's, saved with
+    // --force is the like): that line is the restore's; 3 then edits a.
+    let changes = [
+        write("a\nb\n"),
+        edit("b\n", "c\n"),
+        write_over("a\nc\n", "a\nb\nkept\n"),
+        edit("a\n", "A\n"),
+    ];
+    let b = blame_restored("A\nb\nkept\n", &changes, &[(2, 1)]);
+    assert_eq!(b.lines, vec![E(3), E(0), E(2)]);
+}
+
+#[test]
+fn blame_at_after_a_restore_shows_the_restored_lines_with_their_origins() {
+    let changes = [
+        write("a\nb\n"),
+        edit("b\n", "c\n"),
+        write_over("a\nc\n", "a\nb\n"),
+        edit("a\n", "A\n"),
+    ];
+    let times = minutes(&changes);
+    let record = Record {
+        changes: &changes,
+        times: &times,
+        restores: &[(2, 1)],
+    };
+    // Just after the restore, before 3: forward from the write that owns every line.
+    let moment = NINE + 3 * MINUTE - 1;
+    let b = super::blame_at(Some("A\nb\n"), record, 3, moment, &mut None::<FileHistory>).unwrap();
+    assert_eq!(b.text, "a\nb\n");
+    assert_eq!(b.lines, vec![E(0), E(0)]);
+}
+
+#[test]
+fn a_restore_of_a_state_older_than_the_walk_owns_what_it_wrote() {
+    // The walk replays from the write 1 (it owns every line, nothing says what it replaced):
+    // the state after edit 0 that 3 restores lies behind it, so 3 owns the lines it put back,
+    // even the `a` that 1 also wrote (1's `a` is not the one 0 wrote and 3 restored).
+    let changes = [
+        write("a\nz\n"),
+        write("a\nb\n"),
+        edit("a\n", "q\n"),
+        write_over("q\nb\n", "a\nz\n"),
+    ];
+    let b = blame_restored("a\nz\n", &changes, &[(3, 1)]);
+    assert_eq!(b.lines, vec![E(3), E(3)]);
 }

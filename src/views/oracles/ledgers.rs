@@ -264,6 +264,7 @@ pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
                         change: ids[usize::from(p) + 1],
                     })
                     .collect(),
+                restores: None,
             }
         }
         Kind::Commit { empty } => Event::Commit {

@@ -448,6 +448,7 @@ pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec
             change,
             failed,
             more,
+            ..
         } => {
             let mut files = vec![(path.clone(), *op, *change)];
             files.extend(more.iter().map(|t| (t.path.clone(), t.op, t.change)));
@@ -570,6 +571,7 @@ pub(crate) fn model(
                 change,
                 failed,
                 more,
+                ..
             } => {
                 let mut touched = vec![(path, *op, *change)];
                 touched.extend(more.iter().map(|t| (&t.path, t.op, t.change)));
