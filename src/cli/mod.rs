@@ -103,6 +103,7 @@ pub(crate) enum Command {
     Model(commands::model::ModelArgs),
     Redact(commands::redact::RedactArgs),
     Restore(commands::restore::RestoreArgs),
+    Resume(commands::resume::ResumeArgs),
 }
 
 /// Parse the command line and run it. Returns the process exit code.
@@ -196,6 +197,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Model(a) => commands::model::run(ctx, a),
         Command::Redact(a) => commands::redact::run(ctx, a),
         Command::Restore(a) => commands::restore::run(ctx, a),
+        Command::Resume(a) => commands::resume::run(ctx, a),
     }
 }
 

@@ -193,6 +193,17 @@ impl Agent {
             Agent::Peat => "peat",
         }
     }
+
+    /// The command that resumes session `id` in this harness, run in the session's folder;
+    /// `None` when the harness has none.
+    pub(crate) fn resume(self, id: &str) -> Option<Vec<String>> {
+        let argv = |args: &[&str]| Some(args.iter().map(|a| a.to_string()).collect());
+        match self {
+            Agent::ClaudeCode => argv(&["claude", "--resume", id]),
+            Agent::Codex => argv(&["codex", "resume", id]),
+            Agent::Peat => None,
+        }
+    }
 }
 
 /// What a subagent's own transcript says it is, where that places it better than its parent

@@ -20,6 +20,7 @@ pub(crate) mod rebuild;
 pub(crate) mod recall;
 pub(crate) mod redact;
 pub(crate) mod restore;
+pub(crate) mod resume;
 pub(crate) mod sessions;
 pub(crate) mod setup;
 pub(crate) mod show;
