@@ -51,7 +51,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a Claude Code session .jsonl or a Codex rollout)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI or Pi, or a Codex rollout)", .0.display())]
     NotATranscript(PathBuf),
     #[error("no session id found in {}", .0.display())]
     NoSession(PathBuf),
@@ -100,10 +100,7 @@ pub(crate) fn capture_file(
         },
         None => fresh(path, &hints)?,
     };
-    receipt.format = Some(match cursor.state {
-        ParserState::Claude(_) => Format::ClaudeCode,
-        ParserState::Codex(_) => Format::Codex,
-    });
+    receipt.format = Some(cursor.state.format());
 
     let mut emit = Emit::default();
     let mut blob_bytes = 0usize;

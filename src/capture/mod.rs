@@ -1,18 +1,22 @@
 //! Turning transcript files into ledger events.
 //!
 //! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
-//! positive signature, and one parser per format (`claude`, `codex`) turns JSON lines into
-//! events. A parser is a resumable state machine: its state is saved beside the byte offset
+//! positive signature, and one parser per format (`claude`, `codex`, `cursor`, `copilot`,
+//! `pi`; the last three share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
 //! in the capture cursor, in the same atomic batch as the events, so a grown transcript
 //! ingests only its delta and the result equals a full parse.
 
 pub(crate) mod bignum;
+pub(crate) mod chat;
 pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod commit;
+pub(crate) mod copilot;
+pub(crate) mod cursor;
 pub(crate) mod detect;
 mod driver;
 pub(crate) mod patch;
+pub(crate) mod pi;
 pub mod reader;
 
 use serde::{Deserialize, Serialize};
@@ -164,6 +168,11 @@ impl Iterator for LineSlots {
 pub struct FileHints {
     /// The file name without `.jsonl` / `.jsonl.zst`.
     pub(crate) stem: String,
+    /// The file's path as given (Cursor's names the project folder it was written for).
+    pub(crate) path: std::path::PathBuf,
+    /// When the file was last written, in ms since the epoch, where the system says (Cursor's
+    /// lines carry no time of their own).
+    pub(crate) modified_ms: Option<i64>,
 }
 
 impl FileHints {
@@ -178,7 +187,16 @@ impl FileHints {
             .or_else(|| name.strip_suffix(".zst"))
             .unwrap_or(&name)
             .to_string();
-        FileHints { stem }
+        let modified_ms = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        FileHints {
+            stem,
+            path: path.to_path_buf(),
+            modified_ms,
+        }
     }
 }
 
@@ -210,6 +228,9 @@ pub(crate) trait TranscriptParser {
 pub(crate) enum ParserState {
     Claude(claude::Claude),
     Codex(codex::Codex),
+    Cursor(cursor::Cursor),
+    Copilot(copilot::Copilot),
+    Pi(pi::Pi),
 }
 
 impl ParserState {
@@ -217,6 +238,20 @@ impl ParserState {
         match format {
             detect::Format::ClaudeCode => ParserState::Claude(claude::Claude::new(hints)),
             detect::Format::Codex => ParserState::Codex(codex::Codex::new(hints)),
+            detect::Format::Cursor => ParserState::Cursor(cursor::Cursor::new(hints)),
+            detect::Format::Copilot => ParserState::Copilot(copilot::Copilot::new(hints)),
+            detect::Format::Pi => ParserState::Pi(pi::Pi::new(hints)),
+        }
+    }
+
+    /// The format this state parses.
+    pub(crate) fn format(&self) -> detect::Format {
+        match self {
+            ParserState::Claude(_) => detect::Format::ClaudeCode,
+            ParserState::Codex(_) => detect::Format::Codex,
+            ParserState::Cursor(_) => detect::Format::Cursor,
+            ParserState::Copilot(_) => detect::Format::Copilot,
+            ParserState::Pi(_) => detect::Format::Pi,
         }
     }
 
@@ -224,6 +259,9 @@ impl ParserState {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
+            ParserState::Cursor(p) => p,
+            ParserState::Copilot(p) => p,
+            ParserState::Pi(p) => p,
         }
     }
 
@@ -231,6 +269,9 @@ impl ParserState {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
+            ParserState::Cursor(p) => p,
+            ParserState::Copilot(p) => p,
+            ParserState::Pi(p) => p,
         }
     }
 }

@@ -158,6 +158,9 @@ impl Envelope {
 pub enum Agent {
     ClaudeCode,
     Codex,
+    Cursor,
+    Copilot,
+    Pi,
 }
 
 impl Agent {
@@ -165,6 +168,9 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Pi => "pi",
         }
     }
 }
