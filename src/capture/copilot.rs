@@ -1,7 +1,7 @@
 //! GitHub Copilot CLI's session logs (`~/.copilot/session-state/<id>/events.jsonl`, and the
 //! older `session-state/<id>.jsonl`), as the session event schema of the Copilot SDK
 //! defines them (`nodejs/src/generated/session-events.ts` of github/copilot-sdk, schema
-//! version 1, for Copilot CLI 0.0.3xx to 1.x).
+//! version 1, as of August 2026).
 //!
 //! Each line is an event `{type, data, id, timestamp, parentId, agentId?}`:
 //! - `session.start` (`data.context`: `cwd`, `branch`; `data.copilotVersion`) opens the
