@@ -33,6 +33,11 @@ const FORMATS: &[(&str, &str, usize)] = &[
         1,
     ),
     ("pi", include_str!("../tests/fixtures/pi/session.jsonl"), 1),
+    (
+        "qwen",
+        include_str!("../tests/fixtures/qwen/session.jsonl"),
+        0,
+    ),
 ];
 
 fn main() {

@@ -2,7 +2,9 @@
 //! A file that matches none is rejected, never guessed at. The signatures exclude each
 //! other: every Claude Code line has a `type` and no `role` at the top, Codex lines a
 //! `payload` or a `record_type`, Copilot CLI's a dotted `type` with a `data` object, Pi's a
-//! `session` header first, and Cursor's a `role` and no `type`.
+//! `session` header first, Cursor's a `role` and no `type`, and Qwen Code's, which name a
+//! `sessionId` as Claude Code's do, a Gemini `Content` (`message.parts`) or a
+//! `toolCallResult` or `systemPayload` no Claude Code line has.
 
 use serde_json::Value;
 
@@ -17,6 +19,7 @@ pub(crate) enum Format {
     Cursor,
     Copilot,
     Pi,
+    Qwen,
 }
 
 /// Claude Code line types that no other format writes at the top level.
@@ -54,6 +57,9 @@ pub(crate) fn detect(head: &[&Value]) -> Option<Format> {
     if head.first().is_some_and(|v| is_pi_header(v)) {
         return Some(Format::Pi);
     }
+    if head.iter().any(|v| is_qwen_line(v)) {
+        return Some(Format::Qwen);
+    }
     if head.iter().any(|v| is_claude_line(v)) {
         return Some(Format::ClaudeCode);
     }
@@ -71,6 +77,21 @@ fn is_pi_header(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("session")
         && v.get("id").is_some_and(Value::is_string)
         && v.get("cwd").is_some_and(Value::is_string)
+}
+
+/// Qwen Code's `ChatRecord`: a `sessionId` with a Gemini `Content` (`message.parts`), a
+/// `toolCallResult` or a `systemPayload`.
+fn is_qwen_line(v: &Value) -> bool {
+    v.get("sessionId").is_some_and(Value::is_string) && has_qwen_fields(v)
+}
+
+/// The fields only Qwen Code's records have.
+fn has_qwen_fields(v: &Value) -> bool {
+    v.get("message")
+        .and_then(|m| m.get("parts"))
+        .is_some_and(Value::is_array)
+        || v.get("toolCallResult").is_some_and(Value::is_object)
+        || v.get("systemPayload").is_some_and(Value::is_object)
 }
 
 /// Copilot CLI's event envelope: a dotted `type` (`session.start`, `user.message`, …)
@@ -127,6 +148,9 @@ fn is_codex_line(v: &Value) -> bool {
 }
 
 fn is_claude_line(v: &Value) -> bool {
+    if has_qwen_fields(v) {
+        return false;
+    }
     if v.get("sessionId").is_some_and(Value::is_string) {
         return true;
     }
@@ -214,6 +238,7 @@ mod tests {
             ("cursor", Format::Cursor),
             ("copilot", Format::Copilot),
             ("pi", Format::Pi),
+            ("qwen", Format::Qwen),
         ] {
             let files = fixture_lines(dir);
             assert!(!files.is_empty(), "no fixtures in {dir}");
@@ -231,12 +256,13 @@ mod tests {
     #[test]
     fn no_line_of_another_format_matches_a_new_formats_signature() {
         type Signature = fn(&Value) -> bool;
-        let signatures: [(&str, Signature); 3] = [
+        let signatures: [(&str, Signature); 4] = [
             ("cursor", is_cursor_line),
             ("copilot", is_copilot_line),
             ("pi", is_pi_header),
+            ("qwen", is_qwen_line),
         ];
-        for dir in ["claude", "codex", "cursor", "copilot", "pi"] {
+        for dir in ["claude", "codex", "cursor", "copilot", "pi", "qwen"] {
             for (name, lines) in fixture_lines(dir) {
                 for (own, signature) in signatures {
                     if own == dir {
@@ -251,7 +277,7 @@ mod tests {
             }
         }
         // And the older formats' signatures claim none of the new formats' lines.
-        for dir in ["cursor", "copilot", "pi"] {
+        for dir in ["cursor", "copilot", "pi", "qwen"] {
             for (name, lines) in fixture_lines(dir) {
                 let claimed = lines.iter().find(|v| is_claude_line(v) || is_codex_line(v));
                 assert!(claimed.is_none(), "{name}: {claimed:?}");
@@ -277,6 +303,15 @@ mod tests {
         assert_eq!(
             of(&[json!({"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/w"})]),
             Some(Format::Pi)
+        );
+        // Qwen Code's record and Claude Code's line both name a session; the Content decides.
+        assert_eq!(
+            of(&[json!({"type":"user","sessionId":"s","message":{"role":"user","parts":[]}})]),
+            Some(Format::Qwen)
+        );
+        assert_eq!(
+            of(&[json!({"type":"user","sessionId":"s","message":{"role":"user","content":"hi"}})]),
+            Some(Format::ClaudeCode)
         );
     }
 }

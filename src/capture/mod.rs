@@ -2,7 +2,7 @@
 //!
 //! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
 //! positive signature, and one parser per format (`claude`, `codex`, `cursor`, `copilot`,
-//! `pi`; the last three share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
+//! `pi`, `qwen`; the last four share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
 //! in the capture cursor, in the same atomic batch as the events, so a grown transcript
 //! ingests only its delta and the result equals a full parse.
 
@@ -17,6 +17,7 @@ pub(crate) mod detect;
 mod driver;
 pub(crate) mod patch;
 pub(crate) mod pi;
+pub(crate) mod qwen;
 pub mod reader;
 
 use serde::{Deserialize, Serialize};
@@ -231,6 +232,7 @@ pub(crate) enum ParserState {
     Cursor(cursor::Cursor),
     Copilot(copilot::Copilot),
     Pi(pi::Pi),
+    Qwen(qwen::Qwen),
 }
 
 impl ParserState {
@@ -241,6 +243,7 @@ impl ParserState {
             detect::Format::Cursor => ParserState::Cursor(cursor::Cursor::new(hints)),
             detect::Format::Copilot => ParserState::Copilot(copilot::Copilot::new(hints)),
             detect::Format::Pi => ParserState::Pi(pi::Pi::new(hints)),
+            detect::Format::Qwen => ParserState::Qwen(qwen::Qwen::new(hints)),
         }
     }
 
@@ -252,6 +255,7 @@ impl ParserState {
             ParserState::Cursor(_) => detect::Format::Cursor,
             ParserState::Copilot(_) => detect::Format::Copilot,
             ParserState::Pi(_) => detect::Format::Pi,
+            ParserState::Qwen(_) => detect::Format::Qwen,
         }
     }
 
@@ -262,6 +266,7 @@ impl ParserState {
             ParserState::Cursor(p) => p,
             ParserState::Copilot(p) => p,
             ParserState::Pi(p) => p,
+            ParserState::Qwen(p) => p,
         }
     }
 
@@ -272,6 +277,7 @@ impl ParserState {
             ParserState::Cursor(p) => p,
             ParserState::Copilot(p) => p,
             ParserState::Pi(p) => p,
+            ParserState::Qwen(p) => p,
         }
     }
 }

@@ -38,6 +38,9 @@ pub(crate) struct Ctx {
     pub(crate) copilot_home: PathBuf,
     /// Where Pi's coding agent keeps its files: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
     pub(crate) pi_dir: PathBuf,
+    /// Where Qwen Code keeps its sessions: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else
+    /// `~/.qwen` (qwen-code's `Storage.getRuntimeBaseDir`).
+    pub(crate) qwen_dir: PathBuf,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -133,6 +136,9 @@ impl Ctx {
             cursor_home: home.clone().unwrap_or_default().join(".cursor"),
             copilot_home: home.clone().unwrap_or_default().join(".copilot"),
             pi_dir: dir("PI_CODING_AGENT_DIR", ".pi/agent"),
+            qwen_dir: std::env::var_os("QWEN_RUNTIME_DIR")
+                .filter(|v| !v.is_empty())
+                .map_or_else(|| dir("QWEN_HOME", ".qwen"), PathBuf::from),
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
             model_lookup: crate::embed::Lookup::from_process(),
             python: std::env::var_os("PEAT_PYTHON")

@@ -161,6 +161,7 @@ pub enum Agent {
     Cursor,
     Copilot,
     Pi,
+    Qwen,
 }
 
 impl Agent {
@@ -171,6 +172,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Copilot => "copilot",
             Agent::Pi => "pi",
+            Agent::Qwen => "qwen",
         }
     }
 }

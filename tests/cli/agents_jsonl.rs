@@ -1,7 +1,7 @@
-//! The JSONL agents beyond Claude Code and Codex (Cursor CLI, Copilot CLI, Pi) through the
-//! real binary: each one's fixture laid where the agent keeps its sessions, captured whole,
-//! again as a no-op, grown, and read back by `peat FILE`, `peat blame` and `peat sessions`
-//! in a real git repository.
+//! The JSONL agents beyond Claude Code and Codex (Cursor CLI, Copilot CLI, Pi, Qwen Code)
+//! through the real binary: each one's fixture laid where the agent keeps its sessions,
+//! captured whole, again as a no-op, grown, and read back by `peat FILE`, `peat blame` and
+//! `peat sessions` in a real git repository.
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +72,27 @@ const PI: Agent = Agent {
         home.join(".pi/agent/sessions")
             .join(folder)
             .join("2026-07-14T09-00-00-000Z_7c1e4b2a-9f3d-4e6a-8b5c-1d2e3f4a5b6c.jsonl")
+    },
+};
+
+const QWEN: Agent = Agent {
+    label: "qwen",
+    session: "9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d",
+    fixture: include_str!("../fixtures/qwen/session.jsonl"),
+    grown: &[
+        r#"{"uuid":"60000001-0000-4000-8000-000000000001","parentUuid":"50000014-0000-4000-8000-000000000014","sessionId":"9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d","timestamp":"2026-07-14T11:05:00.000Z","type":"user","cwd":"/work/app","version":"0.24.7","gitBranch":"main","provenance":"real_user","message":{"role":"user","parts":[{"text":"thank you"}]}}"#,
+        r#"{"uuid":"60000002-0000-4000-8000-000000000002","parentUuid":"60000001-0000-4000-8000-000000000001","sessionId":"9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d","timestamp":"2026-07-14T11:05:02.000Z","type":"assistant","cwd":"/work/app","version":"0.24.7","gitBranch":"main","model":"qwen3-coder-plus","message":{"role":"model","parts":[{"text":"You're welcome."}]}}"#,
+    ],
+    place: |home, work| {
+        // qwen-code's project folder: the cwd with every other character than a letter or a
+        // digit as `-` (any name would do: its records name their cwd).
+        let folder: String = work
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        home.join(".qwen/projects")
+            .join(folder)
+            .join("chats/9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d.jsonl")
     },
 };
 
@@ -189,10 +210,15 @@ fn a_pi_session_is_captured_incrementally_and_answers_for_the_files_it_edited() 
 }
 
 #[test]
+fn a_qwen_chat_is_captured_incrementally_and_answers_for_the_files_it_edited() {
+    captured_whole_again_and_grown_then_read_back(&QWEN);
+}
+
+#[test]
 fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
     let env = Env::new();
     work_repo(&env);
-    for agent in [&CURSOR, &COPILOT] {
+    for agent in [&CURSOR, &COPILOT, &QWEN] {
         lay(&env, agent, false);
     }
     // Pi's folder moved by its own variable: the default one is left empty.
@@ -213,7 +239,7 @@ fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
             .unwrap(),
     )
     .ok();
-    assert!(r.stderr.contains("(3 sessions)"), "{}", r.stderr);
+    assert!(r.stderr.contains("(4 sessions)"), "{}", r.stderr);
     let sessions = json(&env, &["sessions", "--json"]);
     let mut agents: Vec<&str> = sessions
         .as_array()
@@ -222,5 +248,5 @@ fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
         .map(|s| s["agent"].as_str().unwrap())
         .collect();
     agents.sort_unstable();
-    assert_eq!(agents, ["copilot", "cursor", "pi"]);
+    assert_eq!(agents, ["copilot", "cursor", "pi", "qwen"]);
 }

@@ -12,9 +12,10 @@ use crate::ledger::{Mode, Written};
 ///
 /// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects),
 /// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME),
-/// ~/.cursor/projects, ~/.copilot/session-state and ~/.pi/agent/sessions (or
-/// $PI_CODING_AGENT_DIR/sessions). Idempotent and incremental: a transcript already
-/// captured is only read from where it was left.
+/// ~/.cursor/projects, ~/.copilot/session-state, ~/.pi/agent/sessions (or
+/// $PI_CODING_AGENT_DIR/sessions) and ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
+/// $QWEN_HOME). Idempotent and incremental: a transcript already captured is only read from
+/// where it was left.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
@@ -220,6 +221,7 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.cursor_home.join("projects"),
         ctx.copilot_home.join("session-state"),
         ctx.pi_dir.join("sessions"),
+        ctx.qwen_dir.join("projects"),
     ]
     .into_iter()
     .filter(|p| p.is_dir())
