@@ -34,6 +34,11 @@ const FORMATS: &[(&str, &str, usize)] = &[
     ),
     ("pi", include_str!("../tests/fixtures/pi/session.jsonl"), 1),
     (
+        "droid",
+        include_str!("../tests/fixtures/droid/session.jsonl"),
+        1,
+    ),
+    (
         "qwen",
         include_str!("../tests/fixtures/qwen/session.jsonl"),
         0,

@@ -4,7 +4,8 @@
 //! `payload` or a `record_type`, Copilot CLI's a dotted `type` with a `data` object, Pi's a
 //! `session` header first, Cursor's a `role` and no `type`, and Qwen Code's, which name a
 //! `sessionId` as Claude Code's do, a Gemini `Content` (`message.parts`) or a
-//! `toolCallResult` or `systemPayload` no Claude Code line has.
+//! `toolCallResult` or `systemPayload` no Claude Code line has; droid's open with a
+//! `session_start` line.
 
 use serde_json::Value;
 
@@ -20,6 +21,7 @@ pub(crate) enum Format {
     Copilot,
     Pi,
     Qwen,
+    Droid,
 }
 
 /// Claude Code line types that no other format writes at the top level.
@@ -57,6 +59,9 @@ pub(crate) fn detect(head: &[&Value]) -> Option<Format> {
     if head.first().is_some_and(|v| is_pi_header(v)) {
         return Some(Format::Pi);
     }
+    if head.first().is_some_and(|v| is_droid_start(v)) {
+        return Some(Format::Droid);
+    }
     if head.iter().any(|v| is_qwen_line(v)) {
         return Some(Format::Qwen);
     }
@@ -77,6 +82,12 @@ fn is_pi_header(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("session")
         && v.get("id").is_some_and(Value::is_string)
         && v.get("cwd").is_some_and(Value::is_string)
+}
+
+/// Factory droid's first line: `{"type":"session_start","id",…}`.
+fn is_droid_start(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("session_start")
+        && v.get("id").is_some_and(Value::is_string)
 }
 
 /// Qwen Code's `ChatRecord`: a `sessionId` with a Gemini `Content` (`message.parts`), a
@@ -239,6 +250,7 @@ mod tests {
             ("copilot", Format::Copilot),
             ("pi", Format::Pi),
             ("qwen", Format::Qwen),
+            ("droid", Format::Droid),
         ] {
             let files = fixture_lines(dir);
             assert!(!files.is_empty(), "no fixtures in {dir}");
@@ -256,13 +268,16 @@ mod tests {
     #[test]
     fn no_line_of_another_format_matches_a_new_formats_signature() {
         type Signature = fn(&Value) -> bool;
-        let signatures: [(&str, Signature); 4] = [
+        let signatures: [(&str, Signature); 5] = [
             ("cursor", is_cursor_line),
             ("copilot", is_copilot_line),
             ("pi", is_pi_header),
             ("qwen", is_qwen_line),
+            ("droid", is_droid_start),
         ];
-        for dir in ["claude", "codex", "cursor", "copilot", "pi", "qwen"] {
+        for dir in [
+            "claude", "codex", "cursor", "copilot", "pi", "qwen", "droid",
+        ] {
             for (name, lines) in fixture_lines(dir) {
                 for (own, signature) in signatures {
                     if own == dir {
@@ -277,7 +292,7 @@ mod tests {
             }
         }
         // And the older formats' signatures claim none of the new formats' lines.
-        for dir in ["cursor", "copilot", "pi", "qwen"] {
+        for dir in ["cursor", "copilot", "pi", "qwen", "droid"] {
             for (name, lines) in fixture_lines(dir) {
                 let claimed = lines.iter().find(|v| is_claude_line(v) || is_codex_line(v));
                 assert!(claimed.is_none(), "{name}: {claimed:?}");
@@ -303,6 +318,10 @@ mod tests {
         assert_eq!(
             of(&[json!({"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/w"})]),
             Some(Format::Pi)
+        );
+        assert_eq!(
+            of(&[json!({"type":"session_start","id":"x","cwd":"/w"})]),
+            Some(Format::Droid)
         );
         // Qwen Code's record and Claude Code's line both name a session; the Content decides.
         assert_eq!(

@@ -51,7 +51,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi or Qwen Code, or a Codex rollout)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, or a Codex rollout)", .0.display())]
     NotATranscript(PathBuf),
     #[error("no session id found in {}", .0.display())]
     NoSession(PathBuf),

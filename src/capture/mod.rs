@@ -2,7 +2,7 @@
 //!
 //! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
 //! positive signature, and one parser per format (`claude`, `codex`, `cursor`, `copilot`,
-//! `pi`, `qwen`; the last four share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
+//! `pi`, `qwen`, `droid`; the last five share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
 //! in the capture cursor, in the same atomic batch as the events, so a grown transcript
 //! ingests only its delta and the result equals a full parse.
 
@@ -15,6 +15,7 @@ pub(crate) mod copilot;
 pub(crate) mod cursor;
 pub(crate) mod detect;
 mod driver;
+pub(crate) mod droid;
 pub(crate) mod patch;
 pub(crate) mod pi;
 pub(crate) mod qwen;
@@ -233,6 +234,7 @@ pub(crate) enum ParserState {
     Copilot(copilot::Copilot),
     Pi(pi::Pi),
     Qwen(qwen::Qwen),
+    Droid(droid::Droid),
 }
 
 impl ParserState {
@@ -244,6 +246,7 @@ impl ParserState {
             detect::Format::Copilot => ParserState::Copilot(copilot::Copilot::new(hints)),
             detect::Format::Pi => ParserState::Pi(pi::Pi::new(hints)),
             detect::Format::Qwen => ParserState::Qwen(qwen::Qwen::new(hints)),
+            detect::Format::Droid => ParserState::Droid(droid::Droid::new(hints)),
         }
     }
 
@@ -256,6 +259,7 @@ impl ParserState {
             ParserState::Copilot(_) => detect::Format::Copilot,
             ParserState::Pi(_) => detect::Format::Pi,
             ParserState::Qwen(_) => detect::Format::Qwen,
+            ParserState::Droid(_) => detect::Format::Droid,
         }
     }
 
@@ -267,6 +271,7 @@ impl ParserState {
             ParserState::Copilot(p) => p,
             ParserState::Pi(p) => p,
             ParserState::Qwen(p) => p,
+            ParserState::Droid(p) => p,
         }
     }
 
@@ -278,6 +283,7 @@ impl ParserState {
             ParserState::Copilot(p) => p,
             ParserState::Pi(p) => p,
             ParserState::Qwen(p) => p,
+            ParserState::Droid(p) => p,
         }
     }
 }

@@ -38,6 +38,8 @@ pub(crate) struct Ctx {
     pub(crate) copilot_home: PathBuf,
     /// Where Pi's coding agent keeps its files: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
     pub(crate) pi_dir: PathBuf,
+    /// Where Factory droid keeps its files: `~/.factory` (it reads no variable to move them).
+    pub(crate) factory_home: PathBuf,
     /// Where Qwen Code keeps its sessions: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else
     /// `~/.qwen` (qwen-code's `Storage.getRuntimeBaseDir`).
     pub(crate) qwen_dir: PathBuf,
@@ -136,6 +138,7 @@ impl Ctx {
             cursor_home: home.clone().unwrap_or_default().join(".cursor"),
             copilot_home: home.clone().unwrap_or_default().join(".copilot"),
             pi_dir: dir("PI_CODING_AGENT_DIR", ".pi/agent"),
+            factory_home: home.clone().unwrap_or_default().join(".factory"),
             qwen_dir: std::env::var_os("QWEN_RUNTIME_DIR")
                 .filter(|v| !v.is_empty())
                 .map_or_else(|| dir("QWEN_HOME", ".qwen"), PathBuf::from),

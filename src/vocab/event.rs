@@ -162,6 +162,7 @@ pub enum Agent {
     Copilot,
     Pi,
     Qwen,
+    Droid,
 }
 
 impl Agent {
@@ -173,6 +174,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Pi => "pi",
             Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The JSONL agents beyond Claude Code and Codex (Cursor CLI, Copilot CLI, Pi, Qwen Code)
-//! through the real binary: each one's fixture laid where the agent keeps its sessions,
+//! The JSONL agents beyond Claude Code and Codex (Cursor CLI, Copilot CLI, Pi, Qwen Code,
+//! Factory droid) through the real binary: each one's fixture laid where the agent keeps its sessions,
 //! captured whole, again as a no-op, grown, and read back by `peat FILE`, `peat blame` and
 //! `peat sessions` in a real git repository.
 
@@ -93,6 +93,22 @@ const QWEN: Agent = Agent {
         home.join(".qwen/projects")
             .join(folder)
             .join("chats/9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d.jsonl")
+    },
+};
+
+const DROID: Agent = Agent {
+    label: "droid",
+    session: "4c3b2a19-8f7e-4d6c-9b5a-3e2d1c0b9a8f",
+    fixture: include_str!("../fixtures/droid/session.jsonl"),
+    grown: &[
+        r#"{"type":"message","id":"msg-0101","timestamp":"2026-07-14T12:05:00.000Z","parentId":"msg-0016","message":{"role":"user","content":[{"type":"text","text":"thank you"}]}}"#,
+        r#"{"type":"message","id":"msg-0102","timestamp":"2026-07-14T12:05:02.000Z","parentId":"msg-0101","message":{"role":"assistant","content":[{"type":"text","text":"You're welcome."}]}}"#,
+    ],
+    place: |home, work| {
+        // droid's folder: the cwd with `/` as `-` (any name would do: the start names the cwd).
+        home.join(".factory/sessions")
+            .join(work.replace('/', "-"))
+            .join("4c3b2a19-8f7e-4d6c-9b5a-3e2d1c0b9a8f.jsonl")
     },
 };
 
@@ -215,10 +231,15 @@ fn a_qwen_chat_is_captured_incrementally_and_answers_for_the_files_it_edited() {
 }
 
 #[test]
+fn a_droid_session_is_captured_incrementally_and_answers_for_the_files_it_edited() {
+    captured_whole_again_and_grown_then_read_back(&DROID);
+}
+
+#[test]
 fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
     let env = Env::new();
     work_repo(&env);
-    for agent in [&CURSOR, &COPILOT, &QWEN] {
+    for agent in [&CURSOR, &COPILOT, &QWEN, &DROID] {
         lay(&env, agent, false);
     }
     // Pi's folder moved by its own variable: the default one is left empty.
@@ -239,7 +260,7 @@ fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
             .unwrap(),
     )
     .ok();
-    assert!(r.stderr.contains("(4 sessions)"), "{}", r.stderr);
+    assert!(r.stderr.contains("(5 sessions)"), "{}", r.stderr);
     let sessions = json(&env, &["sessions", "--json"]);
     let mut agents: Vec<&str> = sessions
         .as_array()
@@ -248,5 +269,5 @@ fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
         .map(|s| s["agent"].as_str().unwrap())
         .collect();
     agents.sort_unstable();
-    assert_eq!(agents, ["copilot", "cursor", "pi", "qwen"]);
+    assert_eq!(agents, ["copilot", "cursor", "droid", "pi", "qwen"]);
 }

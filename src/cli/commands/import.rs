@@ -13,8 +13,8 @@ use crate::ledger::{Mode, Written};
 /// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects),
 /// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME),
 /// ~/.cursor/projects, ~/.copilot/session-state, ~/.pi/agent/sessions (or
-/// $PI_CODING_AGENT_DIR/sessions) and ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
-/// $QWEN_HOME). Idempotent and incremental: a transcript already captured is only read from
+/// $PI_CODING_AGENT_DIR/sessions), ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
+/// $QWEN_HOME) and ~/.factory/sessions. Idempotent and incremental: a transcript already captured is only read from
 /// where it was left.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
@@ -222,6 +222,7 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.copilot_home.join("session-state"),
         ctx.pi_dir.join("sessions"),
         ctx.qwen_dir.join("projects"),
+        ctx.factory_home.join("sessions"),
     ]
     .into_iter()
     .filter(|p| p.is_dir())
