@@ -85,7 +85,12 @@ pub(crate) fn capture_file(
     };
     let absolute = std::fs::canonicalize(path).map_err(io)?;
     let cursor_key = absolute.to_string_lossy().into_owned();
-    let hints = FileHints::of(path);
+    // The name as given (a session may be named by a link), the folders as they are (Cursor's
+    // project folder is named in the path, which may be relative).
+    let hints = FileHints {
+        path: absolute.clone(),
+        ..FileHints::of(path)
+    };
     let mut receipt = Receipt::default();
 
     let saved: Option<Cursor> = ledger

@@ -271,3 +271,25 @@ fn import_without_folders_finds_each_agent_where_it_keeps_its_sessions() {
     agents.sort_unstable();
     assert_eq!(agents, ["copilot", "cursor", "droid", "pi", "qwen"]);
 }
+
+#[test]
+fn a_cursor_transcript_given_by_a_relative_path_still_finds_its_folder() {
+    let env = Env::new();
+    let work = work_repo(&env);
+    let t = lay(&env, &CURSOR, false);
+    let project = t.parent().unwrap().parent().unwrap();
+    let r = crate::support::Run::of(
+        env.cmd()
+            .current_dir(project)
+            .args([
+                "capture",
+                "agent-transcripts/5d2c1f0e-7a44-4d0b-9d8e-2c6b1a3f9e10.jsonl",
+            ])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(r.stderr.contains("captured "), "{}", r.stderr);
+    let sessions = json(&env, &["sessions", "--json"]);
+    assert_eq!(sessions[0]["cwd"], work.as_str());
+}
