@@ -318,3 +318,106 @@ pub(crate) fn text_of(content: Option<&serde_json::Value>) -> String {
         _ => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(out: &Emit, seq: Seq) -> Option<&Event> {
+        out.events.get(&seq).map(|(_, e)| e)
+    }
+
+    #[test]
+    fn a_provisional_closing_message_is_said_again_as_prose_when_the_turn_goes_on() {
+        let mut chat = Chat::default();
+        let mut first = Emit::default();
+        let mut cx = Line::new(1, 10);
+        chat.said("looking", true, &mut cx, &mut first);
+        chat.flush(&mut first);
+        let a = Seq::at_line(1, 1);
+        assert!(matches!(said(&first, a), Some(Event::FinalMsg { text }) if text == "looking"));
+
+        // A later capture resumes from the saved state: the text is no longer the last.
+        let mut chat: Chat = serde_json::from_str(&serde_json::to_string(&chat).unwrap()).unwrap();
+        let mut second = Emit::default();
+        let mut cx = Line::new(2, 20);
+        chat.said("done", true, &mut cx, &mut second);
+        chat.flush(&mut second);
+        assert!(matches!(said(&second, a), Some(Event::Said { text }) if text == "looking"));
+        let b = Seq::at_line(2, 1);
+        assert!(matches!(said(&second, b), Some(Event::FinalMsg { text }) if text == "done"));
+    }
+
+    #[test]
+    fn a_subagents_prose_and_the_harnesss_words_leave_the_turn_open() {
+        let mut chat = Chat::default();
+        let mut out = Emit::default();
+        let mut cx = Line::new(1, 10);
+        chat.said("main", true, &mut cx, &mut out);
+        chat.said("sub", false, &mut cx, &mut out);
+        chat.prompt("<reminder>", true, None, &mut cx, &mut out);
+        assert!(
+            !out.events
+                .values()
+                .any(|(_, e)| matches!(e, Event::FinalMsg { .. }))
+        );
+        chat.prompt("next", false, None, &mut cx, &mut out);
+        let finals: Vec<&Event> = out
+            .events
+            .values()
+            .map(|(_, e)| e)
+            .filter(|e| matches!(e, Event::FinalMsg { .. }))
+            .collect();
+        assert_eq!(
+            finals,
+            [&Event::FinalMsg {
+                text: "main".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_failed_call_revises_the_call_and_its_touch_and_keeps_what_it_printed() {
+        let mut chat = Chat::default();
+        let mut out = Emit::default();
+        let mut cx = Line::new(1, 10);
+        let call = Call {
+            id: Some("c".into()),
+            tool: "edit".into(),
+            detail: "/w/a".into(),
+            edits: vec![("/w/a".into(), TouchOp::Edit, Change::write("x"))],
+            command: None,
+            echoes: true,
+        };
+        chat.call(call, &mut cx, &mut out);
+        let mut cx = Line::new(2, 20);
+        chat.result("c", true, "no such file", &mut cx, &mut out);
+        assert!(matches!(
+            said(&out, Seq::at_line(1, 1)),
+            Some(Event::ToolCall { ok: false, .. })
+        ));
+        assert!(matches!(
+            said(&out, Seq::at_line(1, 2)),
+            Some(Event::FileTouch { failed: true, .. })
+        ));
+        assert!(matches!(
+            said(&out, Seq::at_line(2, 1)),
+            Some(Event::ToolOutput { excerpt, .. }) if excerpt == "no such file"
+        ));
+        // The same call succeeding prints an echo that is not kept.
+        let mut chat = Chat::default();
+        let mut out = Emit::default();
+        let mut cx = Line::new(1, 10);
+        let call = Call {
+            id: Some("c".into()),
+            tool: "edit".into(),
+            detail: String::new(),
+            edits: Vec::new(),
+            command: None,
+            echoes: true,
+        };
+        chat.call(call, &mut cx, &mut out);
+        chat.result("c", false, "updated", &mut Line::new(2, 20), &mut out);
+        assert_eq!(out.events.len(), 1);
+    }
+}
