@@ -16,10 +16,13 @@
 //! working directory is the project folder's name decoded against the disk (Cursor writes
 //! the path with every character that is not a letter or a digit as `-`, which loses
 //! information): taken only when exactly one folder on this machine encodes to that name,
-//! and left empty otherwise. A line's time is the last `<timestamp>` a prompt carried; lines
-//! before any take the file's modification time when it was first captured, the one instant
-//! the file itself vouches for (it is fixed in the saved state, so re-capturing writes the
-//! same bytes). No line names a branch, a version or a model: none is recorded.
+//! and left empty otherwise. A line's time is the last `<timestamp>` a prompt carried. In a
+//! file with none (older builds), a line takes the file's modification time when the capture
+//! that read it began: the one instant the file itself vouches for, and a bound on when the
+//! line was written that is as tight as captures are frequent (the hooks capture each
+//! turn). A line keeps the time it was given: re-capturing reads nothing again, and a
+//! turn's closing message keeps its own time when a later capture revises it. No line
+//! names a branch, a version or a model: none is recorded.
 
 use std::path::{Path, PathBuf};
 
@@ -40,8 +43,10 @@ pub(crate) struct Cursor {
     /// The working directory, when the project folder's name decodes to one folder.
     cwd: Option<String>,
     /// The time lines are given: the last `<timestamp>` read, else the file's modification
-    /// time at the first capture.
+    /// time when this capture began.
     clock: i64,
+    /// A prompt has carried a `<timestamp>`: the file's time no longer dates lines.
+    anchored: bool,
     meta_done: bool,
     chat: Chat,
 }
@@ -53,6 +58,14 @@ impl Cursor {
             cwd: project_dir(&hints.path).and_then(|slug| decode_project(&slug)),
             clock: hints.modified_ms.unwrap_or(0),
             ..Cursor::default()
+        }
+    }
+
+    /// A later capture takes the saved state up again: until a prompt has carried a time,
+    /// the lines it reads were written by the file's newer modification time.
+    pub(crate) fn reopened(&mut self, hints: &FileHints) {
+        if !self.anchored {
+            self.clock = self.clock.max(hints.modified_ms.unwrap_or(0));
         }
     }
 
@@ -184,6 +197,7 @@ impl TranscriptParser for Cursor {
                 .find_map(prompt_time)
         {
             self.clock = ts;
+            self.anchored = true;
         }
         let mut cx = Line::new(line, self.clock);
         self.chat.saw(self.clock);
@@ -392,6 +406,34 @@ mod tests {
         let untimed = r#"{"role":"assistant","message":{"content":[{"type":"text","text":"hi"}]}}"#;
         let (_, out) = parse_str(untimed, &hints).unwrap();
         assert!(out.events.values().all(|(ts, _)| *ts == 1_700_000_000_000));
+    }
+
+    #[test]
+    fn a_later_capture_dates_untimed_lines_by_the_files_newer_time_until_a_prompt_has_one() {
+        let at = |ms| FileHints {
+            stem: "s".into(),
+            modified_ms: Some(ms),
+            ..FileHints::default()
+        };
+        let said = |text: &str| serde_json::json!({"role":"assistant","message":{"content":[{"type":"text","text":text}]}});
+        let mut p = Cursor::new(&at(1_000));
+        let mut out = Emit::default();
+        p.line(0, &said("one"), &mut out);
+        p.reopened(&at(5_000));
+        p.line(1, &said("two"), &mut out);
+        // A file's time never goes back (a file restored from a backup).
+        p.reopened(&at(2_000));
+        p.line(2, &said("three"), &mut out);
+        let times: Vec<i64> = out.events.values().map(|(ts, _)| *ts).collect();
+        assert_eq!(times, [1_000, 1_000, 5_000, 5_000]);
+
+        let prompt = serde_json::json!({"role":"user","message":{"content":[{"type":"text",
+            "text":"<timestamp>Friday, Jul 31, 2026, 5:10 PM (UTC-5)</timestamp>\n<user_query>go</user_query>"}]}});
+        p.line(3, &prompt, &mut out);
+        p.reopened(&at(9_000_000_000_000));
+        p.line(4, &said("four"), &mut out);
+        let stamp = crate::vocab::time::parse_iso_ms("2026-07-31T22:10:00Z").unwrap();
+        assert_eq!(out.events.values().last().map(|(ts, _)| *ts), Some(stamp));
     }
 
     #[test]

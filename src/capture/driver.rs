@@ -97,8 +97,11 @@ pub(crate) fn capture_file(
         .cursor(&cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
     let (mut cursor, mut reader) = match saved {
-        Some(c) => match LineReader::open(path, c.offset).map_err(io)? {
-            Some(r) => (c, r),
+        Some(mut c) => match LineReader::open(path, c.offset).map_err(io)? {
+            Some(r) => {
+                c.state.reopened(&hints);
+                (c, r)
+            }
             // The file is shorter than where we stopped: it was replaced. Start over;
             // upserts make the overlap harmless.
             None => fresh(path, &hints)?,

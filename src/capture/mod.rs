@@ -250,6 +250,14 @@ impl ParserState {
         }
     }
 
+    /// A saved state is taken up again for the file `hints` describes: a format that dates
+    /// lines by the file (Cursor's, whose lines carry no time) learns its newer time.
+    pub(crate) fn reopened(&mut self, hints: &FileHints) {
+        if let ParserState::Cursor(p) = self {
+            p.reopened(hints);
+        }
+    }
+
     /// The format this state parses.
     pub(crate) fn format(&self) -> detect::Format {
         match self {
