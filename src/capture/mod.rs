@@ -318,3 +318,63 @@ pub fn parse_str(text: &str, hints: &FileHints) -> Option<(Option<SessionId>, Em
     state.parser_ref().flush(&mut out);
     Some((state.parser_ref().session(), out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcript of each chat-shaped format captured up to any line, its state saved and
+    /// taken up again for the rest, gives what one capture of the whole gives: the property
+    /// the oracles prove of the ledger, here at the parser.
+    #[test]
+    fn a_chat_shaped_transcript_captured_at_any_cut_equals_one_capture_of_the_whole() {
+        let fixtures = [
+            include_str!("../../tests/fixtures/cursor/session.jsonl"),
+            include_str!("../../tests/fixtures/copilot/events.jsonl"),
+            include_str!("../../tests/fixtures/pi/session.jsonl"),
+            include_str!("../../tests/fixtures/qwen/session.jsonl"),
+            include_str!("../../tests/fixtures/droid/session.jsonl"),
+        ];
+        let hints = FileHints {
+            stem: "s".into(),
+            modified_ms: Some(1_784_000_000_000),
+            ..FileHints::default()
+        };
+        for text in fixtures {
+            let lines: Vec<(u64, serde_json::Value)> = text
+                .lines()
+                .enumerate()
+                .filter_map(|(i, l)| reader::parse_line(l.as_bytes()).map(|v| (i as u64, v)))
+                .collect();
+            let head: Vec<&serde_json::Value> = lines.iter().map(|(_, v)| v).collect();
+            let format = detect::detect(&head).expect("a known format");
+            let mut full = ParserState::new(format, &hints);
+            let mut whole = Emit::default();
+            for (i, v) in &lines {
+                full.parser().line(*i, v, &mut whole);
+            }
+            full.parser_ref().flush(&mut whole);
+            for k in 0..=lines.len() {
+                let mut state = ParserState::new(format, &hints);
+                let mut events = BTreeMap::new();
+                let mut blobs = BTreeMap::new();
+                for part in [&lines[..k], &lines[k..]] {
+                    let mut out = Emit::default();
+                    for (i, v) in part {
+                        state.parser().line(*i, v, &mut out);
+                    }
+                    state.parser_ref().flush(&mut out);
+                    events.extend(out.events);
+                    blobs.extend(out.blobs);
+                    let saved = serde_json::to_vec(&state).unwrap();
+                    state = serde_json::from_slice(&saved).unwrap();
+                    state.reopened(&hints);
+                }
+                assert_eq!(events, whole.events, "{format:?} cut at line {k}");
+                assert_eq!(blobs, whole.blobs, "{format:?} cut at line {k}");
+                assert_eq!(state.parser_ref().session(), full.parser_ref().session());
+                assert_eq!(state.parser_ref().last_ts(), full.parser_ref().last_ts());
+            }
+        }
+    }
+}
