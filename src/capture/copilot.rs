@@ -6,8 +6,9 @@
 //! Each line is an event `{type, data, id, timestamp, parentId, agentId?}`:
 //! - `session.start` (`data.context`: `cwd`, `branch`; `data.copilotVersion`) opens the
 //!   session;
-//! - `user.message` (`content`; a `source` other than the person's, such as a skill's hidden
-//!   injection or another agent's prompt, marks the harness's words);
+//! - `user.message` (`content`; a `source` naming a skill's hidden injection, `skill-…`, or
+//!   another agent's prompt, `agent-…`, and autopilot's continuations are the harness's
+//!   words);
 //! - `assistant.message` (`content`; its `toolRequests` are recorded from the tool events
 //!   that run them, so each call once);
 //! - `tool.execution_start` (`toolCallId`, `toolName`, `arguments`) and
@@ -152,8 +153,11 @@ impl TranscriptParser for Copilot {
             Some("session.start") => self.start(data, &cx, out),
             Some("user.message") => {
                 let text = str_at(data, "content").unwrap_or("");
+                // The origins the schema names: a skill's hidden injection (`skill-pdf`),
+                // another agent's prompt (`agent-<id>`), autopilot's continuation.
                 let harness = subagent
-                    || str_at(data, "source").is_some_and(|s| s != "user")
+                    || str_at(data, "source")
+                        .is_some_and(|s| s.starts_with("skill-") || s.starts_with("agent-"))
                     || data.get("isAutopilotContinuation").and_then(Value::as_bool) == Some(true);
                 self.chat.prompt(text, harness, None, &mut cx, out);
             }
