@@ -7,7 +7,8 @@
 //! version, gitBranch?, message?, toolCallResult?, systemPayload?}` whose `message` is a
 //! Gemini API `Content` (`role`, `parts`):
 //! - `user` records hold the prompt's `text` parts; one with a `provenance` other than
-//!   `real_user`, or (before provenance was written) a `subtype`, is the harness's;
+//!   `real_user`, or (before provenance was written) a `subtype` other than
+//!   `mid_turn_user_message` (words typed while the agent worked), is the harness's;
 //! - `assistant` records hold `text` parts (those marked `thought` are reasoning, not
 //!   recorded) and `functionCall {id, name, args}` parts;
 //! - `tool_result` records answer a call with a `functionResponse {id, name, response}`
@@ -77,7 +78,10 @@ impl Qwen {
         let harness = side
             || match str_at(v, "provenance") {
                 Some(p) => p != "real_user",
-                None => v.get("subtype").is_some(),
+                // A message typed while the agent worked is the person's too.
+                None => v
+                    .get("subtype")
+                    .is_some_and(|s| s != "mid_turn_user_message"),
             };
         let text = texts(parts);
         self.chat.prompt(&text, harness, None, cx, out);
@@ -301,6 +305,31 @@ mod tests {
             })
             .collect();
         assert_eq!(harness, ["goal check"]);
+    }
+
+    #[test]
+    fn without_provenance_a_subtype_marks_the_harness_but_a_mid_turn_message_is_the_persons() {
+        let record = |subtype: &str, text: &str| {
+            format!(
+                r#"{{"uuid":"u","sessionId":"{ID}","timestamp":"2026-07-14T11:00:00.000Z","type":"user","subtype":"{subtype}","cwd":"/w","message":{{"role":"user","parts":[{{"text":"{text}"}}]}}}}"#
+            )
+        };
+        let text = [
+            record("cron", "nightly"),
+            record("mid_turn_user_message", "stop"),
+        ]
+        .join("\n");
+        let prompts: Vec<(String, bool)> = parse(&text)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::UserMsg { text, harness, .. } => Some((text, harness)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            prompts,
+            [("nightly".to_string(), true), ("stop".to_string(), false)]
+        );
     }
 
     #[test]
