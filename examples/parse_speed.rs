@@ -7,9 +7,10 @@
 //! Each format's fixture (`tests/fixtures/<agent>/`) is repeated, its opening line once,
 //! until the text holds about MB megabytes (default 16), and parsed whole the way a capture
 //! parses it (`parse_str`: every line read as JSON, fed to the parser, then flushed), three
-//! times; the best time is printed as MB/s and as a ratio to Claude Code's. Nothing is
-//! written: the ledger's cost is the same for every format and is left out. Figures only;
-//! nothing here asserts a time.
+//! times; the best time is printed as MB/s and as a ratio to Claude Code's, with how many
+//! events a megabyte gives. Nothing is written: the ledger's cost is per event, the same for
+//! every format, and is left out; a capture's speed per megabyte also depends on how many
+//! events a megabyte holds (the last column). Figures only; nothing here asserts a time.
 
 use std::time::{Duration, Instant};
 
@@ -55,15 +56,17 @@ fn main() {
         }
     };
     let mut claude_rate = None;
-    println!("format    MB     best      MB/s   vs claude");
+    println!("format    MB     best      MB/s   vs claude   events/MB");
     for (name, fixture, head) in FORMATS {
         let text = grown(fixture, *head, mb << 20);
         let size = text.len() as f64 / f64::from(1 << 20);
+        let mut events = 0;
         let best = (0..3)
             .map(|_| {
                 let start = Instant::now();
                 let (_, out) = parse_str(&text, &FileHints::default()).expect("a known format");
                 assert!(!out.events.is_empty(), "{name} parsed to nothing");
+                events = out.events.len();
                 start.elapsed()
             })
             .min()
@@ -71,9 +74,10 @@ fn main() {
         let rate = size / best.as_secs_f64();
         let base = *claude_rate.get_or_insert(rate);
         println!(
-            "{name:<8} {size:>4.1} {:>8.0}ms {rate:>8.1}   {:>6.2}x",
+            "{name:<8} {size:>4.1} {:>8.0}ms {rate:>8.1}   {:>6.2}x   {:>9.0}",
             best.as_secs_f64() * 1000.0,
-            rate / base
+            rate / base,
+            events as f64 / size
         );
     }
 }
