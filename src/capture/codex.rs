@@ -1213,8 +1213,9 @@ fn environment_cwd(text: &str) -> Option<String> {
     (!cwd.is_empty()).then(|| cwd.to_string())
 }
 
-/// `path` made absolute against `base` by plain string joining (no filesystem access).
-fn absolute(path: &str, base: Option<&str>) -> String {
+/// `path` made absolute against `base` by plain string joining (no filesystem access). The
+/// chat-shaped adapters use it too: their tools' paths are as the model gave them.
+pub(crate) fn absolute(path: &str, base: Option<&str>) -> String {
     let is_abs = path.starts_with('/')
         || path.starts_with('\\')
         || path.starts_with('~')
@@ -1231,8 +1232,8 @@ fn absolute(path: &str, base: Option<&str>) -> String {
     }
 }
 
-/// A parsed patch operation as a touch: path, op and change.
-fn patch_item(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
+/// A parsed patch operation as a touch: path, op and change (Cursor's `ApplyPatch` too).
+pub(crate) fn patch_item(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
     match op {
         PatchOp::Add { path, content } => (
             absolute(&path, base),
@@ -2124,6 +2125,7 @@ mod tests {
         // No line names it: the thread id in the file name (of a reverted thread, too).
         let hints = FileHints {
             stem: "rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08_0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000".into(),
+            ..FileHints::default()
         };
         let item = json_line(
             r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}"#,
@@ -2138,7 +2140,8 @@ mod tests {
         assert_eq!(back.session(), p.session());
         assert_eq!(
             Codex::new(&FileHints {
-                stem: "notes".into()
+                stem: "notes".into(),
+                ..FileHints::default()
             })
             .session(),
             None
@@ -2720,6 +2723,7 @@ mod tests {
         let lines = values(text);
         let hints = FileHints {
             stem: "rollout-2026-05-04T12-15-02-019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11".into(),
+            ..FileHints::default()
         };
         let mut full = Codex::new(&hints);
         let mut full_out = Emit::default();

@@ -119,10 +119,12 @@ pub(crate) fn commit_from_output(pending: &PendingCommit, output: &str) -> Optio
     }
 }
 
-/// `[main abc1234] message` or `[main (root-commit) abc1234] message`.
+/// `[main abc1234] message` or `[main (root-commit) abc1234] message`, at the start of a line
+/// or after the `Output: ` that Qwen Code's shell report puts before the command's first line.
 fn git_commit_line(output: &str) -> Option<(String, String, String)> {
     output.lines().find_map(|line| {
         let line = line.trim_start();
+        let line = line.strip_prefix("Output: ").unwrap_or(line);
         let inner = line.strip_prefix('[')?;
         let (head, message) = inner.split_once("] ")?;
         let mut words: Vec<&str> = head.split_whitespace().collect();
@@ -176,6 +178,11 @@ mod tests {
         let root = "[main (root-commit) 0123abcd] first\n";
         assert!(commit_from_output(&p, root).is_some());
         assert!(commit_from_output(&p, "nothing to commit, working tree clean").is_none());
+        let qwen = "Command: git commit -m 'x'\nDirectory: (root)\nOutput: [main 5e6f7a8] x\n 1 file changed\nError: (none)\nExit Code: 0";
+        assert!(matches!(
+            commit_from_output(&p, qwen),
+            Some(Event::Committed { hash, .. }) if hash == "5e6f7a8"
+        ));
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a Claude Code session .jsonl or a Codex rollout)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, or a Codex rollout)", .0.display())]
     NotATranscript(PathBuf),
     #[error("no session id found in {}", .0.display())]
     NoSession(PathBuf),
@@ -85,25 +85,30 @@ pub(crate) fn capture_file(
     };
     let absolute = std::fs::canonicalize(path).map_err(io)?;
     let cursor_key = absolute.to_string_lossy().into_owned();
-    let hints = FileHints::of(path);
+    // The name as given (a session may be named by a link), the folders as they are (Cursor's
+    // project folder is named in the path, which may be relative).
+    let hints = FileHints {
+        path: absolute.clone(),
+        ..FileHints::of(path)
+    };
     let mut receipt = Receipt::default();
 
     let saved: Option<Cursor> = ledger
         .cursor(&cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
     let (mut cursor, mut reader) = match saved {
-        Some(c) => match LineReader::open(path, c.offset).map_err(io)? {
-            Some(r) => (c, r),
+        Some(mut c) => match LineReader::open(path, c.offset).map_err(io)? {
+            Some(r) => {
+                c.state.reopened(&hints);
+                (c, r)
+            }
             // The file is shorter than where we stopped: it was replaced. Start over;
             // upserts make the overlap harmless.
             None => fresh(path, &hints)?,
         },
         None => fresh(path, &hints)?,
     };
-    receipt.format = Some(match cursor.state {
-        ParserState::Claude(_) => Format::ClaudeCode,
-        ParserState::Codex(_) => Format::Codex,
-    });
+    receipt.format = Some(cursor.state.format());
 
     let mut emit = Emit::default();
     let mut blob_bytes = 0usize;

@@ -1,18 +1,24 @@
 //! Turning transcript files into ledger events.
 //!
 //! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
-//! positive signature, and one parser per format (`claude`, `codex`) turns JSON lines into
-//! events. A parser is a resumable state machine: its state is saved beside the byte offset
+//! positive signature, and one parser per format (`claude`, `codex`, `cursor`, `copilot`,
+//! `pi`, `qwen`, `droid`; the last five share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
 //! in the capture cursor, in the same atomic batch as the events, so a grown transcript
 //! ingests only its delta and the result equals a full parse.
 
 pub(crate) mod bignum;
+pub(crate) mod chat;
 pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod commit;
+pub(crate) mod copilot;
+pub(crate) mod cursor;
 pub(crate) mod detect;
 mod driver;
+pub(crate) mod droid;
 pub(crate) mod patch;
+pub(crate) mod pi;
+pub(crate) mod qwen;
 pub mod reader;
 
 use serde::{Deserialize, Serialize};
@@ -164,6 +170,11 @@ impl Iterator for LineSlots {
 pub struct FileHints {
     /// The file name without `.jsonl` / `.jsonl.zst`.
     pub(crate) stem: String,
+    /// The file's path as given (Cursor's names the project folder it was written for).
+    pub(crate) path: std::path::PathBuf,
+    /// When the file was last written, in ms since the epoch, where the system says (Cursor's
+    /// lines carry no time of their own).
+    pub(crate) modified_ms: Option<i64>,
 }
 
 impl FileHints {
@@ -178,7 +189,16 @@ impl FileHints {
             .or_else(|| name.strip_suffix(".zst"))
             .unwrap_or(&name)
             .to_string();
-        FileHints { stem }
+        let modified_ms = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        FileHints {
+            stem,
+            path: path.to_path_buf(),
+            modified_ms,
+        }
     }
 }
 
@@ -210,6 +230,11 @@ pub(crate) trait TranscriptParser {
 pub(crate) enum ParserState {
     Claude(claude::Claude),
     Codex(codex::Codex),
+    Cursor(cursor::Cursor),
+    Copilot(copilot::Copilot),
+    Pi(pi::Pi),
+    Qwen(qwen::Qwen),
+    Droid(droid::Droid),
 }
 
 impl ParserState {
@@ -217,6 +242,32 @@ impl ParserState {
         match format {
             detect::Format::ClaudeCode => ParserState::Claude(claude::Claude::new(hints)),
             detect::Format::Codex => ParserState::Codex(codex::Codex::new(hints)),
+            detect::Format::Cursor => ParserState::Cursor(cursor::Cursor::new(hints)),
+            detect::Format::Copilot => ParserState::Copilot(copilot::Copilot::new(hints)),
+            detect::Format::Pi => ParserState::Pi(pi::Pi::new(hints)),
+            detect::Format::Qwen => ParserState::Qwen(qwen::Qwen::new(hints)),
+            detect::Format::Droid => ParserState::Droid(droid::Droid::new(hints)),
+        }
+    }
+
+    /// A saved state is taken up again for the file `hints` describes: a format that dates
+    /// lines by the file (Cursor's, whose lines carry no time) learns its newer time.
+    pub(crate) fn reopened(&mut self, hints: &FileHints) {
+        if let ParserState::Cursor(p) = self {
+            p.reopened(hints);
+        }
+    }
+
+    /// The format this state parses.
+    pub(crate) fn format(&self) -> detect::Format {
+        match self {
+            ParserState::Claude(_) => detect::Format::ClaudeCode,
+            ParserState::Codex(_) => detect::Format::Codex,
+            ParserState::Cursor(_) => detect::Format::Cursor,
+            ParserState::Copilot(_) => detect::Format::Copilot,
+            ParserState::Pi(_) => detect::Format::Pi,
+            ParserState::Qwen(_) => detect::Format::Qwen,
+            ParserState::Droid(_) => detect::Format::Droid,
         }
     }
 
@@ -224,6 +275,11 @@ impl ParserState {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
+            ParserState::Cursor(p) => p,
+            ParserState::Copilot(p) => p,
+            ParserState::Pi(p) => p,
+            ParserState::Qwen(p) => p,
+            ParserState::Droid(p) => p,
         }
     }
 
@@ -231,6 +287,11 @@ impl ParserState {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
+            ParserState::Cursor(p) => p,
+            ParserState::Copilot(p) => p,
+            ParserState::Pi(p) => p,
+            ParserState::Qwen(p) => p,
+            ParserState::Droid(p) => p,
         }
     }
 }
@@ -256,4 +317,64 @@ pub fn parse_str(text: &str, hints: &FileHints) -> Option<(Option<SessionId>, Em
     }
     state.parser_ref().flush(&mut out);
     Some((state.parser_ref().session(), out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcript of each chat-shaped format captured up to any line, its state saved and
+    /// taken up again for the rest, gives what one capture of the whole gives: the property
+    /// the oracles prove of the ledger, here at the parser.
+    #[test]
+    fn a_chat_shaped_transcript_captured_at_any_cut_equals_one_capture_of_the_whole() {
+        let fixtures = [
+            include_str!("../../tests/fixtures/cursor/session.jsonl"),
+            include_str!("../../tests/fixtures/copilot/events.jsonl"),
+            include_str!("../../tests/fixtures/pi/session.jsonl"),
+            include_str!("../../tests/fixtures/qwen/session.jsonl"),
+            include_str!("../../tests/fixtures/droid/session.jsonl"),
+        ];
+        let hints = FileHints {
+            stem: "s".into(),
+            modified_ms: Some(1_784_000_000_000),
+            ..FileHints::default()
+        };
+        for text in fixtures {
+            let lines: Vec<(u64, serde_json::Value)> = text
+                .lines()
+                .enumerate()
+                .filter_map(|(i, l)| reader::parse_line(l.as_bytes()).map(|v| (i as u64, v)))
+                .collect();
+            let head: Vec<&serde_json::Value> = lines.iter().map(|(_, v)| v).collect();
+            let format = detect::detect(&head).expect("a known format");
+            let mut full = ParserState::new(format, &hints);
+            let mut whole = Emit::default();
+            for (i, v) in &lines {
+                full.parser().line(*i, v, &mut whole);
+            }
+            full.parser_ref().flush(&mut whole);
+            for k in 0..=lines.len() {
+                let mut state = ParserState::new(format, &hints);
+                let mut events = BTreeMap::new();
+                let mut blobs = BTreeMap::new();
+                for part in [&lines[..k], &lines[k..]] {
+                    let mut out = Emit::default();
+                    for (i, v) in part {
+                        state.parser().line(*i, v, &mut out);
+                    }
+                    state.parser_ref().flush(&mut out);
+                    events.extend(out.events);
+                    blobs.extend(out.blobs);
+                    let saved = serde_json::to_vec(&state).unwrap();
+                    state = serde_json::from_slice(&saved).unwrap();
+                    state.reopened(&hints);
+                }
+                assert_eq!(events, whole.events, "{format:?} cut at line {k}");
+                assert_eq!(blobs, whole.blobs, "{format:?} cut at line {k}");
+                assert_eq!(state.parser_ref().session(), full.parser_ref().session());
+                assert_eq!(state.parser_ref().last_ts(), full.parser_ref().last_ts());
+            }
+        }
+    }
 }

@@ -32,6 +32,17 @@ pub(crate) struct Ctx {
     pub(crate) claude_home: PathBuf,
     /// Where Codex keeps its files: `$CODEX_HOME`, else `~/.codex`.
     pub(crate) codex_home: PathBuf,
+    /// Where Cursor keeps its files: `~/.cursor` (it reads no variable to move them).
+    pub(crate) cursor_home: PathBuf,
+    /// Where Copilot CLI keeps its files: `~/.copilot`.
+    pub(crate) copilot_home: PathBuf,
+    /// Where Pi's coding agent keeps its files: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+    pub(crate) pi_dir: PathBuf,
+    /// Where Factory droid keeps its files: `~/.factory` (it reads no variable to move them).
+    pub(crate) factory_home: PathBuf,
+    /// Where Qwen Code keeps its sessions: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else
+    /// `~/.qwen` (qwen-code's `Storage.getRuntimeBaseDir`).
+    pub(crate) qwen_dir: PathBuf,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -124,6 +135,13 @@ impl Ctx {
         let ctx = Ctx {
             claude_home: dir("CLAUDE_CONFIG_DIR", ".claude"),
             codex_home: dir("CODEX_HOME", ".codex"),
+            cursor_home: home.clone().unwrap_or_default().join(".cursor"),
+            copilot_home: home.clone().unwrap_or_default().join(".copilot"),
+            pi_dir: dir("PI_CODING_AGENT_DIR", ".pi/agent"),
+            factory_home: home.clone().unwrap_or_default().join(".factory"),
+            qwen_dir: std::env::var_os("QWEN_RUNTIME_DIR")
+                .filter(|v| !v.is_empty())
+                .map_or_else(|| dir("QWEN_HOME", ".qwen"), PathBuf::from),
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
             model_lookup: crate::embed::Lookup::from_process(),
             python: std::env::var_os("PEAT_PYTHON")

@@ -181,6 +181,11 @@ pub enum Moment {
 pub enum Agent {
     ClaudeCode,
     Codex,
+    Cursor,
+    Copilot,
+    Pi,
+    Qwen,
+    Droid,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -190,6 +195,11 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Pi => "pi",
+            Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
             Agent::Peat => "peat",
         }
     }
@@ -201,7 +211,12 @@ impl Agent {
         match self {
             Agent::ClaudeCode => argv(&["claude", "--resume", id]),
             Agent::Codex => argv(&["codex", "resume", id]),
-            Agent::Peat => None,
+            Agent::Cursor => argv(&["cursor-agent", "--resume", id]),
+            Agent::Copilot => argv(&["copilot", "--resume", id]),
+            // Pi resumes by its session file's path, which the record does not keep; for
+            // Qwen Code and droid no command taking a session id is documented: peat says
+            // it cannot, rather than guess one.
+            Agent::Pi | Agent::Qwen | Agent::Droid | Agent::Peat => None,
         }
     }
 }

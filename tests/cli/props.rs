@@ -1,6 +1,7 @@
 //! Property tests on stable, run by `tests/run`: random and mutated real-shaped input never
 //! panics a parser or the hook, and never costs a valid line. The seed lines are the fuzz
-//! corpus's (`fuzz/seeds`); `fuzz/run` explores the same properties for longer.
+//! corpus's (`fuzz/seeds`) and the other formats' fixtures; `fuzz/run` explores the same
+//! properties for longer, over the corpus.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -14,9 +15,11 @@ use peat::capture::reader::{LineReader, Parsed, classify_line};
 use peat::capture::{FileHints, parse_str};
 use peat::vocab::event::Event;
 
+/// A seed by its path below the repository: the fuzz corpus's, and the fixtures of the
+/// formats the corpus does not hold yet.
 fn seed(name: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
-    std::fs::read_to_string(dir.join(name)).unwrap()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join(name)).unwrap()
 }
 
 /// One way to damage a line.
@@ -106,7 +109,15 @@ fn events(text: &str) -> Vec<String> {
 /// change nothing the parser emits, and mutated lines never panic it.
 #[test]
 fn noise_between_valid_lines_never_costs_one_and_never_panics() {
-    for name in ["claude.jsonl", "codex.jsonl"] {
+    for name in [
+        "fuzz/seeds/claude.jsonl",
+        "fuzz/seeds/codex.jsonl",
+        "tests/fixtures/cursor/session.jsonl",
+        "tests/fixtures/copilot/events.jsonl",
+        "tests/fixtures/pi/session.jsonl",
+        "tests/fixtures/qwen/session.jsonl",
+        "tests/fixtures/droid/session.jsonl",
+    ] {
         let text = seed(name);
         let lines: Vec<&str> = text.lines().collect();
         let clean = events(&text);
@@ -206,7 +217,7 @@ proptest! {
         other in 0..3usize,
         d in damage(),
     ) {
-        let payload = |i: usize| seed(&format!("hook-{i}.json"));
+        let payload = |i: usize| seed(&format!("fuzz/seeds/hook-{i}.json"));
         let raw = mutate(&d, &payload(which), &payload(other));
         let input = peat::cli::hook::Input::parse(&raw);
         let _ = peat::cli::hook::plan(&input, None);

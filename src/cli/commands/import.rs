@@ -10,9 +10,12 @@ use crate::ledger::{Mode, Written};
 
 /// Capture every transcript on this machine (or under the given folders)
 ///
-/// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and
-/// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME). Idempotent and
-/// incremental: a transcript already captured is only read from where it was left.
+/// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects),
+/// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME),
+/// ~/.cursor/projects, ~/.copilot/session-state, ~/.pi/agent/sessions (or
+/// $PI_CODING_AGENT_DIR/sessions), ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
+/// $QWEN_HOME) and ~/.factory/sessions. Idempotent and incremental: a transcript already captured is only read from
+/// where it was left.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
@@ -215,6 +218,11 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.claude_home.join("projects"),
         ctx.codex_home.join("sessions"),
         ctx.codex_home.join("archived_sessions"),
+        ctx.cursor_home.join("projects"),
+        ctx.copilot_home.join("session-state"),
+        ctx.pi_dir.join("sessions"),
+        ctx.qwen_dir.join("projects"),
+        ctx.factory_home.join("sessions"),
     ]
     .into_iter()
     .filter(|p| p.is_dir())
