@@ -898,6 +898,7 @@ mod tests {
     fn hints(stem: &str) -> FileHints {
         FileHints {
             stem: stem.to_string(),
+            ..FileHints::default()
         }
     }
 

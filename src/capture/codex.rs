@@ -2123,6 +2123,7 @@ mod tests {
         // No line names it: the thread id in the file name (of a reverted thread, too).
         let hints = FileHints {
             stem: "rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08_0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000".into(),
+            ..FileHints::default()
         };
         let item = json_line(
             r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}"#,
@@ -2137,7 +2138,8 @@ mod tests {
         assert_eq!(back.session(), p.session());
         assert_eq!(
             Codex::new(&FileHints {
-                stem: "notes".into()
+                stem: "notes".into(),
+                ..FileHints::default()
             })
             .session(),
             None
@@ -2719,6 +2721,7 @@ mod tests {
         let lines = values(text);
         let hints = FileHints {
             stem: "rollout-2026-05-04T12-15-02-019a7c3e-5b21-7d40-9c1e-2f6a8b0c4d11".into(),
+            ..FileHints::default()
         };
         let mut full = Codex::new(&hints);
         let mut full_out = Emit::default();

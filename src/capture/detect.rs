@@ -1,5 +1,6 @@
-//! Which harness wrote a transcript, decided by a positive signature in its first lines.
-//! A file that matches neither is rejected, never guessed at.
+//! Which harness wrote a transcript, decided by a positive signature in its first lines
+//! (or, for a JSON document, in the document; for a database, in its tables, see
+//! `opencode::recognises`). A file that matches none is rejected, never guessed at.
 
 use serde_json::Value;
 
@@ -11,6 +12,8 @@ pub(crate) const HEAD_LINES: usize = 64;
 pub(crate) enum Format {
     ClaudeCode,
     Codex,
+    Gemini,
+    OpenCode,
 }
 
 /// Claude Code line types that no other format writes at the top level.
@@ -45,8 +48,20 @@ pub(crate) fn detect(head: &[&Value]) -> Option<Format> {
     if codex {
         return Some(Format::Codex);
     }
+    // Before Claude's: a Gemini CLI recording's metadata also carries a `sessionId`.
+    if head.first().is_some_and(|v| super::gemini::is_metadata(v)) {
+        return Some(Format::Gemini);
+    }
     let claude = head.iter().any(|v| is_claude_line(v));
     claude.then_some(Format::ClaudeCode)
+}
+
+/// The format of a JSON document rewritten whole, from the document: a Gemini CLI
+/// `ConversationRecord` (its metadata and a `messages` array).
+pub(crate) fn detect_document(doc: &Value) -> Option<Format> {
+    let gemini =
+        super::gemini::is_metadata(doc) && doc.get("messages").is_some_and(Value::is_array);
+    gemini.then_some(Format::Gemini)
 }
 
 fn is_codex_line(v: &Value) -> bool {
@@ -119,6 +134,17 @@ mod tests {
             of(&[json!({"type":"mode","mode":"normal","sessionId":"s"})]),
             Some(Format::ClaudeCode)
         );
+        assert_eq!(
+            of(&[
+                json!({"sessionId":"s","projectHash":"h","startTime":"2026-08-01T10:00:00Z"}),
+                json!({"id":"m","type":"user","timestamp":"2026-08-01T10:00:00Z","content":"hi"})
+            ]),
+            Some(Format::Gemini)
+        );
+        assert_eq!(
+            detect_document(&json!({"sessionId":"s","projectHash":"h","messages":[]})),
+            Some(Format::Gemini)
+        );
     }
 
     #[test]
@@ -132,5 +158,11 @@ mod tests {
         );
         assert_eq!(of(&[]), None);
         assert_eq!(of(&[json!({"type":"user"})]), None);
+        // A JSON document of another shape (a settings file) is not a transcript.
+        assert_eq!(
+            detect_document(&json!({"sessionId":"s","theme":"dark"})),
+            None
+        );
+        assert_eq!(detect_document(&json!([1, 2])), None);
     }
 }

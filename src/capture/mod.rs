@@ -1,10 +1,12 @@
 //! Turning transcript files into ledger events.
 //!
-//! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
-//! positive signature, and one parser per format (`claude`, `codex`) turns JSON lines into
-//! events. A parser is a resumable state machine: its state is saved beside the byte offset
-//! in the capture cursor, in the same atomic batch as the events, so a grown transcript
-//! ingests only its delta and the result equals a full parse.
+//! `source` says what kind of source a file is (JSONL lines, a JSON document rewritten
+//! whole, a SQLite database) and how each yields records at stable positions; `reader`
+//! yields raw lines (never holding the file), `detect` recognises the format by a positive
+//! signature, and one parser per format (`claude`, `codex`, `gemini`, `opencode`) turns
+//! records into events. A parser is a resumable state machine: its state is saved beside
+//! the source's position in the capture cursor, in the same atomic batch as the events, so
+//! a grown transcript ingests only its delta and the result equals a full parse.
 
 pub(crate) mod bignum;
 pub(crate) mod claude;
@@ -12,8 +14,12 @@ pub(crate) mod codex;
 pub(crate) mod commit;
 pub(crate) mod detect;
 mod driver;
+pub(crate) mod gemini;
+pub(crate) mod opencode;
 pub(crate) mod patch;
 pub mod reader;
+pub(crate) mod source;
+pub(crate) mod turn;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -164,6 +170,12 @@ impl Iterator for LineSlots {
 pub struct FileHints {
     /// The file name without `.jsonl` / `.jsonl.zst`.
     pub(crate) stem: String,
+    /// For a file under a Gemini CLI `chats/` folder: the project folder the harness keeps
+    /// in `.project_root` beside it (the recordings themselves do not name it).
+    pub(crate) project_root: Option<String>,
+    /// For a file one folder below `chats/` (a Gemini CLI subagent's): that folder's name,
+    /// its parent session's id.
+    pub(crate) parent: Option<String>,
 }
 
 impl FileHints {
@@ -178,7 +190,30 @@ impl FileHints {
             .or_else(|| name.strip_suffix(".zst"))
             .unwrap_or(&name)
             .to_string();
-        FileHints { stem }
+        let dir = path.parent();
+        let chats = dir.filter(|d| d.file_name().is_some_and(|n| n == "chats"));
+        let (chats, parent) = match chats {
+            Some(c) => (Some(c), None),
+            None => {
+                let up = dir.and_then(Path::parent);
+                let chats = up.filter(|d| d.file_name().is_some_and(|n| n == "chats"));
+                let parent = chats
+                    .and(dir)
+                    .and_then(Path::file_name)
+                    .map(|n| n.to_string_lossy().into_owned());
+                (chats, parent)
+            }
+        };
+        let project_root = chats
+            .and_then(Path::parent)
+            .and_then(|p| std::fs::read_to_string(p.join(".project_root")).ok())
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        FileHints {
+            stem,
+            project_root,
+            parent,
+        }
     }
 }
 
@@ -210,6 +245,9 @@ pub(crate) trait TranscriptParser {
 pub(crate) enum ParserState {
     Claude(claude::Claude),
     Codex(codex::Codex),
+    Gemini(gemini::Gemini),
+    #[serde(rename = "opencode")]
+    OpenCode(opencode::OpenCode),
 }
 
 impl ParserState {
@@ -217,6 +255,18 @@ impl ParserState {
         match format {
             detect::Format::ClaudeCode => ParserState::Claude(claude::Claude::new(hints)),
             detect::Format::Codex => ParserState::Codex(codex::Codex::new(hints)),
+            detect::Format::Gemini => ParserState::Gemini(gemini::Gemini::new(hints)),
+            detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
+        }
+    }
+
+    /// The format this parser reads.
+    pub(crate) fn format(&self) -> detect::Format {
+        match self {
+            ParserState::Claude(_) => detect::Format::ClaudeCode,
+            ParserState::Codex(_) => detect::Format::Codex,
+            ParserState::Gemini(_) => detect::Format::Gemini,
+            ParserState::OpenCode(_) => detect::Format::OpenCode,
         }
     }
 
@@ -224,6 +274,8 @@ impl ParserState {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
+            ParserState::Gemini(p) => p,
+            ParserState::OpenCode(p) => p,
         }
     }
 
@@ -231,6 +283,8 @@ impl ParserState {
         match self {
             ParserState::Claude(p) => p,
             ParserState::Codex(p) => p,
+            ParserState::Gemini(p) => p,
+            ParserState::OpenCode(p) => p,
         }
     }
 }

@@ -158,6 +158,9 @@ impl Envelope {
 pub enum Agent {
     ClaudeCode,
     Codex,
+    Gemini,
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
@@ -165,6 +168,8 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
         }
     }
 }
