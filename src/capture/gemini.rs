@@ -166,7 +166,19 @@ impl Gemini {
         let tool = str_at(tc, "name").unwrap_or("unknown").to_string();
         let args = tc.get("args").unwrap_or(&Value::Null);
         let arg = |k: &str| str_at(args, k);
-        let ok = !matches!(str_at(tc, "status"), Some("error" | "cancelled"));
+        let shell = tool == "run_shell_command";
+        let mut output = result_text(tc);
+        if shell {
+            // The shell tool answers `Output: <what it printed>` then `Exit Code: N` when N
+            // is not 0; the printed text is the output (a commit's `[main abc1234]` line).
+            output = output.map(|o| o.strip_prefix("Output: ").map_or(o.clone(), str::to_string));
+        }
+        let exited_badly = shell
+            && output.as_deref().is_some_and(|o| {
+                o.lines()
+                    .any(|l| l.starts_with("Exit Code: ") && l != "Exit Code: 0")
+            });
+        let ok = !exited_badly && !matches!(str_at(tc, "status"), Some("error" | "cancelled"));
         let path = arg("file_path").map(|p| self.absolute(p));
         let edit = match (tool.as_str(), &path) {
             ("write_file", Some(p)) => Some((
@@ -185,9 +197,7 @@ impl Gemini {
             )),
             _ => None,
         };
-        let command = (tool == "run_shell_command")
-            .then(|| arg("command").map(str::to_string))
-            .flatten();
+        let command = shell.then(|| arg("command").map(str::to_string)).flatten();
         let detail = path
             .clone()
             .or_else(|| command.clone())
@@ -203,7 +213,7 @@ impl Gemini {
             ok,
             agent: str_at(tc, "agentId").map(str::to_string),
             edit,
-            output: result_text(tc),
+            output,
             command,
         }
     }
@@ -369,6 +379,34 @@ mod tests {
         assert!(kinds.iter().any(
             |e| matches!(e, Event::ToolOutput { excerpt, .. } if excerpt == "could not find the string")
         ));
+    }
+
+    #[test]
+    fn a_shell_command_that_exits_non_zero_failed_and_a_commit_it_printed_is_recorded() {
+        let shell = |id: &str, command: &str, output: &str| {
+            json!({"id": id, "name": "run_shell_command", "args": {"command": command}, "status": "success",
+                "result": [{"functionResponse": {"id": id, "name": "run_shell_command", "response": {"output": output}}}]})
+        };
+        let out = feed(&[
+            (0, meta()),
+            (
+                2,
+                answer(json!([
+                    shell("c1", "cargo test", "Output: error[E0425]\nExit Code: 101"),
+                    shell(
+                        "c2",
+                        "git commit -m x",
+                        "Output: [main 1a2b3c4] x\n 1 file changed"
+                    )
+                ])),
+            ),
+        ]);
+        let events: Vec<&Event> = out.events.values().map(|(_, e)| e).collect();
+        assert!(matches!(events[2], Event::ToolCall { ok: false, .. }));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::Committed { hash, .. } if hash == "1a2b3c4"
+        )));
     }
 
     #[test]
