@@ -338,18 +338,58 @@ fn opencode_sessions_are_read_from_its_database_without_locking_it_out_each_from
 }
 
 #[test]
-fn a_database_that_is_not_opencodes_is_refused_and_loses_nothing() {
+fn import_walks_gemini_cli_home_for_both_forms_of_recording_and_nothing_else() {
     let env = Env::new();
-    let path = env.path("other.db");
-    rusqlite::Connection::open(&path)
+    // GEMINI_CLI_HOME stands for the home folder Gemini CLI keeps `.gemini` in.
+    let home = env.path("elsewhere");
+    let project = home.join(".gemini/tmp/acme-api");
+    std::fs::create_dir_all(project.join("chats")).unwrap();
+    for name in [
+        "session-2026-07-14T09-00-8c1f7e2a.jsonl",
+        "session-2026-07-14T09-29-2b7d4e91.json",
+    ] {
+        std::fs::write(
+            project.join("chats").join(name),
+            fixture(&env, "gemini", name),
+        )
+        .unwrap();
+    }
+    // Gemini CLI's other files there are not transcripts, and are not looked at.
+    std::fs::write(project.join("logs.json"), "[]").unwrap();
+    std::fs::write(project.join("chats/notes.json"), "{}").unwrap();
+    let r = env
+        .cmd()
+        .env("GEMINI_CLI_HOME", &home)
+        .arg("import")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("imported 2 transcripts (2 sessions)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not transcripts"), "{stderr}");
+}
+
+#[test]
+fn a_database_or_a_json_document_no_adapter_knows_is_refused() {
+    let env = Env::new();
+    let db = env.path("other.db");
+    rusqlite::Connection::open(&db)
         .unwrap()
         .execute_batch("CREATE TABLE notes (id TEXT, body TEXT);")
         .unwrap();
-    let r = env.run(&["capture", path.to_str().unwrap()]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("is not a recognised transcript"),
-        "{}",
-        r.stderr
-    );
+    let settings = env.path("settings.json");
+    std::fs::write(&settings, r#"{"sessionId": "x", "theme": "dark"}"#).unwrap();
+    for path in [db, settings] {
+        let r = env.run(&["capture", path.to_str().unwrap()]);
+        assert_ne!(r.code, 0);
+        assert!(
+            r.stderr.contains("is not a recognised transcript"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert!(!env.store().join("db").exists() || env.dump().is_empty());
 }
