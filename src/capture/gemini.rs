@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::turn::{Call, Closing};
-use super::{Emit, FileHints, LineSlots, META_SLOT, TranscriptParser, str_at};
+use super::{Emit, FileHints, LineSlots, META_SLOT, TranscriptParser, absolute, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, Seq, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -179,7 +179,7 @@ impl Gemini {
                     .any(|l| l.starts_with("Exit Code: ") && l != "Exit Code: 0")
             });
         let ok = !exited_badly && !matches!(str_at(tc, "status"), Some("error" | "cancelled"));
-        let path = arg("file_path").map(|p| self.absolute(p));
+        let path = arg("file_path").map(|p| absolute(p, self.cwd.as_deref()));
         let edit = match (tool.as_str(), &path) {
             ("write_file", Some(p)) => Some((
                 p.clone(),
@@ -212,19 +212,9 @@ impl Gemini {
             detail,
             ok,
             agent: str_at(tc, "agentId").map(str::to_string),
-            edit,
+            edits: edit.into_iter().collect(),
             output,
             command,
-        }
-    }
-
-    /// `path` as the harness resolved it: a relative one is under the project folder.
-    fn absolute(&self, path: &str) -> String {
-        match &self.cwd {
-            Some(cwd) if !path.starts_with('/') => {
-                format!("{}/{path}", cwd.trim_end_matches('/'))
-            }
-            _ => path.to_string(),
         }
     }
 }

@@ -99,6 +99,24 @@ pub(crate) fn str_at<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str>
     v.get(key).and_then(serde_json::Value::as_str)
 }
 
+/// `path` made absolute against `base` by plain string joining (no filesystem access).
+pub(crate) fn absolute(path: &str, base: Option<&str>) -> String {
+    let is_abs = path.starts_with('/')
+        || path.starts_with('\\')
+        || path.starts_with('~')
+        || path.as_bytes().get(1) == Some(&b':');
+    match base.filter(|b| !b.is_empty()) {
+        Some(base) if !is_abs => {
+            let rel = path.trim_start_matches("./");
+            if rel.is_empty() || rel == "." {
+                return base.to_string();
+            }
+            format!("{}/{}", base.trim_end_matches('/'), rel)
+        }
+        _ => path.to_string(),
+    }
+}
+
 /// What a command printed, as a tool result or a Codex `exec_command_end` records it apart:
 /// its stdout and stderr, the empty ones left out, one after the other.
 pub(crate) fn streams(v: &serde_json::Value) -> String {

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::turn::Call;
-use super::{Emit, LineSlots, META_SLOT, TranscriptParser, str_at};
+use super::{Emit, LineSlots, META_SLOT, TranscriptParser, absolute, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, Seq, SessionId, TouchOp};
 
@@ -238,20 +238,21 @@ impl OpenCode {
         let arg = |k: &str| str_at(input, k);
         let status = str_at(state, "status");
         let ok = status != Some("error");
-        let path = arg("filePath").map(|p| self.absolute(p));
+        let cwd = self.cwd.as_deref();
+        let path = arg("filePath").map(|p| absolute(p, cwd));
         let replacement = |e: &Value| Replacement {
             old: str_at(e, "oldString").unwrap_or("").to_string(),
             new: str_at(e, "newString").unwrap_or("").to_string(),
             replace_all: e.get("replaceAll").and_then(Value::as_bool) == Some(true),
         };
-        let edit = match (tool, &path) {
-            ("write", Some(p)) => Some((
+        let edits = match (tool, &path) {
+            ("write", Some(p)) => vec![(
                 p.clone(),
                 TouchOp::Write,
                 Change::write(arg("content").unwrap_or("")),
-            )),
-            ("edit", Some(p)) => Some((p.clone(), TouchOp::Edit, Change::Edit(replacement(input)))),
-            ("multiedit", Some(p)) => Some((
+            )],
+            ("edit", Some(p)) => vec![(p.clone(), TouchOp::Edit, Change::Edit(replacement(input)))],
+            ("multiedit", Some(p)) => vec![(
                 p.clone(),
                 TouchOp::MultiEdit,
                 Change::MultiEdit {
@@ -263,8 +264,13 @@ impl OpenCode {
                         .map(replacement)
                         .collect(),
                 },
-            )),
-            _ => None,
+            )],
+            // The patch format Codex's apply_patch reads, given to models that prefer it.
+            ("apply_patch", _) => patch::parse_patch(arg("patchText").unwrap_or(""))
+                .into_iter()
+                .map(|op| patch::touch(op, cwd))
+                .collect(),
+            _ => Vec::new(),
         };
         let command = (tool == "bash")
             .then(|| arg("command").map(str::to_string))
@@ -289,20 +295,10 @@ impl OpenCode {
                 .get("metadata")
                 .and_then(|m| str_at(m, "sessionId"))
                 .map(str::to_string),
-            edit,
+            edits,
             output: output.map(str::to_string),
             echo: ECHO_TOOLS.contains(&tool),
             command,
-        }
-    }
-
-    /// `path` as the tool resolved it: a relative one is under the session's folder.
-    fn absolute(&self, path: &str) -> String {
-        match &self.cwd {
-            Some(cwd) if !path.starts_with('/') => {
-                format!("{}/{path}", cwd.trim_end_matches('/'))
-            }
-            _ => path.to_string(),
         }
     }
 }
@@ -368,6 +364,34 @@ mod tests {
         let mut out = Emit::default();
         let next = records(c, "ses_1", since, |pos, v| p.line(pos, v, &mut out)).unwrap();
         (next, out)
+    }
+
+    #[test]
+    fn an_apply_patch_over_two_files_is_one_touch_holding_both() {
+        let mut p = OpenCode {
+            cwd: Some("/r".into()),
+            ..OpenCode::default()
+        };
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-old\n+new\n*** Add File: src/b.rs\n+fresh\n*** End Patch";
+        let record = json!({"part": {"type": "tool", "tool": "apply_patch", "callID": "c",
+            "state": {"status": "completed", "input": {"patchText": patch}, "output": "Success.", "time": {"start": 5}}},
+            "message": {"role": "assistant", "time": {"created": 4}}});
+        let mut out = Emit::default();
+        p.line(3, &record, &mut out);
+        let touch = out
+            .events
+            .values()
+            .find_map(|(_, e)| match e {
+                Event::FileTouch { path, op, more, .. } => Some((path.clone(), *op, more.clone())),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(touch.0, "/r/src/a.rs");
+        assert_eq!(touch.1, TouchOp::PatchUpdate);
+        assert_eq!(touch.2.len(), 1);
+        assert_eq!(touch.2[0].path, "/r/src/b.rs");
+        assert_eq!(touch.2[0].op, TouchOp::PatchAdd);
+        assert_eq!(out.blobs.len(), 2, "each file's change is kept");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Emit, LineSlots, commit};
 use crate::vocab::change::Change;
-use crate::vocab::event::{DETAIL_CAP, Event, Seq, TouchOp, cap};
+use crate::vocab::event::{DETAIL_CAP, Event, Seq, TouchOp, Touched, cap};
 
 /// A tool call whose result is known, as one record holds it.
 #[derive(Debug)]
@@ -17,8 +17,8 @@ pub(crate) struct Call {
     pub(crate) ok: bool,
     /// The subagent it started (its session id).
     pub(crate) agent: Option<String>,
-    /// The file it edited, how, and what it wrote.
-    pub(crate) edit: Option<(String, TouchOp, Change)>,
+    /// The files it edited, how, and what it wrote to each (an apply_patch edits several).
+    pub(crate) edits: Vec<(String, TouchOp, Change)>,
     /// What it printed, or the error it ended in.
     pub(crate) output: Option<String>,
     /// The output only echoes what the call was given or read (a file's content, "edited
@@ -39,13 +39,22 @@ impl Call {
             ok: self.ok,
             agent: self.agent,
         }];
-        if let Some((path, op, change)) = &self.edit {
+        let mut edits = self.edits.iter();
+        if let Some((path, op, change)) = edits.next() {
+            // One touch holds every file of the call: a line's slots are few.
+            let more = edits
+                .map(|(path, op, change)| Touched {
+                    path: path.clone(),
+                    op: *op,
+                    change: Some(out.change(change)),
+                })
+                .collect();
             events.push(Event::FileTouch {
                 path: path.clone(),
                 op: *op,
                 change: Some(out.change(change)),
                 failed: !self.ok,
-                more: Vec::new(),
+                more,
             });
         }
         let output = self.output.as_deref().unwrap_or("");
@@ -141,7 +150,7 @@ mod tests {
             detail: "/r/a.txt".into(),
             ok,
             agent: None,
-            edit: Some((
+            edits: vec![(
                 "/r/a.txt".into(),
                 TouchOp::Edit,
                 Change::Edit(Replacement {
@@ -149,7 +158,7 @@ mod tests {
                     new: "b".into(),
                     replace_all: false,
                 }),
-            )),
+            )],
             output: Some(output.into()),
             echo,
             command: None,
@@ -184,7 +193,7 @@ mod tests {
             detail: "git commit -m x".into(),
             ok: true,
             agent: None,
-            edit: None,
+            edits: Vec::new(),
             output: Some("[main 1a2b3c4] x\n 1 file changed".into()),
             echo: false,
             command: Some("git commit -m x".into()),
