@@ -124,6 +124,9 @@ fn capture_lines(
         .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
     let (mut cursor, mut reader) = match saved {
+        // Nothing was consumed: the format was guessed from an empty file (or a first line
+        // still being written), so it is detected again now that there may be lines.
+        Some(c) if c.offset == 0 => fresh(path, &hints)?,
         Some(c) => match LineReader::open(path, c.offset).map_err(io)? {
             Some(r) => (c, r),
             // The file is shorter than where we stopped: it was replaced. Start over;

@@ -189,6 +189,26 @@ fn a_gemini_cli_recording_is_captured_once_grown_and_answers_for_the_file_it_edi
 }
 
 #[test]
+fn a_recording_captured_while_still_empty_is_read_as_what_it_becomes() {
+    let env = Env::new();
+    let file = gemini_project(&env)
+        .join("chats")
+        .join("session-2026-07-14T09-00-8c1f7e2a.jsonl");
+    std::fs::write(&file, "").unwrap();
+    let f = file.to_str().unwrap();
+    assert_eq!(env.run(&["capture", f]).ok().receipt(), (0, 0, 0));
+    std::fs::write(
+        &file,
+        fixture(&env, "gemini", "session-2026-07-14T09-00-8c1f7e2a.jsonl"),
+    )
+    .unwrap();
+    let (_, new, _) = env.run(&["capture", f]).ok().receipt();
+    assert!(new > 0);
+    let meta = &of_kind(&env, GEMINI_SESSION, "meta")[0];
+    assert_eq!(meta["event"]["SessionMeta"]["agent"], "gemini");
+}
+
+#[test]
 fn a_gemini_cli_document_is_read_again_only_when_rewritten_and_a_changed_message_is_a_revision() {
     let env = Env::new();
     let chats = gemini_project(&env).join("chats");
