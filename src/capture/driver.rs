@@ -4,7 +4,8 @@
 //! batch as the events it covers, so a crash mid-capture loses nothing and re-does nothing
 //! twice. Events are written in chunks, so memory stays flat however large the file.
 //!
-//! A JSON document's cursor is its fingerprint, written with all its events in one batch;
+//! A JSON document's (or a stored session's) cursor is its fingerprint, written with all its
+//! events in one batch;
 //! a database's sessions each have their own cursor (`<db>#<session>`, what was read and
 //! the parser's state), written with that session's events, and the database's own cursor
 //! (its fingerprints) is written after them (see `source`).
@@ -102,6 +103,7 @@ pub(crate) fn capture_file(
         Kind::Lines => capture_lines(ledger, redactor, path, &cursor_key, opts),
         Kind::Document => capture_document(ledger, redactor, path, &cursor_key, opts),
         Kind::Database => capture_database(ledger, redactor, path, &cursor_key, opts),
+        Kind::Stored => capture_stored(ledger, redactor, path, &cursor_key, opts),
     }
 }
 
@@ -228,15 +230,23 @@ fn finish(state: &ParserState, opts: &CaptureOptions, emit: &mut Emit) {
     }
 }
 
-/// A JSON document's cursor: what it was when it was captured, and whose it is.
+/// The cursor of a source read whole each time it changed (a JSON document, a stored
+/// session): what it was when it was captured, and whose it is.
 #[derive(Debug, Serialize, Deserialize)]
-struct DocumentCursor {
+struct WholeCursor {
     print: Fingerprint,
     session: Option<SessionId>,
 }
 
-/// A JSON document rewritten whole: skipped while its fingerprint is unchanged, otherwise
-/// parsed again from a fresh parser state and upserted (what did not change is a no-op).
+/// What a source read whole yields: its format, its records (record `i` at position `i`)
+/// and how many it had to skip.
+struct Whole {
+    format: Format,
+    records: Vec<serde_json::Value>,
+    skipped: u64,
+}
+
+/// A JSON document rewritten whole (see `source`).
 fn capture_document(
     ledger: &mut Ledger,
     redactor: &StoreRedactor,
@@ -251,26 +261,81 @@ fn capture_document(
     let meta = std::fs::metadata(path).map_err(io)?;
     let bytes = std::fs::read(path).map_err(io)?;
     let print = Fingerprint::of_document(&meta, &bytes);
-    let saved: Option<DocumentCursor> = ledger
+    let read = || {
+        let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
+        let doc: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|_| not_a_transcript())?;
+        let format = detect::detect_document(&doc).ok_or_else(not_a_transcript)?;
+        Ok(Whole {
+            format,
+            records: source::document_records(doc, "messages"),
+            skipped: 0,
+        })
+    };
+    capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+}
+
+/// A session kept as a tree of JSON files (OpenCode's older storage, see `source`).
+fn capture_stored(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    path: &Path,
+    cursor_key: &str,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
+    let storage = source::stored_root(path).ok_or_else(not_a_transcript)?;
+    let info: serde_json::Value = serde_json::from_slice(&std::fs::read(path).map_err(io)?)
+        .map_err(|_| not_a_transcript())?;
+    if !opencode::is_session_info(&info) {
+        return Err(not_a_transcript());
+    }
+    let tree = opencode::StoredTree::list(storage, &info).map_err(io)?;
+    let print = Fingerprint::of_tree(&tree.files(path)).map_err(io)?;
+    let read = || {
+        let (records, skipped) = tree.records(&info);
+        Ok(Whole {
+            format: Format::OpenCode,
+            records,
+            skipped,
+        })
+    };
+    capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+}
+
+/// A source read whole: skipped while its fingerprint is unchanged, otherwise `read` and
+/// parsed again from a fresh parser state and upserted, all in one batch with its cursor
+/// (what did not change is a no-op; what the harness rewrote, a revision).
+fn capture_whole(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    (path, cursor_key): (&Path, &str),
+    opts: &CaptureOptions,
+    print: Fingerprint,
+    read: impl FnOnce() -> Result<Whole, CaptureError>,
+) -> Result<Receipt, CaptureError> {
+    let saved: Option<WholeCursor> = ledger
         .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
     if let Some(saved) = saved.filter(|c| c.print == print) {
         return Ok(Receipt {
-            format: Some(Format::Gemini),
             session: opts.session.clone().or(saved.session),
             ..Receipt::default()
         });
     }
-    let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
-    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| not_a_transcript())?;
-    let format = detect::detect_document(&doc).ok_or_else(not_a_transcript)?;
+    let whole = read()?;
     let mut receipt = Receipt {
-        format: Some(format),
+        format: Some(whole.format),
+        skipped: whole.skipped,
         ..Receipt::default()
     };
-    let mut state = ParserState::new(format, &FileHints::of(path));
+    let mut state = ParserState::new(whole.format, &FileHints::of(path));
     let mut emit = Emit::default();
-    for (position, record) in source::document_records(doc, "messages").iter().enumerate() {
+    for (position, record) in whole.records.iter().enumerate() {
         receipt.lines += 1;
         state.parser().line(position as u64, record, &mut emit);
     }
@@ -280,7 +345,7 @@ fn capture_document(
     if session.is_none() && !emit.events.is_empty() {
         return Err(CaptureError::NoSession(path.to_path_buf()));
     }
-    let cursor = DocumentCursor {
+    let cursor = WholeCursor {
         print,
         session: session.clone(),
     };

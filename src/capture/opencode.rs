@@ -1,5 +1,8 @@
 //! OpenCode sessions, from its SQLite database (`~/.local/share/opencode/opencode.db`,
-//! OpenCode 1.2 and later).
+//! OpenCode 1.2 and later), and from the JSON files it kept them in before
+//! (`storage/session/<project>/<id>.json`, `storage/message/<session>/<id>.json`,
+//! `storage/part/<message>/<id>.json`: the same session, message and part objects, with
+//! their ids and `parentID`/`projectID` spelt so).
 //!
 //! Follows `packages/opencode/src/session/session.sql.ts` and `message-v2.ts` (OpenCode
 //! 1.14): a `session` row `{id, parent_id, directory, version, time_created}`, its
@@ -18,6 +21,9 @@
 //! A child session (`parent_id`) is a subagent: its `task` call in the parent names it.
 //! Not in the format: the branch. Reasoning, step and snapshot parts say nothing a
 //! person reads.
+
+use std::io;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -91,13 +97,13 @@ pub(crate) fn records(
             "SELECT directory, parent_id, version, time_created FROM session WHERE id = ?1",
             [session],
             |r| {
-                Ok(json!({"session": {
-                    "id": session,
-                    "directory": r.get::<_, Option<String>>(0)?,
-                    "parent_id": r.get::<_, Option<String>>(1)?,
-                    "version": r.get::<_, Option<String>>(2)?,
-                    "time_created": r.get::<_, Option<i64>>(3)?,
-                }}))
+                Ok(session_record(
+                    session,
+                    r.get::<_, Option<String>>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                ))
             },
         )
         .optional()?;
@@ -129,11 +135,131 @@ pub(crate) fn records(
         ) else {
             continue;
         };
-        let record =
-            json!({"part": part, "message": message, "last_text": last_text == Some(true)});
+        let record = part_record(part, message, last_text == Some(true));
         f(u64::try_from(rowid).unwrap_or(0), &record);
     }
     Ok(next)
+}
+
+/// The record of a session, at position 0, whichever store it came from.
+fn session_record(
+    id: &str,
+    directory: Option<String>,
+    parent: Option<String>,
+    version: Option<String>,
+    created: Option<i64>,
+) -> Value {
+    json!({"session": {
+        "id": id,
+        "directory": directory,
+        "parent_id": parent,
+        "version": version,
+        "time_created": created,
+    }})
+}
+
+/// The record of a part, with its message and whether it is its message's last text.
+fn part_record(part: Value, message: Value, last_text: bool) -> Value {
+    json!({"part": part, "message": message, "last_text": last_text})
+}
+
+/// Whether `v` is an OpenCode session as its older storage kept it.
+pub(crate) fn is_session_info(v: &Value) -> bool {
+    str_at(v, "id").is_some_and(|id| id.starts_with("ses"))
+        && str_at(v, "projectID").is_some()
+        && str_at(v, "directory").is_some()
+        && v.get("time").is_some_and(Value::is_object)
+}
+
+/// A stored session's files: each message's, with its parts', oldest first (their ids
+/// ascend with time, so their names sort in the order they were made).
+pub(crate) struct StoredTree {
+    messages: Vec<(PathBuf, Vec<PathBuf>)>,
+}
+
+impl StoredTree {
+    /// The files of the session `info` under `storage`. A folder that does not exist holds
+    /// nothing yet (a session with no message, a message with no part).
+    pub(crate) fn list(storage: &Path, info: &Value) -> io::Result<StoredTree> {
+        let id = str_at(info, "id").unwrap_or_default();
+        let mut messages = Vec::new();
+        for message in json_files(&storage.join("message").join(id))? {
+            let stem = message.file_stem().unwrap_or_default().to_owned();
+            let parts = json_files(&storage.join("part").join(stem))?;
+            messages.push((message, parts));
+        }
+        Ok(StoredTree { messages })
+    }
+
+    /// Every file of the session, its own `session` file first: what its fingerprint is of.
+    pub(crate) fn files(&self, session: &Path) -> Vec<PathBuf> {
+        std::iter::once(session.to_path_buf())
+            .chain(
+                self.messages
+                    .iter()
+                    .flat_map(|(m, parts)| std::iter::once(m).chain(parts))
+                    .cloned(),
+            )
+            .collect()
+    }
+
+    /// The session's records: the session at position 0, then each part in order. A file
+    /// that cannot be read or is not JSON is skipped and counted, and keeps its position.
+    pub(crate) fn records(&self, info: &Value) -> (Vec<Value>, u64) {
+        let text = |k: &str| str_at(info, k).map(str::to_string);
+        let created = info
+            .get("time")
+            .and_then(|t| t.get("created"))
+            .and_then(Value::as_i64);
+        let id = str_at(info, "id").unwrap_or_default();
+        let mut records = vec![session_record(
+            id,
+            text("directory"),
+            text("parentID"),
+            text("version"),
+            created,
+        )];
+        let mut skipped = 0;
+        let read =
+            |p: &Path| -> Option<Value> { serde_json::from_slice(&std::fs::read(p).ok()?).ok() };
+        for (message, parts) in &self.messages {
+            let message = read(message);
+            let parts: Vec<Option<Value>> = parts.iter().map(|p| read(p)).collect();
+            let last_text = parts
+                .iter()
+                .rposition(|p| p.as_ref().and_then(|p| str_at(p, "type")) == Some("text"));
+            for (i, part) in parts.into_iter().enumerate() {
+                match (part, &message) {
+                    (Some(part), Some(message)) => {
+                        records.push(part_record(part, message.clone(), Some(i) == last_text));
+                    }
+                    _ => {
+                        skipped += 1;
+                        records.push(Value::Null);
+                    }
+                }
+            }
+        }
+        (records, skipped)
+    }
+}
+
+/// The `.json` files directly in `dir`, by name; none when it does not exist.
+fn json_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The OpenCode parser: what one session's records need remembered between captures.

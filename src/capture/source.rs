@@ -14,6 +14,11 @@
 //!   the harness writing it is never locked out. The adapter that reads it names the
 //!   positions (a row's rowid); the database is skipped while its fingerprint and its
 //!   `-wal` file's are unchanged.
+//! - [`Kind::Stored`]: a session kept as a tree of small JSON files, one record each
+//!   (OpenCode before 1.2: `storage/session/<project>/<id>.json`, its messages and their
+//!   parts in folders beside it). A record's position is its order by creation (the ids
+//!   ascend with time); the tree is skipped while the fingerprint of its files' names,
+//!   lengths and times is unchanged, and otherwise read again like a document.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -36,11 +41,13 @@ pub(crate) enum Kind {
     Lines,
     Document,
     Database,
+    Stored,
 }
 
 /// The kind of `path`, from its first bytes and its name: a SQLite header makes a database,
-/// a `.json` name a document, anything else is read as lines (and refused there if no
-/// adapter recognises them).
+/// a `.json` in a `storage/session/<project>/` folder a stored session, any other `.json` a
+/// document, anything else is read as lines (and refused there if no adapter recognises
+/// them).
 pub(crate) fn kind_of(path: &Path) -> io::Result<Kind> {
     super::reader::regular_file(path)?;
     let mut head = [0u8; 16];
@@ -50,9 +57,20 @@ pub(crate) fn kind_of(path: &Path) -> io::Result<Kind> {
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     Ok(match name {
+        Some(n) if n.ends_with(".json") && stored_root(path).is_some() => Kind::Stored,
         Some(n) if n.ends_with(".json") => Kind::Document,
         _ => Kind::Lines,
     })
+}
+
+/// The `storage` folder a stored session's file sits in, three folders up
+/// (`storage/session/<project>/<id>.json`), when it does.
+pub(crate) fn stored_root(path: &Path) -> Option<&Path> {
+    let project = path.parent()?;
+    let session = project.parent()?;
+    let storage = session.parent()?;
+    let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
+    (named(session, "session") && named(storage, "storage")).then_some(storage)
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
@@ -84,6 +102,27 @@ impl Fingerprint {
             mtime_ns: mtime_ns(meta),
             hash: hex::encode(Sha256::digest(bytes)),
         }
+    }
+
+    /// The fingerprint of a tree of files from their names, lengths and modification times
+    /// (read with a `stat` each, never opened): a file added, removed or rewritten changes it.
+    pub(crate) fn of_tree(files: &[PathBuf]) -> io::Result<Fingerprint> {
+        let mut hash = Sha256::new();
+        let (mut len, mut newest) = (0u64, 0u128);
+        for file in files {
+            let meta = std::fs::metadata(file)?;
+            let mtime = mtime_ns(&meta);
+            hash.update(file.as_os_str().as_encoded_bytes());
+            hash.update(meta.len().to_le_bytes());
+            hash.update(mtime.to_le_bytes());
+            len += meta.len();
+            newest = newest.max(mtime);
+        }
+        Ok(Fingerprint {
+            len,
+            mtime_ns: newest,
+            hash: hex::encode(hash.finalize()),
+        })
     }
 
     /// The fingerprint of a database file from its head, or `None` when it does not exist
@@ -198,6 +237,10 @@ mod tests {
         let lines = dir.path().join("a.jsonl");
         std::fs::write(&lines, "{}\n").unwrap();
         assert_eq!(kind_of(&lines).unwrap(), Kind::Lines);
+        let stored = dir.path().join("storage/session/p1");
+        std::fs::create_dir_all(&stored).unwrap();
+        std::fs::write(stored.join("ses_1.json"), "{}").unwrap();
+        assert_eq!(kind_of(&stored.join("ses_1.json")).unwrap(), Kind::Stored);
         // A `.json` name on a database is still a database.
         let named = dir.path().join("odd.json");
         std::fs::copy(&db, &named).unwrap();
@@ -214,6 +257,21 @@ mod tests {
         assert_eq!(one, Fingerprint::of_document(&meta, b"{\"a\":1}"));
         // Same length and time, other bytes: the hash tells them apart.
         assert_ne!(one, Fingerprint::of_document(&meta, b"{\"a\":2}"));
+    }
+
+    #[test]
+    fn a_tree_fingerprint_changes_when_a_file_is_added_or_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, "{}").unwrap();
+        let one = Fingerprint::of_tree(std::slice::from_ref(&a)).unwrap();
+        assert_eq!(one, Fingerprint::of_tree(std::slice::from_ref(&a)).unwrap());
+        let b = dir.path().join("b.json");
+        std::fs::write(&b, "{}").unwrap();
+        let two = Fingerprint::of_tree(&[a.clone(), b]).unwrap();
+        assert_ne!(one, two);
+        std::fs::write(&a, "{\"x\":1}").unwrap();
+        assert_ne!(one, Fingerprint::of_tree(&[a]).unwrap());
     }
 
     #[test]

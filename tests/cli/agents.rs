@@ -357,6 +357,78 @@ fn opencode_sessions_are_read_from_its_database_without_locking_it_out_each_from
     );
 }
 
+/// Copy the fixture folder `tests/fixtures/<agent>/<name>` into `to`, `@ROOT@` standing for
+/// the project folder in every file.
+fn fixture_tree(env: &Env, agent: &str, name: &str, to: &Path) {
+    fn copy(env: &Env, from: &Path, rel: &Path, to: &Path, agent: &str, name: &str) {
+        for entry in std::fs::read_dir(from.join(rel)).unwrap() {
+            let entry = entry.unwrap();
+            let rel = rel.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(env, from, &rel, to, agent, name);
+            } else {
+                let text = fixture(env, agent, &format!("{name}/{}", rel.display()));
+                std::fs::create_dir_all(to.join(&rel).parent().unwrap()).unwrap();
+                std::fs::write(to.join(&rel), text).unwrap();
+            }
+        }
+    }
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(agent)
+        .join(name);
+    copy(env, &from, Path::new(""), to, agent, name);
+}
+
+#[test]
+fn opencode_sessions_kept_as_json_files_are_captured_once_grown_and_answer_for_the_file() {
+    require_git();
+    let env = Env::new();
+    repo(&env);
+    let storage = env.path("home/.local/share/opencode/storage");
+    fixture_tree(&env, "opencode", "storage", &storage);
+    let r = env.run(&["import"]).ok();
+    assert!(
+        r.stderr.contains("imported 2 transcripts (2 sessions)"),
+        "import finds OpenCode's older storage under HOME: {}",
+        r.stderr
+    );
+    let session = storage.join(format!("session/4b9e2c1d0a7f/{OPENCODE_SESSION}.json"));
+    let f = session.to_str().unwrap();
+    assert_eq!(
+        env.run(&["capture", f]).ok().receipt(),
+        (0, 0, 0),
+        "a session whose files are unchanged is not read again"
+    );
+    let meta = &of_kind(&env, OPENCODE_CHILD, "meta")[0]["event"]["SessionMeta"];
+    assert_eq!(meta["agent"], "opencode");
+    assert_eq!(meta["parent"], OPENCODE_SESSION);
+    let tools: Vec<String> = of_kind(&env, OPENCODE_SESSION, "tool")
+        .iter()
+        .map(|c| c["event"]["ToolCall"]["tool"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tools, ["write", "bash", "task"]);
+
+    // OpenCode rewrites the answer that was streaming and adds a turn.
+    fixture_tree(&env, "opencode", "storage-grown", &storage);
+    let (_, new, revised) = env.run(&["capture", f]).ok().receipt();
+    assert!(new > 0, "the second turn is new");
+    assert_eq!(
+        revised, 1,
+        "the answer that finished is its turn's closing message"
+    );
+    let commits = of_kind(&env, OPENCODE_SESSION, "commit");
+    assert_eq!(commits[0]["event"]["Committed"]["hash"], "1a2b3c4");
+    assert_limiter_answers(
+        &env,
+        OPENCODE_SESSION,
+        [
+            "add a token bucket limiter in src/limiter.rs",
+            "refill five tokens a second, then commit",
+        ],
+    );
+}
+
 #[test]
 fn import_walks_gemini_cli_home_for_both_forms_of_recording_and_nothing_else() {
     let env = Env::new();

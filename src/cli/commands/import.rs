@@ -13,7 +13,7 @@ use crate::ledger::{Mode, Written};
 /// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects),
 /// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME), Gemini CLI's
 /// ~/.gemini/tmp (or $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's
-/// ~/.local/share/opencode/opencode.db (or under $XDG_DATA_HOME). Idempotent and
+/// ~/.local/share/opencode/opencode.db and storage/session (or under $XDG_DATA_HOME). Idempotent and
 /// incremental: a transcript already captured is only read from where it was left.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
@@ -110,8 +110,8 @@ impl Found {
 const OPENCODE_DB: &str = "opencode.db";
 
 /// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
-/// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database. What it holds
-/// is decided when it is read.
+/// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
+/// `storage/session/<project>/<id>.json` sessions. What it holds is decided when it is read.
 fn is_transcript_name(path: &Path) -> bool {
     let name = path
         .file_name()
@@ -125,6 +125,7 @@ fn is_transcript_name(path: &Path) -> bool {
         || name.ends_with(".jsonl.zst")
         || (in_chats && name.starts_with("session-") && name.ends_with(".json"))
         || name == OPENCODE_DB
+        || (name.ends_with(".json") && capture::source::stored_root(path).is_some())
 }
 
 /// What [`import_files`] did.
@@ -245,6 +246,9 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.codex_home.join("sessions"),
         ctx.codex_home.join("archived_sessions"),
         ctx.gemini_home.join("tmp"),
+        // OpenCode's sessions before 1.2; the rest of its storage is messages and parts,
+        // read from each session.
+        ctx.opencode_data.join("storage/session"),
     ]
     .into_iter()
     .filter(|p| p.is_dir())
