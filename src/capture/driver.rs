@@ -49,7 +49,7 @@ pub(crate) struct Receipt {
     pub(crate) overflowed: u64,
     /// The file ends in a line without a newline that is not yet whole: left for next time.
     pub(crate) partial_tail: bool,
-    /// A database's sessions this capture wrote, besides `session` (the last of them).
+    /// A database's sessions this capture read, besides `session` (the last of them).
     pub(crate) others: Vec<SessionId>,
 }
 
@@ -404,9 +404,10 @@ fn capture_database(
     let mut written = Vec::new();
     for id in opencode::sessions(&conn).map_err(db)? {
         let key = format!("{cursor_key}#{id}");
-        let saved: Option<SessionCursor> = ledger
-            .cursor(&key)?
-            .and_then(|b| serde_json::from_slice(&b).ok());
+        let saved_bytes = ledger.cursor(&key)?;
+        let saved: Option<SessionCursor> = saved_bytes
+            .as_ref()
+            .and_then(|b| serde_json::from_slice(b).ok());
         let (since, mut state) = match saved {
             Some(c) => (c.since, c.state),
             None => (
@@ -424,14 +425,20 @@ fn capture_database(
         finish(&state, opts, &mut emit);
         let session = session_of(&state, opts);
         receipt.overflowed += state.parser_ref().overflowed();
-        commit(
-            ledger,
-            redactor,
-            &mut emit,
-            session.as_ref(),
-            (&key, &SessionCursor { since, state }),
-            &mut receipt,
-        )?;
+        let cursor = SessionCursor { since, state };
+        // A session nothing happened in since its last capture costs no write.
+        let unchanged = emit.events.is_empty()
+            && saved_bytes.is_some_and(|b| serde_json::to_vec(&cursor).is_ok_and(|c| c == b));
+        if !unchanged {
+            commit(
+                ledger,
+                redactor,
+                &mut emit,
+                session.as_ref(),
+                (&key, &cursor),
+                &mut receipt,
+            )?;
+        }
         written.extend(session);
     }
     // The database's own cursor last: a capture killed before it reads the database again

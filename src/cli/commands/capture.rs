@@ -11,8 +11,9 @@ use crate::vocab::event::SessionId;
 /// Capture transcripts into the ledger
 ///
 /// Reads Claude Code session transcripts and Codex rollouts (plain or .zst), Gemini CLI chat
-/// recordings (.jsonl, and the older session-*.json) and OpenCode's database (opencode.db,
-/// read only, every session in it), detected by their content. Only what was added since
+/// recordings (.jsonl, and the older session-*.json), OpenCode's database (opencode.db,
+/// read only, every session in it) and its older storage/session/<project>/<id>.json
+/// sessions, detected by their content. Only what was added since
 /// the last capture of a file is read (a rewritten JSON document is read again when it
 /// changed, and what it changed is a revision); capturing again is harmless. A malformed line is skipped and counted, never fatal; a number too
 /// large for a double (1e999999) is kept as its text instead of losing the line.
