@@ -18,6 +18,10 @@
 //! message: its text takes the first slot after the metadata slot, its tool calls the
 //! next ones in order, and a copy only ever adds tool calls after the ones it had.
 //!
+//! Resuming an older `.json` chat, the harness writes it again as `<name>.jsonl`: the
+//! metadata, then each message one a line, in order. Those are the positions the document
+//! gave them, so the copy's seqs are the document's and nothing is recorded twice.
+//!
 //! Not in the format: the branch, the harness version (the cwd is the project folder the
 //! harness keeps in `.project_root` beside `chats/`), compactions (`/compress` leaves no
 //! record in the chat).

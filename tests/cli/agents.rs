@@ -259,6 +259,37 @@ fn a_gemini_cli_document_is_read_again_only_when_rewritten_and_a_changed_message
     assert_eq!(after.len(), before.len() + 2);
 }
 
+#[test]
+fn a_gemini_cli_document_migrated_to_jsonl_on_resume_is_not_recorded_twice() {
+    let env = Env::new();
+    let chats = gemini_project(&env).join("chats");
+    let name = "session-2026-07-14T09-29-2b7d4e91.json";
+    let doc = chats.join(name);
+    std::fs::write(&doc, fixture(&env, "gemini", name)).unwrap();
+    env.run(&["capture", doc.to_str().unwrap()]).ok();
+    let before = events(&env, GEMINI_DOCUMENT_SESSION).len();
+    // Resuming the chat, Gemini CLI writes the document again as `<name>l`: its metadata,
+    // then each message, one a line, then what the chat goes on with.
+    let mut v: Value = serde_json::from_str(&fixture(&env, "gemini", name)).unwrap();
+    let messages = v.as_object_mut().unwrap().remove("messages").unwrap();
+    let mut lines = vec![v.to_string()];
+    lines.extend(messages.as_array().unwrap().iter().map(Value::to_string));
+    lines.push(
+        serde_json::json!({"id": "9a0b1c2d-0009-4e5f-8a9b-0c1d2e3f4a5b", "timestamp": "2026-07-14T10:00:00.000Z", "type": "user", "content": "one more thing"})
+            .to_string(),
+    );
+    let jsonl = chats.join(format!("{name}l"));
+    std::fs::write(&jsonl, lines.join("\n") + "\n").unwrap();
+    let (_, new, revised) = env
+        .run(&["capture", jsonl.to_str().unwrap()])
+        .ok()
+        .receipt();
+    // The copied messages land on the seqs the document gave them: only the new prompt is
+    // new (and the closing message it settles, unchanged, is no revision).
+    assert_eq!((new, revised), (1, 0));
+    assert_eq!(events(&env, GEMINI_DOCUMENT_SESSION).len(), before + 1);
+}
+
 /// OpenCode's database under HOME, in WAL mode as OpenCode keeps it, with the fixture's
 /// rows; the connection stays open, as OpenCode's does.
 fn opencode_db(env: &Env) -> (PathBuf, rusqlite::Connection) {
