@@ -495,6 +495,91 @@ fn import_walks_gemini_cli_home_for_both_forms_of_recording_and_nothing_else() {
     assert!(!stderr.contains("not transcripts"), "{stderr}");
 }
 
+/// An OpenCode database of `sessions` small sessions at `path`, the same bytes of content
+/// wherever it is made (its folder is a fixed one, not the test's).
+fn many_sessions(path: &Path, sessions: usize) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
+    let schema = fixture_schema();
+    conn.execute_batch(&schema).unwrap();
+    let tx = conn.unchecked_transaction().unwrap();
+    tx.execute(
+        "INSERT INTO project VALUES ('p', '/home/dev/acme-api', 'git', NULL, 1, 1)",
+        [],
+    )
+    .unwrap();
+    for s in 0..sessions {
+        let t = 1_784_019_600_000i64 + s as i64 * 10_000;
+        let id = format!("ses_{s:08}");
+        tx.execute(
+            "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES (?1, 'p', 's', '/home/dev/acme-api', 't', '1.18.34', ?2, ?2)",
+            rusqlite::params![id, t],
+        )
+        .unwrap();
+        for (n, role, text) in [(0, "user", "add a limiter"), (1, "assistant", "Added it.")] {
+            let msg = format!("msg_{s:08}{n}");
+            let data =
+                serde_json::json!({"role": role, "time": {"created": t + n}, "finish": "stop"});
+            tx.execute(
+                "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+                rusqlite::params![msg, id, t + n, data.to_string()],
+            )
+            .unwrap();
+            let part = serde_json::json!({"type": "text", "text": format!("{text} ({s})")});
+            tx.execute(
+                "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                rusqlite::params![format!("prt_{s:08}{n}"), msg, id, t + n, part.to_string()],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+/// The tables of the OpenCode fixture, without its rows.
+fn fixture_schema() -> String {
+    let sql = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode/opencode.sql"),
+    )
+    .unwrap();
+    sql.split("INSERT").next().unwrap().to_string()
+}
+
+#[test]
+fn an_opencode_capture_killed_midway_loses_nothing_and_the_next_ends_where_one_whole_capture_ends()
+{
+    let killed = Env::new();
+    let db = killed.path("opencode.db");
+    many_sessions(&db, 300);
+    let d = db.to_str().unwrap();
+    // A capture of 300 sessions takes far longer than these: each kill lands mid-way.
+    let running: Vec<bool> = [40, 80, 160, 320]
+        .into_iter()
+        .map(|ms| {
+            crate::support::kill_after(
+                &killed,
+                &["capture", d],
+                std::time::Duration::from_millis(ms),
+            )
+        })
+        .collect();
+    assert!(running.contains(&true), "no kill landed while capturing");
+    killed.run(&["capture", d]).ok();
+
+    let whole = Env::new();
+    let db = whole.path("opencode.db");
+    many_sessions(&db, 300);
+    whole.run(&["capture", db.to_str().unwrap()]).ok();
+    let (got, want) = (killed.dump(), whole.dump());
+    assert_eq!(
+        want.lines().count(),
+        300 * 3,
+        "a meta, a prompt, an answer each"
+    );
+    assert!(got == want, "the ledgers differ after the kills");
+}
+
 #[test]
 fn a_database_or_a_json_document_no_adapter_knows_is_refused() {
     let env = Env::new();
