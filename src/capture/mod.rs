@@ -1,7 +1,8 @@
 //! Turning transcript files into ledger events.
 //!
 //! `source` says what kind of source a file is (JSONL lines, a JSON document rewritten
-//! whole, a SQLite database) and how each yields records at stable positions; `reader`
+//! whole, a SQLite database, a session kept as JSON files) and how each yields records at
+//! stable positions; `reader`
 //! yields raw lines (never holding the file), `detect` recognises the format by a positive
 //! signature, and one parser per format (`claude`, `codex`, `gemini`, `opencode`) turns
 //! records into events. A parser is a resumable state machine: its state is saved beside
