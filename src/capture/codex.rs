@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
-use super::patch::{self, PatchOp};
-use super::{Emit, FileHints, LineSlots, TranscriptParser, str_at, streams};
+use super::patch;
+use super::{Emit, FileHints, LineSlots, TranscriptParser, absolute, str_at, streams};
 use crate::vocab::change::Change;
 use crate::vocab::event::{
     Agent, DETAIL_CAP, Event, Seq, SessionId, Subagent, TouchOp, Touched, cap,
@@ -675,7 +675,7 @@ impl Codex {
             Some((text, base)) => {
                 let items = patch::parse_patch(text)
                     .into_iter()
-                    .map(|op| patch_item(op, base.as_deref()))
+                    .map(|op| patch::touch(op, base.as_deref()))
                     .collect();
                 self.emit_touches(items, false, slots, out)
             }
@@ -1211,49 +1211,6 @@ fn environment_cwd(text: &str) -> Option<String> {
     let end = start + text[start..].find("</cwd>")?;
     let cwd = text[start..end].trim();
     (!cwd.is_empty()).then(|| cwd.to_string())
-}
-
-/// `path` made absolute against `base` by plain string joining (no filesystem access). The
-/// chat-shaped adapters use it too: their tools' paths are as the model gave them.
-pub(crate) fn absolute(path: &str, base: Option<&str>) -> String {
-    let is_abs = path.starts_with('/')
-        || path.starts_with('\\')
-        || path.starts_with('~')
-        || path.as_bytes().get(1) == Some(&b':');
-    match base.filter(|b| !b.is_empty()) {
-        Some(base) if !is_abs => {
-            let rel = path.trim_start_matches("./");
-            if rel.is_empty() || rel == "." {
-                return base.to_string();
-            }
-            format!("{}/{}", base.trim_end_matches('/'), rel)
-        }
-        _ => path.to_string(),
-    }
-}
-
-/// A parsed patch operation as a touch: path, op and change (Cursor's `ApplyPatch` too).
-pub(crate) fn patch_item(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
-    match op {
-        PatchOp::Add { path, content } => (
-            absolute(&path, base),
-            TouchOp::PatchAdd,
-            Change::created(content),
-        ),
-        PatchOp::Update {
-            path,
-            move_to,
-            hunks,
-        } => (
-            absolute(&path, base),
-            TouchOp::PatchUpdate,
-            Change::Patch {
-                move_to: move_to.map(|m| absolute(&m, base)),
-                hunks,
-            },
-        ),
-        PatchOp::Delete { path } => (absolute(&path, base), TouchOp::PatchDelete, Change::Delete),
-    }
 }
 
 /// The files in a `patch_apply_end.changes` map (or a `FileChange` item's `changes` map or

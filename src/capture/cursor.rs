@@ -29,9 +29,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::absolute;
 use super::chat::{Call, Chat, Line, text_of};
-use super::codex::{absolute, patch_item};
-use super::{Emit, FileHints, TranscriptParser, str_at};
+
+use super::{Emit, FileHints, TranscriptParser, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 
@@ -150,7 +151,7 @@ impl Cursor {
                 edits.extend(
                     super::patch::parse_patch(text)
                         .into_iter()
-                        .map(|op| patch_item(op, base)),
+                        .map(|op| patch::touch(op, base)),
                 );
                 let paths: Vec<&str> = edits.iter().map(|(p, _, _)| p.as_str()).collect();
                 paths.join(", ")

@@ -1,9 +1,11 @@
-//! Which harness wrote a transcript, decided by a positive signature in its first lines.
-//! A file that matches none is rejected, never guessed at. The signatures exclude each
-//! other: every Claude Code line has a `type` and no `role` at the top, Codex lines a
-//! `payload` or a `record_type`, Copilot CLI's a dotted `type` with a `data` object, Pi's a
-//! `session` header first, Cursor's a `role` and no `type`, and Qwen Code's, which name a
-//! `sessionId` as Claude Code's do, a Gemini `Content` (`message.parts`) or a
+//! Which harness wrote a transcript, decided by a positive signature in its first lines
+//! (or, for a JSON document, in the document; for a database, in its tables, see
+//! `opencode::recognises`). A file that matches none is rejected, never guessed at. The
+//! signatures exclude each other: every Claude Code line has a `type` and no `role` at the
+//! top, Codex lines a `payload` or a `record_type`, Copilot CLI's a dotted `type` with a
+//! `data` object, Pi's a `session` header first, Cursor's a `role` and no `type`, Gemini
+//! CLI's a metadata line with a `projectHash` and no `type` first, and Qwen Code's, which
+//! name a `sessionId` as Claude Code's do, a Gemini `Content` (`message.parts`) or a
 //! `toolCallResult` or `systemPayload` no Claude Code line has; droid's open with a
 //! `session_start` line.
 
@@ -22,6 +24,8 @@ pub(crate) enum Format {
     Pi,
     Qwen,
     Droid,
+    Gemini,
+    OpenCode,
 }
 
 /// Claude Code line types that no other format writes at the top level.
@@ -55,6 +59,10 @@ pub(crate) fn detect(head: &[&Value]) -> Option<Format> {
     let codex = head.iter().take(8).any(|v| is_codex_line(v));
     if codex {
         return Some(Format::Codex);
+    }
+    // Before Claude's: a Gemini CLI recording's metadata also carries a `sessionId`.
+    if head.first().is_some_and(|v| super::gemini::is_metadata(v)) {
+        return Some(Format::Gemini);
     }
     if head.first().is_some_and(|v| is_pi_header(v)) {
         return Some(Format::Pi);
@@ -135,6 +143,14 @@ fn is_cursor_line(v: &Value) -> bool {
             .is_some_and(Value::is_array)
 }
 
+/// The format of a JSON document rewritten whole, from the document: a Gemini CLI
+/// `ConversationRecord` (its metadata and a `messages` array).
+pub(crate) fn detect_document(doc: &Value) -> Option<Format> {
+    let gemini =
+        super::gemini::is_metadata(doc) && doc.get("messages").is_some_and(Value::is_array);
+    gemini.then_some(Format::Gemini)
+}
+
 fn is_codex_line(v: &Value) -> bool {
     let ty = v.get("type").and_then(Value::as_str);
     if ty == Some("session_meta") {
@@ -208,6 +224,17 @@ mod tests {
             of(&[json!({"type":"mode","mode":"normal","sessionId":"s"})]),
             Some(Format::ClaudeCode)
         );
+        assert_eq!(
+            of(&[
+                json!({"sessionId":"s","projectHash":"h","startTime":"2026-08-01T10:00:00Z"}),
+                json!({"id":"m","type":"user","timestamp":"2026-08-01T10:00:00Z","content":"hi"})
+            ]),
+            Some(Format::Gemini)
+        );
+        assert_eq!(
+            detect_document(&json!({"sessionId":"s","projectHash":"h","messages":[]})),
+            Some(Format::Gemini)
+        );
     }
 
     #[test]
@@ -221,6 +248,12 @@ mod tests {
         );
         assert_eq!(of(&[]), None);
         assert_eq!(of(&[json!({"type":"user"})]), None);
+        // A JSON document of another shape (a settings file) is not a transcript.
+        assert_eq!(
+            detect_document(&json!({"sessionId":"s","theme":"dark"})),
+            None
+        );
+        assert_eq!(detect_document(&json!([1, 2])), None);
     }
 
     /// Every line of every fixture of `dir` (below `tests/fixtures`, recursively).

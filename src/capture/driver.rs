@@ -3,13 +3,20 @@
 //! The cursor (byte offset, raw line index, parser state) is written in the same atomic
 //! batch as the events it covers, so a crash mid-capture loses nothing and re-does nothing
 //! twice. Events are written in chunks, so memory stays flat however large the file.
+//!
+//! A JSON document's (or a stored session's) cursor is its fingerprint, written with all its
+//! events in one batch;
+//! a database's sessions each have their own cursor (`<db>#<session>`, what was read and
+//! the parser's state), written with that session's events, and the database's own cursor
+//! (its fingerprints) is written after them (see `source`).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
-use super::{Emit, FileHints, ParserState};
+use super::source::{self, DatabasePrint, Fingerprint, Kind};
+use super::{Emit, FileHints, ParserState, opencode};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
 use crate::redact::StoreRedactor;
 use crate::vocab::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
@@ -42,6 +49,8 @@ pub(crate) struct Receipt {
     pub(crate) overflowed: u64,
     /// The file ends in a line without a newline that is not yet whole: left for next time.
     pub(crate) partial_tail: bool,
+    /// A database's sessions this capture read, besides `session` (the last of them).
+    pub(crate) others: Vec<SessionId>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,8 +60,13 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, or a Codex rollout)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording or an OpenCode database)", .0.display())]
     NotATranscript(PathBuf),
+    #[error("cannot read the database {}: {source}", path.display())]
+    Database {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error("no session id found in {}", .0.display())]
     NoSession(PathBuf),
     #[error(transparent)]
@@ -85,18 +99,36 @@ pub(crate) fn capture_file(
     };
     let absolute = std::fs::canonicalize(path).map_err(io)?;
     let cursor_key = absolute.to_string_lossy().into_owned();
-    // The name as given (a session may be named by a link), the folders as they are (Cursor's
-    // project folder is named in the path, which may be relative).
-    let hints = FileHints {
-        path: absolute.clone(),
-        ..FileHints::of(path)
+    match source::kind_of(path).map_err(io)? {
+        Kind::Lines => capture_lines(ledger, redactor, path, &cursor_key, opts),
+        Kind::Document => capture_document(ledger, redactor, path, &cursor_key, opts),
+        Kind::Database => capture_database(ledger, redactor, path, &cursor_key, opts),
+        Kind::Stored => capture_stored(ledger, redactor, path, &cursor_key, opts),
+    }
+}
+
+/// A JSONL transcript, from the byte offset and parser state its cursor saved.
+fn capture_lines(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    path: &Path,
+    cursor_key: &str,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
     };
+    let hints = FileHints::of(path);
     let mut receipt = Receipt::default();
 
     let saved: Option<Cursor> = ledger
-        .cursor(&cursor_key)?
+        .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
     let (mut cursor, mut reader) = match saved {
+        // Nothing was consumed: the format was guessed from an empty file (or a first line
+        // still being written), so it is detected again now that there may be lines.
+        Some(c) if c.offset == 0 => fresh(path, &hints)?,
         Some(mut c) => match LineReader::open(path, c.offset).map_err(io)? {
             Some(r) => {
                 c.state.reopened(&hints);
@@ -155,7 +187,7 @@ pub(crate) fn capture_file(
                     redactor,
                     &mut emit,
                     session.as_ref(),
-                    (&cursor_key, &cursor),
+                    (cursor_key, &cursor),
                     &mut receipt,
                 )?;
                 blob_bytes = 0;
@@ -164,17 +196,7 @@ pub(crate) fn capture_file(
     }
 
     let last = tail_state.as_ref().unwrap_or(&cursor.state);
-    last.parser_ref().flush(&mut emit);
-    if let Some(text) = opts.final_msg.as_deref().filter(|t| !t.trim().is_empty()) {
-        let ts = last.parser_ref().last_ts();
-        emit.event(
-            Seq(HOOK_FINAL_SEQ),
-            ts,
-            Event::FinalMsg {
-                text: text.to_string(),
-            },
-        );
-    }
+    finish(last, opts, &mut emit);
     receipt.overflowed = last.parser_ref().overflowed();
     let session = match tail_state.as_ref() {
         Some(t) => opts.session.clone().or_else(|| t.parser_ref().session()),
@@ -188,10 +210,253 @@ pub(crate) fn capture_file(
         redactor,
         &mut emit,
         session.as_ref(),
-        (&cursor_key, &cursor),
+        (cursor_key, &cursor),
         &mut receipt,
     )?;
     receipt.session = session;
+    Ok(receipt)
+}
+
+/// What every capture ends with: the parser's provisional events, and the Stop hook's
+/// closing message when it gave one.
+fn finish(state: &ParserState, opts: &CaptureOptions, emit: &mut Emit) {
+    state.parser_ref().flush(emit);
+    if let Some(text) = opts.final_msg.as_deref().filter(|t| !t.trim().is_empty()) {
+        let ts = state.parser_ref().last_ts();
+        emit.event(
+            Seq(HOOK_FINAL_SEQ),
+            ts,
+            Event::FinalMsg {
+                text: text.to_string(),
+            },
+        );
+    }
+}
+
+/// The cursor of a source read whole each time it changed (a JSON document, a stored
+/// session): what it was when it was captured, and whose it is.
+#[derive(Debug, Serialize, Deserialize)]
+struct WholeCursor {
+    print: Fingerprint,
+    session: Option<SessionId>,
+}
+
+/// What a source read whole yields: its format, its records (record `i` at position `i`)
+/// and how many it had to skip.
+struct Whole {
+    format: Format,
+    records: Vec<serde_json::Value>,
+    skipped: u64,
+}
+
+/// A JSON document rewritten whole (see `source`).
+fn capture_document(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    path: &Path,
+    cursor_key: &str,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let bytes = std::fs::read(path).map_err(io)?;
+    let print = Fingerprint::of_document(&meta, &bytes);
+    let read = || {
+        let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
+        let doc: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|_| not_a_transcript())?;
+        let format = detect::detect_document(&doc).ok_or_else(not_a_transcript)?;
+        Ok(Whole {
+            format,
+            records: source::document_records(doc, "messages"),
+            skipped: 0,
+        })
+    };
+    capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+}
+
+/// A session kept as a tree of JSON files (OpenCode's older storage, see `source`).
+fn capture_stored(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    path: &Path,
+    cursor_key: &str,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
+    let storage = source::stored_root(path).ok_or_else(not_a_transcript)?;
+    let info: serde_json::Value = serde_json::from_slice(&std::fs::read(path).map_err(io)?)
+        .map_err(|_| not_a_transcript())?;
+    if !opencode::is_session_info(&info) {
+        return Err(not_a_transcript());
+    }
+    let tree = opencode::StoredTree::list(storage, &info).map_err(io)?;
+    let print = Fingerprint::of_tree(&tree.files(path)).map_err(io)?;
+    let read = || {
+        let (records, skipped) = tree.records(&info);
+        Ok(Whole {
+            format: Format::OpenCode,
+            records,
+            skipped,
+        })
+    };
+    capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+}
+
+/// A source read whole: skipped while its fingerprint is unchanged, otherwise `read` and
+/// parsed again from a fresh parser state and upserted, all in one batch with its cursor
+/// (what did not change is a no-op; what the harness rewrote, a revision).
+fn capture_whole(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    (path, cursor_key): (&Path, &str),
+    opts: &CaptureOptions,
+    print: Fingerprint,
+    read: impl FnOnce() -> Result<Whole, CaptureError>,
+) -> Result<Receipt, CaptureError> {
+    let saved: Option<WholeCursor> = ledger
+        .cursor(cursor_key)?
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if let Some(saved) = saved.filter(|c| c.print == print) {
+        return Ok(Receipt {
+            session: opts.session.clone().or(saved.session),
+            ..Receipt::default()
+        });
+    }
+    let whole = read()?;
+    let mut receipt = Receipt {
+        format: Some(whole.format),
+        skipped: whole.skipped,
+        ..Receipt::default()
+    };
+    let mut state = ParserState::new(whole.format, &FileHints::of(path));
+    let mut emit = Emit::default();
+    for (position, record) in whole.records.iter().enumerate() {
+        receipt.lines += 1;
+        state.parser().line(position as u64, record, &mut emit);
+    }
+    finish(&state, opts, &mut emit);
+    receipt.overflowed = state.parser_ref().overflowed();
+    let session = session_of(&state, opts);
+    if session.is_none() && !emit.events.is_empty() {
+        return Err(CaptureError::NoSession(path.to_path_buf()));
+    }
+    let cursor = WholeCursor {
+        print,
+        session: session.clone(),
+    };
+    commit(
+        ledger,
+        redactor,
+        &mut emit,
+        session.as_ref(),
+        (cursor_key, &cursor),
+        &mut receipt,
+    )?;
+    receipt.session = session;
+    Ok(receipt)
+}
+
+/// One session of a database: what was read of it, and the parser's state.
+#[derive(Debug, Serialize, Deserialize)]
+struct SessionCursor {
+    since: opencode::Since,
+    state: ParserState,
+}
+
+/// A SQLite database holding many sessions, read read-only: skipped while it and its
+/// write-ahead log are as they were; otherwise each session is captured from its own
+/// cursor, in its own batch.
+fn capture_database(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    path: &Path,
+    cursor_key: &str,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let db = |source| CaptureError::Database {
+        path: path.to_path_buf(),
+        source,
+    };
+    let print = DatabasePrint::of(path).map_err(io)?;
+    let mut receipt = Receipt {
+        format: Some(Format::OpenCode),
+        ..Receipt::default()
+    };
+    let saved: Option<DatabasePrint> = ledger
+        .cursor(cursor_key)?
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if saved.as_ref() == Some(&print) {
+        return Ok(receipt);
+    }
+    let conn = source::open_database(path).map_err(db)?;
+    if !opencode::recognises(&conn) {
+        return Err(CaptureError::NotATranscript(path.to_path_buf()));
+    }
+    let mut written = Vec::new();
+    for id in opencode::sessions(&conn).map_err(db)? {
+        let key = format!("{cursor_key}#{id}");
+        let saved_bytes = ledger.cursor(&key)?;
+        let saved: Option<SessionCursor> = saved_bytes
+            .as_ref()
+            .and_then(|b| serde_json::from_slice(b).ok());
+        let (since, mut state) = match saved {
+            Some(c) => (c.since, c.state),
+            None => (
+                opencode::Since::default(),
+                ParserState::new(Format::OpenCode, &FileHints::default()),
+            ),
+        };
+        let mut emit = Emit::default();
+        let parser = state.parser();
+        let since = opencode::records(&conn, &id, since, |position, record| {
+            receipt.lines += 1;
+            parser.line(position, record, &mut emit);
+        })
+        .map_err(db)?;
+        finish(&state, opts, &mut emit);
+        let session = session_of(&state, opts);
+        receipt.overflowed += state.parser_ref().overflowed();
+        let cursor = SessionCursor { since, state };
+        // A session nothing happened in since its last capture costs no write.
+        let unchanged = emit.events.is_empty()
+            && saved_bytes.is_some_and(|b| serde_json::to_vec(&cursor).is_ok_and(|c| c == b));
+        if !unchanged {
+            commit(
+                ledger,
+                redactor,
+                &mut emit,
+                session.as_ref(),
+                (&key, &cursor),
+                &mut receipt,
+            )?;
+        }
+        written.extend(session);
+    }
+    // The database's own cursor last: a capture killed before it reads the database again
+    // next time, and every session from its own cursor.
+    let mut set = WriteSet {
+        cursor: Some((
+            cursor_key.to_string(),
+            serde_json::to_vec(&print).unwrap_or_default(),
+        )),
+        ..WriteSet::default()
+    };
+    crate::redact::apply::write_set(redactor.get()?, &mut set);
+    receipt.written += ledger.write(set)?;
+    receipt.session = written.pop();
+    receipt.others = written;
     Ok(receipt)
 }
 
@@ -250,7 +515,7 @@ fn commit(
     redactor: &StoreRedactor,
     emit: &mut Emit,
     session: Option<&SessionId>,
-    (cursor_key, cursor): (&str, &Cursor),
+    (cursor_key, cursor): (&str, &impl Serialize),
     receipt: &mut Receipt,
 ) -> Result<(), CaptureError> {
     let mut set = WriteSet::default();

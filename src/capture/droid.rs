@@ -20,9 +20,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::absolute;
 use super::chat::{Call, Chat, Line, text_of};
-use super::codex::{absolute, patch_item};
-use super::{Emit, FileHints, TranscriptParser, str_at};
+
+use super::{Emit, FileHints, TranscriptParser, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -134,7 +135,7 @@ impl Droid {
                 edits.extend(
                     super::patch::parse_patch(&field("patch"))
                         .into_iter()
-                        .map(|op| patch_item(op, base)),
+                        .map(|op| patch::touch(op, base)),
                 );
                 path.clone().unwrap_or_default()
             }

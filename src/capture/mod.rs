@@ -1,10 +1,14 @@
 //! Turning transcript files into ledger events.
 //!
-//! `reader` yields raw lines (never holding the file), `detect` recognises the format by a
-//! positive signature, and one parser per format (`claude`, `codex`, `cursor`, `copilot`,
-//! `pi`, `qwen`, `droid`; the last five share `chat`) turns JSON lines into events. A parser is a resumable state machine: its state is saved beside the byte offset
-//! in the capture cursor, in the same atomic batch as the events, so a grown transcript
-//! ingests only its delta and the result equals a full parse.
+//! `source` says what kind of source a file is (JSONL lines, a JSON document rewritten
+//! whole, a SQLite database, a session kept as JSON files) and how each yields records at
+//! stable positions; `reader` yields raw lines (never holding the file), `detect`
+//! recognises the format by a positive signature, and one parser per format (`claude`,
+//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`; the last five
+//! share `chat`) turns records into events. A parser is a resumable state machine: its
+//! state is saved beside the source's position in the capture cursor, in the same atomic
+//! batch as the events, so a grown transcript ingests only its delta and the result equals
+//! a full parse.
 
 pub(crate) mod bignum;
 pub(crate) mod chat;
@@ -16,10 +20,14 @@ pub(crate) mod cursor;
 pub(crate) mod detect;
 mod driver;
 pub(crate) mod droid;
+pub(crate) mod gemini;
+pub(crate) mod opencode;
 pub(crate) mod patch;
 pub(crate) mod pi;
 pub(crate) mod qwen;
 pub mod reader;
+pub(crate) mod source;
+pub(crate) mod turn;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,6 +107,24 @@ pub(crate) fn str_at<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str>
     v.get(key).and_then(serde_json::Value::as_str)
 }
 
+/// `path` made absolute against `base` by plain string joining (no filesystem access).
+pub(crate) fn absolute(path: &str, base: Option<&str>) -> String {
+    let is_abs = path.starts_with('/')
+        || path.starts_with('\\')
+        || path.starts_with('~')
+        || path.as_bytes().get(1) == Some(&b':');
+    match base.filter(|b| !b.is_empty()) {
+        Some(base) if !is_abs => {
+            let rel = path.trim_start_matches("./");
+            if rel.is_empty() || rel == "." {
+                return base.to_string();
+            }
+            format!("{}/{}", base.trim_end_matches('/'), rel)
+        }
+        _ => path.to_string(),
+    }
+}
+
 /// What a command printed, as a tool result or a Codex `exec_command_end` records it apart:
 /// its stdout and stderr, the empty ones left out, one after the other.
 pub(crate) fn streams(v: &serde_json::Value) -> String {
@@ -175,6 +201,12 @@ pub struct FileHints {
     /// When the file was last written, in ms since the epoch, where the system says (Cursor's
     /// lines carry no time of their own).
     pub(crate) modified_ms: Option<i64>,
+    /// For a file under a Gemini CLI `chats/` folder: the project folder the harness keeps
+    /// in `.project_root` beside it (the recordings themselves do not name it).
+    pub(crate) project_root: Option<String>,
+    /// For a file one folder below `chats/` (a Gemini CLI subagent's): that folder's name,
+    /// its parent session's id.
+    pub(crate) parent: Option<String>,
 }
 
 impl FileHints {
@@ -194,10 +226,33 @@ impl FileHints {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .and_then(|d| i64::try_from(d.as_millis()).ok());
+        let dir = path.parent();
+        let chats = dir.filter(|d| d.file_name().is_some_and(|n| n == "chats"));
+        let (chats, parent) = match chats {
+            Some(c) => (Some(c), None),
+            None => {
+                let up = dir.and_then(Path::parent);
+                let chats = up.filter(|d| d.file_name().is_some_and(|n| n == "chats"));
+                let parent = chats
+                    .and(dir)
+                    .and_then(Path::file_name)
+                    .map(|n| n.to_string_lossy().into_owned());
+                (chats, parent)
+            }
+        };
+        let project_root = chats
+            .and_then(Path::parent)
+            .and_then(|p| std::fs::read_to_string(p.join(".project_root")).ok())
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
         FileHints {
             stem,
-            path: path.to_path_buf(),
+            // The folders as they are: Cursor's project folder is named in the path, which
+            // may be relative or a link.
+            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
             modified_ms,
+            project_root,
+            parent,
         }
     }
 }
@@ -235,6 +290,9 @@ pub(crate) enum ParserState {
     Pi(pi::Pi),
     Qwen(qwen::Qwen),
     Droid(droid::Droid),
+    Gemini(gemini::Gemini),
+    #[serde(rename = "opencode")]
+    OpenCode(opencode::OpenCode),
 }
 
 impl ParserState {
@@ -247,6 +305,8 @@ impl ParserState {
             detect::Format::Pi => ParserState::Pi(pi::Pi::new(hints)),
             detect::Format::Qwen => ParserState::Qwen(qwen::Qwen::new(hints)),
             detect::Format::Droid => ParserState::Droid(droid::Droid::new(hints)),
+            detect::Format::Gemini => ParserState::Gemini(gemini::Gemini::new(hints)),
+            detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
         }
     }
 
@@ -268,6 +328,8 @@ impl ParserState {
             ParserState::Pi(_) => detect::Format::Pi,
             ParserState::Qwen(_) => detect::Format::Qwen,
             ParserState::Droid(_) => detect::Format::Droid,
+            ParserState::Gemini(_) => detect::Format::Gemini,
+            ParserState::OpenCode(_) => detect::Format::OpenCode,
         }
     }
 
@@ -280,6 +342,8 @@ impl ParserState {
             ParserState::Pi(p) => p,
             ParserState::Qwen(p) => p,
             ParserState::Droid(p) => p,
+            ParserState::Gemini(p) => p,
+            ParserState::OpenCode(p) => p,
         }
     }
 
@@ -292,6 +356,8 @@ impl ParserState {
             ParserState::Pi(p) => p,
             ParserState::Qwen(p) => p,
             ParserState::Droid(p) => p,
+            ParserState::Gemini(p) => p,
+            ParserState::OpenCode(p) => p,
         }
     }
 }

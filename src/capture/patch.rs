@@ -12,7 +12,9 @@
 //! trailing newline, bare or headed `@@`, a first hunk without `@@` and `*** End of File` are
 //! all accepted, and lines it cannot place are skipped.
 
-use crate::vocab::change::Hunk;
+use super::absolute;
+use crate::vocab::change::{Change, Hunk};
+use crate::vocab::event::TouchOp;
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -288,6 +290,31 @@ fn unquote(s: &str) -> &str {
         }
     }
     s
+}
+
+/// A parsed patch operation as a file touch: its path (made absolute against `base`), how
+/// it touched the file, and what it wrote. Codex's and OpenCode's apply_patch both read so.
+pub(crate) fn touch(op: PatchOp, base: Option<&str>) -> (String, TouchOp, Change) {
+    match op {
+        PatchOp::Add { path, content } => (
+            absolute(&path, base),
+            TouchOp::PatchAdd,
+            Change::created(content),
+        ),
+        PatchOp::Update {
+            path,
+            move_to,
+            hunks,
+        } => (
+            absolute(&path, base),
+            TouchOp::PatchUpdate,
+            Change::Patch {
+                move_to: move_to.map(|m| absolute(&m, base)),
+                hunks,
+            },
+        ),
+        PatchOp::Delete { path } => (absolute(&path, base), TouchOp::PatchDelete, Change::Delete),
+    }
 }
 
 #[cfg(test)]

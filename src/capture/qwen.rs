@@ -25,8 +25,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::absolute;
 use super::chat::{Call, Chat, Line};
-use super::codex::absolute;
 use super::{Emit, FileHints, TranscriptParser, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};

@@ -43,6 +43,12 @@ pub(crate) struct Ctx {
     /// Where Qwen Code keeps its sessions: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else
     /// `~/.qwen` (qwen-code's `Storage.getRuntimeBaseDir`).
     pub(crate) qwen_dir: PathBuf,
+    /// Where Gemini CLI keeps its files: `$GEMINI_CLI_HOME/.gemini` (the variable stands for
+    /// the home folder, as the harness reads it), else `~/.gemini`.
+    pub(crate) gemini_home: PathBuf,
+    /// Where OpenCode keeps its database: `$XDG_DATA_HOME/opencode`, else
+    /// `~/.local/share/opencode`.
+    pub(crate) opencode_data: PathBuf,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -142,6 +148,8 @@ impl Ctx {
             qwen_dir: std::env::var_os("QWEN_RUNTIME_DIR")
                 .filter(|v| !v.is_empty())
                 .map_or_else(|| dir("QWEN_HOME", ".qwen"), PathBuf::from),
+            gemini_home: dir("GEMINI_CLI_HOME", "").join(".gemini"),
+            opencode_data: dir("XDG_DATA_HOME", ".local/share").join("opencode"),
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
             model_lookup: crate::embed::Lookup::from_process(),
             python: std::env::var_os("PEAT_PYTHON")

@@ -121,9 +121,12 @@ impl From<CaptureError> for CliError {
             CaptureError::NoSession(_) => CliError::user(e.to_string())
                 .hint("Name the session it belongs to with --session ID."),
             CaptureError::NotATranscript(_) => CliError::user(e.to_string()).hint(
-                "peat reads Claude Code transcripts (~/.claude/projects/*/*.jsonl) and Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl[.zst]).",
+                "peat reads Claude Code transcripts (~/.claude/projects/*/*.jsonl), Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl[.zst]), Gemini CLI chats (~/.gemini/tmp/*/chats/session-*.json[l]) and OpenCode's database (~/.local/share/opencode/opencode.db).",
             ),
             CaptureError::Io { .. } => CliError::user(e.to_string()),
+            CaptureError::Database { .. } => CliError::user(e.to_string()).hint(
+                "peat only reads it (the harness keeps writing); if the harness is mid-migration, try again once it has started.",
+            ),
         }
     }
 }

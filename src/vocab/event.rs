@@ -186,6 +186,9 @@ pub enum Agent {
     Pi,
     Qwen,
     Droid,
+    Gemini,
+    #[serde(rename = "opencode")]
+    OpenCode,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -200,6 +203,8 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::Qwen => "qwen",
             Agent::Droid => "droid",
+            Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
             Agent::Peat => "peat",
         }
     }
@@ -213,6 +218,8 @@ impl Agent {
             Agent::Codex => argv(&["codex", "resume", id]),
             Agent::Cursor => argv(&["cursor-agent", "--resume", id]),
             Agent::Copilot => argv(&["copilot", "--resume", id]),
+            Agent::Gemini => argv(&["gemini", "--resume", id]),
+            Agent::OpenCode => argv(&["opencode", "--session", id]),
             // Pi resumes by its session file's path, which the record does not keep; for
             // Qwen Code and droid no command taking a session id is documented: peat says
             // it cannot, rather than guess one.

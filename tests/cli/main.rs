@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `peat` binary on real files in temporary directories.
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
+mod agents;
 mod agents_jsonl;
 mod blame;
 mod blame_history;

@@ -10,9 +10,12 @@ use crate::vocab::event::SessionId;
 
 /// Capture transcripts into the ledger
 ///
-/// Reads Claude Code session transcripts and Codex rollouts (plain or .zst), detected by
-/// their content. Only what was added since the last capture of a file is read; capturing
-/// again is harmless. A malformed line is skipped and counted, never fatal; a number too
+/// Reads Claude Code session transcripts and Codex rollouts (plain or .zst), Gemini CLI chat
+/// recordings (.jsonl, and the older session-*.json), OpenCode's database (opencode.db,
+/// read only, every session in it) and its older storage/session/<project>/<id>.json
+/// sessions, detected by their content. Only what was added since
+/// the last capture of a file is read (a rewritten JSON document is read again when it
+/// changed, and what it changed is a revision); capturing again is harmless. A malformed line is skipped and counted, never fatal; a number too
 /// large for a double (1e999999) is kept as its text instead of losing the line.
 ///
 /// What is recorded: every prompt (Codex prompts from either of the two copies a rollout
@@ -143,12 +146,14 @@ fn with_spool(
 
 /// `captured 161 events (161 new, 0 revised) from session 2d984148-…; 2 bad lines skipped`
 pub(crate) fn receipt_line(r: &Receipt) -> String {
-    let session = r
-        .session
-        .as_ref()
-        .map_or_else(|| "(none yet)".to_string(), |s| s.to_string());
+    let session = match (&r.session, r.others.len()) {
+        (None, _) => "session (none yet)".to_string(),
+        (Some(s), 0) => format!("session {s}"),
+        // A database holds many sessions.
+        (Some(_), others) => format!("{} sessions", others + 1),
+    };
     let mut line = format!(
-        "captured {} events ({} new, {} revised) from session {session}",
+        "captured {} events ({} new, {} revised) from {session}",
         r.events, r.written.new, r.written.replaced
     );
     if r.skipped > 0 {

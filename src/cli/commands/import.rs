@@ -14,11 +14,14 @@ use crate::ledger::{Mode, Written};
 /// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME),
 /// ~/.cursor/projects, ~/.copilot/session-state, ~/.pi/agent/sessions (or
 /// $PI_CODING_AGENT_DIR/sessions), ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
-/// $QWEN_HOME) and ~/.factory/sessions. Idempotent and incremental: a transcript already captured is only read from
-/// where it was left.
+/// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
+/// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
+/// storage/session (or under $XDG_DATA_HOME). Idempotent and incremental: a transcript
+/// already captured is only read from where it was left.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
-    /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
+    /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
+    /// chats/session-*.json, opencode.db), recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
 }
@@ -44,6 +47,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     let mut found = Found::default();
     for root in &roots {
         found.walk(root);
+    }
+    if args.dirs.is_empty() {
+        // OpenCode's data folder also holds its snapshots (whole git stores): its database
+        // is taken by name, never found by walking there.
+        let db = ctx.opencode_data.join(OPENCODE_DB);
+        if db.is_file() {
+            found.files.push(db);
+        }
     }
     let done = import_files(ctx, found)?;
     ctx.ui.note(&done.line());
@@ -91,12 +102,33 @@ impl Found {
             };
             let path = entry.path();
             let file = entry.file_type().is_file() || entry.path_is_symlink() && path.is_file();
-            let name = entry.file_name().to_string_lossy();
-            if file && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")) {
+            if file && is_transcript_name(path) {
                 self.files.push(entry.into_path());
             }
         }
     }
+}
+
+/// OpenCode's database, by its name.
+const OPENCODE_DB: &str = "opencode.db";
+
+/// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
+/// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
+/// `storage/session/<project>/<id>.json` sessions. What it holds is decided when it is read.
+fn is_transcript_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let in_chats = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "chats");
+    name.ends_with(".jsonl")
+        || name.ends_with(".jsonl.zst")
+        || (in_chats && name.starts_with("session-") && name.ends_with(".json"))
+        || name == OPENCODE_DB
+        || (name.ends_with(".json") && capture::source::stored_root(path).is_some())
 }
 
 /// What [`import_files`] did.
@@ -180,9 +212,7 @@ pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError
                 done.written += r.written;
                 done.events += r.events;
                 done.skipped += r.skipped;
-                if let Some(s) = r.session {
-                    sessions.insert(s);
-                }
+                sessions.extend(r.session.into_iter().chain(r.others));
             }
             Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
             // The store failing (busy, full, damaged) stops the import; a bad file does not.
@@ -223,6 +253,10 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.pi_dir.join("sessions"),
         ctx.qwen_dir.join("projects"),
         ctx.factory_home.join("sessions"),
+        ctx.gemini_home.join("tmp"),
+        // OpenCode's sessions before 1.2; the rest of its storage is messages and parts,
+        // read from each session.
+        ctx.opencode_data.join("storage/session"),
     ]
     .into_iter()
     .filter(|p| p.is_dir())

@@ -116,7 +116,9 @@ fn midway() -> impl Strategy<Value = Midway> {
 
 fn kind() -> impl Strategy<Value = Kind> {
     prop_oneof![
-        (0u8..3, 0u8..3, 0u8..3, any::<bool>()).prop_map(|(cwd, branch, agent, parent)| {
+        // Every agent peat reads: the fold treats a Gemini CLI or OpenCode session as it
+        // treats a Claude Code one, and the ledgers mix them.
+        (0u8..3, 0u8..3, 0u8..5, any::<bool>()).prop_map(|(cwd, branch, agent, parent)| {
             Kind::Meta {
                 cwd,
                 branch,
@@ -230,7 +232,9 @@ pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
             agent: match agent {
                 0 => None,
                 1 => Some(Agent::ClaudeCode),
-                _ => Some(Agent::Codex),
+                2 => Some(Agent::Codex),
+                3 => Some(Agent::Gemini),
+                _ => Some(Agent::OpenCode),
             },
             version: None,
             parent: parent.then(|| SessionId("s9".into())),

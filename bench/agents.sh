@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Capture speed per adapter: a Claude Code transcript from examples/synth.rs, and Gemini CLI
+# (JSONL and the older JSON document) and OpenCode (SQLite) sessions of about the same size,
+# generated here turn by turn in the shapes of tests/fixtures/gemini and tests/fixtures/opencode.
+# Times a cold `peat capture` of each into a fresh ledger and a second capture (nothing new),
+# and prints `name: value` lines on stdout (MB of source per second, events per second); build
+# output and progress go to stderr. No figure is asserted. See bench/README.md.
+#
+# Knobs (environment): BENCH_AGENT_MB (20), BENCH_SEED (1), BENCH_KEEP=1 keeps the temp dir.
+set -euo pipefail
+
+MB=${BENCH_AGENT_MB:-20}
+SEED=${BENCH_SEED:-1}
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. bench/lib.sh
+build_release
+bench_tmp agents
+mkdir -p "$TMP/home"
+
+log "generating a ${MB} MB Claude transcript"
+"$SYNTH" --single "$TMP/claude.jsonl" --bytes "${MB}MB" --seed "$SEED" 2>/dev/null
+
+log "generating Gemini CLI and OpenCode sessions of ${MB} MB each"
+python3 - "$TMP" "$MB" "$SEED" <<'PY'
+import json, random, sqlite3, sys
+tmp, mb, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+target = mb * 1024 * 1024
+words = "the bucket refill rate limiter token request server handler test build cargo error fix".split()
+def text(n):
+    return " ".join(rng.choice(words) for _ in range(n))
+def code(lines):
+    return "".join(f"fn f{i}() {{ {text(6)} }}\n" for i in range(lines))
+def ts(i):
+    return f"2026-07-14T{9 + i // 3600 % 12:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+
+# Gemini CLI: one turn is a prompt, an answer appended again as its calls finish, a closing text.
+def gemini_turn(turn):
+    prompt = {"id": f"u{turn}", "timestamp": ts(turn * 4), "type": "user", "content": [{"text": text(30)}]}
+    path = f"/bench/src/f{turn % 50}.rs"
+    write = {"id": f"w{turn}", "name": "write_file", "args": {"file_path": path, "content": code(rng.randint(20, 80))}, "status": "success", "timestamp": ts(turn * 4 + 1),
+             "result": [{"functionResponse": {"id": f"w{turn}", "name": "write_file", "response": {"output": f"Successfully wrote to {path}."}}}]}
+    shell = {"id": f"s{turn}", "name": "run_shell_command", "args": {"command": "cargo test"}, "status": "success", "timestamp": ts(turn * 4 + 2),
+             "result": [{"functionResponse": {"id": f"s{turn}", "name": "run_shell_command", "response": {"output": "Output: " + text(rng.randint(100, 400))}}}]}
+    answer = {"id": f"a{turn}", "timestamp": ts(turn * 4 + 1), "type": "gemini", "content": text(60), "thoughts": [], "tokens": None, "model": "gemini-3-pro"}
+    closing = {"id": f"c{turn}", "timestamp": ts(turn * 4 + 3), "type": "gemini", "content": text(80), "thoughts": [], "tokens": None, "model": "gemini-3-pro"}
+    return [prompt, answer, dict(answer, toolCalls=[write]), dict(answer, toolCalls=[write, shell]), closing]
+meta = {"sessionId": "bench-gemini", "projectHash": "h" * 64, "startTime": ts(0), "lastUpdated": ts(0), "kind": "main"}
+size, turn = 0, 0
+with open(f"{tmp}/gemini.jsonl", "w") as f:
+    f.write(json.dumps(meta, separators=(",", ":")) + "\n")
+    while size < target:
+        turn += 1
+        for m in gemini_turn(turn):
+            line = json.dumps(m, separators=(",", ":")) + "\n"
+            size += len(line)
+            f.write(line)
+# The document holds each message once, as its last copy; indented, as Gemini CLI wrote it.
+doc, size, turn = dict(meta, messages=[]), 0, 0
+while size < target:
+    turn += 1
+    prompt, _, _, answer, closing = gemini_turn(turn)
+    doc["messages"] += [prompt, answer, closing]
+    size += sum(len(json.dumps(m, indent=2)) + 8 for m in (prompt, answer, closing))
+with open(f"{tmp}/session-bench.json", "w") as f:
+    json.dump(doc, f, indent=2)
+
+# OpenCode: the tables of tests/fixtures/opencode/opencode.sql, one session.
+db = sqlite3.connect(f"{tmp}/opencode.db")
+db.execute("PRAGMA journal_mode=WAL")
+schema = open("tests/fixtures/opencode/opencode.sql").read().split("INSERT", 1)[0]
+db.executescript(schema)
+db.execute("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('ses_bench', 'p', 's', '/bench', 't', '1.18.34', 1, 1)")
+size, turn, t = 0, 0, 1_784_019_600_000
+def row(table, values):
+    global size
+    size += sum(len(str(v)) for v in values)
+    db.execute(f"INSERT INTO {table} VALUES ({','.join('?' * len(values))})", values)
+while size < target:
+    turn += 1
+    t += 4000
+    u, a, c = f"msg_{turn:08d}u", f"msg_{turn:08d}a", f"msg_{turn:08d}c"
+    row("message", (u, "ses_bench", t, t, json.dumps({"role": "user", "time": {"created": t}})))
+    row("part", (f"prt_{turn:08d}0", u, "ses_bench", t, t, json.dumps({"type": "text", "text": text(30)})))
+    asst = {"role": "assistant", "time": {"created": t + 1}, "modelID": "m", "providerID": "p", "path": {"cwd": "/bench", "root": "/bench"}, "finish": "tool-calls"}
+    row("message", (a, "ses_bench", t + 1, t + 3, json.dumps(asst)))
+    row("part", (f"prt_{turn:08d}1", a, "ses_bench", t + 1, t + 1, json.dumps({"type": "text", "text": text(60)})))
+    path = f"/bench/src/f{turn % 50}.rs"
+    row("part", (f"prt_{turn:08d}2", a, "ses_bench", t + 1, t + 2, json.dumps({"type": "tool", "tool": "write", "callID": "w", "state": {"status": "completed", "input": {"filePath": path, "content": code(rng.randint(20, 80))}, "output": "Wrote file successfully.", "title": path, "metadata": {}, "time": {"start": t + 1, "end": t + 2}}})))
+    row("part", (f"prt_{turn:08d}3", a, "ses_bench", t + 2, t + 3, json.dumps({"type": "tool", "tool": "bash", "callID": "b", "state": {"status": "completed", "input": {"command": "cargo test"}, "output": text(rng.randint(100, 400)), "title": "cargo test", "metadata": {}, "time": {"start": t + 2, "end": t + 3}}})))
+    row("message", (c, "ses_bench", t + 3, t + 3, json.dumps(dict(asst, finish="stop"))))
+    row("part", (f"prt_{turn:08d}4", c, "ses_bench", t + 3, t + 3, json.dumps({"type": "text", "text": text(80)})))
+db.commit()
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+db.close()
+PY
+
+mb_of() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# capture NAME FILE: a cold capture into a fresh ledger, then a second one (nothing new).
+capture() {
+  local name=$1 file=$2 db=$TMP/db-$1 t0 wall ev
+  local -a envv=(env -u CODEX_HOME -u CLAUDE_CONFIG_DIR -u GEMINI_CLI_HOME -u XDG_DATA_HOME
+    HOME="$TMP/home" PEAT_DB="$db" NO_COLOR=1 TERM=dumb)
+  t0=$(date +%s%N)
+  (cd "$TMP" && "${envv[@]}" "$PEAT" capture "$file") 2>"$TMP/$name.err" >/dev/null ||
+    { log "$name failed"; cat "$TMP/$name.err" >&2; exit 1; }
+  wall=$(secs_since "$t0")
+  ev=$(grep -oE 'captured [0-9]+ events' "$TMP/$name.err" | grep -oE '[0-9]+' || echo 0)
+  out "${name}_mb" "$(mb_of "$file")"
+  out "${name}_events" "$ev"
+  out "${name}_wall_s" "$wall"
+  out "${name}_mb_per_s" "$(awk -v m="$(mb_of "$file")" -v s="$wall" 'BEGIN { printf "%.1f", m / s }')"
+  out "${name}_events_per_s" "$(awk -v n="$ev" -v s="$wall" 'BEGIN { printf "%.0f", n / s }')"
+  t0=$(date +%s%N)
+  (cd "$TMP" && "${envv[@]}" "$PEAT" capture "$file") 2>/dev/null >/dev/null
+  out "${name}_again_wall_s" "$(secs_since "$t0")"
+}
+
+capture claude "$TMP/claude.jsonl"
+capture gemini_jsonl "$TMP/gemini.jsonl"
+capture gemini_document "$TMP/session-bench.json"
+capture opencode "$TMP/opencode.db"

@@ -1,0 +1,305 @@
+//! Where a transcript's records come from. Every kind yields records (a JSON value each) at
+//! stable positions, and a record's events take the seqs of its position
+//! ([`super::LineSlots`]), so seqs stay a pure function of the source whatever its kind:
+//!
+//! - [`Kind::Lines`]: a JSONL file, read from the byte offset the cursor saved (`reader`);
+//!   a record's position is its raw line index.
+//! - [`Kind::Document`]: one JSON document the harness rewrites whole (Gemini CLI's older
+//!   `chats/session-*.json`). Position 0 is the document without its records array, and
+//!   record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
+//!   unchanged is skipped; a changed one is parsed again from a fresh parser state and
+//!   upserted, so what did not change is a no-op and a message the harness rewrote is a
+//!   revision of the same seqs.
+//! - [`Kind::Database`]: a SQLite database (OpenCode's `opencode.db`), opened read-only so
+//!   the harness writing it is never locked out. The adapter that reads it names the
+//!   positions (a row's rowid); the database is skipped while its fingerprint and its
+//!   `-wal` file's are unchanged.
+//! - [`Kind::Stored`]: a session kept as a tree of small JSON files, one record each
+//!   (OpenCode before 1.2: `storage/session/<project>/<id>.json`, its messages and their
+//!   parts in folders beside it). A record's position is its order by creation (the ids
+//!   ascend with time); the tree is skipped while the fingerprint of its files' names,
+//!   lengths and times is unchanged, and otherwise read again like a document.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// How a database is fingerprinted without reading it whole: its header (which holds the
+/// change counter) and this many bytes from its start.
+const DB_HEAD: usize = 4096;
+
+/// Which kind of source a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Lines,
+    Document,
+    Database,
+    Stored,
+}
+
+/// The kind of `path`, from its first bytes and its name: a SQLite header makes a database,
+/// a `.json` in a `storage/session/<project>/` folder a stored session, any other `.json` a
+/// document, anything else is read as lines (and refused there if no adapter recognises
+/// them).
+pub(crate) fn kind_of(path: &Path) -> io::Result<Kind> {
+    super::reader::regular_file(path)?;
+    let mut head = [0u8; 16];
+    let n = read_up_to(&mut File::open(path)?, &mut head)?;
+    if n == head.len() && &head == SQLITE_MAGIC {
+        return Ok(Kind::Database);
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    Ok(match name {
+        Some(n) if n.ends_with(".json") && stored_root(path).is_some() => Kind::Stored,
+        Some(n) if n.ends_with(".json") => Kind::Document,
+        _ => Kind::Lines,
+    })
+}
+
+/// The `storage` folder a stored session's file sits in, three folders up
+/// (`storage/session/<project>/<id>.json`), when it does.
+pub(crate) fn stored_root(path: &Path) -> Option<&Path> {
+    let project = path.parent()?;
+    let session = project.parent()?;
+    let storage = session.parent()?;
+    let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
+    (named(session, "session") && named(storage, "storage")).then_some(storage)
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// What a file was when it was last captured: its length, its modification time and a hash
+/// (of the whole of a document, of a database's head). Equal fingerprints mean the capture
+/// would find nothing new.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Fingerprint {
+    len: u64,
+    mtime_ns: u128,
+    hash: String,
+}
+
+impl Fingerprint {
+    /// The fingerprint of a document read whole as `bytes`.
+    pub(crate) fn of_document(meta: &std::fs::Metadata, bytes: &[u8]) -> Fingerprint {
+        Fingerprint {
+            len: meta.len(),
+            mtime_ns: mtime_ns(meta),
+            hash: hex::encode(Sha256::digest(bytes)),
+        }
+    }
+
+    /// The fingerprint of a tree of files from their names, lengths and modification times
+    /// (read with a `stat` each, never opened): a file added, removed or rewritten changes it.
+    pub(crate) fn of_tree(files: &[PathBuf]) -> io::Result<Fingerprint> {
+        let mut hash = Sha256::new();
+        let (mut len, mut newest) = (0u64, 0u128);
+        for file in files {
+            let meta = std::fs::metadata(file)?;
+            let mtime = mtime_ns(&meta);
+            hash.update(file.as_os_str().as_encoded_bytes());
+            hash.update(meta.len().to_le_bytes());
+            hash.update(mtime.to_le_bytes());
+            len += meta.len();
+            newest = newest.max(mtime);
+        }
+        Ok(Fingerprint {
+            len,
+            mtime_ns: newest,
+            hash: hex::encode(hash.finalize()),
+        })
+    }
+
+    /// The fingerprint of a database file from its head, or `None` when it does not exist
+    /// (a database with no `-wal` beside it).
+    pub(crate) fn of_database(path: &Path) -> io::Result<Option<Fingerprint>> {
+        let mut file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let meta = file.metadata()?;
+        let mut head = vec![0u8; DB_HEAD];
+        let n = read_up_to(&mut file, &mut head)?;
+        Ok(Some(Fingerprint {
+            len: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+            hash: hex::encode(Sha256::digest(&head[..n])),
+        }))
+    }
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// A database and its write-ahead log, as last captured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct DatabasePrint {
+    db: Option<Fingerprint>,
+    wal: Option<Fingerprint>,
+}
+
+impl DatabasePrint {
+    pub(crate) fn of(path: &Path) -> io::Result<DatabasePrint> {
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        Ok(DatabasePrint {
+            db: Fingerprint::of_database(path)?,
+            wal: Fingerprint::of_database(&PathBuf::from(wal))?,
+        })
+    }
+}
+
+/// Open `path` read-only: no write lock is ever taken and the journal mode is left as the
+/// harness set it, so the harness can go on writing while it is read.
+pub(crate) fn open_database(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    // A harness mid-write holds its lock for milliseconds; wait that long, not forever.
+    conn.busy_timeout(std::time::Duration::from_secs(2))?;
+    Ok(conn)
+}
+
+/// The records of a document: the document without its `array` first, then each element
+/// of `array` (at positions 1, 2, …). A document without that array is one record.
+pub(crate) fn document_records(mut doc: Value, array: &str) -> Vec<Value> {
+    let items = match doc.as_object_mut().and_then(|o| o.remove(array)) {
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            doc[array] = other;
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    std::iter::once(doc).chain(items).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_document_is_its_head_then_each_record_of_its_array() {
+        let records = document_records(
+            json!({"sessionId": "s", "messages": [{"id": "a"}, {"id": "b"}]}),
+            "messages",
+        );
+        assert_eq!(
+            records,
+            vec![
+                json!({"sessionId": "s"}),
+                json!({"id": "a"}),
+                json!({"id": "b"})
+            ]
+        );
+        // Not an array: kept where it was, and no records follow.
+        assert_eq!(
+            document_records(json!({"messages": 3}), "messages"),
+            vec![json!({"messages": 3})]
+        );
+    }
+
+    #[test]
+    fn the_kind_is_read_from_the_header_then_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("x.db");
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+            .unwrap();
+        assert_eq!(kind_of(&db).unwrap(), Kind::Database);
+        let doc = dir.path().join("session-1.json");
+        std::fs::write(&doc, "{}").unwrap();
+        assert_eq!(kind_of(&doc).unwrap(), Kind::Document);
+        let lines = dir.path().join("a.jsonl");
+        std::fs::write(&lines, "{}\n").unwrap();
+        assert_eq!(kind_of(&lines).unwrap(), Kind::Lines);
+        let stored = dir.path().join("storage/session/p1");
+        std::fs::create_dir_all(&stored).unwrap();
+        std::fs::write(stored.join("ses_1.json"), "{}").unwrap();
+        assert_eq!(kind_of(&stored.join("ses_1.json")).unwrap(), Kind::Stored);
+        // A `.json` name on a database is still a database.
+        let named = dir.path().join("odd.json");
+        std::fs::copy(&db, &named).unwrap();
+        assert_eq!(kind_of(&named).unwrap(), Kind::Database);
+    }
+
+    #[test]
+    fn a_fingerprint_changes_with_the_bytes_and_not_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.json");
+        std::fs::write(&p, "{\"a\":1}").unwrap();
+        let meta = std::fs::metadata(&p).unwrap();
+        let one = Fingerprint::of_document(&meta, b"{\"a\":1}");
+        assert_eq!(one, Fingerprint::of_document(&meta, b"{\"a\":1}"));
+        // Same length and time, other bytes: the hash tells them apart.
+        assert_ne!(one, Fingerprint::of_document(&meta, b"{\"a\":2}"));
+    }
+
+    #[test]
+    fn a_tree_fingerprint_changes_when_a_file_is_added_or_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, "{}").unwrap();
+        let one = Fingerprint::of_tree(std::slice::from_ref(&a)).unwrap();
+        assert_eq!(one, Fingerprint::of_tree(std::slice::from_ref(&a)).unwrap());
+        let b = dir.path().join("b.json");
+        std::fs::write(&b, "{}").unwrap();
+        let two = Fingerprint::of_tree(&[a.clone(), b]).unwrap();
+        assert_ne!(one, two);
+        std::fs::write(&a, "{\"x\":1}").unwrap();
+        assert_ne!(one, Fingerprint::of_tree(&[a]).unwrap());
+    }
+
+    #[test]
+    fn a_database_is_read_without_a_lock_while_its_writer_holds_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.db");
+        let writer = rusqlite::Connection::open(&p).unwrap();
+        writer
+            .execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let before = DatabasePrint::of(&p).unwrap();
+        // The harness is mid-transaction while peat reads.
+        writer
+            .execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (2);")
+            .unwrap();
+        let reader = open_database(&p).unwrap();
+        let n: i64 = reader
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1, "the reader sees what was committed");
+        assert!(reader.execute("INSERT INTO t VALUES (3)", []).is_err());
+        drop(reader);
+        // The writer was never locked out, and its journal mode is as it set it.
+        writer.execute_batch("COMMIT;").unwrap();
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert_ne!(DatabasePrint::of(&p).unwrap(), before, "the WAL grew");
+    }
+}
