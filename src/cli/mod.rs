@@ -6,7 +6,9 @@ pub(crate) mod embed_pass;
 pub(crate) mod error;
 pub(crate) mod fit;
 pub mod hook;
+pub(crate) mod scope;
 pub(crate) mod shared;
+pub(crate) mod transcripts;
 pub(crate) mod ui;
 
 use clap::{Parser, Subcommand};
@@ -67,6 +69,9 @@ pub(crate) struct Cli {
     /// How many further-back periods the brief shows (bare `peat`; see `peat brief --help`)
     #[arg(long, value_name = "N")]
     pub(crate) budget: Option<usize>,
+
+    #[command(flatten)]
+    pub(crate) scope: scope::ScopeArgs,
 
     /// Words to search for (the same as `peat recall WORDS`)
     #[arg(value_name = "WORDS")]
@@ -135,7 +140,7 @@ pub fn run() -> u8 {
     }
     let resolved = if hook_run {
         // A hook runs with the defaults and logs what was wrong with its environment.
-        Ctx::resolve_lenient(cli.json).map(|(ctx, problems)| {
+        Ctx::resolve_lenient(cli.json, &cli.scope).map(|(ctx, problems)| {
             // Only where hooks act: logging creates the desk's `.peat`.
             if crate::cli::hook::enabled(&ctx.location) {
                 for p in problems {
@@ -149,7 +154,7 @@ pub fn run() -> u8 {
             ctx
         })
     } else {
-        Ctx::resolve(cli.json)
+        Ctx::resolve(cli.json, &cli.scope)
     };
     let result = resolved.and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),

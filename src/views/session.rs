@@ -46,12 +46,38 @@ pub(crate) struct SessionRollup {
     pub(crate) finals: BTreeSet<(i64, u32)>,
 }
 
-/// Where and from when a session worked: two fields of its [`SessionRollup`], decoded alone
-/// (the rest of the row is skipped, not built) where every session is asked.
+/// Where, from when and by which agent a session worked: three fields of its
+/// [`SessionRollup`], decoded alone (the rest of the row is skipped, not built) where every
+/// session is asked.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub(crate) struct SessionPlace {
     pub(crate) cwd: Option<String>,
     pub(crate) start_ms: Option<i64>,
+    pub(crate) agent: Option<Agent>,
+}
+
+/// The sessions a read may show (its scope: a project, an agent), shared by the lanes and
+/// tables that filter by it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct SessionSet(std::sync::Arc<std::collections::HashSet<SessionId>>);
+
+impl SessionSet {
+    pub(crate) fn new(set: std::collections::HashSet<SessionId>) -> SessionSet {
+        SessionSet(std::sync::Arc::new(set))
+    }
+
+    pub(crate) fn contains(&self, session: &SessionId) -> bool {
+        self.0.contains(session)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &SessionId> {
+        self.0.iter()
+    }
+}
+
+/// Whether `session` is among `only` (every session is when there is no set).
+pub(crate) fn admitted(only: Option<&SessionSet>, session: &SessionId) -> bool {
+    only.is_none_or(|set| set.contains(session))
 }
 
 fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
@@ -241,6 +267,7 @@ mod tests {
             SessionPlace {
                 cwd: Some("/r".into()),
                 start_ms: Some(10),
+                agent: None,
             }
         );
     }

@@ -432,11 +432,18 @@ impl Tables {
             .collect()
     }
 
-    /// Where each session worked and from when, in id order, without building the rest of
-    /// its rollup: what a path lookup asks of every session.
-    pub(crate) fn session_places(&self) -> Result<Vec<SessionPlace>, ViewError> {
+    /// Where each session worked, from when and by which agent, in id order, without
+    /// building the rest of its rollup: what a path lookup and a read's scope ask of every
+    /// session.
+    pub(crate) fn session_places(&self) -> Result<Vec<(SessionId, SessionPlace)>, ViewError> {
         self.rows(Table::Sessions, b"")
-            .map(|r| decode_json(&r?.1))
+            .map(|r| {
+                let (k, v) = r?;
+                Ok((
+                    SessionId(String::from_utf8_lossy(&k).into_owned()),
+                    decode_json(&v)?,
+                ))
+            })
             .collect()
     }
 

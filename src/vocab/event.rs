@@ -161,6 +161,9 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// Every agent, for `--agent` to name: a new variant is listed here too.
+    pub(crate) const ALL: &[Agent] = &[Agent::ClaudeCode, Agent::Codex];
+
     pub(crate) fn label(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude",

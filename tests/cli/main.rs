@@ -24,6 +24,7 @@ mod recall;
 mod redact;
 mod resident;
 mod restore;
+mod scope;
 mod support;
 mod width;
 mod words;

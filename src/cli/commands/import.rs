@@ -1,23 +1,30 @@
 use clap::Args;
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::capture::{self, CaptureError, CaptureOptions};
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
+use crate::cli::scope::Project;
+use crate::cli::transcripts::{Found, of_project};
 use crate::ledger::{Mode, Written};
 
 /// Capture every transcript on this machine (or under the given folders)
 ///
 /// Without folders, reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and
 /// ~/.codex/sessions and ~/.codex/archived_sessions (or under $CODEX_HOME). Idempotent and
-/// incremental: a transcript already captured is only read from where it was left.
+/// incremental: a transcript already captured is only read from where it was left. Into a
+/// repository's own ledger it captures only that project's sessions (its worktrees and jj
+/// workspaces included) unless given --all; a user-level ledger (`peat setup --user`) takes
+/// every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst), recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
+    /// Every project's sessions, even into this repository's own ledger
+    #[arg(long)]
+    pub(crate) all: bool,
 }
 
 /// How often a long import makes what it wrote durable (the journal, not its tables).
@@ -42,8 +49,16 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     for root in &roots {
         found.walk(root);
     }
+    let (found, elsewhere) = this_projects(ctx, found, args.all);
     let done = import_files(ctx, found)?;
     ctx.ui.note(&done.line());
+    if elsewhere > 0 {
+        ctx.ui.note(&format!(
+            "left out {} of other projects: this is {}'s own ledger; `peat import --all` takes them too, or `peat setup --user` keeps every project in one user-level ledger",
+            crate::reads::ladder::noun(elsewhere as i64, "session"),
+            ctx.location.root.as_deref().unwrap_or(&ctx.cwd).display()
+        ));
+    }
     // A folder that could not be read may hold transcripts: "none found" would be a guess.
     if done.files == 0 && done.unreadable == 0 {
         let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
@@ -57,42 +72,13 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     })
 }
 
-/// The transcripts below some folders, and what could not be read on the way there.
-#[derive(Debug, Default)]
-pub struct Found {
-    pub files: Vec<PathBuf>,
-    /// `<folder>: <why>` for each folder that could not be read.
-    pub unreadable: Vec<String>,
-}
-
-impl Found {
-    /// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders. A
-    /// folder that cannot be read is kept in `unreadable`, never taken for an empty one.
-    pub fn walk(&mut self, dir: &Path) {
-        for entry in walkdir::WalkDir::new(dir) {
-            let entry = match entry {
-                Ok(entry) => entry,
-                // A folder gone since it was listed (or a root that does not exist) holds
-                // nothing to import.
-                Err(e) if e.io_error().map(std::io::Error::kind) == Some(ErrorKind::NotFound) => {
-                    continue;
-                }
-                Err(e) => {
-                    let place = e.path().unwrap_or(dir).display().to_string();
-                    let why = e
-                        .io_error()
-                        .map_or_else(|| e.to_string(), ToString::to_string);
-                    self.unreadable.push(format!("{place}: {why}"));
-                    continue;
-                }
-            };
-            let path = entry.path();
-            let file = entry.file_type().is_file() || entry.path_is_symlink() && path.is_file();
-            let name = entry.file_name().to_string_lossy();
-            if file && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")) {
-                self.files.push(entry.into_path());
-            }
-        }
+/// The transcripts of `found` this ledger takes, and how many of other projects it leaves
+/// out: a repository's own ledger takes that project's unless `all`.
+fn this_projects(ctx: &Ctx, found: Found, all: bool) -> (Found, usize) {
+    let project = ctx.location.root.as_deref().and_then(Project::of);
+    match project {
+        Some(project) if ctx.location.reason.project_own() && !all => of_project(found, &project),
+        _ => (found, 0),
     }
 }
 

@@ -86,7 +86,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         true => ctx.read_views()?,
     };
     let session = match &args.session {
-        Some(p) => Some(crate::cli::shared::resolve_in_views(&views, p)?),
+        Some(p) => Some(crate::cli::shared::resolve_in_views(ctx, &views, p)?),
         None => None,
     };
     let lanes = if args.keyword_only {
@@ -114,6 +114,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
             since_ms,
             session,
             subject: args.subject.clone(),
+            sessions: crate::cli::shared::in_scope(ctx, &views)?,
         },
         lanes,
         floor: args.floor,
@@ -181,6 +182,9 @@ pub(crate) fn print(
     let mut out = ui.out();
     for h in &result.hits {
         let mut tag = h.row.kind.tag().to_string();
+        if let Some(a) = h.agent {
+            tag.push_str(&format!(" · {}", a.label()));
+        }
         if h.row.kind == TextKind::Obs {
             // An observation without evidence reads as the bare assertion it is.
             tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
