@@ -185,7 +185,7 @@ observations:
 const ZOOM_DAY: &str = r#"== jul 20 2026 == 3 tools · 1 commit · 1 session · 1 obs
 
 sessions:
-  [b0000000] 11:00–11:00 work · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
+  [b0000000] 11:00–11:00 work · claude · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
 
 files touched most:
   src/server.ts (1 edit) — b0000000  ▸ peat src/server.ts

@@ -432,7 +432,7 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
 /// spread evenly over the days it was active: the days view keeps no count per session and
 /// day). A day none of them was active on is left out. Observations stay the day's: they
 /// are about subjects, not one project.
-fn scoped_days<'a>(
+pub(crate) fn scoped_days<'a>(
     tables: &Tables,
     days: Vec<(Date, ladder::Day<'a>)>,
     only: &SessionSet,
