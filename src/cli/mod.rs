@@ -47,8 +47,11 @@ EXIT STATUS (like grep and ripgrep):
       writers wait; every read (`asof` too) answers while a writer holds the ledger, saying how far behind
 `peat hook` runs always exit 0: a hook never breaks an agent session.
 
-Start with `peat setup` in a project, or `peat import` for every transcript on this
-machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_DB).";
+Start with `peat setup` in a project, or `peat setup --user` once for every project and
+agent. The ledger lives in .peat/db beside the nearest .git or .jj, else in the user-level
+ledger (or $PEAT_DB; `peat doctor` says which and why). Reads of the user-level ledger show
+the current repository's sessions: --project PATH another's, --all-projects every one's;
+--agent NAME (claude, codex) one agent's, in any ledger.";
 
 /// The record of what coding agents did.
 ///

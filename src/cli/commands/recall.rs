@@ -182,12 +182,12 @@ pub(crate) fn print(
     let mut out = ui.out();
     for h in &result.hits {
         let mut tag = h.row.kind.tag().to_string();
-        if let Some(a) = h.agent {
-            tag.push_str(&format!(" · {}", a.label()));
-        }
         if h.row.kind == TextKind::Obs {
             // An observation without evidence reads as the bare assertion it is.
             tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
+        }
+        if let Some(a) = h.agent {
+            tag.push_str(&format!(" · {}", a.label()));
         }
         tag.push_str(&format!(
             " · {}",
