@@ -63,9 +63,7 @@ impl Why {
         match self {
             Why::Named => "the project --project names",
             Why::AllProjects => "every project (--all-projects)",
-            Why::Here => {
-                "this repository's sessions: the ledger is user-level (--all-projects reads every project's)"
-            }
+            Why::Here => "this repository's sessions: the ledger is user-level",
             Why::NoRepository => {
                 "every project: the ledger is user-level and this folder is in no repository"
             }
@@ -244,7 +242,7 @@ impl Scope {
         s
     }
 
-    /// The words that lift the scope, for a read that found nothing in it.
+    /// What the scope is and the flags that lift it; `None` when nothing narrows the read.
     pub(crate) fn lift_hint(&self) -> Option<String> {
         let mut flags = Vec::new();
         if self.project.is_some() {
@@ -255,7 +253,7 @@ impl Scope {
         }
         (!flags.is_empty()).then(|| {
             format!(
-                "Reading {}; {} reads beyond it.",
+                "{}; {} reads beyond it",
                 self.describe(),
                 flags.join(" and ")
             )

@@ -83,8 +83,12 @@ pub(crate) fn resolve_in_views(
         Err(NoSession::None) => match crate::views::handle::pick(all, prefix) {
             Ok(s) if ctx.scope.is_default_project() => Ok(s),
             Ok(s) => Err(
-                CliError::not_found(format!("session {s} is outside this read's scope"))
-                    .hint(ctx.scope.lift_hint().unwrap_or_default()),
+                CliError::not_found(format!("session {s} is outside this read's scope")).hint(
+                    format!(
+                        "This read shows {}.",
+                        ctx.scope.lift_hint().unwrap_or_default()
+                    ),
+                ),
             ),
             Err(e) => explain(prefix, Err(e)),
         },

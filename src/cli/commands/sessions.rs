@@ -91,7 +91,7 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     ctx.ui
         .note(&format!("({})", noun(all.len() as i64, "session")));
     if let Some(lift) = ctx.scope.lift_hint() {
-        ctx.ui.note(&lift);
+        ctx.ui.note(&format!("peat: this list shows {lift}"));
     }
     Ok(0)
 }
