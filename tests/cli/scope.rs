@@ -177,12 +177,12 @@ fn a_user_level_ledger_set_up_once_holds_every_project_and_reads_the_one_they_ru
         args.extend(more);
         listed(&m.peat(dir, &args).ok())
     };
+    let all = ids(&[SESSION_A, SESSION_WT, CODEX_A, SESSION_B]);
     assert_eq!(sessions(&m.acme, &[]), ids(&acme));
     std::fs::create_dir_all(m.acme.join("src")).unwrap();
     assert_eq!(sessions(&m.acme.join("src"), &[]), ids(&acme));
     assert_eq!(sessions(&m.worktree, &[]), ids(&acme), "a worktree is acme");
     assert_eq!(sessions(&m.bolt, &[]), ids(&[SESSION_B]));
-    let all = ids(&[SESSION_A, SESSION_WT, CODEX_A, SESSION_B]);
     assert_eq!(sessions(&m.acme, &["--all-projects"]), all);
     assert_eq!(
         sessions(&home, &[]),
@@ -192,6 +192,25 @@ fn a_user_level_ledger_set_up_once_holds_every_project_and_reads_the_one_they_ru
     let bolt = m.bolt.to_str().unwrap();
     assert_eq!(sessions(&m.acme, &["--project", bolt]), ids(&[SESSION_B]));
     assert!(!m.acme.join(".peat/db").exists() && !m.bolt.join(".peat/db").exists());
+
+    // A hook fired in bolt, which has no ledger of its own, captures into the user-level one.
+    const SESSION_NEW: &str = "9e9e9e9e-0000-4b7e-9f0a-000000000004";
+    m.claude(SESSION_NEW, &m.bolt);
+    let slug = m.bolt.to_str().unwrap().replace('/', "-");
+    let transcript = m
+        .env
+        .path(&format!("home/.claude/projects/{slug}/{SESSION_NEW}.jsonl"));
+    let mut hook = m.env.cmd();
+    hook.env_remove("PEAT_DB").current_dir(&m.bolt).arg("hook");
+    let stdin = json!({"hook_event_name": "Stop", "session_id": SESSION_NEW,
+        "transcript_path": transcript, "cwd": m.bolt, "stop_hook_active": false});
+    let r = Run::with_stdin(&mut hook, stdin.to_string().into_bytes());
+    assert_eq!(r.code, 0, "{r:?}");
+    crate::support::eventually("the hook's capture in bolt", || {
+        sessions(&m.bolt, &[]).contains(SESSION_NEW)
+    });
+    assert!(!sessions(&m.acme, &[]).contains(SESSION_NEW));
+    assert!(!m.bolt.join(".peat/db").exists());
 
     // The brief reads the same scope: bolt's files are not acme's.
     let brief = m.peat(&m.acme, &["brief", "--json"]).ok();
