@@ -208,14 +208,14 @@ impl Scope {
     }
 
     /// The sessions in scope, from one pass over the sessions table (each row's agent and
-    /// working directory, nothing else decoded); `None` when every session is.
+    /// working directory, nothing else parsed); `None` when every session is.
     pub(crate) fn sessions(&self, tables: &Tables) -> Result<Option<SessionSet>, ViewError> {
         if self.is_open() {
             return Ok(None);
         }
         let mut seen = HashMap::new();
         let mut set = HashSet::new();
-        for (id, place) in tables.session_places()? {
+        for (id, place) in tables.session_owners()? {
             let agent_ok = self.agent.is_none_or(|a| place.agent == Some(a));
             let project_ok = self.project.as_ref().is_none_or(|p| {
                 place

@@ -102,7 +102,7 @@ impl Sessions {
     fn of(views: &Views) -> Result<Sessions, ViewError> {
         let mut roots = BTreeSet::new();
         let mut first_ms: Option<i64> = None;
-        for (_, place) in views.tables.session_places()? {
+        for place in views.tables.session_places()? {
             if let Some(cwd) = place.cwd.as_deref().map(|c| c.trim_end_matches('/'))
                 && !cwd.is_empty()
             {
