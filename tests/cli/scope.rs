@@ -192,6 +192,14 @@ fn a_user_level_ledger_set_up_once_holds_every_project_and_reads_the_one_they_ru
     let bolt = m.bolt.to_str().unwrap();
     assert_eq!(sessions(&m.acme, &["--project", bolt]), ids(&[SESSION_B]));
     assert!(!m.acme.join(".peat/db").exists() && !m.bolt.join(".peat/db").exists());
+    // A session named by its id is read past the default scope: bolt's, from acme.
+    let events = m
+        .peat(&m.acme, &["events", "--json", "--session", &SESSION_B[..8]])
+        .ok();
+    assert!(
+        events.stdout.lines().count() > 3 && events.stdout.contains(SESSION_B),
+        "{events:?}"
+    );
 
     // A hook fired in bolt, which has no ledger of its own, captures into the user-level one.
     const SESSION_NEW: &str = "9e9e9e9e-0000-4b7e-9f0a-000000000004";

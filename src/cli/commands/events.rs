@@ -47,7 +47,11 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
         .event_bytes(session.as_ref())
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows: Vec<(&EventId, StoredEnvelope<'_>)> = Vec::new();
-    let only = crate::cli::shared::in_scope(ctx, &views)?;
+    // A session named is already resolved in the scope (or past its default, by its id).
+    let only = match &session {
+        Some(_) => None,
+        None => crate::cli::shared::in_scope(ctx, &views)?,
+    };
     for (id, bytes) in &held {
         if !crate::views::session::admitted(only.as_ref(), &id.session) {
             continue;

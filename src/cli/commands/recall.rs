@@ -102,6 +102,11 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         )
         .hint("Run `peat model fetch`, or search by words alone without the flag."));
     }
+    // A session named is already resolved in the scope (or past its default, by its id).
+    let sessions = match &session {
+        Some(_) => None,
+        None => crate::cli::shared::in_scope(ctx, &views)?,
+    };
     let query = Query {
         words,
         filter: TextFilter {
@@ -114,7 +119,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
             since_ms,
             session,
             subject: args.subject.clone(),
-            sessions: crate::cli::shared::in_scope(ctx, &views)?,
+            sessions,
         },
         lanes,
         floor: args.floor,
