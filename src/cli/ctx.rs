@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::error::CliError;
+use crate::cli::scope::{Scope, ScopeArgs};
 use crate::cli::ui::Ui;
 use crate::ledger::{self, Access, Ledger, Location, Mode};
 use crate::redact::StoreRedactor;
@@ -15,12 +16,15 @@ use crate::views::{ModelSlot, Views};
 const DEFAULT_LOCK_WAIT_SECS: u64 = 120;
 
 /// What every command works with, resolved once: no verb reads the environment itself.
+#[derive(Clone)]
 pub(crate) struct Ctx {
     pub(crate) ui: Ui,
     pub(crate) json: bool,
     pub(crate) cwd: PathBuf,
     pub(crate) home: Option<PathBuf>,
     pub(crate) location: Location,
+    /// The sessions every read answers from (see [`crate::cli::scope`]).
+    pub(crate) scope: Scope,
     /// "Now", read once here (or pinned by `PEAT_NOW` for reproducible output).
     pub(crate) now_ms: i64,
     pub(crate) lock_wait: Duration,
@@ -80,8 +84,8 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     /// Resolve the context; an invalid environment value is an error.
-    pub(crate) fn resolve(json: bool) -> Result<Ctx, CliError> {
-        let (ctx, mut problems) = Ctx::resolve_lenient(json)?;
+    pub(crate) fn resolve(json: bool, scope: &ScopeArgs) -> Result<Ctx, CliError> {
+        let (ctx, mut problems) = Ctx::resolve_lenient(json, scope)?;
         match problems.is_empty() {
             true => Ok(ctx),
             false => Err(problems.remove(0)),
@@ -90,12 +94,19 @@ impl Ctx {
 
     /// Resolve the context, taking the default for an invalid environment value and
     /// returning what was wrong: a hook must still run, and say so in its log.
-    pub(crate) fn resolve_lenient(json: bool) -> Result<(Ctx, Vec<CliError>), CliError> {
+    pub(crate) fn resolve_lenient(
+        json: bool,
+        scope: &ScopeArgs,
+    ) -> Result<(Ctx, Vec<CliError>), CliError> {
         let mut problems = Vec::new();
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::user(format!("cannot read the current directory: {e}")))?;
         let env_db = std::env::var_os("PEAT_DB").map(PathBuf::from);
-        let location = ledger::locate(&cwd, env_db.as_deref());
+        let model_lookup = crate::embed::Lookup::from_process();
+        // The user-level ledger sits in peat's data directory, beside the model.
+        let user_store = model_lookup.data_dir.as_ref().map(|d| d.join("db"));
+        let location = ledger::locate(&cwd, env_db.as_deref(), user_store.as_deref());
+        let scope = Scope::resolve(scope, &location, &cwd)?;
         let now = jiff::Timestamp::now().as_millisecond();
         let pinned = match std::env::var("PEAT_NOW") {
             Ok(s) => crate::vocab::time::parse_iso_ms(&s).or_else(|| {
@@ -151,7 +162,7 @@ impl Ctx {
             gemini_home: dir("GEMINI_CLI_HOME", "").join(".gemini"),
             opencode_data: dir("XDG_DATA_HOME", ".local/share").join("opencode"),
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
-            model_lookup: crate::embed::Lookup::from_process(),
+            model_lookup,
             python: std::env::var_os("PEAT_PYTHON")
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| "python3".into()),
@@ -164,6 +175,7 @@ impl Ctx {
             cwd,
             home,
             location,
+            scope,
             now_ms,
             lock_wait,
             who: who.join(" "),
@@ -184,6 +196,17 @@ impl Ctx {
         Ok((ctx, problems))
     }
 
+    /// This context with the user-level ledger for its store, read whole: what
+    /// `peat setup --user` makes and fills. `None` when there is no data directory (no HOME).
+    pub(crate) fn at_user_store(&self) -> Option<Ctx> {
+        let user = self.location.user.clone()?;
+        let mut ctx = self.clone();
+        ctx.location.store = user;
+        ctx.location.reason = ledger::locate::Reason::User;
+        ctx.scope = Scope::whole(self.scope.agent);
+        Some(ctx)
+    }
+
     /// Open the ledger, waiting for the lock as configured.
     /// The redactor for what this process writes into the store (off under
     /// [`crate::redact::SWITCH_ENV`]).
@@ -196,6 +219,7 @@ impl Ctx {
     }
 
     pub(crate) fn open(&self, mode: Mode) -> Result<Ledger, CliError> {
+        self.somewhere()?;
         let ui = self.ui;
         let wait = self.lock_wait;
         // When the wait began, to say when it ended: a log that only ever says "waiting"
@@ -226,6 +250,29 @@ impl Ctx {
             ));
         }
         self.opened(ledger, mode)
+    }
+
+    /// Refuse to read or make a ledger outside any repository when there is no user-level
+    /// one: a ledger made in whatever folder the command ran from would hold sessions no
+    /// later command finds. Says where it would go and how to choose.
+    pub(crate) fn somewhere(&self) -> Result<(), CliError> {
+        if self.location.reason != ledger::locate::Reason::Nowhere
+            || ledger::recorded(&self.location.store)
+        {
+            return Ok(());
+        }
+        let user = self.location.user.as_ref().map_or_else(
+            || "the user's data directory".to_string(),
+            |u| u.display().to_string(),
+        );
+        Err(CliError::user(format!(
+            "no ledger here: {} is in no repository, and there is no user-level ledger",
+            self.cwd.display()
+        ))
+        .hint(format!(
+            "Run `peat setup --user` to keep one ledger for every project at {user}, or run peat inside a repository (its ledger goes in .peat/db at its root), or set PEAT_DB to a ledger's folder. Nothing was written (it would have gone to {}).",
+            self.location.store.display()
+        )))
     }
 
     /// A damaged ledger is mentioned by every read.
@@ -307,6 +354,7 @@ impl Ctx {
         &self,
         mut model: ModelSlot,
     ) -> Result<(Ledger, Views, ModelSlot), CliError> {
+        self.somewhere()?;
         let access = Access {
             mode: Mode::Existing,
             wait: Duration::ZERO,

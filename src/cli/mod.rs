@@ -6,7 +6,9 @@ pub(crate) mod embed_pass;
 pub(crate) mod error;
 pub(crate) mod fit;
 pub mod hook;
+pub(crate) mod scope;
 pub(crate) mod shared;
+pub(crate) mod transcripts;
 pub(crate) mod ui;
 
 use clap::{Parser, Subcommand};
@@ -45,8 +47,11 @@ EXIT STATUS (like grep and ripgrep):
       writers wait; every read (`asof` too) answers while a writer holds the ledger, saying how far behind
 `peat hook` runs always exit 0: a hook never breaks an agent session.
 
-Start with `peat setup` in a project, or `peat import` for every transcript on this
-machine. The ledger lives in .peat/db beside the nearest .git or .jj (or $PEAT_DB).";
+Start with `peat setup` in a project, or `peat setup --user` once for every project and
+agent. The ledger lives in .peat/db beside the nearest .git or .jj, else in the user-level
+ledger (or $PEAT_DB; `peat doctor` says which and why). Reads of the user-level ledger show
+the current repository's sessions: --project PATH another's, --all-projects every one's;
+--agent NAME (claude, codex) one agent's, in any ledger.";
 
 /// The record of what coding agents did.
 ///
@@ -67,6 +72,9 @@ pub(crate) struct Cli {
     /// How many further-back periods the brief shows (bare `peat`; see `peat brief --help`)
     #[arg(long, value_name = "N")]
     pub(crate) budget: Option<usize>,
+
+    #[command(flatten)]
+    pub(crate) scope: scope::ScopeArgs,
 
     /// Words to search for (the same as `peat recall WORDS`)
     #[arg(value_name = "WORDS")]
@@ -136,7 +144,7 @@ pub fn run() -> u8 {
     }
     let resolved = if hook_run {
         // A hook runs with the defaults and logs what was wrong with its environment.
-        Ctx::resolve_lenient(cli.json).map(|(ctx, problems)| {
+        Ctx::resolve_lenient(cli.json, &cli.scope).map(|(ctx, problems)| {
             // Only where hooks act: logging creates the desk's `.peat`.
             if crate::cli::hook::enabled(&ctx.location) {
                 for p in problems {
@@ -150,7 +158,7 @@ pub fn run() -> u8 {
             ctx
         })
     } else {
-        Ctx::resolve(cli.json)
+        Ctx::resolve(cli.json, &cli.scope)
     };
     let result = resolved.and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),

@@ -66,10 +66,42 @@ impl<'a, E: Serialize + ?Sized> Row<'a, E> {
 }
 
 /// The session a prefix names among the sessions the views know (no ledger read), or an
-/// error that says what to type instead.
-pub(crate) fn resolve_in_views(views: &Views, prefix: &str) -> Result<SessionId, CliError> {
+/// error that says what to type instead. Looked for in the read's scope; a session outside
+/// it is found too when the scope is only the default one (an id typed from an
+/// `--all-projects` listing), never past an `--agent` or `--project` the person gave.
+pub(crate) fn resolve_in_views(
+    ctx: &Ctx,
+    views: &Views,
+    prefix: &str,
+) -> Result<SessionId, CliError> {
     let all = views.tables.session_ids()?;
-    explain(prefix, crate::views::handle::pick(all, prefix))
+    let Some(only) = ctx.scope.sessions(&views.tables)? else {
+        return explain(prefix, crate::views::handle::pick(all, prefix));
+    };
+    let scoped: Vec<SessionId> = all.iter().filter(|s| only.contains(s)).cloned().collect();
+    match crate::views::handle::pick(scoped, prefix) {
+        Err(NoSession::None) => match crate::views::handle::pick(all, prefix) {
+            Ok(s) if ctx.scope.is_default_project() => Ok(s),
+            Ok(s) => Err(
+                CliError::not_found(format!("session {s} is outside this read's scope")).hint(
+                    format!(
+                        "This read shows {}.",
+                        ctx.scope.lift_hint().unwrap_or_default()
+                    ),
+                ),
+            ),
+            Err(e) => explain(prefix, Err(e)),
+        },
+        found => explain(prefix, found),
+    }
+}
+
+/// The sessions in the read's scope (`None`: every session), from the views' sessions table.
+pub(crate) fn in_scope(
+    ctx: &Ctx,
+    views: &Views,
+) -> Result<Option<crate::views::session::SessionSet>, CliError> {
+    Ok(ctx.scope.sessions(&views.tables)?)
 }
 
 fn explain(prefix: &str, found: Result<SessionId, NoSession>) -> Result<SessionId, CliError> {
@@ -110,7 +142,7 @@ pub(crate) fn parse_moment(
         Some((s, n)) if n.parse::<Seq>().is_ok() => (s, n.parse::<Seq>().ok()),
         _ => (when, None),
     };
-    let session = resolve_in_views(views, prefix).map_err(|e| {
+    let session = resolve_in_views(ctx, views, prefix).map_err(|e| {
         e.hint(format!("{flag} takes a day (YYYY-MM-DD), an instant (2026-08-10T19:18:11Z), a session, or SESSION:SEQ."))
     })?;
     Ok(match seq {

@@ -3,7 +3,10 @@
 //! `$PEAT_DB` wins. Otherwise the desk is the nearest ancestor holding `.git` or `.jj`, and
 //! its `.peat/` directory holds desk-local state. A `.peat/redirect` there names another
 //! `.peat` directory whose ledger is shared; a git worktree or a secondary jj workspace
-//! resolves to its main checkout's ledger. Outside any repository the desk is the cwd.
+//! resolves to its main checkout's ledger. A project that has no ledger of its own uses the
+//! user-level ledger (in the user's data directory, made by `peat setup --user`) once there
+//! is one. Outside any repository the desk is the cwd, and with no user-level ledger there
+//! is no store at all: a command must say so rather than start one in a random folder.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,8 @@ pub(crate) struct Location {
     pub(crate) root: Option<PathBuf>,
     /// How the store was chosen, for `peat` to say when asked.
     pub(crate) reason: Reason,
+    /// Where the user-level ledger is (or would be), whichever store was chosen.
+    pub(crate) user: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,49 +32,97 @@ pub(crate) enum Reason {
     Redirect(PathBuf),
     MainCheckout(PathBuf),
     Desk,
+    /// The user-level ledger: this project has none of its own.
+    User,
+    /// Outside any repository with no user-level ledger: `store` is where one would be
+    /// made here, and nothing may make it without being asked.
+    Nowhere,
 }
 
-/// Resolve the location for `cwd`, with `$PEAT_DB` passed in as `env_db`.
-pub(crate) fn locate(cwd: &Path, env_db: Option<&Path>) -> Location {
+impl Reason {
+    /// Whether the store holds every project's sessions, not one project's.
+    pub(crate) fn machine_wide(&self) -> bool {
+        matches!(self, Reason::User)
+    }
+
+    /// Whether the store is one repository's own (at its root, or its main checkout's):
+    /// what `peat import` fills with that project's sessions only.
+    pub(crate) fn project_own(&self) -> bool {
+        matches!(self, Reason::Desk | Reason::MainCheckout(_))
+    }
+}
+
+impl Location {
+    /// Why the store is this one, in a sentence (`peat doctor` says it).
+    pub(crate) fn why(&self) -> String {
+        match &self.reason {
+            Reason::Env => "PEAT_DB names it".to_string(),
+            Reason::Redirect(to) => format!(".peat/redirect here names {}", to.display()),
+            Reason::MainCheckout(main) => format!(
+                "this checkout is a worktree or workspace of {}, whose ledger it shares",
+                main.display()
+            ),
+            Reason::Desk => "this repository's own ledger".to_string(),
+            Reason::User => {
+                "the user-level ledger (`peat setup --user`): this project has none of its own"
+                    .to_string()
+            }
+            Reason::Nowhere => {
+                "none: this folder is in no repository and there is no user-level ledger"
+                    .to_string()
+            }
+        }
+    }
+}
+
+/// Resolve the location for `cwd`, with `$PEAT_DB` passed in as `env_db` and the
+/// user-level ledger's place as `user_store`.
+pub(crate) fn locate(cwd: &Path, env_db: Option<&Path>, user_store: Option<&Path>) -> Location {
     let root = repo_root(cwd);
     let desk_root = root.clone().unwrap_or_else(|| cwd.to_path_buf());
     let desk = desk_root.join(".peat");
+    let user = user_store
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf);
+    let at = |store: PathBuf, desk: PathBuf, reason| Location {
+        store,
+        desk,
+        root: root.clone(),
+        reason,
+        user: user.clone(),
+    };
     if let Some(db) = env_db.filter(|p| !p.as_os_str().is_empty()) {
         let store = if db.is_absolute() {
             db.to_path_buf()
         } else {
             cwd.join(db)
         };
-        return Location {
-            store,
-            desk,
-            root,
-            reason: Reason::Env,
-        };
+        return at(store, desk, Reason::Env);
     }
     if let Some(target) = redirect_target(&desk, &desk_root) {
-        return Location {
-            store: target.join("db"),
-            desk,
-            root,
-            reason: Reason::Redirect(target),
-        };
+        return at(target.join("db"), desk, Reason::Redirect(target));
     }
-    if let Some(main) = root.as_deref().and_then(main_checkout)
-        && main != desk_root
-    {
-        return Location {
-            store: main.join(".peat").join("db"),
-            desk,
-            root,
-            reason: Reason::MainCheckout(main),
-        };
+    let (own, reason) = match root.as_deref().and_then(main_checkout) {
+        Some(main) if main != desk_root => {
+            (main.join(".peat").join("db"), Reason::MainCheckout(main))
+        }
+        _ => (desk.join("db"), Reason::Desk),
+    };
+    if recorded(&own) {
+        return at(own, desk, reason);
     }
-    Location {
-        store: desk.join("db"),
-        desk,
-        root,
-        reason: Reason::Desk,
+    if let Some(user) = user.as_deref().filter(|u| recorded(u)) {
+        // Outside a repository desk state (the current session) is kept beside the ledger,
+        // not in a `.peat` made in whatever folder the command ran from.
+        let desk = match root {
+            Some(_) => desk,
+            None => user.parent().unwrap_or(user).to_path_buf(),
+        };
+        return at(user.to_path_buf(), desk, Reason::User);
+    }
+    match root {
+        Some(_) => at(own, desk, reason),
+        None => at(own, desk, Reason::Nowhere),
     }
 }
 
@@ -100,7 +153,7 @@ fn redirect_target(desk: &Path, desk_root: &Path) -> Option<PathBuf> {
 
 /// For a git worktree (`.git` is a file `gitdir: <main>/.git/worktrees/<name>`) or a
 /// secondary jj workspace (`.jj/repo` is a file naming `<main>/.jj/repo`): the main checkout.
-fn main_checkout(root: &Path) -> Option<PathBuf> {
+pub(crate) fn main_checkout(root: &Path) -> Option<PathBuf> {
     let git = root.join(".git");
     if git.is_file() {
         let text = fs::read_to_string(&git).ok()?;
@@ -143,7 +196,7 @@ mod tests {
     #[test]
     fn the_env_variable_wins() {
         let t = tempfile::tempdir().unwrap();
-        let loc = locate(t.path(), Some(Path::new("/somewhere/db")));
+        let loc = locate(t.path(), Some(Path::new("/somewhere/db")), None);
         assert_eq!(loc.store, Path::new("/somewhere/db"));
         assert_eq!(loc.reason, Reason::Env);
     }
@@ -154,7 +207,7 @@ mod tests {
         let root = real(t.path());
         fs::create_dir_all(root.join(".git")).unwrap();
         fs::create_dir_all(root.join("src/deep")).unwrap();
-        let loc = locate(&root.join("src/deep"), None);
+        let loc = locate(&root.join("src/deep"), None, None);
         assert_eq!(loc.store, root.join(".peat/db"));
         assert_eq!(loc.desk, root.join(".peat"));
         assert_eq!(loc.root.as_deref(), Some(root.as_path()));
@@ -173,7 +226,7 @@ mod tests {
             format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
         )
         .unwrap();
-        let loc = locate(&wt, None);
+        let loc = locate(&wt, None, None);
         assert_eq!(loc.store, main.join(".peat/db"));
         assert_eq!(loc.desk, wt.join(".peat"), "desk state stays local");
     }
@@ -187,7 +240,7 @@ mod tests {
         let ws = base.join("ws");
         fs::create_dir_all(ws.join(".jj")).unwrap();
         fs::write(ws.join(".jj/repo"), "../../main/.jj/repo").unwrap();
-        let loc = locate(&ws, None);
+        let loc = locate(&ws, None, None);
         assert_eq!(loc.store, main.join(".peat/db"));
     }
 
@@ -199,7 +252,7 @@ mod tests {
         fs::create_dir_all(desk.join(".git")).unwrap();
         fs::create_dir_all(desk.join(".peat")).unwrap();
         fs::write(desk.join(".peat/redirect"), "../shared/.peat\n").unwrap();
-        let loc = locate(&desk, None);
+        let loc = locate(&desk, None, None);
         assert_eq!(loc.store, desk.join("../shared/.peat/db"));
     }
 
@@ -207,8 +260,37 @@ mod tests {
     fn outside_a_repository_the_cwd_is_the_desk() {
         let t = tempfile::tempdir().unwrap();
         let cwd = real(t.path());
-        let loc = locate(&cwd, None);
+        let loc = locate(&cwd, None, None);
         assert_eq!(loc.store, cwd.join(".peat/db"));
         assert!(loc.root.is_none());
+        assert_eq!(
+            loc.reason,
+            Reason::Nowhere,
+            "nothing may be made there unasked"
+        );
+    }
+
+    #[test]
+    fn a_project_without_a_ledger_uses_the_user_level_one_once_it_exists() {
+        let t = tempfile::tempdir().unwrap();
+        let base = real(t.path());
+        let user = base.join("data/peat/db");
+        let project = base.join("p");
+        fs::create_dir_all(project.join(".git")).unwrap();
+        let outside = base.join("elsewhere");
+        fs::create_dir_all(&outside).unwrap();
+        // No user-level ledger yet: the project's own place, and nowhere outside.
+        assert_eq!(locate(&project, None, Some(&user)).reason, Reason::Desk);
+        assert_eq!(locate(&outside, None, Some(&user)).reason, Reason::Nowhere);
+        fs::create_dir_all(user.join("fjall")).unwrap();
+        let loc = locate(&project, None, Some(&user));
+        assert_eq!((loc.store, loc.reason), (user.clone(), Reason::User));
+        assert_eq!(loc.desk, project.join(".peat"));
+        let loc = locate(&outside, None, Some(&user));
+        assert_eq!((&loc.store, &loc.reason), (&user, &Reason::User));
+        assert_eq!(loc.desk, base.join("data/peat"), "no .peat made in the cwd");
+        // A project ledger, once made, is the project's.
+        fs::create_dir_all(project.join(".peat/db/fjall")).unwrap();
+        assert_eq!(locate(&project, None, Some(&user)).reason, Reason::Desk);
     }
 }

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::views::rows::{TextFilter, TextRow};
 use crate::views::{ModelSlot, ViewError, Views};
-use crate::vocab::event::{EventId, Seq, SessionId};
+use crate::vocab::event::{Agent, EventId, Seq, SessionId};
 
 /// The cosine below which a semantic hit is noise. Calibrated on `bench/quality.sh`: 99% of
 /// the texts that answer its queries score above it, and the best hits of three in four of
@@ -110,6 +110,8 @@ impl Default for Query {
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Hit {
     pub(crate) session: SessionId,
+    /// The agent that ran the session, where its transcript says.
+    pub(crate) agent: Option<Agent>,
     pub(crate) seq: Seq,
     #[serde(flatten)]
     pub(crate) row: TextRow,
@@ -324,6 +326,7 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
             continue;
         }
         hits.push(Hit {
+            agent: views.tables.session(&id.session)?.and_then(|r| r.agent),
             session: id.session,
             seq: id.seq,
             row,
@@ -425,6 +428,7 @@ mod tests {
     fn strength_shows_as_one_to_five_dots() {
         let hit = |score| Hit {
             session: SessionId("s".into()),
+            agent: None,
             seq: crate::vocab::event::Seq(1),
             row: TextRow {
                 kind: crate::views::rows::TextKind::User,

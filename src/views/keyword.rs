@@ -32,7 +32,7 @@ use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::{IndexWriterOptions, LogMergePolicy};
 use tantivy::query::{
-    BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+    BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery, TermSetQuery,
 };
 use tantivy::schema::{
     BytesOptions, Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema,
@@ -580,6 +580,12 @@ impl KeywordIndex {
         }
         if let Some(session) = &filter.session {
             must.push(term(f.session, session.as_str()));
+        }
+        if let Some(only) = &filter.sessions {
+            must.push(Box::new(TermSetQuery::new(
+                only.iter()
+                    .map(|s| Term::from_field_text(f.session, s.as_str())),
+            )));
         }
         if let Some(subject) = &filter.subject {
             must.push(term(f.subject, subject));

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+use crate::views::session::{SessionSet, admitted};
 use crate::vocab::change::BlobId;
 use crate::vocab::event::{Basis, Event, EventId, SessionId, TouchOp};
 
@@ -188,6 +189,8 @@ pub(crate) struct TextFilter {
     pub(crate) since_ms: Option<i64>,
     /// Only this session (already resolved from a prefix).
     pub(crate) session: Option<SessionId>,
+    /// Only these sessions (the read's scope: a project, an agent).
+    pub(crate) sessions: Option<SessionSet>,
     /// Only observations about this subject.
     pub(crate) subject: Option<String>,
 }
@@ -198,6 +201,7 @@ impl TextFilter {
         self.kind.map_or(row.kind.is_prose(), |k| row.kind == k)
             && self.since_ms.is_none_or(|t| row.ts_ms >= t)
             && self.session.as_ref().is_none_or(|s| &id.session == s)
+            && admitted(self.sessions.as_ref(), &id.session)
             && self
                 .subject
                 .as_ref()

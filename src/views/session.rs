@@ -54,6 +54,60 @@ pub(crate) struct SessionPlace {
     pub(crate) start_ms: Option<i64>,
 }
 
+/// Which agent ran a session and where: the first two fields of its [`SessionRollup`], what
+/// a read's scope asks of every session.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub(crate) struct SessionOwner {
+    pub(crate) agent: Option<Agent>,
+    pub(crate) cwd: Option<String>,
+}
+
+impl SessionOwner {
+    /// The owner a stored rollup row names. `agent` and `cwd` lead the row (the rollup's
+    /// first fields, serialized in order, `branch` next), so only that head is parsed, not
+    /// the row's maps of files and seqs that make a row long; a row that does not lead so is
+    /// decoded whole.
+    pub(crate) fn of_row(row: &[u8]) -> Result<SessionOwner, serde_json::Error> {
+        let leads = row.starts_with(b"{\"agent\":");
+        let head = leads
+            .then(|| memchr::memmem::find(row, b",\"branch\":"))
+            .flatten()
+            .and_then(|end| {
+                let mut head = row[..end].to_vec();
+                head.push(b'}');
+                serde_json::from_slice(&head).ok()
+            });
+        match head {
+            Some(owner) => Ok(owner),
+            None => serde_json::from_slice(row),
+        }
+    }
+}
+
+/// The sessions a read may show (its scope: a project, an agent), shared by the lanes and
+/// tables that filter by it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct SessionSet(std::sync::Arc<std::collections::HashSet<SessionId>>);
+
+impl SessionSet {
+    pub(crate) fn new(set: std::collections::HashSet<SessionId>) -> SessionSet {
+        SessionSet(std::sync::Arc::new(set))
+    }
+
+    pub(crate) fn contains(&self, session: &SessionId) -> bool {
+        self.0.contains(session)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &SessionId> {
+        self.0.iter()
+    }
+}
+
+/// Whether `session` is among `only` (every session is when there is no set).
+pub(crate) fn admitted(only: Option<&SessionSet>, session: &SessionId) -> bool {
+    only.is_none_or(|set| set.contains(session))
+}
+
 fn bump<K: Ord>(map: &mut BTreeMap<K, i64>, key: K, sign: i64) {
     match map.get_mut(&key) {
         Some(n) => {
@@ -243,6 +297,32 @@ mod tests {
                 start_ms: Some(10),
             }
         );
+    }
+
+    #[test]
+    fn a_sessions_owner_is_read_from_the_rows_head_as_the_whole_row_gives_it() {
+        let rollup = |cwd: &str, agent| SessionRollup {
+            agent,
+            cwd: Some(cwd.into()),
+            branch: Some("main".into()),
+            files: BTreeMap::from([("/r/a.rs".to_string(), 2)]),
+            ..SessionRollup::default()
+        };
+        for r in [
+            rollup("/r", Some(Agent::Codex)),
+            rollup("/odd \"dir\",\"branch\":x", None),
+            SessionRollup::default(),
+        ] {
+            let row = serde_json::to_vec(&r).unwrap();
+            let whole: SessionOwner = serde_json::from_slice(&row).unwrap();
+            assert_eq!(SessionOwner::of_row(&row).unwrap(), whole);
+            assert_eq!((whole.agent, whole.cwd), (r.agent, r.cwd));
+        }
+        // A row that does not lead with them (an older layout) is decoded whole.
+        let reordered = br#"{"files":{},"cwd":"/r","branch":null,"agent":"codex"}"#;
+        let owner = SessionOwner::of_row(reordered).unwrap();
+        assert_eq!(owner.cwd.as_deref(), Some("/r"));
+        assert_eq!(owner.agent, Some(Agent::Codex));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::ViewError;
 use super::rows::{FileRow, TextRow};
 use crate::ledger::{LedgerError, event_key};
-use crate::views::session::{SessionPlace, SessionRollup};
+use crate::views::session::{SessionOwner, SessionPlace, SessionRollup};
 use crate::vocab::change::BlobId;
 use crate::vocab::event::{Basis, Envelope, Event, EventId, Seq, SessionId};
 
@@ -437,6 +437,19 @@ impl Tables {
     pub(crate) fn session_places(&self) -> Result<Vec<SessionPlace>, ViewError> {
         self.rows(Table::Sessions, b"")
             .map(|r| decode_json(&r?.1))
+            .collect()
+    }
+
+    /// Each session's agent and working directory, in id order (see
+    /// [`SessionOwner::of_row`]): what a read's scope asks of every session.
+    pub(crate) fn session_owners(&self) -> Result<Vec<(SessionId, SessionOwner)>, ViewError> {
+        self.rows(Table::Sessions, b"")
+            .map(|r| {
+                let (k, v) = r?;
+                let owner =
+                    SessionOwner::of_row(&v).map_err(|e| ViewError::Corrupt(e.to_string()))?;
+                Ok((SessionId(String::from_utf8_lossy(&k).into_owned()), owner))
+            })
             .collect()
     }
 

@@ -194,6 +194,20 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// Every agent, for `--agent` to name: a new variant is listed here too.
+    pub(crate) const ALL: &[Agent] = &[
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::OpenCode,
+        Agent::Cursor,
+        Agent::Copilot,
+        Agent::Pi,
+        Agent::Qwen,
+        Agent::Droid,
+        Agent::Peat,
+    ];
+
     pub(crate) fn label(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude",

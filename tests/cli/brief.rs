@@ -125,7 +125,7 @@ fn the_brief_of_a_fixed_record() {
 const BRIEF: &str = r#"== peat · 2026-07-20 ==
 
 active in the last hour:
-  work [b0000000] — <1h ago, 1 commit  ▸ peat show b0000000
+  work · claude [b0000000] — <1h ago, 1 commit  ▸ peat show b0000000
 
 the last days with activity:
   today: 3 tools · 1 commit · 1 session · 1 obs · …/src/server.ts  ▸ peat 2026-07-20
@@ -136,7 +136,7 @@ further back:
   [q2 · apr 1 – may 31] 2 tools · 1 session · …/src/server.ts  ▸ peat 2026-q2
   [2025 · nov 3 – dec 31] 4 tools · 1 session · …/src/server.ts  ▸ peat 2025
 
-last session (<1h ago, feat/rate-limit):
+last session (<1h ago, claude, feat/rate-limit):
   Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 20 requests. Committed the limiter as 1a2b3c4; the suite passes and the endpoint now returns 429 after 2…  ▸ peat show b0000000 145
 
 recently touched files:
@@ -185,7 +185,7 @@ observations:
 const ZOOM_DAY: &str = r#"== jul 20 2026 == 3 tools · 1 commit · 1 session · 1 obs
 
 sessions:
-  [b0000000] 11:00–11:00 work · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
+  [b0000000] 11:00–11:00 work · claude · feat/rate-limit · 3 tools · 1 commit  ▸ peat show b0000000
 
 files touched most:
   src/server.ts (1 edit) — b0000000  ▸ peat src/server.ts

@@ -27,6 +27,7 @@ mod redact;
 mod resident;
 mod restore;
 mod resume;
+mod scope;
 mod support;
 mod width;
 mod words;

@@ -6,6 +6,8 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::reads::recall::{Query, recall};
 use crate::views::handle::Handles;
+use crate::views::session::admitted;
+use crate::vocab::event::SessionId;
 
 /// Answer as of the end of a past day
 ///
@@ -98,6 +100,10 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         let q = Query {
             words,
             limit: args.limit,
+            filter: crate::views::rows::TextFilter {
+                sessions: ctx.scope.sessions(&past.views.tables)?,
+                ..Default::default()
+            },
             ..Query::default()
         };
         let result = recall(&past.views, &mut model, &q)?;
@@ -106,15 +112,27 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         }
         return super::recall::print(ctx, &result, cutoff, behind, &handles);
     }
-    let sessions = past.views.tables.all_sessions()?;
+    let only = ctx.scope.sessions(&past.views.tables)?;
+    let mut sessions = past.views.tables.all_sessions()?;
+    sessions.retain(|(s, _)| admitted(only.as_ref(), s));
     let count = sessions.len();
-    let days = past.views.tables.all_days()?;
+    // In a scope, the events are its sessions' own.
+    let events = match &only {
+        Some(_) => sessions.iter().map(|(_, r)| r.events.max(0) as usize).sum(),
+        None => past.events,
+    };
+    let mut days = past.views.tables.all_days()?;
+    days.retain(|(_, d)| {
+        d.sessions
+            .keys()
+            .any(|s| admitted(only.as_ref(), &SessionId(s.clone())))
+    });
     // Only the newest session's texts are read, not every one's.
     let last = crate::cli::shared::newest(sessions).map(|(s, r)| past.views.summary(s, r));
     let summary = Summary {
         date: date.clone(),
         cutoff_ms: cutoff,
-        events: past.events,
+        events,
         sessions: count,
         days: days.len(),
         last_session: last,
@@ -140,9 +158,10 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
             .end_ms
             .map(|t| crate::vocab::time::age(cutoff, t, &ctx.tz))
             .unwrap_or_default();
+        let agent = s.rollup.agent.map_or("?", |a| a.label());
         writeln!(
             out,
-            "last session ({}, {age} before): {}",
+            "last session ({}, {agent}, {age} before): {}",
             s.rollup.place(),
             ctx.ui.dim(&format!("▸ peat show {short}"))
         )?;

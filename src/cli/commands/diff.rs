@@ -57,7 +57,7 @@ struct JsonCause<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: &DiffArgs) -> Result<u8, CliError> {
     let (_ledger, views, _model) = ctx.read_views()?;
-    let (span, turn) = span_of(&views, args)?;
+    let (span, turn) = span_of(ctx, &views, args)?;
     // A turn opens with its prompt (none when the seq came before the session's first).
     let asked = span
         .from
@@ -163,7 +163,7 @@ struct Described {
 
 /// The steps asked about: the session, its turn, or a range of its steps; and whether they
 /// are a turn.
-fn span_of(views: &Views, args: &DiffArgs) -> Result<(Span, bool), CliError> {
+fn span_of(ctx: &Ctx, views: &Views, args: &DiffArgs) -> Result<(Span, bool), CliError> {
     let (prefix, turn) = match args.session.rsplit_once(':') {
         Some((s, n)) => match n.parse::<u32>() {
             Ok(n) => (s, Some(Seq(n))),
@@ -177,7 +177,7 @@ fn span_of(views: &Views, args: &DiffArgs) -> Result<(Span, bool), CliError> {
         },
         None => (args.session.as_str(), None),
     };
-    let session = resolve_in_views(views, prefix)?;
+    let session = resolve_in_views(ctx, views, prefix)?;
     if let Some(seq) = turn {
         let id = EventId {
             session: session.clone(),

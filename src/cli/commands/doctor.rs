@@ -61,6 +61,12 @@ impl Part {
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
     pub(crate) store: PathBuf,
+    /// Why this store: PEAT_DB, a redirect, the project's own, the user-level one.
+    pub(crate) store_why: String,
+    /// Where the user-level ledger is (or would be).
+    pub(crate) user_store: Option<PathBuf>,
+    /// Which sessions reads answer from here, and why.
+    pub(crate) scope: String,
     pub(crate) ledger: Part,
     pub(crate) views: Part,
     /// What to run, in order; empty when nothing is wrong.
@@ -127,6 +133,9 @@ pub(crate) fn run(ctx: &Ctx, _args: &DoctorArgs) -> Result<u8, CliError> {
     }
     let report = Report {
         store,
+        store_why: ctx.location.why(),
+        user_store: ctx.location.user.clone(),
+        scope: ctx.scope.describe(),
         ledger: ledger_part,
         views: views_part,
         run,
@@ -146,6 +155,8 @@ fn print_report(ctx: &Ctx, r: &Report) -> Result<(), CliError> {
     use std::io::Write;
     let mut out = ctx.ui.out();
     writeln!(out, "store {}", r.store.display())?;
+    writeln!(out, "    why: {}", r.store_why)?;
+    writeln!(out, "    reads: {}", r.scope)?;
     for (name, part) in [("ledger", &r.ledger), ("views", &r.views)] {
         let counts: Vec<String> = part
             .checked

@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     // The views' copy of the events answers, beside a writer too (see `EventSource`).
     let (ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
-        Some(prefix) => Some(crate::cli::shared::resolve_in_views(&views, prefix)?),
+        Some(prefix) => Some(crate::cli::shared::resolve_in_views(ctx, &views, prefix)?),
         None => None,
     };
     // Read as the views hold them: a kind is decoded only to be filtered or summarised,
@@ -47,7 +47,15 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
         .event_bytes(session.as_ref())
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows: Vec<(&EventId, StoredEnvelope<'_>)> = Vec::new();
+    // A session named is already resolved in the scope (or past its default, by its id).
+    let only = match &session {
+        Some(_) => None,
+        None => crate::cli::shared::in_scope(ctx, &views)?,
+    };
     for (id, bytes) in &held {
+        if !crate::views::session::admitted(only.as_ref(), &id.session) {
+            continue;
+        }
         let stored = StoredEnvelope::parse(bytes)?;
         let kind_fits = match &args.kind {
             Some(k) => stored.event()?.tag() == k,

@@ -45,6 +45,8 @@ pub(crate) fn run(ctx: &Ctx, args: &FileArgs) -> Result<u8, CliError> {
     let wanted = crate::cli::shared::wanted(ctx, &args.path);
     let paths = recorded_history(&views, &wanted)?;
     let mut edits = edits_of(&views, &paths)?;
+    let only = crate::cli::shared::in_scope(ctx, &views)?;
+    edits.retain(|e| crate::views::session::admitted(only.as_ref(), &e.session));
     drop(ledger);
     if edits.is_empty() {
         if ctx.json {

@@ -1,11 +1,12 @@
 use clap::Args;
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::capture::{self, CaptureError, CaptureOptions};
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
+use crate::cli::scope::Project;
+use crate::cli::transcripts::{Found, of_project};
 use crate::ledger::{Mode, Written};
 
 /// Capture every transcript on this machine (or under the given folders)
@@ -17,13 +18,18 @@ use crate::ledger::{Mode, Written};
 /// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
 /// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
 /// storage/session (or under $XDG_DATA_HOME). Idempotent and incremental: a transcript
-/// already captured is only read from where it was left.
+/// already captured is only read from where it was left. Into a repository's own ledger it
+/// captures only that project's sessions (its worktrees and jj workspaces included) unless
+/// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
     /// chats/session-*.json, opencode.db), recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
+    /// Every project's sessions, even into this repository's own ledger
+    #[arg(long)]
+    pub(crate) all: bool,
 }
 
 /// How often a long import makes what it wrote durable (the journal, not its tables).
@@ -51,13 +57,21 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     if args.dirs.is_empty() {
         // OpenCode's data folder also holds its snapshots (whole git stores): its database
         // is taken by name, never found by walking there.
-        let db = ctx.opencode_data.join(OPENCODE_DB);
+        let db = ctx.opencode_data.join(crate::cli::transcripts::OPENCODE_DB);
         if db.is_file() {
             found.files.push(db);
         }
     }
+    let (found, elsewhere) = this_projects(ctx, found, args.all);
     let done = import_files(ctx, found)?;
     ctx.ui.note(&done.line());
+    if elsewhere > 0 {
+        ctx.ui.note(&format!(
+            "left out {} of other projects: this is {}'s own ledger; `peat import --all` takes them too, or `peat setup --user` keeps every project in one user-level ledger",
+            crate::reads::ladder::noun(elsewhere as i64, "session"),
+            ctx.location.root.as_deref().unwrap_or(&ctx.cwd).display()
+        ));
+    }
     // A folder that could not be read may hold transcripts: "none found" would be a guess.
     if done.files == 0 && done.unreadable == 0 {
         let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
@@ -71,64 +85,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     })
 }
 
-/// The transcripts below some folders, and what could not be read on the way there.
-#[derive(Debug, Default)]
-pub struct Found {
-    pub files: Vec<PathBuf>,
-    /// `<folder>: <why>` for each folder that could not be read.
-    pub unreadable: Vec<String>,
-}
-
-impl Found {
-    /// Every `*.jsonl` and `*.jsonl.zst` below `dir`, not following links to folders. A
-    /// folder that cannot be read is kept in `unreadable`, never taken for an empty one.
-    pub fn walk(&mut self, dir: &Path) {
-        for entry in walkdir::WalkDir::new(dir) {
-            let entry = match entry {
-                Ok(entry) => entry,
-                // A folder gone since it was listed (or a root that does not exist) holds
-                // nothing to import.
-                Err(e) if e.io_error().map(std::io::Error::kind) == Some(ErrorKind::NotFound) => {
-                    continue;
-                }
-                Err(e) => {
-                    let place = e.path().unwrap_or(dir).display().to_string();
-                    let why = e
-                        .io_error()
-                        .map_or_else(|| e.to_string(), ToString::to_string);
-                    self.unreadable.push(format!("{place}: {why}"));
-                    continue;
-                }
-            };
-            let path = entry.path();
-            let file = entry.file_type().is_file() || entry.path_is_symlink() && path.is_file();
-            if file && is_transcript_name(path) {
-                self.files.push(entry.into_path());
-            }
-        }
+/// The transcripts of `found` this ledger takes, and how many of other projects it leaves
+/// out: a repository's own ledger takes that project's unless `all`.
+fn this_projects(ctx: &Ctx, found: Found, all: bool) -> (Found, usize) {
+    let project = ctx.location.root.as_deref().and_then(Project::of);
+    match project {
+        Some(project) if ctx.location.reason.project_own() && !all => of_project(found, &project),
+        _ => (found, 0),
     }
-}
-
-/// OpenCode's database, by its name.
-const OPENCODE_DB: &str = "opencode.db";
-
-/// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
-/// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
-/// `storage/session/<project>/<id>.json` sessions. What it holds is decided when it is read.
-fn is_transcript_name(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let in_chats = path
-        .parent()
-        .and_then(Path::file_name)
-        .is_some_and(|d| d == "chats");
-    name.ends_with(".jsonl")
-        || name.ends_with(".jsonl.zst")
-        || (in_chats && name.starts_with("session-") && name.ends_with(".json"))
-        || name == OPENCODE_DB
-        || (name.ends_with(".json") && capture::source::stored_root(path).is_some())
 }
 
 /// What [`import_files`] did.

@@ -37,7 +37,7 @@ struct Logged<'a> {
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
-    let session = crate::cli::shared::resolve_in_views(&views, &args.session)?;
+    let session = crate::cli::shared::resolve_in_views(ctx, &views, &args.session)?;
     let log = session_log(&views, &session)?;
     let made = made_by(&views, std::slice::from_ref(&session), Some(&ctx.cwd))?;
     let behind = views.behind();

@@ -86,7 +86,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         true => ctx.read_views()?,
     };
     let session = match &args.session {
-        Some(p) => Some(crate::cli::shared::resolve_in_views(&views, p)?),
+        Some(p) => Some(crate::cli::shared::resolve_in_views(ctx, &views, p)?),
         None => None,
     };
     let lanes = if args.keyword_only {
@@ -102,6 +102,11 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         )
         .hint("Run `peat model fetch`, or search by words alone without the flag."));
     }
+    // A session named is already resolved in the scope (or past its default, by its id).
+    let sessions = match &session {
+        Some(_) => None,
+        None => crate::cli::shared::in_scope(ctx, &views)?,
+    };
     let query = Query {
         words,
         filter: TextFilter {
@@ -114,6 +119,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
             since_ms,
             session,
             subject: args.subject.clone(),
+            sessions,
         },
         lanes,
         floor: args.floor,
@@ -184,6 +190,9 @@ pub(crate) fn print(
         if h.row.kind == TextKind::Obs {
             // An observation without evidence reads as the bare assertion it is.
             tag.push_str(if h.row.cited { "·cited" } else { "·uncited" });
+        }
+        if let Some(a) = h.agent {
+            tag.push_str(&format!(" · {}", a.label()));
         }
         tag.push_str(&format!(
             " · {}",

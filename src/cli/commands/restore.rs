@@ -219,7 +219,7 @@ fn ask(ctx: &Ctx, views: &Views, args: &RestoreArgs) -> Result<Ask, CliError> {
     let no_event = |id: &EventId| moment_error(views, MomentError::NoEvent(id.clone()));
     if let Some(undo) = &args.undo {
         let session = match undo {
-            Some(id) => resolve_in_views(views, id)?,
+            Some(id) => resolve_in_views(ctx, views, id)?,
             None => restores(views)?.pop().ok_or_else(|| {
                 CliError::not_found("no restore is recorded: there is nothing to undo")
             })?,
@@ -247,7 +247,7 @@ fn ask(ctx: &Ctx, views: &Views, args: &RestoreArgs) -> Result<Ask, CliError> {
             Some(Some(file)) => named.push(file.clone()),
             Some(None) => {}
         }
-        let session = resolve_in_views(views, s)?;
+        let session = resolve_in_views(ctx, views, s)?;
         return Ok(Ask::Span(Span::whole(views, session)?, named));
     }
     if args.files.is_empty() {

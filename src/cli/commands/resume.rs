@@ -40,7 +40,7 @@ struct Resume {
 
 pub(crate) fn run(ctx: &Ctx, args: &ResumeArgs) -> Result<u8, CliError> {
     let (_ledger, views, _model) = ctx.read_views()?;
-    let asked = resolve_in_views(&views, &args.session)?;
+    let asked = resolve_in_views(ctx, &views, &args.session)?;
     let handles = Handles::new(&views.tables);
     let resume = plan(&views, &handles, asked)?;
     // The harness may run for hours: the views are not held open under it.

@@ -29,7 +29,9 @@ struct Listed<'a> {
 
 pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
-    let all = views.summaries()?;
+    let only = crate::cli::shared::in_scope(ctx, &views)?;
+    let mut all = views.summaries()?;
+    all.retain(|s| crate::views::session::admitted(only.as_ref(), &s.session));
     let ids: Vec<SessionId> = all.iter().map(|s| s.session.clone()).collect();
     let made = made_by(&views, &ids, Some(&ctx.cwd))?;
     drop(views);
@@ -88,5 +90,8 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
     out.finish()?;
     ctx.ui
         .note(&format!("({})", noun(all.len() as i64, "session")));
+    if let Some(lift) = ctx.scope.lift_hint() {
+        ctx.ui.note(&format!("peat: this list shows {lift}"));
+    }
     Ok(0)
 }

@@ -1,13 +1,13 @@
 use clap::Args;
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli::commands::hook::{ensure_ledger, install_harness};
-use crate::cli::commands::import::Found;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::hook::install;
+use crate::cli::scope::Project;
 use crate::cli::shared::{install_root, shown};
+use crate::cli::transcripts::project_transcripts;
 use crate::embed::artifacts::{self, Resolution};
 use crate::embed::fetch;
 
@@ -17,14 +17,26 @@ use crate::embed::fetch;
 /// Code when neither is found), fetches the pinned embedding model (or says how), captures
 /// this project's existing transcripts, and shows the brief. Safe to run again: what is
 /// already in place is left as it is.
+///
+/// With --user: once for every project and every agent. One ledger in the user's data
+/// directory ($PEAT_DATA_DIR, else $XDG_DATA_HOME/peat, else ~/.local/share/peat), the hooks
+/// and skill in each agent's user-level settings, and every transcript on this machine.
+/// A repository with a ledger of its own keeps using it; every other one records into the
+/// user-level ledger, and its reads show its own sessions unless given --all-projects.
 #[derive(Args, Debug, Default)]
 pub(crate) struct SetupArgs {
     /// Don't fetch the embedding model (search stays keyword-only until `peat model fetch`)
     #[arg(long)]
     pub(crate) no_model: bool,
+    /// Set up one user-level ledger and user-level hooks for every project and every agent
+    #[arg(long)]
+    pub(crate) user: bool,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
+    if args.user {
+        return run_user(ctx, args);
+    }
     let root = install_root(ctx);
     ctx.ui.note(&format!("peat: setting up {}", root.display()));
     if !ensure_ledger(ctx)? {
@@ -52,7 +64,8 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
         fetch_model(ctx);
     }
 
-    let found = project_transcripts(&root, claude_home, codex_home);
+    let project = Project::of(&root).unwrap_or_else(|| Project::at(&root));
+    let found = project_transcripts(&project, claude_home, codex_home);
     let done = super::import::import_files(ctx, found)?;
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 
@@ -67,6 +80,66 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     // Set up is done whatever the brief found.
     crate::cli::commands::brief::run(ctx, &crate::cli::commands::brief::BriefArgs::default())
         .map(|_| 0)
+}
+
+/// `peat setup --user`: the user-level ledger, every agent's user-level hooks and skill,
+/// the model, and every transcript on this machine.
+fn run_user(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
+    let Some(user) = ctx.at_user_store() else {
+        return Err(CliError::user("no user data directory: HOME is not set")
+            .hint("Set HOME, or PEAT_DATA_DIR to the folder the user-level ledger goes in."));
+    };
+    ctx.ui.note(&format!(
+        "peat: setting up the user-level ledger at {}",
+        user.location.store.display()
+    ));
+    if !ensure_ledger(&user)? {
+        ctx.ui.note(&format!(
+            "= {}: ledger present",
+            user.location.store.display()
+        ));
+    }
+    let entry = install::entry(&install::this_hook_command(ctx));
+    let home = ctx.home.clone().unwrap_or_default();
+    for harness in crate::cli::shared::agents(&home, (&ctx.claude_home, &ctx.codex_home), true) {
+        let at = crate::cli::shared::user_level(ctx, harness);
+        let config = install::install_config(&at.config, &entry).map_err(CliError::user)?;
+        let skill = match at.current_skill() {
+            Some(_) => install::Outcome::Current,
+            None => install::install_skill(&at.skills[0]).map_err(CliError::user)?,
+        };
+        for (path, outcome) in [(&at.config, config), (&at.skills[0], skill)] {
+            let mark = match outcome {
+                install::Outcome::Written => "✓ written",
+                install::Outcome::Current => "= already current",
+            };
+            ctx.ui.note(&format!("{mark}: {}", path.display()));
+        }
+        if harness == install::Harness::Codex {
+            ctx.ui.note(
+                "  Codex runs no hook until it is trusted: open /hooks in the Codex CLI and trust it.",
+            );
+        }
+    }
+    if args.no_model {
+        ctx.ui.note(
+            "- model: not fetched (--no-model); search is keyword-only until `peat model fetch`",
+        );
+    } else {
+        fetch_model(ctx);
+    }
+    let every = super::import::ImportArgs {
+        dirs: Vec::new(),
+        all: true,
+    };
+    let code = super::import::run(&user, &every)?;
+    if ctx.location.reason.project_own() && crate::ledger::recorded(&ctx.location.store) {
+        ctx.ui.note(&format!(
+            "  This repository keeps its own ledger ({}), which its hooks and reads go on using; every project without one uses the user-level ledger.",
+            ctx.location.store.display()
+        ));
+    }
+    Ok(code)
 }
 
 /// The store holds everything the agents saw: `.peat/` goes into the repository's
@@ -156,185 +229,5 @@ fn fetch_model(ctx: &Ctx) {
             }
             ctx.ui.note(later);
         }
-    }
-}
-
-/// This project's transcripts: Claude Code session folders whose cwd is `root` or under it
-/// (found by Claude Code's folder name, confirmed by a recorded cwd when the name is only a
-/// prefix), and Codex rollouts whose first line (`session_meta`) names a cwd under `root`;
-/// with the folders that could not be read on the way.
-pub(crate) fn project_transcripts(root: &Path, claude_home: &Path, codex_home: &Path) -> Found {
-    let roots = root_forms(root);
-    let mut ours = Found::default();
-    let projects = claude_home.join("projects");
-    let slugs: Vec<String> = roots
-        .iter()
-        .map(|r| crate::cli::hook::claude_slug(r))
-        .collect();
-    if let Ok(dirs) = std::fs::read_dir(&projects) {
-        for dir in dirs.flatten() {
-            let name = dir.file_name().to_string_lossy().into_owned();
-            let path = dir.path();
-            if !path.is_dir() {
-                continue;
-            }
-            // Claude Code cuts long names at 200 characters and appends a hash.
-            let exact = slugs.contains(&name);
-            let prefix = slugs
-                .iter()
-                .any(|s| name.starts_with(&s[..s.len().min(200)]));
-            if !exact && !prefix {
-                continue;
-            }
-            let mut found = Found::default();
-            found.walk(&path);
-            ours.unreadable.extend(found.unreadable);
-            let this_project = exact
-                || found
-                    .files
-                    .iter()
-                    .find_map(|f| first_value(f, "cwd"))
-                    .is_some_and(|cwd| under(&cwd, &roots));
-            if this_project {
-                ours.files.extend(found.files);
-            }
-        }
-    }
-    for dir in ["sessions", "archived_sessions"] {
-        let mut found = Found::default();
-        found.walk(&codex_home.join(dir));
-        ours.unreadable.extend(found.unreadable);
-        ours.files.extend(found.files.into_iter().filter(|f| {
-            let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
-            name.is_some_and(|n| n.starts_with("rollout-"))
-                && rollout_cwd(f).is_some_and(|cwd| under(&cwd, &roots))
-        }));
-    }
-    ours
-}
-
-/// `root` as given and as the file system resolves it (a harness records either).
-fn root_forms(root: &Path) -> Vec<PathBuf> {
-    let mut out = vec![root.to_path_buf()];
-    if let Ok(real) = std::fs::canonicalize(root)
-        && real != root
-    {
-        out.push(real);
-    }
-    out
-}
-
-fn under(cwd: &str, roots: &[PathBuf]) -> bool {
-    let cwd = Path::new(cwd);
-    roots.iter().any(|r| cwd.starts_with(r))
-}
-
-/// The cwd a Codex rollout's first line (`session_meta`) records.
-fn rollout_cwd(path: &Path) -> Option<String> {
-    let line = first_line(path)?;
-    let v: serde_json::Value = serde_json::from_str(&line).ok()?;
-    let meta = if v.get("type").and_then(|t| t.as_str()) == Some("session_meta") {
-        v.get("payload")?
-    } else {
-        &v
-    };
-    meta.get("cwd")?.as_str().map(str::to_string)
-}
-
-/// The first string `key` in the first 50 lines of a transcript (Claude Code's `cwd`).
-fn first_value(path: &Path, key: &str) -> Option<String> {
-    let reader = open_text(path)?;
-    for line in reader.lines().take(50) {
-        let line = line.ok()?;
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
-            && let Some(s) = v.get(key).and_then(|c| c.as_str())
-            && !s.is_empty()
-        {
-            return Some(s.to_string());
-        }
-    }
-    None
-}
-
-/// The first line of a transcript, read no further than 1 MiB.
-fn first_line(path: &Path) -> Option<String> {
-    let reader = open_text(path)?;
-    let mut line = String::new();
-    reader.take(1 << 20).read_line(&mut line).ok()?;
-    Some(line)
-}
-
-/// A transcript for reading lines, decompressing a `.zst` rollout.
-fn open_text(path: &Path) -> Option<Box<dyn BufRead>> {
-    let file = std::fs::File::open(path).ok()?;
-    if path.extension().is_some_and(|e| e == "zst") {
-        let decoder = zstd::stream::read::Decoder::new(file).ok()?;
-        Some(Box::new(BufReader::new(decoder)))
-    } else {
-        Some(Box::new(BufReader::new(file)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::fs;
-
-    #[test]
-    fn only_this_projects_transcripts_are_chosen() {
-        let t = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(t.path()).unwrap();
-        let root = base.join("acme-api");
-        fs::create_dir_all(&root).unwrap();
-        let claude = base.join("claude");
-        let codex = base.join("codex");
-        let slug = crate::cli::hook::claude_slug(&root);
-        let line = |cwd: &Path| format!("{{\"type\":\"user\",\"cwd\":\"{}\"}}\n", cwd.display());
-        let write = |p: PathBuf, text: String| {
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(&p, text).unwrap();
-            p
-        };
-        let here = write(claude.join(format!("projects/{slug}/a.jsonl")), line(&root));
-        let sub = write(
-            claude.join(format!("projects/{slug}-src/b.jsonl")),
-            line(&root.join("src")),
-        );
-        // A sibling whose name starts the same: `acme-api-old` is not under `acme-api`.
-        write(
-            claude.join(format!("projects/{slug}-old/c.jsonl")),
-            line(&base.join("acme-api-old")),
-        );
-        write(
-            claude.join("projects/-elsewhere/d.jsonl"),
-            line(Path::new("/elsewhere")),
-        );
-        let meta = |cwd: &Path| {
-            format!(
-                "{{\"timestamp\":\"2026-05-04T10:15:02.311Z\",\"type\":\"session_meta\",\"payload\":{{\"id\":\"x\",\"cwd\":\"{}\"}}}}\n",
-                cwd.display()
-            )
-        };
-        let rollout = write(
-            codex.join("sessions/2026/05/04/rollout-2026-05-04T10-15-02-x.jsonl"),
-            meta(&root),
-        );
-        write(
-            codex.join("sessions/2026/05/04/rollout-2026-05-04T11-00-00-y.jsonl"),
-            meta(Path::new("/elsewhere")),
-        );
-        let zst = codex.join("archived_sessions/rollout-2026-05-01T10-00-00-z.jsonl.zst");
-        fs::create_dir_all(zst.parent().unwrap()).unwrap();
-        fs::write(
-            &zst,
-            zstd::encode_all(meta(&root.join("lib")).as_bytes(), 3).unwrap(),
-        )
-        .unwrap();
-
-        let mut got = project_transcripts(&root, &claude, &codex).files;
-        got.sort();
-        let mut want = vec![here, sub, rollout, zst];
-        want.sort();
-        assert_eq!(got, want);
     }
 }

@@ -56,8 +56,8 @@ pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
     // The views answer, an event whole from their copy of the ledger (see `EventSource`).
     let (ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
-        Some(prefix) => resolve_in_views(&views, prefix)?,
-        None => latest(&views)?,
+        Some(prefix) => resolve_in_views(ctx, &views, prefix)?,
+        None => latest(ctx, &views)?,
     };
     match args.seq {
         Some(seq) => show_event(
@@ -72,8 +72,11 @@ pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
 }
 
 /// The session with the newest activity (a subagent's counts as its parent's).
-fn latest(views: &Views) -> Result<SessionId, CliError> {
-    let newest = newest(views.tables.all_sessions()?).map(|(s, r)| r.parent.unwrap_or(s));
+fn latest(ctx: &Ctx, views: &Views) -> Result<SessionId, CliError> {
+    let only = crate::cli::shared::in_scope(ctx, views)?;
+    let mut all = views.tables.all_sessions()?;
+    all.retain(|(s, _)| crate::views::session::admitted(only.as_ref(), s));
+    let newest = newest(all).map(|(s, r)| r.parent.unwrap_or(s));
     newest.ok_or_else(|| {
         CliError::user("no sessions in the record yet")
             .hint("`peat import` captures the transcripts already on this machine.")

@@ -43,7 +43,10 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
             None => Err(no_such_subject(&name, &all)),
         };
     }
-    let all = register(&views, ctx.now_ms, &ctx.tz)?;
+    let mut all = register(&views, ctx.now_ms, &ctx.tz)?;
+    // A subject belongs to the scope its current claim was made in.
+    let only = crate::cli::shared::in_scope(ctx, &views)?;
+    all.retain(|s| crate::views::session::admitted(only.as_ref(), &s.session));
     drop(views);
     drop(ledger);
     if ctx.json {

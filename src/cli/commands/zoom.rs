@@ -48,7 +48,8 @@ pub(crate) fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
 /// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
 pub(crate) fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
     let (ledger, views, _model) = ctx.read_views()?;
-    let z = zoom::assemble(&views, w, ctx.now_ms, &ctx.tz, &ctx.cwd)?;
+    let only = crate::cli::shared::in_scope(ctx, &views)?;
+    let z = zoom::assemble(&views, w, ctx.now_ms, &ctx.tz, &ctx.cwd, only.as_ref())?;
     let behind = views.behind();
     drop(views);
     drop(ledger);
@@ -138,6 +139,9 @@ fn print(ctx: &Ctx, z: &Zoom, titled: bool, out: &mut impl Write) -> Result<(), 
                 s.to,
                 ui.safe(&s.place)
             );
+            if let Some(a) = s.agent {
+                line.push_str(&format!(" · {a}"));
+            }
             if let Some(b) = &s.branch {
                 line.push_str(&format!(" · {}", ui.safe(b)));
             }

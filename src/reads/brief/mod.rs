@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 
 use crate::reads::ladder::{self, Band, DayRow, Tally};
 use crate::views::handle::Handles;
+use crate::views::session::{SessionSet, admitted};
 use crate::views::tables::{Table, Tables};
 use crate::views::{ViewError, Views};
-use crate::vocab::event::{Basis, EventId, Seq, SessionId};
+use crate::vocab::event::{Agent, Basis, EventId, Seq, SessionId};
 use crate::vocab::time::age;
 use crate::vocab::window;
 
@@ -54,6 +55,8 @@ pub(crate) struct Brief {
 pub(crate) struct Active {
     /// Where it runs: the last component of its working directory.
     pub(crate) place: String,
+    /// The agent that runs it, as `--agent` names it.
+    pub(crate) agent: Option<&'static str>,
     pub(crate) session: SessionId,
     pub(crate) short: String,
     pub(crate) age: String,
@@ -77,6 +80,8 @@ pub(crate) struct LastSession {
     #[serde(rename = "where")]
     pub(crate) place: String,
     pub(crate) cwd: Option<String>,
+    /// The agent that ran it, as `--agent` names it.
+    pub(crate) agent: Option<&'static str>,
     /// It ran on this desk (under its root).
     pub(crate) here: bool,
     pub(crate) session: SessionId,
@@ -122,6 +127,8 @@ pub(crate) struct Here<'a> {
     pub(crate) cwd: &'a Path,
     /// The number of ladder bands.
     pub(crate) budget: usize,
+    /// The sessions in the read's scope (`None`: every session).
+    pub(crate) only: Option<&'a SessionSet>,
 }
 
 pub(crate) use crate::vocab::time::{day_end_ms, day_start_ms, local_date};
@@ -160,6 +167,8 @@ pub(crate) fn decode_days(
 pub(crate) struct Head {
     #[serde(default)]
     pub(crate) cwd: Option<String>,
+    #[serde(default)]
+    pub(crate) agent: Option<Agent>,
     #[serde(default)]
     pub(crate) branch: Option<String>,
     #[serde(default)]
@@ -305,7 +314,10 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
     let tables = &views.tables;
     let today = local_date(here.now_ms, here.tz);
     let raw = day_rows(tables)?;
-    let owned = decode_days(&raw)?;
+    let mut owned = decode_days(&raw)?;
+    if let Some(only) = here.only {
+        owned = scoped_days(tables, owned, only)?;
+    }
     let days: Vec<DayRow> = owned.iter().map(|(d, s)| (*d, s)).collect();
     let shown = &days[days.len().saturating_sub(DAYS_SHOWN)..];
     let mut brief = Brief {
@@ -327,22 +339,26 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
     // Every session's commits, by the one resolution (see [`crate::reads::commits`]): the
     // brief names and counts the commits `peat COMMIT`, `show` and `zoom` do, in every
     // period (a commit of lines a session wrote days before is counted where it was made).
-    let made = crate::reads::commits::made_by(views, &tables.session_ids()?, Some(here.cwd))?;
+    let mut ids = tables.session_ids()?;
+    ids.retain(|s| admitted(here.only, s));
+    let made = crate::reads::commits::made_by(views, &ids, Some(here.cwd))?;
     for s in recent {
         let Some(h) = heads.get(s)? else { continue };
         let Some(end) = h.end_ms else { continue };
         // Within the hour either side: a session a moment ahead of this clock is active too.
         if h.parent.is_none() && (end - here.now_ms).abs() <= ACTIVE_MS {
             let commits = made.of(&SessionId(s.to_string())).len();
-            active.push((end, s.to_string(), h.place(), commits));
+            let agent = h.agent.map(Agent::label);
+            active.push((end, s.to_string(), (h.place(), agent), commits));
         }
     }
     active.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     brief.active = active
         .into_iter()
         .take(ACTIVE_SHOWN)
-        .map(|(end, s, place, commits)| Active {
+        .map(|(end, s, (place, agent), commits)| Active {
             place,
+            agent,
             short: short(&handles, &s),
             age: age(here.now_ms, end, here.tz),
             commits,
@@ -409,6 +425,56 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
         })
         .collect();
     Ok(brief)
+}
+
+/// The days as a scoped read sees them: only the sessions in `only`, the files they
+/// touched, and the day's counts as those sessions' share of them (a session's own counts,
+/// spread evenly over the days it was active: the days view keeps no count per session and
+/// day). A day none of them was active on is left out. Observations stay the day's: they
+/// are about subjects, not one project.
+pub(crate) fn scoped_days<'a>(
+    tables: &Tables,
+    days: Vec<(Date, ladder::Day<'a>)>,
+    only: &SessionSet,
+) -> Result<Vec<(Date, ladder::Day<'a>)>, ViewError> {
+    let mut spread: HashMap<&str, i64> = HashMap::new();
+    for (_, d) in &days {
+        for s in &d.sessions {
+            *spread.entry(s.as_ref()).or_insert(0) += 1;
+        }
+    }
+    let mut rollups = HashMap::new();
+    for (_, d) in &days {
+        for s in &d.sessions {
+            let id = SessionId(s.to_string());
+            if only.contains(&id) && !rollups.contains_key(s.as_ref()) {
+                let spread = spread.get(s.as_ref()).copied().unwrap_or(1).max(1);
+                let r = tables.session(&id)?.unwrap_or_default();
+                rollups.insert(s.to_string(), (r, spread));
+            }
+        }
+    }
+    let share = |n: i64, spread: i64| (n + spread - 1) / spread;
+    let mut out = Vec::new();
+    for (date, mut d) in days {
+        d.sessions.retain(|s| rollups.contains_key(s.as_ref()));
+        if d.sessions.is_empty() {
+            continue;
+        }
+        let mine: Vec<&(crate::views::session::SessionRollup, i64)> = d
+            .sessions
+            .iter()
+            .filter_map(|s| rollups.get(s.as_ref()))
+            .collect();
+        d.files
+            .retain(|(f, _)| mine.iter().any(|(r, _)| r.files.contains_key(f.as_ref())));
+        d.events = mine.iter().map(|(r, k)| share(r.events, *k)).sum();
+        d.prompts = mine.iter().map(|(r, k)| share(r.prompts, *k)).sum();
+        d.tools = mine.iter().map(|(r, k)| share(r.tools, *k)).sum();
+        d.fails = mine.iter().map(|(r, k)| share(r.failed_tools, *k)).sum();
+        out.push((date, d));
+    }
+    Ok(out)
 }
 
 /// The `n` files most touched over `rows`, with the sessions that touched them, as the
@@ -515,6 +581,7 @@ fn last_session(
         for s in &stats.sessions {
             if seen.insert(s.as_ref())
                 && let Some(h) = heads.get(s)?
+                && admitted(here.only, &SessionId(s.to_string()))
             {
                 best.offer(s, h, &roots);
             }
@@ -541,6 +608,9 @@ fn last_session(
                 continue;
             }
             let s = String::from_utf8_lossy(&k);
+            if !admitted(here.only, &SessionId(s.to_string())) {
+                continue;
+            }
             best.offer(&s, &Head::decode(&v)?, &roots);
         }
     }
@@ -561,6 +631,7 @@ fn last_session(
     Ok(Some(LastSession {
         place: h.place(),
         cwd: h.cwd.clone(),
+        agent: h.agent.map(Agent::label),
         here: is_here,
         age: age(here.now_ms, end, here.tz),
         branch: h.branch.clone(),

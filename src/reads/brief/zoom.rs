@@ -5,11 +5,14 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-use super::{Heads, day_end_ms, day_rows, day_start_ms, decode_days, local_date, short};
+use super::{
+    Heads, day_end_ms, day_rows, day_start_ms, decode_days, local_date, scoped_days, short,
+};
 use crate::reads::commits::made_by;
 use crate::reads::ladder::{self, DayRow, Tally};
 use crate::views::handle::Handles;
 use crate::views::rows::{TextKind, TextRow};
+use crate::views::session::{SessionSet, admitted};
 use crate::views::tables::{ObsRow, Table, split_key};
 use crate::views::{ViewError, Views};
 use crate::vocab::event::{EventId, Seq, SessionId};
@@ -65,6 +68,8 @@ pub(crate) struct SessionLine {
     pub(crate) session: SessionId,
     pub(crate) short: String,
     pub(crate) place: String,
+    /// The agent that ran it, as `--agent` names it.
+    pub(crate) agent: Option<&'static str>,
     pub(crate) cwd: Option<String>,
     pub(crate) branch: Option<String>,
     pub(crate) start_ms: Option<i64>,
@@ -126,11 +131,15 @@ pub(crate) fn assemble(
     now_ms: i64,
     tz: &jiff::tz::TimeZone,
     cwd: &std::path::Path,
+    only: Option<&SessionSet>,
 ) -> Result<Zoom, ViewError> {
     let tables = &views.tables;
     let today = local_date(now_ms, tz);
     let raw = day_rows(tables)?;
-    let owned = decode_days(&raw)?;
+    let mut owned = decode_days(&raw)?;
+    if let Some(only) = only {
+        owned = scoped_days(tables, owned, only)?;
+    }
     let days: Vec<DayRow> = owned.iter().map(|(d, s)| (*d, s)).collect();
     let inside = ladder::within(&days, w.start, w.end);
     let (from_ms, to_ms) = (day_start_ms(w.start, tz), day_end_ms(w.end, tz));
@@ -140,7 +149,9 @@ pub(crate) fn assemble(
         .collect();
     // Every session's commits: one made in the window may carry the lines of a session that
     // ran before it (the content route), and `peat COMMIT` names that session.
-    let made = made_by(views, &tables.session_ids()?, Some(cwd))?;
+    let mut all = tables.session_ids()?;
+    all.retain(|s| admitted(only, s));
+    let made = made_by(views, &all, Some(cwd))?;
     let tally = |start: Date, end: Date| {
         let mut t = Tally::of(inside, start, end);
         t.commits = made.count_between(day_start_ms(start, tz), day_end_ms(end, tz)) as i64;
@@ -196,6 +207,7 @@ pub(crate) fn assemble(
                 session: SessionId(id.to_string()),
                 short: short(&handles, id),
                 place: h.place(),
+                agent: h.agent.map(crate::vocab::event::Agent::label),
                 cwd: h.cwd.clone(),
                 branch: h.branch.clone(),
                 start_ms: h.start_ms,

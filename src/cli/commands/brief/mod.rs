@@ -71,6 +71,7 @@ pub(crate) fn assemble(ctx: &Ctx, budget: usize) -> Result<Brief, CliError> {
 
 /// [`assemble`], with how many recorded changes the views it read do not show yet.
 fn assemble_behind(ctx: &Ctx, budget: usize) -> Result<(Brief, u64), CliError> {
+    ctx.somewhere()?;
     if !crate::ledger::recorded(&ctx.location.store) {
         let empty = Brief {
             today: brief::local_date(ctx.now_ms, &ctx.tz).to_string(),
@@ -80,12 +81,14 @@ fn assemble_behind(ctx: &Ctx, budget: usize) -> Result<(Brief, u64), CliError> {
     }
     let (ledger, views, _model) = ctx.read_views()?;
     let root = ctx.location.root.clone().unwrap_or_else(|| ctx.cwd.clone());
+    let only = crate::cli::shared::in_scope(ctx, &views)?;
     let here = Here {
         now_ms: ctx.now_ms,
         tz: &ctx.tz,
         root: &root,
         cwd: &ctx.cwd,
         budget,
+        only: only.as_ref(),
     };
     let brief = brief::assemble(&views, &here)?;
     let behind = views.behind();

@@ -159,6 +159,7 @@ mod tests {
             events: 3,
             active: vec![Active {
                 place: "acme\x1b[31m".into(),
+                agent: None,
                 session: SessionId("s".into()),
                 short: "3f6c2a9e".into(),
                 age: "<1h".into(),
@@ -168,6 +169,7 @@ mod tests {
             last_session: Some(LastSession {
                 place: "acme".into(),
                 cwd: None,
+                agent: None,
                 here: true,
                 session: SessionId("s".into()),
                 seq: Seq(4),
