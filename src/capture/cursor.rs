@@ -275,9 +275,10 @@ fn prompt_time(text: &str) -> Option<i64> {
     let seconds = match zone {
         "" => 0,
         z => {
-            let (sign, z) = match z.split_at(1) {
-                ("+", rest) => (1, rest),
-                ("-", rest) => (-1, rest),
+            // By prefix, not by byte: a damaged zone may open with a character of any width.
+            let (sign, z) = match (z.strip_prefix('+'), z.strip_prefix('-')) {
+                (Some(rest), _) => (1, rest),
+                (_, Some(rest)) => (-1, rest),
                 _ => return None,
             };
             let (h, m) = z.split_once(':').unwrap_or((z, "0"));
@@ -389,6 +390,11 @@ mod tests {
             crate::vocab::time::parse_iso_ms("2026-03-02T03:35:00Z")
         );
         assert_eq!(prompt_time("<timestamp>soon</timestamp>"), None);
+        // A zone opening with a character wider than a byte is no zone (it panicked once).
+        assert_eq!(
+            prompt_time("<timestamp>Jul 31, 2026, 5:10 PM (UTC\u{fffd}-5)</timestamp>"),
+            None
+        );
         assert_eq!(prompt_time("no stamp"), None);
     }
 
