@@ -564,3 +564,72 @@ fn a_commit_made_after_a_read_is_named_by_the_next_read() {
     );
     assert_eq!(made(&env), vec!["recorded", "trailer"]);
 }
+
+#[test]
+fn a_trailer_names_its_session_even_on_lines_that_session_wrote() {
+    use crate::log::at;
+    require_git();
+    let env = Env::new();
+    let work = env.path("work");
+    let root = std::fs::canonicalize(&work)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    std::fs::write(work.join("README.md"), "# acme\n").unwrap();
+    git_at(&work, "2026-07-14T08:00:00Z", &["add", "."]);
+    git_at(
+        &work,
+        "2026-07-14T08:00:00Z",
+        &["commit", "-q", "-m", "start"],
+    );
+    // A writes the limiter at 09:02; the person commits it at noon with A's trailer. Both the
+    // trailer and the content name A: the surer route, the trailer, is the one said.
+    let a: Vec<String> = [
+        vec![at(
+            SESSION_A,
+            1,
+            "09:01",
+            "user",
+            json!({"message": {"role": "user", "content": "write the refill function"}}),
+        )],
+        tool(
+            SESSION_A,
+            2,
+            2,
+            "Write",
+            json!({"file_path": format!("{root}/src/limiter.rs"), "content": WRITTEN}),
+        )
+        .to_vec(),
+    ]
+    .concat()
+    .into_iter()
+    .map(|l| l.replace("/home/dev/acme-api", &root))
+    .collect();
+    std::fs::write(work.join("src/limiter.rs"), WRITTEN).unwrap();
+    git_at(&work, "2026-07-14T12:00:00Z", &["add", "."]);
+    let message = format!(
+        "add the refill function\n\nPeat-Session: {}",
+        &SESSION_A[..8]
+    );
+    git_at(
+        &work,
+        "2026-07-14T12:00:00Z",
+        &["commit", "-q", "-m", &message],
+    );
+    let t = transcript(&env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    for view in ["show", "log"] {
+        let v: Value =
+            serde_json::from_str(&peat(&env, &[view, &SESSION_A[..8], "--json"]).ok().stdout)
+                .unwrap();
+        let routes: Vec<&str> = v["made_commits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("peat {view}: {v}"))
+            .iter()
+            .map(|c| c["route"].as_str().unwrap())
+            .collect();
+        assert_eq!(routes, vec!["trailer"], "peat {view}: {v}");
+    }
+}
