@@ -950,6 +950,56 @@ mod tests {
     }
 
     #[test]
+    fn content_reaches_a_commit_made_up_to_a_minute_before_the_sessions_first_write() {
+        // The commit's clock and the transcript's may differ by the grace: a commit a minute
+        // before the write may still hold its lines; a millisecond more and it cannot.
+        let store = Store::new();
+        let wrote = Change::write("fn limiter(rate: u32) -> u32 {\n    rate * 2\n}\n");
+        let at = 600_000;
+        store.write(
+            vec![(
+                "maker",
+                1,
+                at,
+                touch("/r/src/lim.rs", TouchOp::Write, &wrote),
+            )],
+            &[&wrote],
+        );
+        let (_ledger, views) = store.open();
+        let tied = |ts_ms: i64| {
+            let content = CommitContent {
+                message: "limit".into(),
+                added: vec![(
+                    "src/lim.rs".into(),
+                    vec![
+                        "fn limiter(rate: u32) -> u32 {".into(),
+                        "    rate * 2".into(),
+                    ],
+                )],
+            };
+            by_content(&views, &content, Some(ts_ms), &mut Written::default())
+                .unwrap()
+                .len()
+        };
+        assert_eq!(tied(at - SPAN_GRACE_MS), 1);
+        assert_eq!(tied(at - SPAN_GRACE_MS - 1), 0);
+    }
+
+    #[test]
+    fn the_workspace_route_reaches_a_minute_either_side_of_the_session_and_no_further() {
+        let r = SessionRollup {
+            cwd: Some("/w".into()),
+            start_ms: Some(600_000),
+            end_ms: Some(900_000),
+            ..SessionRollup::default()
+        };
+        assert!(in_workspace(&r, "/w", 600_000 - SPAN_GRACE_MS));
+        assert!(!in_workspace(&r, "/w", 600_000 - SPAN_GRACE_MS - 1));
+        assert!(in_workspace(&r, "/w", 900_000 + SPAN_GRACE_MS));
+        assert!(!in_workspace(&r, "/w", 900_000 + SPAN_GRACE_MS + 1));
+    }
+
+    #[test]
     fn a_bare_file_name_reaches_only_a_file_at_the_top_of_the_working_directory() {
         let deep = tails("/r/src/views/mod.rs", Some("/r"));
         assert!(deep.contains(&"src/views/mod.rs") && deep.contains(&"views/mod.rs"));
