@@ -986,6 +986,13 @@ mod tests {
     }
 
     #[test]
+    fn a_path_recorded_without_a_folder_is_its_own_tail_and_an_empty_one_has_none() {
+        // A patch may name a file relative to the session's folder, with no folder at all.
+        assert_eq!(tails("README.md", Some("/r")), vec!["README.md"]);
+        assert!(tails("", Some("/r")).is_empty());
+    }
+
+    #[test]
     fn the_workspace_route_reaches_a_minute_either_side_of_the_session_and_no_further() {
         let r = SessionRollup {
             cwd: Some("/w".into()),
