@@ -2965,7 +2965,7 @@ mod tests {
             crate::testing::skip(&format!("{} is not here", path.display()), false);
             return;
         };
-        let (session, out) = parse_str(&text, &FileHints::of(&path)).unwrap();
+        let (session, out) = parse_str(&text, &FileHints::of(&path, &path)).unwrap();
         assert_eq!(
             session.unwrap().as_str(),
             "01997e76-d124-7592-9cac-2ec05abbca08"

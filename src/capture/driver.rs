@@ -119,7 +119,7 @@ fn capture_lines(
         path: path.to_path_buf(),
         source,
     };
-    let hints = FileHints::of(path);
+    let hints = FileHints::of(path, Path::new(cursor_key));
     let mut receipt = Receipt::default();
 
     let saved: Option<Cursor> = ledger
@@ -336,7 +336,7 @@ fn capture_whole(
         skipped: whole.skipped,
         ..Receipt::default()
     };
-    let mut state = ParserState::new(whole.format, &FileHints::of(path));
+    let mut state = ParserState::new(whole.format, &FileHints::of(path, Path::new(cursor_key)));
     let mut emit = Emit::default();
     for (position, record) in whole.records.iter().enumerate() {
         receipt.lines += 1;

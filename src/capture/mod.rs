@@ -210,7 +210,11 @@ pub struct FileHints {
 }
 
 impl FileHints {
-    pub(crate) fn of(path: &Path) -> FileHints {
+    /// The hints of the file named `path`, which is `absolute` with every link resolved
+    /// (the driver resolves it once, for the cursor's key): the name as given (a session
+    /// may be named by a link), the folders as they are (Cursor's project folder is named
+    /// in the path, which may be relative).
+    pub(crate) fn of(path: &Path, absolute: &Path) -> FileHints {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -247,9 +251,7 @@ impl FileHints {
             .filter(|s| !s.is_empty());
         FileHints {
             stem,
-            // The folders as they are: Cursor's project folder is named in the path, which
-            // may be relative or a link.
-            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            path: absolute.to_path_buf(),
             modified_ms,
             project_root,
             parent,
