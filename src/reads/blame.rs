@@ -1021,18 +1021,13 @@ fn line_count(text: &str) -> usize {
 fn apply(text: &mut String, lines: &mut Vec<LineOrigin>, s: &Splice, origin: LineOrigin) {
     let old_end = s.start + s.old.len();
     let new_text = format!("{}{}{}", &text[..s.start], s.new, &text[old_end..]);
-    // The window: from the start of the line the splice starts in, to the first point at or
-    // after its end that is a line boundary in both texts (their tails are equal bytes).
+    // The window: from the start of the line the splice starts in to the end of the line its
+    // end falls in, in both texts (their tails after the splice are equal bytes). A splice
+    // that ends at a line's start takes in that whole line, unchanged in both windows: as
+    // their common last element the diff keeps its origin.
     let win_start = memchr::memrchr(b'\n', &text.as_bytes()[..s.start]).map_or(0, |i| i + 1);
-    let new_end_of_splice = s.start + s.new.len();
-    let boundary = |t: &str, at: usize| at == 0 || at == t.len() || t.as_bytes()[at - 1] == b'\n';
-    let old_win_end = if boundary(text, old_end) && boundary(&new_text, new_end_of_splice) {
-        old_end
-    } else {
-        text[old_end..]
-            .find('\n')
-            .map_or(text.len(), |i| old_end + i + 1)
-    };
+    let old_win_end = memchr::memchr(b'\n', &text.as_bytes()[old_end..])
+        .map_or(text.len(), |i| old_end + i + 1);
     let new_win_end = old_win_end - s.old.len() + s.new.len();
     let first_line = memchr::memchr_iter(b'\n', &text.as_bytes()[..win_start]).count();
     let old_win: Vec<&str> = text[win_start..old_win_end].split_inclusive('\n').collect();
