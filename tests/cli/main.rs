@@ -10,6 +10,7 @@ mod capture;
 mod commits;
 mod diff;
 mod dispatch;
+mod export;
 mod faults;
 mod honest;
 mod hook;
