@@ -13,6 +13,7 @@ mod dispatch;
 mod faults;
 mod honest;
 mod hook;
+mod hook_agents;
 mod jj;
 mod kill;
 mod log;

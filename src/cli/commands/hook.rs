@@ -93,7 +93,7 @@ pub(crate) fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
 fn harness_of(a: &InstallArgs) -> Result<Harness, CliError> {
     if let Some(name) = &a.agent {
         return Harness::named(name).ok_or_else(|| {
-            CliError::user(format!("peat has no hooks for an agent named {name:?}")).hint(
+            CliError::user(format!("no hooks for an agent named {name:?}")).hint(
                 "Name one of claude, codex, gemini, qwen, cursor, copilot, droid. OpenCode and Pi take no hooks: `peat import` and every other agent's hook catch their sessions up.",
             )
         });
