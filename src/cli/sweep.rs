@@ -42,10 +42,19 @@ impl Print {
     }
 }
 
-/// The prints the last sweep settled, and those of the files this sweep is about to read.
+/// What the sweeps remember: the files captured (or found to be no transcript), and apart
+/// from them the files left out as other projects' (which `peat import --all` still reads).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Memory {
+    settled: BTreeMap<String, Print>,
+    #[serde(default)]
+    left_out: BTreeMap<String, Print>,
+}
+
+/// The prints the last sweeps settled, and those of the files this sweep is about to read.
 #[derive(Debug, Default)]
 pub(crate) struct Index {
-    settled: BTreeMap<String, Print>,
+    memory: Memory,
     pending: HashMap<PathBuf, Print>,
     changed: bool,
 }
@@ -54,19 +63,20 @@ impl Index {
     /// The ledger's memory of the last sweep; none (every file read) when it is missing or
     /// unreadable.
     pub(crate) fn load(ledger: &Ledger) -> Result<Index, LedgerError> {
-        let settled = ledger
+        let memory = ledger
             .cursor(KEY)?
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
         Ok(Index {
-            settled,
+            memory,
             ..Index::default()
         })
     }
 
-    /// The files of `found` that changed since they were settled (or were never seen), each
-    /// stat taken now. A file that cannot be stat-ed is kept: its capture says why.
-    pub(crate) fn changed(&mut self, found: Found) -> Found {
+    /// The files of `found` that changed since they were settled (or were never seen; with
+    /// `all`, also those left out as other projects'), each stat taken now. A file that
+    /// cannot be stat-ed is kept: its capture says why.
+    pub(crate) fn changed(&mut self, found: Found, all: bool) -> Found {
         let files = found
             .files
             .into_iter()
@@ -75,7 +85,9 @@ impl Index {
                     return true;
                 };
                 let print = Print::of(&meta);
-                if self.settled.get(&key(f)) == Some(&print) {
+                let k = key(f);
+                let left_out = !all && self.memory.left_out.get(&k) == Some(&print);
+                if left_out || self.memory.settled.get(&k) == Some(&print) {
                     return false;
                 }
                 self.pending.insert(f.clone(), print);
@@ -88,10 +100,19 @@ impl Index {
         }
     }
 
-    /// `file` is done with: captured, no transcript, or another project's.
+    /// `file` is done with: captured, or no transcript.
     pub(crate) fn settle(&mut self, file: &Path) {
         if let Some(print) = self.pending.remove(file) {
-            self.settled.insert(key(file), print);
+            self.memory.left_out.remove(&key(file));
+            self.memory.settled.insert(key(file), print);
+            self.changed = true;
+        }
+    }
+
+    /// `file` is another project's: not read again until it changes, unless asked for all.
+    pub(crate) fn leave_out(&mut self, file: &Path) {
+        if let Some(print) = self.pending.remove(file) {
+            self.memory.left_out.insert(key(file), print);
             self.changed = true;
         }
     }
@@ -108,7 +129,7 @@ impl Index {
         let mut set = WriteSet {
             cursor: Some((
                 KEY.to_string(),
-                serde_json::to_vec(&self.settled).unwrap_or_default(),
+                serde_json::to_vec(&self.memory).unwrap_or_default(),
             )),
             ..WriteSet::default()
         };
@@ -138,12 +159,37 @@ mod tests {
             unreadable: Vec::new(),
         };
         let mut index = Index::default();
-        assert_eq!(index.changed(found()).files, vec![a.clone(), b.clone()]);
+        assert_eq!(
+            index.changed(found(), false).files,
+            vec![a.clone(), b.clone()]
+        );
         index.settle(&a);
         // `b` was not settled (its capture failed): it is read again.
-        assert_eq!(index.changed(found()).files, vec![b.clone()]);
+        assert_eq!(index.changed(found(), false).files, vec![b.clone()]);
         std::fs::write(&a, "{}\n{}\n").unwrap();
-        assert_eq!(index.changed(found()).files, vec![a.clone(), b.clone()]);
+        assert_eq!(
+            index.changed(found(), false).files,
+            vec![a.clone(), b.clone()]
+        );
         assert!(index.changed);
+    }
+
+    #[test]
+    fn a_file_left_out_as_another_projects_is_read_again_only_for_all() {
+        let t = tempfile::tempdir().unwrap();
+        let a = t.path().join("a.jsonl");
+        std::fs::write(&a, "{}\n").unwrap();
+        let found = || Found {
+            files: vec![a.clone()],
+            unreadable: Vec::new(),
+        };
+        let mut index = Index::default();
+        index.changed(found(), false);
+        index.leave_out(&a);
+        assert!(index.changed(found(), false).files.is_empty());
+        assert_eq!(index.changed(found(), true).files, vec![a.clone()]);
+        index.settle(&a);
+        assert!(index.changed(found(), false).files.is_empty());
+        assert!(index.changed(found(), true).files.is_empty());
     }
 }

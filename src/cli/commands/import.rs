@@ -124,12 +124,12 @@ pub(crate) fn sweep(
     let mut index = Index::load(ledger)?;
     let known = known_transcripts(ctx);
     let seen = known.files.len();
-    let changed = index.changed(known);
+    let changed = index.changed(known, all);
     let before: Vec<PathBuf> = changed.files.clone();
     let (found, elsewhere) = this_projects(ctx, changed, all);
-    // Another project's transcript is settled too: it is not read again until it changes.
+    // Another project's transcript is not read again until it changes (or `--all` asks).
     for file in before.iter().filter(|f| !found.files.contains(f)) {
-        index.settle(file);
+        index.leave_out(file);
     }
     let mut done = Imported {
         elsewhere,
