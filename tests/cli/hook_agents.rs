@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
+use crate::hook::{golden, make_ledger, normalized};
 use crate::support::{Env, Run, eventually};
 
 const LOOKUP: &str = "peat: this project's agent sessions are recorded; `peat <words>` searches them, `peat` shows the brief.\n";
@@ -17,6 +18,14 @@ const CURSOR: &str = "5d2c1f0e-7a44-4d0b-9d8e-2c6b1a3f9e10";
 const COPILOT: &str = "3b9d2e71-6c4a-4f0e-a8d5-9e1f2a3b4c5d";
 const DROID: &str = "4c3b2a19-8f7e-4d6c-9b5a-3e2d1c0b9a8f";
 const PI: &str = "7c1e4b2a-9f3d-4e6a-8b5c-1d2e3f4a5b6c";
+
+/// The fixture `tests/fixtures/<path>`.
+fn fixture_text(path: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
 
 /// The fixture `tests/fixtures/<path>`, `@ROOT@` standing for the work folder.
 fn fixture(env: &Env, path: &str) -> String {
@@ -29,13 +38,6 @@ fn lay(env: &Env, path: &str, text: &str) -> PathBuf {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(&p, text).unwrap();
     p
-}
-
-/// A ledger to record into, made before any transcript is laid.
-fn make_ledger(env: &Env) {
-    let t = env.path("empty.jsonl");
-    std::fs::write(&t, "").unwrap();
-    env.run(&["capture", t.to_str().unwrap()]).ok();
 }
 
 /// `peat hook ARGS` in the work folder with `payload` on stdin.
@@ -65,6 +67,15 @@ fn finals(env: &Env, session: &str) -> Vec<String> {
 
 fn hook_log(env: &Env) -> String {
     std::fs::read_to_string(env.path("work/.peat/hook.log")).unwrap_or_default()
+}
+
+/// Wait for `session` to be recorded, then for the hook log to tag a line `tag` (the
+/// harness, the moment and the session's first eight characters).
+#[track_caller]
+fn captured(env: &Env, session: &str, tag: &str) {
+    eventually(tag, || recorded(env, session));
+    let log = hook_log(env);
+    assert!(log.contains(tag), "{tag}: {log}");
 }
 
 #[test]
@@ -143,13 +154,11 @@ fn qwen_code_and_droid_are_told_by_their_transcripts_folder_and_captured_at_stop
                "permission_mode": "auto-medium", "hook_event_name": "Stop",
                "stop_hook_active": false}),
     );
-    eventually("Qwen Code's and droid's sessions", || {
+    eventually("Qwen Code's closing message", || {
         finals(&env, QWEN).contains(&"Added the greeting module.".to_string())
-            && recorded(&env, DROID)
     });
-    let log = hook_log(&env);
-    assert!(log.contains("qwen Stop 9a7b6c5d"), "{log}");
-    assert!(log.contains("droid Stop 4c3b2a19"), "{log}");
+    captured(&env, QWEN, "qwen Stop 9a7b6c5d");
+    captured(&env, DROID, "droid Stop 4c3b2a19");
     // droid's SessionStart, like Claude Code's, is plain text.
     let r = fire(
         &env,
@@ -187,12 +196,7 @@ fn cursor_names_no_transcript_and_is_found_by_its_conversation() {
     stop["loop_count"] = json!(0);
     // Without --agent too: `cursor_version` says it.
     fire(&env, &[], stop);
-    eventually("Cursor's conversation", || recorded(&env, CURSOR));
-    assert!(
-        hook_log(&env).contains("cursor stop 5d2c1f0e"),
-        "{}",
-        hook_log(&env)
-    );
+    captured(&env, CURSOR, "cursor stop 5d2c1f0e");
 }
 
 #[test]
@@ -218,12 +222,7 @@ fn copilot_cli_camel_case_payloads_capture_the_session_state_folder() {
         &["--agent", "copilot", "--event", "sessionEnd"],
         json!({"sessionId": COPILOT, "timestamp": 1784023500000u64, "cwd": "/work/app", "reason": "complete"}),
     );
-    eventually("Copilot CLI's session", || recorded(&env, COPILOT));
-    assert!(
-        hook_log(&env).contains("copilot sessionEnd 3b9d2e71"),
-        "{}",
-        hook_log(&env)
-    );
+    captured(&env, COPILOT, "copilot sessionEnd 3b9d2e71");
 }
 
 #[test]
@@ -231,7 +230,7 @@ fn the_sweep_catches_a_session_no_hook_announced_and_reads_nothing_unchanged() {
     let env = Env::new();
     make_ledger(&env);
     // Pi fires no hooks: its session is only on disk.
-    lay(
+    let pi = lay(
         &env,
         &format!(".pi/agent/sessions/--work-app--/2026-07-14T09-00-00-000Z_{PI}.jsonl"),
         &fixture(&env, "pi/session.jsonl"),
@@ -259,13 +258,10 @@ fn the_sweep_catches_a_session_no_hook_announced_and_reads_nothing_unchanged() {
         r.stderr
     );
     // A transcript that grew is read again, from where its capture stopped.
-    let grown = env.path(&format!(
-        "home/.pi/agent/sessions/--work-app--/2026-07-14T09-00-00-000Z_{PI}.jsonl"
-    ));
-    let mut text = std::fs::read_to_string(&grown).unwrap();
+    let mut text = std::fs::read_to_string(&pi).unwrap();
     text.push_str(r#"{"type":"message","id":"b0000001","parentId":"a0000015","timestamp":"2026-07-14T09:05:00.000Z","message":{"role":"user","content":"thank you","timestamp":1784019900000}}"#);
     text.push('\n');
-    std::fs::write(&grown, text).unwrap();
+    std::fs::write(&pi, text).unwrap();
     let r = env.run(&["import"]).ok();
     assert!(
         r.stderr.contains("imported 1 transcripts (1 sessions)"),
@@ -275,25 +271,6 @@ fn the_sweep_catches_a_session_no_hook_announced_and_reads_nothing_unchanged() {
 }
 
 // ---- install ---------------------------------------------------------------------------
-
-/// The file with this binary's path replaced by `/ABS/peat`, as the golden files hold it.
-fn normalized(path: &Path) -> String {
-    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_peat")).unwrap();
-    std::fs::read_to_string(path)
-        .unwrap()
-        .replace(exe.to_str().unwrap(), "/ABS/peat")
-}
-
-fn golden(name: &str) -> String {
-    fixture_text(&format!("hooks/{name}"))
-}
-
-fn fixture_text(path: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 #[test]
 fn each_harness_config_gets_one_peat_entry_beside_the_users_hooks_and_passes_check() {
