@@ -12,9 +12,12 @@ use crate::ledger::Mode;
 /// The hook every harness moment runs (reads the harness's JSON on stdin)
 ///
 /// SessionStart records this workspace's current session and prints the previous closing
-/// message here; Stop, PreCompact and SessionEnd capture the transcript in a detached
-/// process. It always exits 0, prints nothing but SessionStart's lines, and logs its own
-/// failures to .peat/hook.log. `peat hook install` wires it into Claude Code or Codex.
+/// message here (as JSON where the harness reads context so: Gemini CLI, Qwen Code, Cursor,
+/// Copilot CLI); the end of a turn (Stop, AfterAgent, agentStop), compaction and the end of
+/// a session capture the transcript in a detached process, which then sweeps every known
+/// root for sessions no hook announced. It always exits 0, prints nothing but SessionStart's
+/// lines, and logs its own failures to .peat/hook.log. `peat hook install` wires it into
+/// Claude Code, Codex, Gemini CLI, Qwen Code, Cursor, Copilot CLI or Factory droid.
 #[derive(Args, Debug, Default)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct HookArgs {

@@ -20,7 +20,8 @@ use crate::redact::StoreRedactor;
 /// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
 /// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
 /// storage/session (or under $XDG_DATA_HOME). Idempotent and incremental: a transcript
-/// already captured is only read from where it was left. Into a repository's own ledger it
+/// already captured is only read from where it was left, and one whose length and
+/// modification time are as the last import (or hook's sweep) saw them is not opened. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
 /// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
