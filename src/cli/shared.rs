@@ -352,6 +352,11 @@ pub(crate) fn agents(
         let home = home.map(|h| h.join(o.dir)).unwrap_or_default();
         (Harness::Other(o), home, root.join(o.config))
     });
+    let opencode = (
+        Harness::OpenCode,
+        home.map(|h| h.join(".config/opencode")).unwrap_or_default(),
+        Harness::OpenCode.config_path(root),
+    );
     let mut found: Vec<Harness> = [
         (
             Harness::Claude { local: false },
@@ -366,6 +371,7 @@ pub(crate) fn agents(
     ]
     .into_iter()
     .chain(others)
+    .chain([opencode])
     .filter(|(harness, home, project)| {
         (!home.as_os_str().is_empty() && home.is_dir())
             || project.exists()
@@ -402,18 +408,12 @@ pub(crate) fn wiring(
     hook: &install::HookCommand,
 ) -> Result<Wiring, CliError> {
     let fix = harness.install_command();
-    let plan = harness.plan(hook);
     let user = user_level(ctx, harness);
     let mut w = Wiring {
         ok: Vec::new(),
         missing: Vec::new(),
     };
-    let events = plan
-        .events
-        .iter()
-        .map(|(e, _)| *e)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let events = harness.moments();
     let configs = match harness {
         Harness::Claude { local: false } => vec![
             harness.config_path(root),
@@ -429,8 +429,9 @@ pub(crate) fn wiring(
     } else {
         let mut found = None;
         for config in &configs {
-            if let Some(v) = install::read_config(config).map_err(CliError::user)? {
-                let missing = install::missing_events(&v, &plan);
+            if let Some(missing) =
+                install::missing_at(harness, config, hook).map_err(CliError::user)?
+            {
                 if missing.is_empty() {
                     found = Some(Ok(config));
                     break;

@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
+use crate::agents::{OPENCODE_SESSION, opencode_db};
 use crate::hook::{golden, make_ledger, normalized};
 use crate::support::{Env, Run, eventually};
 
@@ -390,13 +391,67 @@ fn setup_wires_each_harness_found_in_the_home_folder_and_check_sees_them_all() {
 }
 
 #[test]
+fn opencode_gets_a_plugin_whose_hook_sweeps_its_database() {
+    let env = Env::new();
+    let plugin = env.path("work/.opencode/plugins/peat.js");
+    let r = env.run(&["hook", "install", "--agent", "opencode"]).ok();
+    assert!(
+        r.stderr
+            .contains("✓ .opencode/plugins/peat.js: peat hook on session.idle"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("✓ .opencode/skills/peat/SKILL.md: written"),
+        "{}",
+        r.stderr
+    );
+    let text = normalized(&plugin);
+    assert!(
+        text.contains(r#"Bun.spawn(["sh", "-c", "[ -x '/ABS/peat' ] && exec '/ABS/peat' hook --agent opencode --event Stop || exec peat hook --agent opencode --event Stop"], { stdin: "ignore""#),
+        "{text}"
+    );
+    assert!(text.contains(r#"event.type === "session.idle""#), "{text}");
+    let again = env.run(&["hook", "install", "--agent", "opencode"]).ok();
+    assert!(
+        again
+            .stderr
+            .contains("= .opencode/plugins/peat.js: already current"),
+        "{}",
+        again.stderr
+    );
+    let check = env.run(&["hook", "install", "--check", "--agent", "opencode"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    // An older plugin is stale: check names the fix.
+    std::fs::write(&plugin, "export const Peat = async () => ({});\n").unwrap();
+    let check = env.run(&["hook", "install", "--check", "--agent", "opencode"]);
+    assert_ne!(check.code, 0, "{}", check.stderr);
+    assert!(
+        check.stderr.contains(
+            ".opencode/plugins/peat.js: peat hook missing on plugin — run: peat hook install --agent opencode"
+        ),
+        "{}",
+        check.stderr
+    );
+
+    // What the plugin runs: no payload, so the capture is the sweep, OpenCode's database in it.
+    let (_db, _open) = opencode_db(&env);
+    let mut c = env.cmd();
+    c.args(["hook", "--agent", "opencode", "--event", "Stop"]);
+    let r = Run::with_stdin(&mut c, Vec::new());
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    captured(&env, OPENCODE_SESSION, "opencode Stop");
+}
+
+#[test]
 fn an_agent_peat_has_no_hooks_for_is_refused_by_name() {
     let env = Env::new();
-    let r = env.run(&["hook", "install", "--agent", "opencode"]);
+    let r = env.run(&["hook", "install", "--agent", "pi"]);
     assert_ne!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("peat: no hooks for an agent named \"opencode\""),
+            .contains("peat: no hooks for an agent named \"pi\""),
         "{}",
         r.stderr
     );

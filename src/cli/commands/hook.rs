@@ -25,8 +25,8 @@ pub(crate) struct HookArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) event: Option<String>,
 
-    /// The harness that runs this hook (claude, codex, gemini, qwen, cursor, copilot,
-    /// droid), whatever its payload suggests; a name peat does not know is ignored
+    /// The harness that runs this hook (claude, codex, gemini, qwen, cursor, copilot, droid,
+    /// opencode), whatever its payload suggests; a name peat does not know is ignored
     #[arg(long, value_name = "NAME")]
     pub(crate) agent: Option<String>,
 
@@ -50,8 +50,9 @@ pub(crate) enum HookCommand {
 /// Also writes the skill where that agent discovers skills (.claude/skills/peat/SKILL.md,
 /// .agents/skills for Codex, .gemini/skills, .qwen/skills, .cursor/skills, .github/skills,
 /// .factory/skills) and creates the ledger if there is none, so the hooks record from now
-/// on. OpenCode and Pi take plugins, not hooks: their sessions are caught up by the sweep
-/// every other hook's capture runs (and by `peat import`).
+/// on. OpenCode (--agent opencode) gets a plugin, .opencode/plugins/peat.js, that runs the
+/// hook when a session goes idle; Pi takes extensions, not hooks: its sessions are caught up
+/// by the sweep every other hook's capture runs (and by `peat import`).
 #[derive(Args, Debug, Default)]
 pub(crate) struct InstallArgs {
     /// Codex: .codex/hooks.json and .agents/skills (trust the hook once in Codex's /hooks)
@@ -60,7 +61,8 @@ pub(crate) struct InstallArgs {
     /// Claude Code's uncommitted .claude/settings.local.json
     #[arg(long)]
     pub(crate) local: bool,
-    /// Another agent: gemini, qwen, cursor, copilot or droid (claude and codex as above)
+    /// Another agent: gemini, qwen, cursor, copilot, droid or opencode (a plugin; claude and
+    /// codex as above)
     #[arg(long, value_name = "NAME", conflicts_with_all = ["codex", "local"])]
     pub(crate) agent: Option<String>,
     /// Only say whether the hooks and skill are in place, for every agent installed here or
@@ -97,7 +99,7 @@ fn harness_of(a: &InstallArgs) -> Result<Harness, CliError> {
     if let Some(name) = &a.agent {
         return Harness::named(name).ok_or_else(|| {
             CliError::user(format!("no hooks for an agent named {name:?}")).hint(
-                "Name one of claude, codex, gemini, qwen, cursor, copilot, droid. OpenCode and Pi take no hooks: `peat import` and every other agent's hook catch their sessions up.",
+                "Name one of claude, codex, gemini, qwen, cursor, copilot, droid, opencode. Pi takes no hooks: `peat import` and every other agent's hook catch its sessions up.",
             )
         });
     }
@@ -146,7 +148,6 @@ pub(crate) fn install_harness(
     root: &Path,
     hook: &install::HookCommand,
 ) -> Result<(), CliError> {
-    let plan = harness.plan(hook);
     let config = harness.config_path(root);
     let skill = harness.skill_path(root);
     // Hooks installed for every project (home-manager's module does this) already run here:
@@ -158,26 +159,18 @@ pub(crate) fn install_harness(
             shown(ctx, &user.config),
             shown(ctx, &config)
         ));
-        if install::read_config(&config)
-            .ok()
-            .flatten()
-            .is_some_and(|v| install::runs_peat_on_every_event(&v, harness))
-        {
+        if install::runs_peat(harness, &config) {
             ctx.ui.warn(&format!(
                 "{} also runs peat hook, so each moment is captured twice: remove peat's entries from one of them.",
                 shown(ctx, &config)
             ));
         }
     } else {
-        match install::install_config(&config, &plan).map_err(CliError::user)? {
+        match install::install_for(harness, &config, hook).map_err(CliError::user)? {
             Outcome::Written => ctx.ui.note(&format!(
                 "✓ {}: peat hook on {}",
                 shown(ctx, &config),
-                plan.events
-                    .iter()
-                    .map(|(e, _)| *e)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                harness.moments()
             )),
             Outcome::Current => ctx
                 .ui
@@ -207,7 +200,7 @@ fn notes(ctx: &Ctx, harness: Harness, root: &Path) {
         Harness::Codex => ctx.ui.note(
             "  Codex runs no hook until it is trusted: open /hooks in the Codex CLI and trust it (again after any change to .codex/hooks.json).",
         ),
-        Harness::Other(_) => {}
+        Harness::Other(_) | Harness::OpenCode => {}
         Harness::Claude { .. } => {
             if ctx.cwd != root {
                 ctx.ui.note(&format!(

@@ -105,8 +105,7 @@ fn run_user(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     let homes = (ctx.claude_home.as_path(), ctx.codex_home.as_path());
     for harness in crate::cli::shared::agents(&home, homes, Some(&home), true) {
         let at = crate::cli::shared::user_level(ctx, harness);
-        let config =
-            install::install_config(&at.config, &harness.plan(&hook)).map_err(CliError::user)?;
+        let config = install::install_for(harness, &at.config, &hook).map_err(CliError::user)?;
         let skill = match at.current_skill() {
             Some(_) => install::Outcome::Current,
             None => install::install_skill(&at.skills[0]).map_err(CliError::user)?,

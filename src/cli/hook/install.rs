@@ -24,6 +24,35 @@ pub(crate) enum Harness {
     Codex,
     /// One of the harnesses of [`OTHERS`], each wired from its row.
     Other(&'static Other),
+    /// OpenCode, which runs plugins rather than hooks: peat's is a file of its own.
+    OpenCode,
+}
+
+/// OpenCode's plugin folder below a project's root; at user level `plugins/` in its config
+/// folder (`~/.config/opencode`), where it discovers `skills/` too.
+const OPENCODE_PLUGIN: &str = ".opencode/plugins/peat.js";
+const OPENCODE_CONFIG: &str = ".config/opencode";
+
+/// OpenCode's plugin: OpenCode fires no command hooks, so when a session goes idle (the end
+/// of a turn) or is compacted it runs `peat hook` with no payload, whose capture is the
+/// sweep of the known roots, OpenCode's database among them. Spawned with its stdio closed
+/// and never awaited: the hook returns at once and never holds the session.
+fn opencode_plugin(hook: &HookCommand) -> String {
+    let line = serde_json::to_string(&hook.line(" --agent opencode --event Stop"))
+        .unwrap_or_else(|_| "\"peat hook --event Stop\"".into());
+    format!(
+        "// peat: record OpenCode's sessions. OpenCode runs plugins, not command hooks: when a\n\
+         // session goes idle or is compacted, this runs `peat hook`, whose capture sweeps\n\
+         // OpenCode's database into peat's ledger. Written by `peat hook install --agent\n\
+         // opencode`, which rewrites it whole.\n\
+         export const Peat = async () => ({{\n  \
+           event: async ({{ event }}) => {{\n    \
+             if (event.type === \"session.idle\" || event.type === \"session.compacted\") {{\n      \
+               Bun.spawn([\"sh\", \"-c\", {line}], {{ stdin: \"ignore\", stdout: \"ignore\", stderr: \"ignore\" }});\n    \
+             }}\n  \
+           }},\n\
+         }});\n"
+    )
 }
 
 /// How a harness lists the handlers of one event.
@@ -149,6 +178,7 @@ impl Harness {
         match name.trim().to_ascii_lowercase().as_str() {
             "claude" => Some(Harness::Claude { local: false }),
             "codex" => Some(Harness::Codex),
+            "opencode" => Some(Harness::OpenCode),
             other => OTHERS.iter().find(|o| o.flag == other).map(Harness::Other),
         }
     }
@@ -159,6 +189,7 @@ impl Harness {
             Harness::Claude { local: true } => root.join(".claude/settings.local.json"),
             Harness::Codex => root.join(".codex/hooks.json"),
             Harness::Other(o) => root.join(o.config),
+            Harness::OpenCode => root.join(OPENCODE_PLUGIN),
         }
     }
 
@@ -167,6 +198,7 @@ impl Harness {
             Harness::Claude { .. } => root.join(".claude/skills/peat/SKILL.md"),
             Harness::Codex => root.join(".agents/skills/peat/SKILL.md"),
             Harness::Other(o) => root.join(o.skills).join("peat/SKILL.md"),
+            Harness::OpenCode => root.join(".opencode/skills/peat/SKILL.md"),
         }
     }
 
@@ -176,6 +208,7 @@ impl Harness {
             Harness::Claude { .. } => "Claude Code",
             Harness::Codex => "Codex",
             Harness::Other(o) => o.name,
+            Harness::OpenCode => "OpenCode",
         }
     }
 
@@ -186,13 +219,33 @@ impl Harness {
             Harness::Claude { local: true } => "peat hook install --local".into(),
             Harness::Codex => "peat hook install --codex".into(),
             Harness::Other(o) => format!("peat hook install --agent {}", o.flag),
+            Harness::OpenCode => "peat hook install --agent opencode".into(),
+        }
+    }
+
+    /// The moments peat's hook runs on in this harness, as a person reads them.
+    pub(crate) fn moments(self) -> String {
+        match self {
+            Harness::OpenCode => "session.idle, session.compacted (a plugin)".into(),
+            _ => self
+                .plan(&HookCommand::at(None))
+                .events
+                .iter()
+                .map(|(e, _)| *e)
+                .collect::<Vec<_>>()
+                .join(", "),
         }
     }
 
     /// peat's handlers in this harness's configuration: each event with its handler, in
-    /// the harness's shape, for the command `hook`.
+    /// the harness's shape, for the command `hook` (none for OpenCode, whose plugin is
+    /// peat's own file: see [`install_for`]).
     pub(crate) fn plan(self, hook: &HookCommand) -> Plan {
         match self {
+            Harness::OpenCode => Plan {
+                events: Vec::new(),
+                shape: Shape::Flat,
+            },
             Harness::Claude { .. } | Harness::Codex => {
                 let entry = entry(&hook.line(""));
                 Plan {
@@ -383,6 +436,10 @@ impl UserLevel {
                 home.join(o.dir).join(o.user_config),
                 vec![home.join(o.dir).join("skills/peat/SKILL.md")],
             ),
+            Harness::OpenCode => (
+                home.join(OPENCODE_CONFIG).join("plugins/peat.js"),
+                vec![home.join(OPENCODE_CONFIG).join("skills/peat/SKILL.md")],
+            ),
         };
         UserLevel {
             harness,
@@ -395,10 +452,7 @@ impl UserLevel {
     /// command counts: the module's is not this binary's path. An unreadable or invalid
     /// file is not peat's to judge here, so it counts as no.
     pub(crate) fn has_hooks(&self) -> bool {
-        read_config(&self.config)
-            .ok()
-            .flatten()
-            .is_some_and(|v| runs_peat_on_every_event(&v, self.harness))
+        runs_peat(self.harness, &self.config)
     }
 
     /// The user-level skill, when one is the skill this binary carries.
@@ -604,13 +658,61 @@ pub(crate) fn install_config(path: &Path, plan: &Plan) -> Result<Outcome, String
     Ok(Outcome::Written)
 }
 
-/// Lay the skill, unless the same text is already there.
-pub(crate) fn install_skill(path: &Path) -> Result<Outcome, String> {
-    if fs::read(path).is_ok_and(|b| b == SKILL.as_bytes()) {
+/// Whether the file at `path` runs some peat hook command on each of the events peat uses
+/// in `harness` (OpenCode: whether peat's plugin runs one).
+pub(crate) fn runs_peat(harness: Harness, path: &Path) -> bool {
+    match harness {
+        Harness::OpenCode => fs::read_to_string(path).is_ok_and(|t| is_peat_command(&t)),
+        _ => read_config(path)
+            .ok()
+            .flatten()
+            .is_some_and(|v| runs_peat_on_every_event(&v, harness)),
+    }
+}
+
+/// Wire `harness` in the file at `path`: merge its handlers into the configuration, or
+/// (OpenCode) write peat's plugin whole.
+pub(crate) fn install_for(
+    harness: Harness,
+    path: &Path,
+    hook: &HookCommand,
+) -> Result<Outcome, String> {
+    match harness {
+        Harness::OpenCode => install_text(path, &opencode_plugin(hook)),
+        _ => install_config(path, &harness.plan(hook)),
+    }
+}
+
+/// What the file at `path` lacks of `harness`'s wiring: `None` when there is no such file,
+/// else the events it does not run peat's handler on (OpenCode: `plugin` when peat's plugin
+/// is not the current one).
+pub(crate) fn missing_at(
+    harness: Harness,
+    path: &Path,
+    hook: &HookCommand,
+) -> Result<Option<Vec<&'static str>>, String> {
+    if harness == Harness::OpenCode {
+        let current = opencode_plugin(hook);
+        return Ok(fs::read_to_string(path)
+            .ok()
+            .map(|t| if t == current { vec![] } else { vec!["plugin"] }));
+    }
+    let plan = harness.plan(hook);
+    Ok(read_config(path)?.map(|v| missing_events(&v, &plan)))
+}
+
+/// Write `text` at `path`, unless it is already there.
+fn install_text(path: &Path, text: &str) -> Result<Outcome, String> {
+    if fs::read(path).is_ok_and(|b| b == text.as_bytes()) {
         return Ok(Outcome::Current);
     }
-    write_whole(path, SKILL.as_bytes())?;
+    write_whole(path, text.as_bytes())?;
     Ok(Outcome::Written)
+}
+
+/// Lay the skill, unless the same text is already there.
+pub(crate) fn install_skill(path: &Path) -> Result<Outcome, String> {
+    install_text(path, SKILL)
 }
 
 /// Whether the skill at `path` is the one this binary carries.

@@ -76,6 +76,8 @@ pub(crate) enum Agent {
     Cursor,
     Copilot,
     Droid,
+    /// Its plugin (see `install`) runs the hook with no payload: the capture is the sweep.
+    OpenCode,
     /// Neither the payload, the hook's `--agent` nor the environment says.
     #[default]
     Unknown,
@@ -83,7 +85,7 @@ pub(crate) enum Agent {
 
 impl Agent {
     /// Every harness peat's hook knows, as `--agent` names them.
-    const NAMED: [Agent; 7] = [
+    const NAMED: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -91,6 +93,7 @@ impl Agent {
         Agent::Cursor,
         Agent::Copilot,
         Agent::Droid,
+        Agent::OpenCode,
     ];
 
     pub(crate) fn label(self) -> &'static str {
@@ -102,6 +105,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Copilot => "copilot",
             Agent::Droid => "droid",
+            Agent::OpenCode => "opencode",
             Agent::Unknown => "agent?",
         }
     }
@@ -163,7 +167,7 @@ impl Agent {
             }}),
             Agent::Cursor => json!({ "additional_context": text }),
             Agent::Copilot => json!({ "additionalContext": text }),
-            Agent::Claude | Agent::Codex | Agent::Droid | Agent::Unknown => {
+            Agent::Claude | Agent::Codex | Agent::Droid | Agent::OpenCode | Agent::Unknown => {
                 return text.to_string();
             }
         };
