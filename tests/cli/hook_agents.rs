@@ -408,6 +408,11 @@ fn opencode_gets_a_plugin_whose_hook_sweeps_its_database() {
         r.stderr
     );
     let text = normalized(&plugin);
+    // --print shows the plugin whole, and writes nothing.
+    let printed = env
+        .run(&["hook", "install", "--agent", "opencode", "--print"])
+        .ok();
+    assert_eq!(printed.stdout, std::fs::read_to_string(&plugin).unwrap());
     assert!(
         text.contains(r#"Bun.spawn(["sh", "-c", "[ -x '/ABS/peat' ] && exec '/ABS/peat' hook --agent opencode --event Stop || exec peat hook --agent opencode --event Stop"], { stdin: "ignore""#),
         "{text}"

@@ -115,7 +115,7 @@ fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
     let hook = install::HookCommand::of(ctx);
     if a.print {
         let mut out = std::io::stdout().lock();
-        out.write_all(install::render(&install::snippet(&harness.plan(&hook))).as_bytes())?;
+        out.write_all(install::printed(harness, &hook).as_bytes())?;
         return Ok(0);
     }
     let root = shared::install_root(ctx);

@@ -701,6 +701,15 @@ pub(crate) fn missing_at(
     Ok(read_config(path)?.map(|v| missing_events(&v, &plan)))
 }
 
+/// What `peat hook install --print` shows for `harness`: the configuration fragment install
+/// merges in, or (OpenCode) peat's plugin whole.
+pub(crate) fn printed(harness: Harness, hook: &HookCommand) -> String {
+    match harness {
+        Harness::OpenCode => opencode_plugin(hook),
+        _ => render(&snippet(&harness.plan(hook))),
+    }
+}
+
 /// Write `text` at `path`, unless it is already there.
 fn install_text(path: &Path, text: &str) -> Result<Outcome, String> {
     if fs::read(path).is_ok_and(|b| b == text.as_bytes()) {
