@@ -8,6 +8,7 @@ pub(crate) mod fit;
 pub mod hook;
 pub(crate) mod scope;
 pub(crate) mod shared;
+pub(crate) mod sweep;
 pub(crate) mod template;
 pub(crate) mod transcripts;
 pub(crate) mod ui;
