@@ -251,6 +251,7 @@ pub(crate) fn blame_at(
                 let start = record.before_commit(then.ts_ms).min(cut);
                 let mut b = attribute(&then.text, record.upto(start), past, Some(&then.commit));
                 forward(&mut b, record, (start, cut), true);
+                unsettle(&mut b, record, cut, current);
                 b
             }
             // Before the repository's first commit the file was only what the record made.
@@ -260,6 +261,7 @@ pub(crate) fn blame_at(
         let mut b = from_nothing(record, 0, false);
         b.placement = vec![Placement::Overwritten; w];
         forward(&mut b, record, (w, cut), false);
+        unsettle(&mut b, record, cut, current);
         b
     } else {
         let current = current?;
@@ -284,6 +286,48 @@ pub(crate) fn blame_at(
     };
     blame.placement.resize(record.len(), Placement::Later);
     Some(blame)
+}
+
+/// The lines of `b`, the file as of the moment after the first `cut` edits, that a recorded
+/// edit composed and the edits recorded since do not carry to `current` (the file now) become
+/// uncertain: a change nobody recorded met them, before the moment or after it, so the replay
+/// may have made a line the file never held. (It cannot see a person's uncommitted change: an
+/// edit quoting part of a line then lands on the line the commit had.) A line as a commit
+/// held it stays: the file held it then, by the definition of the file at a moment.
+fn unsettle(b: &mut Blame, record: Record<'_>, cut: usize, current: Option<&str>) {
+    let Some(current) = current else { return };
+    let mut text = b.text.clone();
+    // Each line of the file at the moment, by its index there; what later edits wrote, none.
+    let mut tags: Vec<Option<usize>> = (0..b.lines.len()).map(Some).collect();
+    for change in &record.changes[cut..] {
+        let placed = match change {
+            Change::Write { content, .. } => Ok(vec![whole(&text, content)]),
+            Change::Delete => Ok(vec![whole(&text, "")]),
+            other => place_forward(&text, other),
+        };
+        // An edit that cannot be placed leaves the lines it would have changed unlike the
+        // file now: they are marked below, as they should be.
+        for s in placed.iter().flatten() {
+            apply(&mut text, &mut tags, s, None);
+        }
+    }
+    let then: Vec<&str> = text.split_inclusive('\n').collect();
+    let now: Vec<&str> = current.split_inclusive('\n').collect();
+    for op in capture_diff_slices(Algorithm::Myers, &then, &now) {
+        if let DiffOp::Delete {
+            old_index, old_len, ..
+        }
+        | DiffOp::Replace {
+            old_index, old_len, ..
+        } = op
+        {
+            for &line in tags[old_index..old_index + old_len].iter().flatten() {
+                if let LineOrigin::Edit(_) = b.lines[line] {
+                    b.lines[line] = LineOrigin::Uncertain;
+                }
+            }
+        }
+    }
 }
 
 /// An empty file with the first `n` edits of `record` applied ([`forward`] says how).
@@ -1007,7 +1051,7 @@ fn line_count(text: &str) -> usize {
 /// Apply `s` to `text`, carrying line origins: lines outside the splice's line window keep
 /// theirs; inside it, a line diff keeps the origin of lines left as they were and gives
 /// `origin` to the lines written.
-fn apply(text: &mut String, lines: &mut Vec<LineOrigin>, s: &Splice, origin: LineOrigin) {
+fn apply<T: Copy>(text: &mut String, lines: &mut Vec<T>, s: &Splice, origin: T) {
     let old_end = s.start + s.old.len();
     let new_text = format!("{}{}{}", &text[..s.start], s.new, &text[old_end..]);
     // The window: from the start of the line the splice starts in to the end of the line its
