@@ -112,6 +112,7 @@ pub(crate) enum Command {
     Redact(commands::redact::RedactArgs),
     Restore(commands::restore::RestoreArgs),
     Resume(commands::resume::ResumeArgs),
+    Mcp(commands::mcp::McpArgs),
 }
 
 /// Parse the command line and run it. Returns the process exit code.
@@ -206,6 +207,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Redact(a) => commands::redact::run(ctx, a),
         Command::Restore(a) => commands::restore::run(ctx, a),
         Command::Resume(a) => commands::resume::run(ctx, a),
+        Command::Mcp(a) => commands::mcp::run(ctx, a),
     }
 }
 
