@@ -16,6 +16,7 @@ mod hook;
 mod jj;
 mod kill;
 mod log;
+mod mcp;
 mod obs;
 mod paths;
 mod props;
