@@ -1216,6 +1216,15 @@ fn hooks_and_skills_installed_at_user_level_are_recognised_and_not_doubled() {
         &user_level_hooks("peat hook"),
     );
     write(&codex_home.join("skills/peat/SKILL.md"), &skill);
+    // And the MCP server, registered by the same module.
+    write(
+        &claude_home.join(".claude.json"),
+        r#"{"mcpServers": {"peat": {"type": "stdio", "command": "/home/u/.nix-profile/bin/peat", "args": ["mcp"]}}}"#,
+    );
+    write(
+        &codex_home.join("config.toml"),
+        "[mcp_servers.peat]\ncommand = \"peat\"\nargs = [\"mcp\"]\n",
+    );
     let run = |args: &[&str]| {
         Run::of(
             env.cmd()

@@ -338,3 +338,74 @@ async fn a_bad_argument_is_a_tool_error_and_the_server_answers_after_it() {
     assert_eq!(v["answer"][0]["session"], SESSION_A);
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn hook_install_registers_the_server_once_beside_the_users_own_and_check_reports_it() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path("work/.git")).unwrap();
+    std::fs::create_dir_all(env.path("home/.claude")).unwrap();
+    std::fs::create_dir_all(env.path("home/.codex")).unwrap();
+    let claude_json = env.path("home/.claude.json");
+    let codex_toml = env.path("home/.codex/config.toml");
+    std::fs::write(
+        &claude_json,
+        r#"{"theme": "dark", "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &codex_toml,
+        "# mine\nmodel = \"o4\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n",
+    )
+    .unwrap();
+
+    let before = env.run(&["hook", "install", "--check"]);
+    assert_eq!(before.code, 1, "{}", before.stderr);
+    assert!(
+        before.stderr.contains(
+            ".claude.json: peat mcp not registered for Claude Code — run: peat hook install"
+        ),
+        "{}",
+        before.stderr
+    );
+
+    for _ in 0..2 {
+        env.run(&["hook", "install"]).ok();
+        env.run(&["hook", "install", "--codex"]).ok();
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+    assert_eq!(v["theme"], "dark");
+    assert_eq!(v["mcpServers"]["github"]["command"], "gh-mcp");
+    let ours = &v["mcpServers"]["peat"];
+    assert_eq!(ours["args"], json!(["mcp"]));
+    assert!(
+        ours["command"].as_str().unwrap().ends_with("/peat"),
+        "{ours}"
+    );
+    assert_eq!(v["mcpServers"].as_object().unwrap().len(), 2);
+    let toml = std::fs::read_to_string(&codex_toml).unwrap();
+    assert!(
+        toml.starts_with("# mine\nmodel = \"o4\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n"),
+        "{toml}"
+    );
+    assert_eq!(toml.matches("[mcp_servers.peat]").count(), 1, "{toml}");
+    assert!(toml.contains("args = [\"mcp\"]"), "{toml}");
+
+    let again = env.run(&["hook", "install"]).ok();
+    assert!(
+        again
+            .stderr
+            .contains(".claude.json: peat mcp already registered"),
+        "{}",
+        again.stderr
+    );
+    let check = env.run(&["hook", "install", "--check"]).ok();
+    for file in [".claude.json", ".codex/config.toml"] {
+        assert!(
+            check.stderr.lines().any(|l| l.starts_with('✓')
+                && l.contains(file)
+                && l.contains("peat mcp registered")),
+            "{file}: {}",
+            check.stderr
+        );
+    }
+}

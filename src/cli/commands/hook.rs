@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::hook::install::{self, Harness, Outcome};
+use crate::cli::hook::mcp_entry;
 use crate::cli::hook::{self, EVENTS};
 use crate::cli::shared::{self, shown};
 use crate::ledger::Mode;
@@ -164,6 +165,7 @@ pub(crate) fn install_harness(
                 .note(&format!("= {}: already current", shown(ctx, &skill))),
         }
     }
+    mcp_entry::register(ctx, harness).map_err(CliError::user)?;
     notes(ctx, harness, root);
     Ok(())
 }
@@ -213,6 +215,10 @@ fn check(ctx: &Ctx, a: &InstallArgs, root: &Path, entry: &Value) -> Result<u8, C
             ctx.ui.note(&format!("✓ {line}"));
         }
         problems.extend(wiring.missing);
+        match mcp_entry::check(ctx, harness).map_err(CliError::user)? {
+            Ok(line) => ctx.ui.note(&format!("✓ {line}")),
+            Err(missing) => problems.push(missing),
+        }
         notes(ctx, harness, root);
     }
     if crate::ledger::recorded(&ctx.location.store) {
