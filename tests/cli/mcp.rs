@@ -10,7 +10,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use crate::blame::{line, prompt, tool, transcript};
-use crate::support::{Env, NOW, SESSION_A, git, peat, require_git};
+use crate::support::{Env, NOW, SESSION_A, git, peat, repo, require_git};
 
 /// How many commands session A runs after writing the file: enough that its log is longer
 /// than one page, as text and as JSON.
@@ -23,12 +23,8 @@ const WRITTEN: &str =
 /// prompt, the write, many commands, a closing message), and one observation. Returns the
 /// commit's hash.
 fn recorded(env: &Env) -> String {
+    repo(env);
     let work = env.path("work");
-    std::fs::create_dir_all(work.join("src")).unwrap();
-    std::fs::write(work.join("README.md"), "# acme\n").unwrap();
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "."]);
-    git(&work, &["commit", "-q", "-m", "start"]);
     let cwd = work.to_string_lossy().into_owned();
     let mut a = vec![prompt(
         SESSION_A,
@@ -305,34 +301,37 @@ async fn a_bad_argument_is_a_tool_error_and_the_server_answers_after_it() {
     recorded(&env);
     let client = connect(&env).await;
 
-    let e = refused(&client, "log", json!({"session": 42})).await;
-    assert!(e.contains("the arguments to `log` are not valid"), "{e}");
-    let e = refused(&client, "log", json!({"sesion": "3f6c"})).await;
-    assert!(e.contains("takes no argument `sesion`"), "{e}");
-    let e = refused(&client, "search", json!({})).await;
-    assert!(e.contains("query"), "{e}");
-    let e = refused(&client, "log", json!({"session": "ffffffff"})).await;
-    assert!(e.starts_with("peat: "), "the command's own sentence: {e}");
-    let e = refused(
-        &client,
-        "log",
-        json!({"session": "3f6c", "cursor": "not-a-cursor"}),
-    )
-    .await;
-    assert!(e.contains("leave it out for the first page"), "{e}");
-    let e = refused(&client, "commit", json!({"rev": "HEAD~1"})).await;
-    assert!(e.contains("is not a commit"), "{e}");
-    let e = refused(&client, "commit", json!({"rev": "abcdef12"})).await;
-    assert!(e.contains("as a commit"), "{e}");
-    let e = refused(
-        &client,
-        "blame",
-        json!({"file": "src/limiter.rs", "at": "not a time"}),
-    )
-    .await;
-    assert!(e.starts_with("peat: "), "{e}");
-    let e = refused(&client, "forget", json!({})).await;
-    assert!(e.contains("there is no tool `forget`"), "{e}");
+    for (tool, args, said) in [
+        (
+            "log",
+            json!({"session": 42}),
+            "the arguments to `log` are not valid",
+        ),
+        (
+            "log",
+            json!({"sesion": "3f6c"}),
+            "takes no argument `sesion`",
+        ),
+        ("search", json!({}), "missing field `query`"),
+        // The command's own sentence: what is wrong, and what to run.
+        ("log", json!({"session": "ffffffff"}), "peat: "),
+        (
+            "blame",
+            json!({"file": "src/limiter.rs", "at": "not a time"}),
+            "peat: ",
+        ),
+        (
+            "log",
+            json!({"session": "3f6c", "cursor": "not-a-cursor"}),
+            "leave it out for the first page",
+        ),
+        ("commit", json!({"rev": "HEAD~1"}), "is not a commit"),
+        ("commit", json!({"rev": "abcdef12"}), "as a commit"),
+        ("forget", json!({}), "there is no tool `forget`"),
+    ] {
+        let e = refused(&client, tool, args).await;
+        assert!(e.contains(said), "{tool}: {e}");
+    }
 
     let (v, _) = answered(&client, "sessions", json!({})).await;
     assert_eq!(v["answer"][0]["session"], SESSION_A);
