@@ -408,3 +408,27 @@ fn hook_install_registers_the_server_once_beside_the_users_own_and_check_reports
         );
     }
 }
+
+#[test]
+fn setup_registers_the_server_for_each_agent_found_in_a_project_and_for_the_user() {
+    for args in [
+        &["setup", "--no-model"][..],
+        &["setup", "--user", "--no-model"],
+    ] {
+        let env = Env::new();
+        std::fs::create_dir_all(env.path("work/.git")).unwrap();
+        std::fs::create_dir_all(env.path("home/.claude")).unwrap();
+        std::fs::create_dir_all(env.path("home/.codex")).unwrap();
+        let r = env.run(args).ok();
+        let claude = std::fs::read_to_string(env.path("home/.claude.json")).unwrap();
+        let v: Value = serde_json::from_str(&claude).unwrap();
+        assert_eq!(
+            v["mcpServers"]["peat"]["args"],
+            json!(["mcp"]),
+            "{args:?}: {}",
+            r.stderr
+        );
+        let codex = std::fs::read_to_string(env.path("home/.codex/config.toml")).unwrap();
+        assert!(codex.contains("[mcp_servers.peat]"), "{args:?}: {codex}");
+    }
+}

@@ -10,7 +10,7 @@
 mod page;
 mod tools;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use clap::Args;
@@ -157,7 +157,7 @@ struct Ran {
     stderr: String,
 }
 
-fn peat(exe: &PathBuf, argv: &[String]) -> Ran {
+fn peat(exe: &Path, argv: &[String]) -> Ran {
     let out = Command::new(exe)
         .args(argv)
         .env("PEAT_LOCK_WAIT_SECS", "0")
@@ -179,7 +179,7 @@ fn peat(exe: &PathBuf, argv: &[String]) -> Ran {
 }
 
 /// Answer one call: the read's JSON and text, run side by side, and the page `cursor` asks for.
-fn answer(exe: &PathBuf, tool: &str, read: &Read, cursor: Option<&str>) -> CallToolResult {
+fn answer(exe: &Path, tool: &str, read: &Read, cursor: Option<&str>) -> CallToolResult {
     let json_argv = read.argv(true);
     let at = match cursor {
         None => Cursor::default(),
