@@ -338,6 +338,32 @@ async fn a_bad_argument_is_a_tool_error_and_the_server_answers_after_it() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test]
+async fn the_tools_answer_while_a_writer_holds_the_store() {
+    require_git();
+    let env = Env::new();
+    recorded(&env);
+    let client = connect(&env).await;
+    let _writer = env.hold_lock("peat capture (a test)");
+    let began = std::time::Instant::now();
+    let (v, _) = answered(&client, "log", json!({"session": "3f6c"})).await;
+    assert_eq!(v["answer"]["session"], SESSION_A);
+    let (v, _) = answered(
+        &client,
+        "search",
+        json!({"query": "refill", "keyword_only": true}),
+    )
+    .await;
+    assert_eq!(v["answer"]["hits"][0]["session"], SESSION_A);
+    // The writers' wait is 120 s by default: an answer inside it did not wait for the lock.
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        began.elapsed()
+    );
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn hook_install_registers_the_server_once_beside_the_users_own_and_check_reports_it() {
     let env = Env::new();

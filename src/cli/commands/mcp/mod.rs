@@ -38,7 +38,7 @@ use tools::{Read, Tool};
 pub(crate) struct McpArgs {}
 
 /// What the server tells a client about itself.
-const INSTRUCTIONS: &str = "peat records coding agents' sessions (Claude Code, Codex and others) into one ledger. These tools read it: `brief` for recent work, `search` for what was said or done, `sessions`/`log`/`show` for a session, `blame`/`file`/`commit` for who wrote code and why. Answers are paged: when one ends with a next_cursor, call the tool again with the same arguments and that cursor for more.";
+const INSTRUCTIONS: &str = "peat records coding agents' sessions (Claude Code, Codex and others) into one ledger. These tools read it: `brief` for recent work, `search` for what was said or done, `sessions`/`log`/`show` for a session, `blame`/`file`/`commit` for who wrote code and why. Each answer's structured content is {answer: what the command prints with --json, shown: which entries of its list this page holds, next_cursor}; its text is the command's own. Answers are paged: when one ends with a next_cursor, call the tool again with the same arguments and that cursor for more.";
 
 pub(crate) fn run(ctx: &Ctx, _args: &McpArgs) -> Result<u8, CliError> {
     let server = Server {
