@@ -4,6 +4,11 @@
 //! (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set); Codex from `[mcp_servers.NAME]` in
 //! `$CODEX_HOME/config.toml`.
 //!
+//! home-manager registers it elsewhere: Claude Code's `programs.claude-code.mcpServers` lands
+//! in a personal plugin (`skills/<plugin>/.mcp.json` under Claude Code's folder), Codex's
+//! settings in a `config.toml` linked from the Nix store. A server registered there counts,
+//! and nothing is added beside it: a second entry would start a second server.
+//!
 //! Both files are the user's and their harness's: the merge touches only the `peat` entry,
 //! keeps every other server and setting (Codex's TOML with its comments and layout), and
 //! changes nothing when the entry is already current. A file that cannot be read as its
@@ -64,17 +69,50 @@ fn is_peat(command: &str) -> bool {
     Path::new(command).file_name().is_some_and(|n| n == "peat")
 }
 
+/// Claude Code's personal plugins' server lists: where home-manager registers servers.
+fn plugin_configs(ctx: &Ctx, harness: Harness) -> Vec<PathBuf> {
+    let Harness::Claude { .. } = harness else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(ctx.claude_home.join("skills"))
+        .map(|dirs| {
+            dirs.filter_map(Result::ok)
+                .map(|d| d.path().join(".mcp.json"))
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// Where a peat server is registered other than in a file peat may write: a file linked from
+/// elsewhere (writing through the link would fail or be undone), or a plugin.
+fn managed_elsewhere(ctx: &Ctx, harness: Harness) -> Result<Option<PathBuf>, String> {
+    let path = config_path(ctx, harness);
+    let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    if linked && registered(&path, harness)?.is_some() {
+        return Ok(Some(path));
+    }
+    for plugin in plugin_configs(ctx, harness) {
+        // A plugin's list is the same shape as `~/.claude.json`'s; one that cannot be read
+        // is its owner's to fix, not a reason to refuse.
+        if registered(&plugin, harness).ok().flatten().is_some() {
+            return Ok(Some(plugin));
+        }
+    }
+    Ok(None)
+}
+
 /// Register the server with `harness`, saying on stderr what changed.
 pub(crate) fn register(ctx: &Ctx, harness: Harness) -> Result<(), String> {
     let path = config_path(ctx, harness);
     let server = Server::of(ctx);
     let shown = path.display();
-    // A file linked from elsewhere (home-manager's) that already starts peat is managed
-    // there: writing through the link would fail or be undone.
-    let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-    if linked && registered(&path, harness)?.is_some() {
+    if let Some(at) = managed_elsewhere(ctx, harness)? {
         ctx.ui.note(&format!(
-            "= {shown}: peat mcp registered (the file is managed elsewhere)"
+            "= {}: peat mcp registered there (managed elsewhere); nothing added to {shown}",
+            at.display()
         ));
         return Ok(());
     }
@@ -99,8 +137,11 @@ pub(crate) fn register(ctx: &Ctx, harness: Harness) -> Result<(), String> {
 pub(crate) fn check(ctx: &Ctx, harness: Harness) -> Result<Result<String, String>, String> {
     let path = config_path(ctx, harness);
     let shown = path.display();
-    Ok(match registered(&path, harness)? {
-        Some(command) => Ok(format!("{shown}: peat mcp registered ({command})")),
+    if let Some(command) = registered(&path, harness)? {
+        return Ok(Ok(format!("{shown}: peat mcp registered ({command})")));
+    }
+    Ok(match managed_elsewhere(ctx, harness)? {
+        Some(at) => Ok(format!("{}: peat mcp registered", at.display())),
         None => Err(format!(
             "{shown}: peat mcp not registered for {} — run: {}",
             harness.agent_name(),
