@@ -1,7 +1,9 @@
 # home-manager: `programs.peat`.
 #
 # Puts peat on PATH and, for the agents home-manager manages, registers peat's hook on the
-# four moments peat records and installs its skill. Hooks go through home-manager's own
+# four moments peat records, installs its skill and registers its MCP server (`peat mcp`,
+# through `programs.claude-code.mcpServers` and `programs.codex.settings.mcp_servers`, which
+# merge beside the user's own servers). Hooks go through home-manager's own
 # `programs.claude-code.settings.hooks` and `programs.codex.hooks`, which merge, so a user's
 # own hooks stay beside peat's and nothing writes settings.json a second time. Each
 # definition is guarded: with a home-manager that lacks one of those options (Codex hooks
@@ -90,7 +92,19 @@ let
       default = true;
       description = "Install peat's skill in ${name}'s skills folder.";
     };
+    mcp = mkOption {
+      type = types.bool;
+      default = true;
+      description = "Register peat's MCP server (`peat mcp`, its reads as tools) with ${name}.";
+    };
   };
+
+  # How an agent starts peat's MCP server: the profile's peat, as for the hooks.
+  mcpServer = {
+    command = "${config.home.profileDirectory}/bin/peat";
+    args = [ "mcp" ];
+  }
+  // lib.optionalAttrs (cfg.store != null) { env.PEAT_DB = cfg.store; };
 
   claudeWanted = cfg.enable && cfg.claudeCode.enable;
   codexWanted = cfg.enable && cfg.codex.enable;
@@ -226,6 +240,14 @@ in
     (lib.optionalAttrs (has [ "programs" "codex" "hooks" ]) {
       programs.codex.hooks = lib.mkIf (codexWanted && cfg.codex.hooks) hookGroups;
     })
+    (lib.optionalAttrs (has [ "programs" "claude-code" "mcpServers" ]) {
+      programs.claude-code.mcpServers = lib.mkIf (claudeWanted && cfg.claudeCode.mcp) {
+        peat = mcpServer // { type = "stdio"; };
+      };
+    })
+    (lib.optionalAttrs (has [ "programs" "codex" "settings" ]) {
+      programs.codex.settings = lib.mkIf (codexWanted && cfg.codex.mcp) { mcp_servers.peat = mcpServer; };
+    })
     (lib.optionalAttrs (has [ "programs" "codex" "skills" ]) {
       programs.codex.skills = lib.mkIf (codexWanted && cfg.codex.skill) { peat = skillDir; };
     })
@@ -246,7 +268,11 @@ in
         ++ lib.optional (codexWanted && cfg.codex.hooks && !has [ "programs" "codex" "hooks" ])
           "programs.peat.codex: this home-manager has no programs.codex.hooks (added 2026-06); run `peat hook install --codex` in each project instead."
         ++ lib.optional (codexWanted && cfg.codex.skill && !has [ "programs" "codex" "skills" ])
-          "programs.peat.codex.skill: this home-manager has no programs.codex.skills; `peat hook install --codex` installs the skill in each project instead.";
+          "programs.peat.codex.skill: this home-manager has no programs.codex.skills; `peat hook install --codex` installs the skill in each project instead."
+        ++ lib.optional (claudeWanted && cfg.claudeCode.mcp && !has [ "programs" "claude-code" "mcpServers" ])
+          "programs.peat.claudeCode.mcp: this home-manager has no programs.claude-code.mcpServers; `peat hook install` registers peat's MCP server instead."
+        ++ lib.optional (codexWanted && cfg.codex.mcp && !has [ "programs" "codex" "settings" ])
+          "programs.peat.codex.mcp: this home-manager has no programs.codex.settings; `peat hook install --codex` registers peat's MCP server instead.";
     }
   ];
 }

@@ -102,6 +102,8 @@ let
           c.programs.github-copilot-cli.skills.peat or null
         else
           null;
+      claudeMcp = c.programs.claude-code.mcpServers;
+      codexMcp = (if c.programs.codex.settings == null then { } else c.programs.codex.settings).mcp_servers or { };
       # Forces the whole configuration, as a switch would.
       activation = hm.activationPackage.drvPath;
     };
@@ -116,6 +118,18 @@ let
         "Codex's ${ev} lacks `${cmd}`"
     ) events;
   expect = cond: what: lib.optional (!cond) what;
+  # peat's MCP server, registered with both agents (with the ledger the hooks use, if set).
+  mcpEverywhere =
+    env: got:
+    let
+      server = {
+        command = "${profile}/bin/peat";
+        args = [ "mcp" ];
+      }
+      // env;
+    in
+    expect (got.claudeMcp.peat or null == server // { type = "stdio"; }) "Claude Code's MCP servers: ${builtins.toJSON got.claudeMcp}"
+    ++ expect (got.codexMcp.peat or null == server) "Codex's MCP servers: ${builtins.toJSON got.codexMcp}";
   skillsEverywhere =
     got:
     expect (got.claudePeatSkill == skill) "the skill is not in Claude Code's skills folder (${toString got.claudePeatSkill})"
@@ -129,6 +143,7 @@ let
         got:
         peatEverywhere plain got
         ++ skillsEverywhere got
+        ++ mcpEverywhere { } got
         ++ expect (got.claudeHooks.Stop == [ plain ]) "Claude Code's Stop holds more than peat's hook"
         ++ expect (got.codexHooksFile != null) "no .codex/hooks.json is written"
         ++ expect (got.copilotHooks == null) "Copilot CLI's hooks are written where home-manager does not manage it"
@@ -143,11 +158,19 @@ let
         programs.codex.hooks.SessionStart = mine;
         programs.peat.store = "${home}/ledger";
         programs.peat.brief.budget = 3;
+        programs.claude-code.mcpServers.github = {
+          type = "http";
+          url = "https://example.com/mcp";
+        };
+        programs.codex.settings.mcp_servers.docs.command = "docs-mcp";
       };
       check =
         got:
         peatEverywhere withStore got
         ++ skillsEverywhere got
+        ++ mcpEverywhere { env.PEAT_DB = "${home}/ledger"; } got
+        ++ expect (got.claudeMcp.github.url or null == "https://example.com/mcp") "the user's own Claude Code MCP server is gone"
+        ++ expect (got.codexMcp.docs.command or null == "docs-mcp") "the user's own Codex MCP server is gone"
         ++ expect (got.claudeHooks.Stop == [
           "echo mine"
           withStore
@@ -196,6 +219,15 @@ let
         ++ expect (got.codexHooks == "path") "Codex's hooks are not the user's file"
         ++ expect (lib.hasSuffix "/home-manager/hooks.json" (toString got.codexHooksFile)) "hooks.json is not the user's file: ${toString got.codexHooksFile}"
         ++ expect (got.claudeHooks.Stop == [ plain ]) "Claude Code lost peat's hook";
+    };
+
+    "peat's MCP server switched off for Claude Code" = {
+      config.programs.peat.claudeCode.mcp = false;
+      check =
+        got:
+        expect (got.claudeMcp == { }) "Claude Code got the MCP server with claudeCode.mcp = false"
+        ++ expect (got.codexMcp ? peat) "Codex lost its MCP server with claudeCode.mcp = false"
+        ++ peatEverywhere plain got;
     };
 
     "Codex's skills given as a path, peat's skill switched off" = {
@@ -254,8 +286,10 @@ let
       config.programs.peat.claudeCode.enable = false;
       check =
         got:
-        expect (got.claudeHooks == { } && got.claudePeatSkill == null) "Claude Code was set up while switched off"
-        ++ expect (got.codexPeatSkill == skill) "Codex lost its skill";
+        expect (got.claudeHooks == { } && got.claudePeatSkill == null && got.claudeMcp == { })
+          "Claude Code was set up while switched off"
+        ++ expect (got.codexPeatSkill == skill) "Codex lost its skill"
+        ++ expect (got.codexMcp ? peat) "Codex lost its MCP server";
     };
 
     "peat disabled" = {
@@ -268,6 +302,8 @@ let
           && got.claudePeatSkill == null
           && got.codexPeatSkill == null
           && got.sessionVariables == { }
+          && got.claudeMcp == { }
+          && got.codexMcp == { }
         ) "something was set up with programs.peat.enable = false";
     };
   };

@@ -62,6 +62,10 @@ let
         type = json;
         default = { };
       };
+      mcpServers = mkOption {
+        type = types.attrsOf json;
+        default = { };
+      };
     };
   };
   package = derivation {
@@ -107,8 +111,8 @@ let
     }
   ];
 
-  # Asked for explicitly where home-manager lacks the options: a warning each for the hooks
-  # and Codex's skill; Claude Code's skill needs only home.file.
+  # Asked for explicitly where home-manager lacks the options: a warning each for the hooks,
+  # the MCP servers and Codex's skill; Claude Code's skill needs only home.file.
   bareAsked = eval [
     {
       programs.peat = {
@@ -121,14 +125,15 @@ let
   ];
 
   checks = {
-    "without Codex's options: Claude Code set up, two warnings" =
+    "without Codex's options: Claude Code set up, three warnings" =
       commands older.programs.claude-code.settings.hooks "Stop" == [ command ]
       && older.home.file.".claude/skills/peat".source == skill
-      && lib.length older.warnings == 2;
+      && older.programs.claude-code.mcpServers.peat.args == [ "mcp" ]
+      && lib.length older.warnings == 3;
     "evaluates without either program" =
       bare.home.packages == [ package ] && bare.warnings == [ ] && bare.home.file == { };
-    "asked for missing options: three warnings, Claude Code's skill installed" =
-      lib.length bareAsked.warnings == 3 && bareAsked.home.file.".claude/skills/peat".source == skill;
+    "asked for missing options: five warnings, Claude Code's skill installed" =
+      lib.length bareAsked.warnings == 5 && bareAsked.home.file.".claude/skills/peat".source == skill;
   };
 in
 lib.mapAttrs (_: ok: if ok then "ok" else "FAILED") checks

@@ -115,6 +115,7 @@ pub(crate) enum Command {
     Restore(commands::restore::RestoreArgs),
     Resume(commands::resume::ResumeArgs),
     Export(commands::export::ExportArgs),
+    Mcp(commands::mcp::McpArgs),
 }
 
 /// Parse the command line and run it. Returns the process exit code.
@@ -210,6 +211,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Restore(a) => commands::restore::run(ctx, a),
         Command::Resume(a) => commands::resume::run(ctx, a),
         Command::Export(a) => commands::export::run(ctx, a),
+        Command::Mcp(a) => commands::mcp::run(ctx, a),
     }
 }
 

@@ -1216,6 +1216,16 @@ fn hooks_and_skills_installed_at_user_level_are_recognised_and_not_doubled() {
         &user_level_hooks("peat hook"),
     );
     write(&codex_home.join("skills/peat/SKILL.md"), &skill);
+    // And the MCP server, registered by the same module: Claude Code's in the personal
+    // plugin home-manager generates.
+    write(
+        &claude_home.join("skills/claude-code-home-manager/.mcp.json"),
+        r#"{"mcpServers": {"peat": {"type": "stdio", "command": "/home/u/.nix-profile/bin/peat", "args": ["mcp"]}}}"#,
+    );
+    write(
+        &codex_home.join("config.toml"),
+        "[mcp_servers.peat]\ncommand = \"peat\"\nargs = [\"mcp\"]\n",
+    );
     let run = |args: &[&str]| {
         Run::of(
             env.cmd()
@@ -1253,6 +1263,10 @@ fn hooks_and_skills_installed_at_user_level_are_recognised_and_not_doubled() {
             .contains("codex-home/hooks.json: peat hook installed at user level"),
         "{}",
         r.stderr
+    );
+    assert!(
+        !claude_home.join(".claude.json").exists(),
+        "a second MCP server was registered beside home-manager's"
     );
     for made in [
         ".claude/settings.json",

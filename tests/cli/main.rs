@@ -18,6 +18,7 @@ mod hook_agents;
 mod jj;
 mod kill;
 mod log;
+mod mcp;
 mod obs;
 mod paths;
 mod props;

@@ -6,6 +6,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::hook;
 use crate::cli::hook::install::{self, Harness, Outcome};
+use crate::cli::hook::mcp_entry;
 use crate::cli::shared::{self, shown};
 use crate::ledger::Mode;
 
@@ -190,6 +191,7 @@ pub(crate) fn install_harness(
                 .note(&format!("= {}: already current", shown(ctx, &skill))),
         }
     }
+    mcp_entry::register(ctx, harness).map_err(CliError::user)?;
     notes(ctx, harness, root);
     Ok(())
 }
@@ -246,6 +248,11 @@ fn check(
             ctx.ui.note(&format!("✓ {line}"));
         }
         problems.extend(wiring.missing);
+        match mcp_entry::check(ctx, harness).map_err(CliError::user)? {
+            Some(Ok(line)) => ctx.ui.note(&format!("✓ {line}")),
+            Some(Err(missing)) => problems.push(missing),
+            None => {}
+        }
         notes(ctx, harness, root);
     }
     if crate::ledger::recorded(&ctx.location.store) {

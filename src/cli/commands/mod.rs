@@ -15,6 +15,7 @@ pub(crate) mod file;
 pub(crate) mod hook;
 pub(crate) mod import;
 pub(crate) mod log;
+pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod obs;
 pub(crate) mod rebuild;

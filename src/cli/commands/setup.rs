@@ -117,6 +117,7 @@ fn run_user(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
             };
             ctx.ui.note(&format!("{mark}: {}", path.display()));
         }
+        crate::cli::hook::mcp_entry::register(ctx, harness).map_err(CliError::user)?;
         if harness == install::Harness::Codex {
             ctx.ui.note(
                 "  Codex runs no hook until it is trusted: open /hooks in the Codex CLI and trust it.",

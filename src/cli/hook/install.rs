@@ -731,7 +731,7 @@ pub(crate) fn skill_is_current(path: &Path) -> bool {
 
 /// Replace `path` whole (a temporary file, then a rename), so an interrupted write never
 /// leaves half a settings file. A symlinked file is written where it points.
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let target = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

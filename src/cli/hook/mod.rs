@@ -12,6 +12,7 @@
 
 pub(crate) mod desk;
 pub(crate) mod install;
+pub(crate) mod mcp_entry;
 pub(crate) mod spool;
 
 use serde_json::{Value, json};
