@@ -362,6 +362,7 @@ fn file(
         None => {
             let args = super::file::FileArgs {
                 path: shown.to_string(),
+                list: Default::default(),
             };
             delegate(ctx, head, |ctx| super::file::run(ctx, &args))
         }
@@ -731,7 +732,7 @@ fn answer_recall(
         ctx,
         result,
         ctx.now_ms,
-        behind,
+        (behind, false),
         &Handles::new(&views.tables),
     )
 }
