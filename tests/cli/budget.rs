@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{Env, Run, peat};
+use crate::support::{Env, Run, listed_sessions, peat};
 
 /// The budget a pipe gets by default.
 const BUDGET: usize = 4096;
@@ -166,14 +166,7 @@ fn limit_and_since_bound_the_sessions_list_and_say_how_to_list_the_rest() {
     assert_eq!(since.stdout.lines().count(), 5, "{}", since.stdout);
     assert!(!since.stdout.contains("more sessions"));
     let json = peat(&env, &["sessions", "--json", "--since", "2026-07-29"]).ok();
-    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    let ids: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["session"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, [copy_id(30), copy_id(29)]);
+    assert_eq!(listed_sessions(&json.stdout), [copy_id(30), copy_id(29)]);
     // A bad time is said in the grammar every verb reads.
     let bad = peat(&env, &["sessions", "--since", "soonish"]);
     assert_eq!(bad.code, 2);
