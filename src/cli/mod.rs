@@ -67,7 +67,9 @@ the current repository's sessions: --project PATH another's, --all-projects ever
 #[command(name = "peat", version, propagate_version = true)]
 #[command(after_help = AFTER_HELP)]
 pub(crate) struct Cli {
-    /// Full structured output (the API form: never clipped, never styled)
+    /// Structured output (the API form: whole JSON, never styled; a list's long texts are
+    /// previews marked `cut` and it keeps the entries that fit the budget: `--full`,
+    /// `--budget 0` for all)
     #[arg(long, global = true)]
     pub(crate) json: bool,
 

@@ -306,3 +306,33 @@ fn recall_full_prints_whole_texts_and_json_hits_carry_previews() {
         "{whole_line}"
     );
 }
+
+#[test]
+fn zoom_takes_the_newest_of_each_list_since_a_moment() {
+    let env = ledger();
+    let texts = |args: &[&str]| -> Vec<i64> {
+        let r = peat(&env, &[&["zoom", "2026-07", "--json"][..], args].concat()).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        v["texts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["ts_ms"].as_i64().unwrap())
+            .collect()
+    };
+    let all = texts(&[]);
+    assert!(all.len() > 2, "{all:?}");
+    assert_eq!(texts(&["--limit", "2"]), all[..2]);
+    // 2026-07-20T00:00:00Z ("now" is noon that day)
+    let since = 1_784_505_600_000;
+    let late = texts(&["--since", "2026-07-20"]);
+    assert!(!late.is_empty() && late.len() < all.len(), "{late:?}");
+    assert!(late.iter().all(|&t| t >= since), "{late:?}");
+    let text = peat(&env, &["zoom", "2026-07", "--limit", "1"]).ok().stdout;
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("… ") && last.contains("more items"),
+        "{text}"
+    );
+    assert_eq!(handle(last), ["zoom", "2026-07", "--limit", "0"]);
+}

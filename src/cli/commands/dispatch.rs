@@ -161,6 +161,7 @@ fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
     let args = super::zoom::ZoomArgs {
         window: w.key.clone(),
         titled: false,
+        list: Default::default(),
     };
     delegate(ctx, head, |ctx| super::zoom::run(ctx, &args))
 }

@@ -17,7 +17,8 @@ use crate::vocab::event::SessionId;
 /// Each line: id, when it ran, where, how much work, what the person first asked, and the
 /// command that reads the whole session. The newest 20 (`--limit 0`: every one); `--since`
 /// keeps those active since then. `--json` entries carry previews of the first prompt and
-/// closing message (`cut`, `chars`: the whole length), whole with `--full`.
+/// closing message (a cut one marked `cut`, with its whole length in `chars`), whole with
+/// `--full`.
 #[derive(Args, Debug)]
 pub(crate) struct SessionsArgs {
     #[command(flatten)]
