@@ -82,15 +82,24 @@ pub(crate) fn preview(text: &str, n: usize, full: bool) -> Preview<'_> {
 }
 
 /// The line that ends a list `--limit` cut short: how many `what` (a singular noun) it left
-/// out, anything `aside` adds, and the command that lists them all. `None` when nothing was
-/// left out.
+/// out, anything `aside` adds, and this command again with `--limit 0`, which lists them all.
+/// `None` when nothing was left out.
 pub(crate) fn more_line(ctx: &Ctx, left: usize, what: &str, aside: &str) -> Option<String> {
+    more_line_with(ctx, left, (what, aside), &ctx.rerun("--limit", Some("0")))
+}
+
+/// [`more_line`] naming `rest` as the command that lists them all.
+pub(crate) fn more_line_with(
+    ctx: &Ctx,
+    left: usize,
+    (what, aside): (&str, &str),
+    rest: &str,
+) -> Option<String> {
     (left > 0).then(|| {
         let plural = if left == 1 { "" } else { "s" };
         format!(
             "… {left} more {what}{plural}{aside}  {}",
-            ctx.ui
-                .dim(&format!("▸ {}", ctx.rerun("--limit", Some("0"))))
+            ctx.ui.dim(&format!("▸ {rest}"))
         )
     })
 }

@@ -336,3 +336,27 @@ fn zoom_takes_the_newest_of_each_list_since_a_moment() {
     );
     assert_eq!(handle(last), ["zoom", "2026-07", "--limit", "0"]);
 }
+
+#[test]
+fn a_files_edits_end_with_the_command_that_lists_them_all_read_bare_or_by_verb() {
+    let env = ledger();
+    const PATH: &str = "/home/dev/acme-api/src/server.ts";
+    // Bare `peat PATH` takes no `--limit`: the rest is spelled with the verb.
+    for read in [&[PATH][..], &["file", PATH]] {
+        let r = peat(&env, read).ok();
+        let last = r.stdout.lines().last().unwrap();
+        assert!(last.starts_with("  … "), "{}", r.stdout);
+        assert_eq!(handle(last), ["file", PATH, "--limit", "0"]);
+        let mut rest = handle(last);
+        rest.extend(["--budget".into(), "0".into()]);
+        let all = run_words(&env, &rest);
+        assert!(!all.stdout.contains("more edit"), "{}", all.stdout);
+        // Each copy edits it three times, copy 1 four times over.
+        let edits = all
+            .stdout
+            .lines()
+            .filter(|l| l.contains("▸ peat show"))
+            .count();
+        assert_eq!(edits, 3 * (COPIES + 3), "{}", all.stdout);
+    }
+}

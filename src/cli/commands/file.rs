@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::listing::{ListArgs, more_line};
+use crate::cli::listing::{ListArgs, more_line_with};
 use crate::cli::ui::clip;
 use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_history};
 use crate::views::Views;
@@ -132,7 +132,13 @@ fn print(
         )?;
     }
     let aside = format!(" ({sessions} sessions in all)");
-    if let Some(more) = more_line(ctx, all - listed.len(), "edit", &aside) {
+    // Spelled as `peat file`: bare `peat PATH` takes no `--limit`.
+    let rest = crate::cli::budget::rerun(
+        &["peat".into(), "file".into(), shown.to_string()],
+        "--limit",
+        Some("0"),
+    );
+    if let Some(more) = more_line_with(ctx, all - listed.len(), ("edit", &aside), &rest) {
         writeln!(out, "  {more}")?;
     }
     if Path::new(&wanted.abs).is_file() {
