@@ -13,9 +13,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::commit::{self, PendingCommit};
-use super::{Emit, LineSlots, str_at};
+use super::turn::Closing;
+use super::{Emit, LineSlots, TranscriptParser, str_at};
 use crate::vocab::change::Change;
-use crate::vocab::event::{DETAIL_CAP, Event, Seq, TouchOp, cap};
+use crate::vocab::event::{DETAIL_CAP, Event, Seq, SessionId, TouchOp, cap};
+use serde_json::Value;
 
 /// Unanswered tool calls kept at most; past this the oldest is forgotten (its result, if it
 /// ever comes, is then ignored). Keeps the saved state small when results go missing.
@@ -26,21 +28,13 @@ const MAX_PENDING: usize = 128;
 #[serde(default)]
 pub(crate) struct Chat {
     /// The open turn's last agent text: its closing message so far.
-    turn: Option<OpenText>,
+    turn: Closing,
     /// Tool calls waiting for their result, by call id.
     pending: BTreeMap<String, Pending>,
     /// The newest timestamp seen.
     max_ts: i64,
     /// Events dropped because their line had no slot left.
     overflowed: u64,
-}
-
-/// An agent text as emitted: where, when and what.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct OpenText {
-    seq: Seq,
-    ts: i64,
-    text: String,
 }
 
 /// A tool call whose result has not been seen yet.
@@ -95,6 +89,40 @@ pub(crate) struct Call {
     pub(crate) command: Option<String>,
     /// Its output only echoes what it was given (a file read, an edit's "done").
     pub(crate) echoes: bool,
+}
+
+/// A chat-shaped adapter: it reads each line into its [`Chat`], which answers the rest of
+/// what a transcript parser is asked.
+pub(crate) trait ChatFormat {
+    /// Read the JSON value of raw line `line` (as [`TranscriptParser::line`]).
+    fn read(&mut self, line: u64, v: &Value, out: &mut Emit);
+
+    fn chat(&self) -> &Chat;
+
+    /// The session the transcript belongs to, once it has said.
+    fn session_id(&self) -> Option<SessionId>;
+}
+
+impl<T: ChatFormat> TranscriptParser for T {
+    fn line(&mut self, line: u64, v: &Value, out: &mut Emit) {
+        self.read(line, v, out);
+    }
+
+    fn flush(&self, out: &mut Emit) {
+        self.chat().flush(out);
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        self.session_id()
+    }
+
+    fn last_ts(&self) -> i64 {
+        self.chat().last_ts()
+    }
+
+    fn overflowed(&self) -> u64 {
+        self.chat().overflowed()
+    }
 }
 
 impl Chat {
@@ -158,27 +186,17 @@ impl Chat {
             return;
         }
         let Some(seq) = self.slot(cx) else { return };
-        let text = text.to_string();
-        out.event(seq, cx.ts, Event::Said { text: text.clone() });
         if main {
-            // The previous text is no longer the turn's last: an earlier capture may have
-            // written it as a provisional closing message, so say it again as prose.
-            if let Some(prev) = self.turn.take() {
-                out.event(prev.seq, prev.ts, Event::Said { text: prev.text });
-            }
-            self.turn = Some(OpenText {
-                seq,
-                ts: cx.ts,
-                text,
-            });
+            self.turn.said(seq, cx.ts, text, out);
+        } else {
+            let text = text.to_string();
+            out.event(seq, cx.ts, Event::Said { text });
         }
     }
 
     /// The open turn is over: its last text becomes its `FinalMsg`.
     pub(crate) fn close_turn(&mut self, out: &mut Emit) {
-        if let Some(open) = self.turn.take() {
-            out.event(open.seq, open.ts, Event::FinalMsg { text: open.text });
-        }
+        self.turn.close(out);
     }
 
     /// The context window was compacted, leaving `summary` (when the format keeps it).
@@ -297,12 +315,25 @@ impl Chat {
 
     /// No more lines for now: the open turn's last text is its closing message so far.
     pub(crate) fn flush(&self, out: &mut Emit) {
-        if let Some(open) = &self.turn {
-            let event = Event::FinalMsg {
-                text: open.text.clone(),
-            };
-            out.event(open.seq, open.ts, event);
-        }
+        self.turn.flush(out);
+    }
+}
+
+/// What a call of a tool with no rule of its own is about: the file it names, else its
+/// arguments as JSON (nothing when it has none).
+pub(crate) fn other_detail(path: Option<&str>, args: &Value) -> String {
+    match (path, args) {
+        (Some(path), _) => path.to_string(),
+        (None, Value::Null) => String::new(),
+        (None, v) => v.to_string(),
+    }
+}
+
+/// What a search is about: its pattern, and where it looked when the call says.
+pub(crate) fn search_detail(pattern: &str, at: Option<&str>) -> String {
+    match at {
+        Some(at) => format!("{pattern} in {at}"),
+        None => pattern.to_string(),
     }
 }
 

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
+use super::turn::Closing;
 use super::{Emit, FileHints, LineSlots, TranscriptParser, str_at, streams};
 use crate::vocab::change::{Before, Change, Replacement};
 use crate::vocab::event::{
@@ -74,19 +75,11 @@ pub(crate) struct Claude {
     /// already marked.
     after_boundary: bool,
     /// The open turn's last assistant text: its closing message so far.
-    turn: Option<OpenText>,
+    turn: Closing,
     /// Tool calls waiting for their result, by `tool_use` id.
     pending: BTreeMap<String, Pending>,
     /// Events dropped because their line had no slot left.
     overflowed: u64,
-}
-
-/// An assistant text as emitted: where, when and what.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct OpenText {
-    seq: Seq,
-    ts: i64,
-    text: String,
 }
 
 /// A tool call whose result has not been seen yet.
@@ -215,17 +208,10 @@ impl Claude {
             // The harness timed the turn: it is over, and its last text is its closing
             // message. A later reply (to a background task's notification, say) opens a
             // new turn instead of replacing this one's.
-            Some("turn_duration") if !self.inline_sidechain(v) => self.close_turn(out),
+            Some("turn_duration") if !self.inline_sidechain(v) => self.turn.close(out),
             _ => {}
         }
         self.after_boundary = false;
-    }
-
-    /// The open turn is over: its last assistant text becomes its `FinalMsg`.
-    fn close_turn(&mut self, out: &mut Emit) {
-        if let Some(open) = self.turn.take() {
-            out.event(open.seq, open.ts, Event::FinalMsg { text: open.text });
-        }
     }
 
     fn user(&mut self, v: &Value, cx: &mut LineCx, out: &mut Emit) {
@@ -289,7 +275,7 @@ impl Claude {
             _ => {}
         }
         if closes {
-            self.close_turn(out);
+            self.turn.close(out);
         }
     }
 
@@ -456,19 +442,11 @@ impl Claude {
             return;
         }
         let Some(seq) = self.slot(cx) else { return };
-        let text = text.to_string();
-        out.event(seq, cx.ts, Event::Said { text: text.clone() });
         if main {
-            // The previous text is no longer the turn's last: an earlier capture may have
-            // written it as a provisional closing message, so say it again as prose.
-            if let Some(prev) = self.turn.take() {
-                out.event(prev.seq, prev.ts, Event::Said { text: prev.text });
-            }
-            self.turn = Some(OpenText {
-                seq,
-                ts: cx.ts,
-                text,
-            });
+            self.turn.said(seq, cx.ts, text, out);
+        } else {
+            let text = text.to_string();
+            out.event(seq, cx.ts, Event::Said { text });
         }
     }
 
@@ -606,15 +584,7 @@ impl TranscriptParser for Claude {
     }
 
     fn flush(&self, out: &mut Emit) {
-        if let Some(open) = &self.turn {
-            out.event(
-                open.seq,
-                open.ts,
-                Event::FinalMsg {
-                    text: open.text.clone(),
-                },
-            );
-        }
+        self.turn.flush(out);
     }
 
     fn session(&self) -> Option<SessionId> {
@@ -1999,7 +1969,7 @@ mod tests {
         }
         // Only the unanswered Glob call and the open turn's text are carried.
         assert_eq!(p.pending.len(), 1);
-        assert!(p.turn.is_some());
+        assert_ne!(p.turn, Closing::default());
         let state = serde_json::to_string(&p).unwrap();
         assert!(state.len() < 1024, "{state}");
         // Unanswered calls are forgotten oldest first past the bound.

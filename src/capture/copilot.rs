@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::absolute;
-use super::chat::{Call, Chat, Line};
-use super::{Emit, FileHints, TranscriptParser, str_at};
+use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail};
+use super::{Emit, FileHints, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -117,16 +117,9 @@ impl Copilot {
                 }
                 path.clone().unwrap_or_default()
             }
-            "grep" | "glob" => match &path {
-                Some(at) => format!("{} in {at}", field("pattern")),
-                None => field("pattern"),
-            },
+            "grep" | "glob" => search_detail(&field("pattern"), path.as_deref()),
             "task" => field("description"),
-            _ => match (&path, args) {
-                (Some(path), _) => path.clone(),
-                (None, Value::Null) => String::new(),
-                (None, v) => v.to_string(),
-            },
+            _ => other_detail(path.as_deref(), args),
         };
         Call {
             id: str_at(data, "toolCallId").map(str::to_string),
@@ -139,8 +132,8 @@ impl Copilot {
     }
 }
 
-impl TranscriptParser for Copilot {
-    fn line(&mut self, line: u64, v: &Value, out: &mut Emit) {
+impl ChatFormat for Copilot {
+    fn read(&mut self, line: u64, v: &Value, out: &mut Emit) {
         let ts = str_at(v, "timestamp")
             .and_then(parse_iso_ms)
             .unwrap_or(self.ts);
@@ -191,27 +184,19 @@ impl TranscriptParser for Copilot {
         }
     }
 
-    fn flush(&self, out: &mut Emit) {
-        self.chat.flush(out);
+    fn chat(&self) -> &Chat {
+        &self.chat
     }
 
-    fn session(&self) -> Option<SessionId> {
+    fn session_id(&self) -> Option<SessionId> {
         self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::parse_str;
+    use crate::capture::sample::{events, finals, touches};
     use std::path::PathBuf;
 
     const SESSION: &str = include_str!("../../tests/fixtures/copilot/events.jsonl");
@@ -227,9 +212,7 @@ mod tests {
     }
 
     fn parse(text: &str) -> Vec<Event> {
-        let (session, out) = parse_str(text, &hints()).expect("a Copilot CLI log");
-        assert_eq!(session.unwrap().as_str(), ID);
-        out.events.into_values().map(|(_, e)| e).collect()
+        events(text, &hints(), ID)
     }
 
     #[test]
@@ -274,22 +257,15 @@ mod tests {
 
     #[test]
     fn edits_carry_what_they_wrote_and_a_failed_one_is_marked() {
-        let touches: Vec<(String, TouchOp, bool)> = parse(SESSION)
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::FileTouch {
-                    path, op, failed, ..
-                } => Some((path, op, failed)),
-                _ => None,
-            })
-            .collect();
+        let events = parse(SESSION);
+        let touches = touches(&events);
         assert_eq!(
             touches,
             [
-                ("/work/app/src/greet.py".to_string(), TouchOp::Write, false),
-                ("/work/app/src/greet.py".to_string(), TouchOp::Edit, false),
-                ("/work/app/src/nope.py".to_string(), TouchOp::Edit, true),
-                ("/work/app/src/sub.py".to_string(), TouchOp::Write, false),
+                ("/work/app/src/greet.py", TouchOp::Write, false),
+                ("/work/app/src/greet.py", TouchOp::Edit, false),
+                ("/work/app/src/nope.py", TouchOp::Edit, true),
+                ("/work/app/src/sub.py", TouchOp::Write, false),
             ]
         );
     }
@@ -297,13 +273,7 @@ mod tests {
     #[test]
     fn a_subagents_prose_closes_no_turn_and_a_skills_injection_is_the_harnesss() {
         let events = parse(SESSION);
-        let finals: Vec<&str> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::FinalMsg { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let finals = finals(&events);
         assert_eq!(
             finals,
             ["The greeting now says hello.", "Committed as 1a2b3c4."]
@@ -338,6 +308,6 @@ mod tests {
             stem: ID.into(),
             ..FileHints::default()
         };
-        assert_eq!(Copilot::new(&hints).session().unwrap().as_str(), ID);
+        assert_eq!(Copilot::new(&hints).session_id().unwrap().as_str(), ID);
     }
 }

@@ -30,9 +30,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::absolute;
-use super::chat::{Call, Chat, Line, text_of};
+use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail, text_of};
 
-use super::{Emit, FileHints, TranscriptParser, patch, str_at};
+use super::{Emit, FileHints, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 
@@ -159,18 +159,13 @@ impl Cursor {
             "Shell" => field("command"),
             "Grep" | "Glob" => {
                 let pattern = str_at(input, "pattern").or_else(|| str_at(input, "glob_pattern"));
-                match (pattern, &path) {
-                    (Some(p), Some(at)) => format!("{p} in {at}"),
-                    (Some(p), None) => p.to_string(),
-                    (None, at) => at.clone().unwrap_or_default(),
+                match pattern {
+                    Some(p) => search_detail(p, path.as_deref()),
+                    None => path.clone().unwrap_or_default(),
                 }
             }
             "Task" => field("description"),
-            _ => match (&path, input) {
-                (Some(path), _) => path.clone(),
-                (None, Value::Null) => String::new(),
-                (None, v) => v.to_string(),
-            },
+            _ => other_detail(path.as_deref(), input),
         };
         Call {
             id: str_at(block, "id").map(str::to_string),
@@ -183,8 +178,8 @@ impl Cursor {
     }
 }
 
-impl TranscriptParser for Cursor {
-    fn line(&mut self, line: u64, v: &Value, out: &mut Emit) {
+impl ChatFormat for Cursor {
+    fn read(&mut self, line: u64, v: &Value, out: &mut Emit) {
         let blocks = v
             .get("message")
             .and_then(|m| m.get("content"))
@@ -226,20 +221,12 @@ impl TranscriptParser for Cursor {
         }
     }
 
-    fn flush(&self, out: &mut Emit) {
-        self.chat.flush(out);
+    fn chat(&self) -> &Chat {
+        &self.chat
     }
 
-    fn session(&self) -> Option<SessionId> {
+    fn session_id(&self) -> Option<SessionId> {
         self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
     }
 }
 
@@ -349,6 +336,7 @@ fn decode_below(dir: &Path, rest: &str, found: &mut Vec<PathBuf>) {
 mod tests {
     use super::*;
     use crate::capture::parse_str;
+    use crate::capture::sample::{events, finals, touches};
 
     const SESSION: &str = include_str!("../../tests/fixtures/cursor/session.jsonl");
 
@@ -358,12 +346,7 @@ mod tests {
             modified_ms: Some(1_700_000_000_000),
             ..FileHints::default()
         };
-        let (session, out) = parse_str(text, &hints).expect("a Cursor transcript");
-        assert_eq!(
-            session.unwrap().as_str(),
-            "5d2c1f0e-7a44-4d0b-9d8e-2c6b1a3f9e10"
-        );
-        out.events.into_values().map(|(_, e)| e).collect()
+        events(text, &hints, "5d2c1f0e-7a44-4d0b-9d8e-2c6b1a3f9e10")
     }
 
     #[test]
@@ -425,20 +408,20 @@ mod tests {
         let said = |text: &str| serde_json::json!({"role":"assistant","message":{"content":[{"type":"text","text":text}]}});
         let mut p = Cursor::new(&at(1_000));
         let mut out = Emit::default();
-        p.line(0, &said("one"), &mut out);
+        p.read(0, &said("one"), &mut out);
         p.reopened(&at(5_000));
-        p.line(1, &said("two"), &mut out);
+        p.read(1, &said("two"), &mut out);
         // A file's time never goes back (a file restored from a backup).
         p.reopened(&at(2_000));
-        p.line(2, &said("three"), &mut out);
+        p.read(2, &said("three"), &mut out);
         let times: Vec<i64> = out.events.values().map(|(ts, _)| *ts).collect();
         assert_eq!(times, [1_000, 1_000, 5_000, 5_000]);
 
         let prompt = serde_json::json!({"role":"user","message":{"content":[{"type":"text",
             "text":"<timestamp>Friday, Jul 31, 2026, 5:10 PM (UTC-5)</timestamp>\n<user_query>go</user_query>"}]}});
-        p.line(3, &prompt, &mut out);
+        p.read(3, &prompt, &mut out);
         p.reopened(&at(9_000_000_000_000));
-        p.line(4, &said("four"), &mut out);
+        p.read(4, &said("four"), &mut out);
         let stamp = crate::vocab::time::parse_iso_ms("2026-07-31T22:10:00Z").unwrap();
         assert_eq!(out.events.values().last().map(|(ts, _)| *ts), Some(stamp));
     }
@@ -446,15 +429,7 @@ mod tests {
     #[test]
     fn edits_become_file_touches_with_what_they_wrote_and_a_failed_one_is_marked() {
         let events = parse(SESSION);
-        let touches: Vec<(&str, TouchOp, bool)> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::FileTouch {
-                    path, op, failed, ..
-                } => Some((path.as_str(), *op, *failed)),
-                _ => None,
-            })
-            .collect();
+        let touches = touches(&events);
         assert!(touches.contains(&("/work/app/src/greet.py", TouchOp::Write, false)));
         assert!(touches.contains(&("/work/app/src/greet.py", TouchOp::Edit, false)));
         assert!(touches.contains(&("/work/app/README.md", TouchOp::PatchAdd, false)));
@@ -472,13 +447,7 @@ mod tests {
     #[test]
     fn a_turn_ends_with_its_last_text_and_a_commit_is_read_from_the_shell_output() {
         let events = parse(SESSION);
-        let finals: Vec<&str> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::FinalMsg { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let finals = finals(&events);
         assert_eq!(finals, ["Greeting added and README written.", "Committed."]);
         assert!(events.iter().any(|e| matches!(
             e,

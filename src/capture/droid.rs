@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::absolute;
-use super::chat::{Call, Chat, Line, text_of};
+use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail, text_of};
 
-use super::{Emit, FileHints, TranscriptParser, patch, str_at};
+use super::{Emit, FileHints, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -139,16 +139,9 @@ impl Droid {
                 );
                 path.clone().unwrap_or_default()
             }
-            "Grep" => match str_at(input, "path") {
-                Some(at) => format!("{} in {at}", field("pattern")),
-                None => field("pattern"),
-            },
+            "Grep" => search_detail(&field("pattern"), str_at(input, "path")),
             "Task" => field("description"),
-            _ => match (&path, input) {
-                (Some(path), _) => path.clone(),
-                (None, Value::Null) => String::new(),
-                (None, v) => v.to_string(),
-            },
+            _ => other_detail(path.as_deref(), input),
         };
         Call {
             id: str_at(block, "id").map(str::to_string),
@@ -161,8 +154,8 @@ impl Droid {
     }
 }
 
-impl TranscriptParser for Droid {
-    fn line(&mut self, line: u64, v: &Value, out: &mut Emit) {
+impl ChatFormat for Droid {
+    fn read(&mut self, line: u64, v: &Value, out: &mut Emit) {
         let ts = str_at(v, "timestamp")
             .and_then(parse_iso_ms)
             .unwrap_or(self.ts);
@@ -184,20 +177,12 @@ impl TranscriptParser for Droid {
         }
     }
 
-    fn flush(&self, out: &mut Emit) {
-        self.chat.flush(out);
+    fn chat(&self) -> &Chat {
+        &self.chat
     }
 
-    fn session(&self) -> Option<SessionId> {
+    fn session_id(&self) -> Option<SessionId> {
         self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
     }
 }
 
@@ -205,6 +190,7 @@ impl TranscriptParser for Droid {
 mod tests {
     use super::*;
     use crate::capture::parse_str;
+    use crate::capture::sample::{assert_opens, events, finals, touches};
 
     const SESSION: &str = include_str!("../../tests/fixtures/droid/session.jsonl");
     const ID: &str = "4c3b2a19-8f7e-4d6c-9b5a-3e2d1c0b9a8f";
@@ -214,39 +200,26 @@ mod tests {
             stem: ID.into(),
             ..FileHints::default()
         };
-        let (session, out) = parse_str(text, &hints).expect("a droid session");
-        assert_eq!(session.unwrap().as_str(), ID);
-        out.events.into_values().map(|(_, e)| e).collect()
+        events(text, &hints, ID)
     }
 
     #[test]
     fn the_start_gives_the_folder_and_names_droid() {
         let events = parse(SESSION);
-        let Event::SessionMeta { cwd, agent, .. } = &events[0] else {
-            panic!("{:?}", events[0]);
-        };
-        assert_eq!(cwd, "/work/app");
-        assert_eq!(*agent, Some(Agent::Droid));
+        assert_opens(&events, "/work/app", Agent::Droid);
     }
 
     #[test]
     fn create_edit_and_a_patch_become_touches_and_a_failed_edit_is_marked() {
-        let touches: Vec<(String, TouchOp, bool)> = parse(SESSION)
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::FileTouch {
-                    path, op, failed, ..
-                } => Some((path, op, failed)),
-                _ => None,
-            })
-            .collect();
+        let events = parse(SESSION);
+        let touches = touches(&events);
         assert_eq!(
             touches,
             [
-                ("/work/app/src/greet.py".to_string(), TouchOp::Write, false),
-                ("/work/app/src/greet.py".to_string(), TouchOp::Edit, false),
-                ("/work/app/src/other.py".to_string(), TouchOp::Edit, true),
-                ("/work/app/README.md".to_string(), TouchOp::PatchAdd, false),
+                ("/work/app/src/greet.py", TouchOp::Write, false),
+                ("/work/app/src/greet.py", TouchOp::Edit, false),
+                ("/work/app/src/other.py", TouchOp::Edit, true),
+                ("/work/app/README.md", TouchOp::PatchAdd, false),
             ]
         );
     }
@@ -263,13 +236,7 @@ mod tests {
             e,
             Event::Committed { hash, .. } if hash == "7d8e9f0"
         )));
-        let finals: Vec<&str> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::FinalMsg { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let finals = finals(&events);
         assert_eq!(finals, ["greet() says hello; README added.", "Committed."]);
     }
 

@@ -387,6 +387,58 @@ pub fn parse_str(text: &str, hints: &FileHints) -> Option<(Option<SessionId>, Em
     Some((state.parser_ref().session(), out))
 }
 
+/// What the adapters' unit tests ask of a parsed fixture.
+#[cfg(test)]
+pub(crate) mod sample {
+    use super::{FileHints, parse_str};
+    use crate::vocab::event::{Agent, Event, TouchOp};
+
+    /// The events `text` parses to, in seq order, checking that it names `session`.
+    pub(crate) fn events(text: &str, hints: &FileHints, session: &str) -> Vec<Event> {
+        let (named, out) = parse_str(text, hints).expect("a transcript some adapter reads");
+        assert_eq!(named.expect("a session").as_str(), session);
+        out.events.into_values().map(|(_, e)| e).collect()
+    }
+
+    /// The session opens, in its first event, in `cwd` and names `agent`.
+    #[track_caller]
+    pub(crate) fn assert_opens(events: &[Event], cwd: &str, agent: Agent) {
+        let Some(Event::SessionMeta {
+            cwd: opened,
+            agent: named,
+            ..
+        }) = events.first()
+        else {
+            panic!("the first event is not the session's: {:?}", events.first());
+        };
+        assert_eq!((opened.as_str(), *named), (cwd, Some(agent)));
+    }
+
+    /// The file touches among `events`: the path, how, and whether the call failed.
+    pub(crate) fn touches(events: &[Event]) -> Vec<(&str, TouchOp, bool)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::FileTouch {
+                    path, op, failed, ..
+                } => Some((path.as_str(), *op, *failed)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The turns' closing messages among `events`, in order.
+    pub(crate) fn finals(events: &[Event]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::FinalMsg { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

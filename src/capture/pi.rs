@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::absolute;
-use super::chat::{Call, Chat, Line, text_of};
-use super::{Emit, FileHints, TranscriptParser, str_at};
+use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail, text_of};
+use super::{Emit, FileHints, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -152,15 +152,8 @@ impl Pi {
                 }
                 path.clone().unwrap_or_default()
             }
-            "grep" | "find" => match &path {
-                Some(at) => format!("{} in {at}", field("pattern")),
-                None => field("pattern"),
-            },
-            _ => match (&path, args) {
-                (Some(path), _) => path.clone(),
-                (None, Value::Null) => String::new(),
-                (None, v) => v.to_string(),
-            },
+            "grep" | "find" => search_detail(&field("pattern"), path.as_deref()),
+            _ => other_detail(path.as_deref(), args),
         };
         Call {
             id: str_at(block, "id").map(str::to_string),
@@ -173,8 +166,8 @@ impl Pi {
     }
 }
 
-impl TranscriptParser for Pi {
-    fn line(&mut self, line: u64, v: &Value, out: &mut Emit) {
+impl ChatFormat for Pi {
+    fn read(&mut self, line: u64, v: &Value, out: &mut Emit) {
         let ts = str_at(v, "timestamp")
             .and_then(parse_iso_ms)
             .or_else(|| {
@@ -206,27 +199,19 @@ impl TranscriptParser for Pi {
         }
     }
 
-    fn flush(&self, out: &mut Emit) {
-        self.chat.flush(out);
+    fn chat(&self) -> &Chat {
+        &self.chat
     }
 
-    fn session(&self) -> Option<SessionId> {
+    fn session_id(&self) -> Option<SessionId> {
         self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::parse_str;
+    use crate::capture::sample::{assert_opens, events, finals, touches};
 
     const SESSION: &str = include_str!("../../tests/fixtures/pi/session.jsonl");
     const ID: &str = "7c1e4b2a-9f3d-4e6a-8b5c-1d2e3f4a5b6c";
@@ -236,38 +221,25 @@ mod tests {
             stem: format!("2026-07-14T09-00-00-000Z_{ID}"),
             ..FileHints::default()
         };
-        let (session, out) = parse_str(text, &hints).expect("a Pi session");
-        assert_eq!(session.unwrap().as_str(), ID);
-        out.events.into_values().map(|(_, e)| e).collect()
+        events(text, &hints, ID)
     }
 
     #[test]
     fn the_header_gives_the_session_its_folder_and_names_pi() {
         let events = parse(SESSION);
-        let Event::SessionMeta { cwd, agent, .. } = &events[0] else {
-            panic!("{:?}", events[0]);
-        };
-        assert_eq!(cwd, "/work/app");
-        assert_eq!(*agent, Some(Agent::Pi));
+        assert_opens(&events, "/work/app", Agent::Pi);
     }
 
     #[test]
     fn relative_paths_are_made_absolute_against_the_sessions_folder() {
-        let touches: Vec<(String, TouchOp, bool)> = parse(SESSION)
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::FileTouch {
-                    path, op, failed, ..
-                } => Some((path, op, failed)),
-                _ => None,
-            })
-            .collect();
+        let events = parse(SESSION);
+        let touches = touches(&events);
         assert_eq!(
             touches,
             [
-                ("/work/app/src/greet.py".to_string(), TouchOp::Write, false),
-                ("/work/app/src/greet.py".to_string(), TouchOp::Edit, false),
-                ("/work/app/src/other.py".to_string(), TouchOp::Edit, true),
+                ("/work/app/src/greet.py", TouchOp::Write, false),
+                ("/work/app/src/greet.py", TouchOp::Edit, false),
+                ("/work/app/src/other.py", TouchOp::Edit, true),
             ]
         );
     }
@@ -301,13 +273,8 @@ mod tests {
 
     #[test]
     fn each_prompt_closes_the_turn_before_it_with_its_last_text() {
-        let finals: Vec<String> = parse(SESSION)
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::FinalMsg { text } => Some(text),
-                _ => None,
-            })
-            .collect();
+        let events = parse(SESSION);
+        let finals = finals(&events);
         assert_eq!(
             finals,
             ["Done: greet() says hello.", "Committed by you; all set."]
@@ -320,6 +287,6 @@ mod tests {
             stem: format!("2026-07-14T09-00-00-000Z_{ID}"),
             ..FileHints::default()
         };
-        assert_eq!(Pi::new(&hints).session().unwrap().as_str(), ID);
+        assert_eq!(Pi::new(&hints).session_id().unwrap().as_str(), ID);
     }
 }

@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::absolute;
-use super::chat::{Call, Chat, Line};
-use super::{Emit, FileHints, TranscriptParser, str_at};
+use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail};
+use super::{Emit, FileHints, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -147,16 +147,11 @@ impl Qwen {
                 }
                 path.clone().unwrap_or_default()
             }
-            "grep_search" | "search_file_content" | "glob" => match &path {
-                Some(at) => format!("{} in {at}", field("pattern")),
-                None => field("pattern"),
-            },
+            "grep_search" | "search_file_content" | "glob" => {
+                search_detail(&field("pattern"), path.as_deref())
+            }
             "agent" | "task" => field("description"),
-            _ => match (&path, args) {
-                (Some(path), _) => path.clone(),
-                (None, Value::Null) => String::new(),
-                (None, v) => v.to_string(),
-            },
+            _ => other_detail(path.as_deref(), args),
         };
         Call {
             id: str_at(call, "id").map(str::to_string),
@@ -184,8 +179,8 @@ impl Qwen {
     }
 }
 
-impl TranscriptParser for Qwen {
-    fn line(&mut self, line: u64, v: &Value, out: &mut Emit) {
+impl ChatFormat for Qwen {
+    fn read(&mut self, line: u64, v: &Value, out: &mut Emit) {
         let ts = str_at(v, "timestamp")
             .and_then(parse_iso_ms)
             .unwrap_or(self.ts);
@@ -217,20 +212,12 @@ impl TranscriptParser for Qwen {
         }
     }
 
-    fn flush(&self, out: &mut Emit) {
-        self.chat.flush(out);
+    fn chat(&self) -> &Chat {
+        &self.chat
     }
 
-    fn session(&self) -> Option<SessionId> {
+    fn session_id(&self) -> Option<SessionId> {
         self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
     }
 }
 
@@ -247,7 +234,7 @@ fn texts(parts: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::parse_str;
+    use crate::capture::sample::{events, finals, touches};
 
     const SESSION: &str = include_str!("../../tests/fixtures/qwen/session.jsonl");
     const ID: &str = "9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d";
@@ -257,9 +244,7 @@ mod tests {
             stem: ID.into(),
             ..FileHints::default()
         };
-        let (session, out) = parse_str(text, &hints).expect("a Qwen Code chat");
-        assert_eq!(session.unwrap().as_str(), ID);
-        out.events.into_values().map(|(_, e)| e).collect()
+        events(text, &hints, ID)
     }
 
     #[test]
@@ -285,13 +270,7 @@ mod tests {
             e,
             Event::Said { text } | Event::FinalMsg { text } if text.contains("small module")
         )));
-        let finals: Vec<&str> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::FinalMsg { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let finals = finals(&events);
         assert_eq!(finals, ["greet() now says hello.", "Committed."]);
         let harness: Vec<&str> = events
             .iter()
@@ -335,15 +314,7 @@ mod tests {
     #[test]
     fn edits_carry_what_they_wrote_and_a_failed_one_is_marked() {
         let events = parse(SESSION);
-        let touches: Vec<(&str, TouchOp, bool)> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::FileTouch {
-                    path, op, failed, ..
-                } => Some((path.as_str(), *op, *failed)),
-                _ => None,
-            })
-            .collect();
+        let touches = touches(&events);
         assert_eq!(
             touches,
             [

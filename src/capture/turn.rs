@@ -1,6 +1,7 @@
-//! The pieces of a turn as the adapters whose records hold a tool call together with its
-//! result (Gemini CLI, OpenCode) emit them: the call, the file it edited and what that
-//! wrote, what it printed, the commit it made; and the turn's closing message.
+//! The pieces of a turn: the turn's closing message, which every adapter but Codex's keeps
+//! in a [`Closing`]; and, for the adapters whose records hold a tool call together with its
+//! result (Gemini CLI, OpenCode), the call, the file it edited and what that wrote, what it
+//! printed and the commit it made.
 
 use serde::{Deserialize, Serialize};
 
@@ -93,10 +94,22 @@ impl Call {
 }
 
 /// The open turn's last prose: emitted as `Said`, and as the turn's `FinalMsg` when the
-/// person speaks next (or provisionally, at flush).
+/// person speaks next (or provisionally, at flush). Every adapter but Codex's (whose two
+/// copies of each message need rules of their own) keeps its turn here, and the saved form
+/// is the text as emitted, `{seq, ts, text}` or `null`, as the Claude Code parser has always
+/// saved it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub(crate) struct Closing {
-    open: Option<(Seq, i64, String)>,
+    open: Option<OpenText>,
+}
+
+/// An agent text as emitted: where, when and what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct OpenText {
+    seq: Seq,
+    ts: i64,
+    text: String,
 }
 
 impl Closing {
@@ -110,32 +123,32 @@ impl Closing {
                 text: text.to_string(),
             },
         );
-        if self.open.as_ref().is_some_and(|(open, ..)| *open > seq) {
-            return;
-        }
-        if self.open.as_ref().is_some_and(|(open, ..)| *open == seq) {
-            self.open = Some((seq, ts, text.to_string()));
+        if self.open.as_ref().is_some_and(|open| open.seq > seq) {
             return;
         }
         // The previous text is no longer the turn's last: an earlier capture may have
         // written it as a provisional closing message, so say it again as prose.
-        if let Some((prev, ts, text)) = self.open.take() {
-            out.event(prev, ts, Event::Said { text });
+        if let Some(prev) = self.open.take().filter(|open| open.seq != seq) {
+            out.event(prev.seq, prev.ts, Event::Said { text: prev.text });
         }
-        self.open = Some((seq, ts, text.to_string()));
+        let text = text.to_string();
+        self.open = Some(OpenText { seq, ts, text });
     }
 
-    /// The person spoke: the open text closed its turn.
+    /// The person spoke (or the harness timed the turn): the open text closed its turn.
     pub(crate) fn close(&mut self, out: &mut Emit) {
-        if let Some((seq, ts, text)) = self.open.take() {
-            out.event(seq, ts, Event::FinalMsg { text });
+        if let Some(open) = self.open.take() {
+            out.event(open.seq, open.ts, Event::FinalMsg { text: open.text });
         }
     }
 
     /// The open text, provisionally the turn's closing message (state unchanged).
     pub(crate) fn flush(&self, out: &mut Emit) {
-        if let Some((seq, ts, text)) = &self.open {
-            out.event(*seq, *ts, Event::FinalMsg { text: text.clone() });
+        if let Some(open) = &self.open {
+            let event = Event::FinalMsg {
+                text: open.text.clone(),
+            };
+            out.event(open.seq, open.ts, event);
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod hook;
 pub(crate) mod listing;
 pub(crate) mod scope;
 pub(crate) mod shared;
+pub(crate) mod template;
 pub(crate) mod transcripts;
 pub(crate) mod ui;
 
@@ -117,6 +118,7 @@ pub(crate) enum Command {
     Redact(commands::redact::RedactArgs),
     Restore(commands::restore::RestoreArgs),
     Resume(commands::resume::ResumeArgs),
+    Export(commands::export::ExportArgs),
 }
 
 /// Parse the command line and run it. Returns the process exit code.
@@ -202,6 +204,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Redact(a) => commands::redact::run(ctx, a),
         Command::Restore(a) => commands::restore::run(ctx, a),
         Command::Resume(a) => commands::resume::run(ctx, a),
+        Command::Export(a) => commands::export::run(ctx, a),
     }
 }
 

@@ -301,35 +301,24 @@ fn from_nothing(record: Record<'_>, n: usize, known: bool) -> Blame {
 /// Apply the edits `from..to` of `record` to `blame` in order, each where it lands. An edit
 /// that cannot be placed is skipped, and the lines it may have replaced (those holding a line
 /// of the text it replaced) become uncertain. A `Write` keeps the origin of the lines it left
-/// as they were when `known` (the text before it is the repository's) or when its tool said
-/// what it replaced, and owns every line otherwise (the record alone may have missed a
-/// person's change that it kept). Each edit's placement is pushed after those `blame` holds
-/// (one per edit before `from`, where they count).
+/// as they were. Where the text before it is the record's alone (not `known` from the
+/// repository), a write that did not say what it replaced only ever starts the walk
+/// ([`blame_at`] starts at the last such write, from an empty file), so it owns every line:
+/// the record may have missed a person's change that it kept. Each edit's placement is
+/// pushed after those `blame` holds (one per edit before `from`, where they count).
 fn forward(blame: &mut Blame, record: Record<'_>, (from, to): (usize, usize), known: bool) {
     let mut restored = Restored::new(record, (from, to), from);
     for (i, change) in record.changes.iter().enumerate().take(to).skip(from) {
         restored.pass(i, &blame.text, &blame.lines);
-        if let Change::Write { content, .. } = change {
-            match (written_over(change), known) {
-                (None, false) => {
-                    blame.text = content.clone();
-                    blame.lines = vec![LineOrigin::Edit(i); line_count(content)];
-                    restored.settle(i, &blame.text, &mut blame.lines);
-                    blame.placement.push(Placement::Placed);
-                    continue;
-                }
-                // The file the write replaced, as its tool reported it, wins over the one
-                // rebuilt here: the lines that differ were changed by hand before it.
-                (Some(own), _) if own != blame.text => {
-                    let by_hand = match known {
-                        true => LineOrigin::Uncommitted,
-                        false => LineOrigin::Unexplained,
-                    };
-                    let splice = whole(&blame.text, &own);
-                    apply(&mut blame.text, &mut blame.lines, &splice, by_hand);
-                }
-                _ => {}
-            }
+        // The file a write replaced, as its tool reported it, wins over the one rebuilt
+        // here: the lines that differ were changed by hand before it.
+        if let Some(own) = written_over(change).filter(|own| *own != blame.text) {
+            let by_hand = match known {
+                true => LineOrigin::Uncommitted,
+                false => LineOrigin::Unexplained,
+            };
+            let splice = whole(&blame.text, &own);
+            apply(&mut blame.text, &mut blame.lines, &splice, by_hand);
         }
         let placed = match change {
             Change::Write { content, .. } => Ok(vec![whole(&blame.text, content)]),
@@ -1021,18 +1010,13 @@ fn line_count(text: &str) -> usize {
 fn apply(text: &mut String, lines: &mut Vec<LineOrigin>, s: &Splice, origin: LineOrigin) {
     let old_end = s.start + s.old.len();
     let new_text = format!("{}{}{}", &text[..s.start], s.new, &text[old_end..]);
-    // The window: from the start of the line the splice starts in, to the first point at or
-    // after its end that is a line boundary in both texts (their tails are equal bytes).
+    // The window: from the start of the line the splice starts in to the end of the line its
+    // end falls in, in both texts (their tails after the splice are equal bytes). A splice
+    // that ends at a line's start takes in that whole line, unchanged in both windows: as
+    // their common last element the diff keeps its origin.
     let win_start = memchr::memrchr(b'\n', &text.as_bytes()[..s.start]).map_or(0, |i| i + 1);
-    let new_end_of_splice = s.start + s.new.len();
-    let boundary = |t: &str, at: usize| at == 0 || at == t.len() || t.as_bytes()[at - 1] == b'\n';
-    let old_win_end = if boundary(text, old_end) && boundary(&new_text, new_end_of_splice) {
-        old_end
-    } else {
-        text[old_end..]
-            .find('\n')
-            .map_or(text.len(), |i| old_end + i + 1)
-    };
+    let old_win_end =
+        memchr::memchr(b'\n', &text.as_bytes()[old_end..]).map_or(text.len(), |i| old_end + i + 1);
     let new_win_end = old_win_end - s.old.len() + s.new.len();
     let first_line = memchr::memchr_iter(b'\n', &text.as_bytes()[..win_start]).count();
     let old_win: Vec<&str> = text[win_start..old_win_end].split_inclusive('\n').collect();

@@ -692,7 +692,23 @@ impl Written {
             // The recorded paths the commit's file can be: those ending in its path.
             let recorded = paths_for_relative(views, rel)?;
             let mut by_session = ByWriter::new();
+            let mut cwds: HashMap<SessionId, Option<String>> = HashMap::new();
             for (e, change) in applied_changes(views, &recorded)? {
+                // A bare name is the file's only where the session's repository can have it
+                // at its top ([`tails`]), as the commits a session made are found.
+                if !rel.contains('/') {
+                    let cwd = match cwds.get(&e.session) {
+                        Some(cwd) => cwd.clone(),
+                        None => {
+                            let cwd = views.tables.session(&e.session)?.and_then(|r| r.cwd);
+                            cwds.insert(e.session.clone(), cwd.clone());
+                            cwd
+                        }
+                    };
+                    if !tails(&e.path, cwd.as_deref()).contains(&rel) {
+                        continue;
+                    }
+                }
                 let entry = by_session
                     .entry(e.session.clone())
                     .or_insert_with(|| (HashSet::new(), (e.ts_ms, e.seq), e.ts_ms));

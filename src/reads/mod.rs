@@ -6,6 +6,7 @@ pub(crate) mod blame;
 pub(crate) mod brief;
 pub(crate) mod commits;
 pub(crate) mod diff;
+pub(crate) mod export;
 pub(crate) mod files;
 pub(crate) mod ladder;
 pub(crate) mod log;

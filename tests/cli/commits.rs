@@ -633,3 +633,43 @@ fn a_trailer_names_its_session_even_on_lines_that_session_wrote() {
         assert_eq!(routes, vec!["trailer"], "peat {view}: {v}");
     }
 }
+
+#[test]
+fn a_file_of_the_same_name_in_another_folder_ties_no_commit_in_any_view() {
+    use crate::log::at;
+    require_git();
+    let env = Env::new();
+    let work = env.path("work");
+    let root = std::fs::canonicalize(&work)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let commit = committer(&work);
+    commit("2026-07-14T08:00:00Z", "README.md", "# acme\n", "start");
+    // A writes docs/notes.md in this workspace, 09:01-09:02.
+    let write = json!({"message": {"id": "msg_a", "role": "assistant", "type": "message",
+        "content": [{"type": "tool_use", "id": "toolu_w", "name": "Write",
+            "input": {"file_path": format!("{root}/docs/notes.md"), "content": WRITTEN}}]}});
+    let a = vec![
+        at(
+            SESSION_A,
+            1,
+            "09:01",
+            "user",
+            json!({"message": {"role": "user", "content": "write the notes"}}),
+        )
+        .replace("/home/dev/acme-api", &root),
+        at(SESSION_A, 2, "09:02", "assistant", write).replace("/home/dev/acme-api", &root),
+    ];
+    let t = transcript(&env, "a.jsonl", &a);
+    env.run(&["capture", &t]).ok();
+    // Hours later a person commits a top-level notes.md holding the same lines: another
+    // file, which A never wrote.
+    let hash = commit("2026-07-14T12:00:00Z", "notes.md", WRITTEN, "top notes");
+    let (_, v) = json_of(&env, &hash[..8]);
+    let show: Value =
+        serde_json::from_str(&peat(&env, &["show", &SESSION_A[..8], "--json"]).ok().stdout)
+            .unwrap();
+    assert_eq!(v["result"]["sessions"], json!([]), "{v}");
+    assert_eq!(show["made_commits"], json!([]), "{show}");
+}

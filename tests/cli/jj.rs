@@ -116,9 +116,23 @@ fn blame_follows_a_file_renamed_in_a_jj_repository() {
     let work = edited_at_old_path(&env);
     jj(&env, &work, &["git", "init", "--no-colocate"]);
     jj(&env, &work, &["commit", "-m", "the limiter"]);
+    let first = jj(
+        &env,
+        &work,
+        &["log", "-r", "@-", "--no-graph", "-T", "commit_id"],
+    );
     std::fs::rename(work.join("src/old.rs"), work.join("src/new.rs")).unwrap();
     jj(&env, &work, &["commit", "-m", "rename the limiter"]);
     assert_eq!(blamed(&env, "src/new.rs"), origins_of_two_sessions());
+    // The line typed by hand was committed before the rename: jj's annotation gives it to
+    // the renaming commit, and the line is followed to the commit that brought it.
+    let doc: Value =
+        serde_json::from_str(&env.run(&["blame", "src/new.rs", "--json"]).ok().stdout).unwrap();
+    let by_hand = &doc["lines"][2];
+    assert_eq!(by_hand["origin"], "committed_by_hand", "{doc}");
+    assert_eq!(by_hand["commit"]["hash"], first.as_str(), "{doc}");
+    // Dated as jj dated it (JJ_TIMESTAMP), in milliseconds.
+    assert_eq!(by_hand["commit"]["ts_ms"], 1_784_021_400_000_i64, "{doc}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod capture;
 mod commits;
 mod diff;
 mod dispatch;
+mod export;
 mod faults;
 mod honest;
 mod hook;

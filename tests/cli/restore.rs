@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::blame::{as_subagent, prompt, tool, transcript};
-use crate::support::{Env, SESSION_A, SESSION_B, git_by, have_jj, require_git};
+use crate::support::{Env, SESSION_A, SESSION_B, git_by, have_jj, peat, require_git};
 
 const SESSION_C: &str = "c0ffee00-0000-4b7e-9f0a-000000000003";
 
@@ -588,4 +588,42 @@ fn after_a_restore_blame_credits_the_restored_lines_to_the_edits_that_wrote_them
         credited(&s, "src/app.py"),
         vec![None, Some(SESSION_B.to_string())]
     );
+}
+
+#[test]
+fn a_restore_committed_afterwards_still_credits_the_restored_lines_as_of_a_later_moment() {
+    require_git();
+    let s = story(false);
+    let before_b = s.edit("src/app.py", 1);
+    // The restore at NOW, committed five minutes later.
+    peat(
+        &s.env,
+        &["restore", "src/app.py", "--before", &before_b, "--yes"],
+    )
+    .ok();
+    git_by(&s.work, "Pat", "2026-07-20T12:05:00Z", &["add", "-A"]);
+    git_by(
+        &s.work,
+        "Pat",
+        "2026-07-20T12:05:00Z",
+        &["commit", "-q", "-m", "back to run()"],
+    );
+    // As of a moment after that commit the file is the commit's, whose `run()` came back
+    // with the restore: it is still A's, the prompt that first wrote it.
+    let r = peat(
+        &s.env,
+        &[
+            "blame",
+            "src/app.py",
+            "--at",
+            "2026-07-20T12:10:00Z",
+            "--json",
+        ],
+    )
+    .ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let run = &doc["lines"][1];
+    assert_eq!(run["text"], "    run()", "{doc}");
+    let edit = run["edit"].as_u64().expect("written by a recorded edit") as usize;
+    assert_eq!(doc["edits"][edit]["session"], SESSION_A, "{doc}");
 }

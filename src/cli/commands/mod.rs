@@ -10,6 +10,7 @@ pub(crate) mod diff;
 pub(crate) mod dispatch;
 pub(crate) mod doctor;
 pub(crate) mod events;
+pub(crate) mod export;
 pub(crate) mod file;
 pub(crate) mod hook;
 pub(crate) mod import;

@@ -2,10 +2,10 @@
 //! with minijinja over the same structure `--json` prints.
 
 use anstyle::Style;
-use minijinja::{Environment, Value, syntax::SyntaxConfig};
-use std::collections::BTreeMap;
+use minijinja::Environment;
 use std::path::{Path, PathBuf};
 
+use crate::cli::template::{line_environment, to_value};
 use crate::cli::ui::{ACCENT, BOLD, DIM, Ui, WARNING, clip, paint, sanitize};
 use crate::reads::brief::Brief;
 use crate::reads::ladder::knum;
@@ -65,15 +65,7 @@ pub(crate) fn render(
 
 /// The environment with peat's filters. Styles are identity unless `ui.color`.
 pub(crate) fn environment(ui: Ui) -> Environment<'static> {
-    let mut env = Environment::new();
-    if let Ok(syntax) = SyntaxConfig::builder()
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .keep_trailing_newline(true)
-        .build()
-    {
-        env.set_syntax(syntax);
-    }
+    let mut env = line_environment();
     let style = move |style: Style| move |s: String| paint(ui.color, style, &s);
     env.add_filter("h1", style(BOLD));
     env.add_filter("dim", style(DIM));
@@ -103,31 +95,12 @@ fn defuse(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// A JSON value as a template value.
-pub(crate) fn to_value(v: serde_json::Value) -> Value {
-    use serde_json::Value as J;
-    match v {
-        J::Null => Value::from(()),
-        J::Bool(b) => Value::from(b),
-        J::Number(n) => match n.as_i64() {
-            Some(i) => Value::from(i),
-            None => Value::from(n.as_f64().unwrap_or_default()),
-        },
-        J::String(s) => Value::from(s),
-        J::Array(a) => Value::from(a.into_iter().map(to_value).collect::<Vec<_>>()),
-        J::Object(o) => Value::from(
-            o.into_iter()
-                .map(|(k, v)| (k, to_value(v)))
-                .collect::<BTreeMap<String, Value>>(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reads::brief::{Active, LastSession};
     use crate::vocab::event::{Seq, SessionId};
+    use minijinja::Value;
 
     fn plain() -> Ui {
         Ui {
