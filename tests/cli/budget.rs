@@ -360,3 +360,35 @@ fn a_files_edits_end_with_the_command_that_lists_them_all_read_bare_or_by_verb()
         assert_eq!(edits, 3 * (COPIES + 3), "{}", all.stdout);
     }
 }
+
+#[test]
+fn a_sessions_json_keeps_the_prompts_that_fit_and_says_how_many_it_left_out() {
+    let env = ledger();
+    let show = |args: &[&str]| -> serde_json::Value {
+        let r = peat(
+            &env,
+            &[&["show", &copy_id(1)[..8], "--json"][..], args].concat(),
+        )
+        .ok();
+        serde_json::from_str(&r.stdout).unwrap()
+    };
+    let whole = show(&[]);
+    assert_eq!(whole["prompts_list"].as_array().unwrap().len(), 16);
+    assert_eq!(whole["omitted"], serde_json::Value::Null);
+    let r = peat(
+        &env,
+        &["show", &copy_id(1)[..8], "--json", "--budget", "1500"],
+    )
+    .ok();
+    assert!(r.stdout.len() <= 1500, "{}", r.stdout.len());
+    let small: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let kept = small["prompts_list"].as_array().unwrap().len();
+    assert!((1..16).contains(&kept), "{kept}");
+    assert_eq!(small["omitted"], 16 - kept);
+    assert_eq!(small["prompts_list"][0], whole["prompts_list"][0]);
+    assert!(
+        r.stderr.contains("--budget 0` prints them all"),
+        "{}",
+        r.stderr
+    );
+}

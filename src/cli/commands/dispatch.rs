@@ -88,6 +88,7 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                 session: Some(id.to_string()),
                 seq: *seq,
                 titled: false,
+                full: false,
             };
             delegate(ctx, &head, |ctx| super::show::run(ctx, &args))
         }
