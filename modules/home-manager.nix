@@ -14,6 +14,12 @@
 # `programs.codex.hooks`, as a path, evaluation stops with a message naming the switch that
 # turns peat's part off (a module cannot see the form of an option it also defines).
 #
+# Copilot CLI (`programs.github-copilot-cli`) reads every `*.json` in its user-level hooks
+# folder: peat's handlers go in a file of their own there (`hooks/peat.json`, Copilot's
+# camelCase events, each naming its event since its payloads do not), and the skill through
+# `programs.github-copilot-cli.skills`. Gemini CLI, Qwen Code, Cursor (whose module has no
+# hooks) and droid have no home-manager module to go through: `peat setup --user` wires them.
+#
 # The flake imports this file with itself (`{ self }`) to default `package`.
 {
   self ? null,
@@ -35,6 +41,14 @@ let
     "Stop"
     "PreCompact"
     "SessionEnd"
+  ];
+
+  # Copilot CLI's names for the same moments (src/cli/hook/install.rs OTHERS).
+  copilotEvents = [
+    "sessionStart"
+    "agentStop"
+    "preCompact"
+    "sessionEnd"
   ];
 
   has = path: lib.hasAttrByPath path options;
@@ -59,7 +73,7 @@ let
     else
       pkgs.peat or (throw "programs.peat.package: set it (pkgs has no peat; use the flake's overlay or package)");
 
-  agentOptions = name: option: {
+  agentOptions = name: option: moments: {
     enable = mkOption {
       type = types.bool;
       default = has option && enabled option;
@@ -69,7 +83,7 @@ let
     hooks = mkOption {
       type = types.bool;
       default = true;
-      description = "Register peat's hook with ${name} (on ${lib.concatStringsSep ", " events}).";
+      description = "Register peat's hook with ${name} (on ${lib.concatStringsSep ", " moments}).";
     };
     skill = mkOption {
       type = types.bool;
@@ -80,6 +94,23 @@ let
 
   claudeWanted = cfg.enable && cfg.claudeCode.enable;
   codexWanted = cfg.enable && cfg.codex.enable;
+  copilotWanted = cfg.enable && cfg.copilot.enable;
+
+  copilotDir =
+    if has [ "programs" "github-copilot-cli" "configDir" ] then
+      config.programs.github-copilot-cli.configDir
+    else
+      "${config.home.homeDirectory}/.copilot";
+  copilotHooks = {
+    version = 1;
+    hooks = lib.genAttrs copilotEvents (ev: [
+      {
+        type = "command";
+        bash = "${cfg.hookCommand} --agent copilot --event ${ev}";
+        timeoutSec = 30;
+      }
+    ]);
+  };
 
   # Whether someone defined an option as a path (a file or folder of their own: a path, a
   # store path string or a derivation, all string-like) rather than the attribute set peat's
@@ -101,7 +132,11 @@ let
     ++ lib.optional (codexWanted && cfg.codex.skill && givenAsPath [ "programs" "codex" "skills" ]) ''
       programs.codex.skills is a path (a skills folder of your own), which peat's skill cannot be added to.
       Either give programs.codex.skills as an attribute set,
-      or set programs.peat.codex.skill = false and link ${skillDir} into that folder as peat/.'';
+      or set programs.peat.codex.skill = false and link ${skillDir} into that folder as peat/.''
+    ++ lib.optional (copilotWanted && cfg.copilot.skill && givenAsPath [ "programs" "github-copilot-cli" "skills" ]) ''
+      programs.github-copilot-cli.skills is a path (a skills folder of your own), which peat's skill cannot be added to.
+      Either give programs.github-copilot-cli.skills as an attribute set,
+      or set programs.peat.copilot.skill = false and link ${skillDir} into that folder as peat/.'';
 
   claudeDir =
     if has [ "programs" "claude-code" "configDir" ] then config.programs.claude-code.configDir else ".claude";
@@ -151,12 +186,17 @@ in
       "programs"
       "claude-code"
       "enable"
-    ];
+    ] events;
     codex = agentOptions "Codex" [
       "programs"
       "codex"
       "enable"
-    ];
+    ] events;
+    copilot = agentOptions "Copilot CLI" [
+      "programs"
+      "github-copilot-cli"
+      "enable"
+    ] copilotEvents;
   };
 
   config = lib.mkMerge [
@@ -188,6 +228,15 @@ in
     })
     (lib.optionalAttrs (has [ "programs" "codex" "skills" ]) {
       programs.codex.skills = lib.mkIf (codexWanted && cfg.codex.skill) { peat = skillDir; };
+    })
+
+    (lib.mkIf (copilotWanted && cfg.copilot.hooks) {
+      home.file."${copilotDir}/hooks/peat.json".text = builtins.toJSON copilotHooks;
+    })
+    (lib.optionalAttrs (has [ "programs" "github-copilot-cli" "skills" ]) {
+      programs.github-copilot-cli.skills = lib.mkIf (copilotWanted && cfg.copilot.skill) {
+        peat = skillDir;
+      };
     })
 
     {

@@ -20,6 +20,12 @@ let
     "PreCompact"
     "SessionEnd"
   ];
+  copilotEvents = [
+    "sessionStart"
+    "agentStop"
+    "preCompact"
+    "sessionEnd"
+  ];
   home = "/home/peat-check";
   profile = "${home}/.nix-profile";
   plain = "${profile}/bin/peat hook";
@@ -85,6 +91,17 @@ let
       codexSkills = under ".codex/skills";
       codexPeatSkill = if builtins.isAttrs c.programs.codex.skills then c.programs.codex.skills.peat or null else null;
       sessionVariables = lib.filterAttrs (n: _: lib.hasPrefix "PEAT_" n) c.home.sessionVariables;
+      # Copilot CLI's user-level hooks file of peat's own, as JSON; null when none.
+      copilotHooks =
+        let
+          at = lib.findFirst (t: lib.hasSuffix ".copilot/hooks/peat.json" t) null (lib.attrNames files);
+        in
+        if at == null then null else builtins.fromJSON files.${at}.text;
+      copilotPeatSkill =
+        if builtins.isAttrs (c.programs.github-copilot-cli.skills or null) then
+          c.programs.github-copilot-cli.skills.peat or null
+        else
+          null;
       # Forces the whole configuration, as a switch would.
       activation = hm.activationPackage.drvPath;
     };
@@ -114,6 +131,7 @@ let
         ++ skillsEverywhere got
         ++ expect (got.claudeHooks.Stop == [ plain ]) "Claude Code's Stop holds more than peat's hook"
         ++ expect (got.codexHooksFile != null) "no .codex/hooks.json is written"
+        ++ expect (got.copilotHooks == null) "Copilot CLI's hooks are written where home-manager does not manage it"
         ++ expect got.claudeSettingsFile "no .claude/settings.json is written"
         ++ expect (got.sessionVariables == { }) "session variables set without store or budget";
     };
@@ -205,6 +223,31 @@ let
         ++ expect (got.codexPeatSkill == null && !lib.elem ".codex/skills/peat" got.codexSkills)
           "Codex got the skill with codex.skill = false"
         ++ expect (got.codexHooks.Stop or [ ] == [ plain ]) "Codex lost its hooks with codex.skill = false";
+    };
+
+    "Copilot CLI, where home-manager manages it" = {
+      config.programs.github-copilot-cli = {
+        enable = true;
+        package = null;
+      };
+      check =
+        got:
+        peatEverywhere plain got
+        ++ expect (got.copilotHooks != null && got.copilotHooks.version == 1) "no Copilot CLI hooks/peat.json of version 1"
+        ++ lib.concatMap (
+          ev:
+          expect (
+            got.copilotHooks != null
+            && got.copilotHooks.hooks.${ev} or null == [
+              {
+                type = "command";
+                bash = "${plain} --agent copilot --event ${ev}";
+                timeoutSec = 30;
+              }
+            ]
+          ) "Copilot CLI's ${ev} does not run peat's hook for that event"
+        ) copilotEvents
+        ++ expect (got.copilotPeatSkill == skill) "the skill is not in Copilot CLI's skills";
     };
 
     "Claude Code off" = {

@@ -10,6 +10,7 @@ pub mod hook;
 pub(crate) mod listing;
 pub(crate) mod scope;
 pub(crate) mod shared;
+pub(crate) mod sweep;
 pub(crate) mod template;
 pub(crate) mod transcripts;
 pub(crate) mod ui;

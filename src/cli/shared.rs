@@ -337,21 +337,45 @@ pub(crate) fn shown(ctx: &Ctx, p: &Path) -> String {
 }
 
 /// The agents this person uses here: each whose folder is on this machine (`~/.claude`,
-/// `~/.codex`) or in the project (`<root>/.claude`, `<root>/.codex`), and each peat's skill
-/// was laid for in the project (an install leaves it even where the agent's folder is gone).
-/// With none, Claude Code when `or_claude` (what `peat hook install` wires), else none.
+/// `~/.codex`, `~/.gemini`, …, below `home`) or in the project (`<root>/.claude`,
+/// `<root>/.codex`; for the others, peat's configuration file there: a `.github` folder says
+/// nothing about Copilot CLI), and each peat's skill was laid for in the project (an install
+/// leaves it even where the agent's folder is gone). With none, Claude Code when
+/// `or_claude` (what `peat hook install` wires), else none.
 pub(crate) fn agents(
     root: &Path,
     (claude_home, codex_home): (&Path, &Path),
+    home: Option<&Path>,
     or_claude: bool,
 ) -> Vec<Harness> {
+    let others = install::OTHERS.iter().map(|o| {
+        let home = home.map(|h| h.join(o.dir)).unwrap_or_default();
+        (Harness::Other(o), home, root.join(o.config))
+    });
+    let opencode = (
+        Harness::OpenCode,
+        home.map(|h| h.join(".config/opencode")).unwrap_or_default(),
+        Harness::OpenCode.config_path(root),
+    );
     let mut found: Vec<Harness> = [
-        (Harness::Claude { local: false }, claude_home, ".claude"),
-        (Harness::Codex, codex_home, ".codex"),
+        (
+            Harness::Claude { local: false },
+            claude_home.to_path_buf(),
+            root.join(".claude"),
+        ),
+        (
+            Harness::Codex,
+            codex_home.to_path_buf(),
+            root.join(".codex"),
+        ),
     ]
     .into_iter()
+    .chain(others)
+    .chain([opencode])
     .filter(|(harness, home, project)| {
-        home.is_dir() || root.join(project).is_dir() || harness.skill_path(root).exists()
+        (!home.as_os_str().is_empty() && home.is_dir())
+            || project.exists()
+            || harness.skill_path(root).exists()
     })
     .map(|(harness, _, _)| harness)
     .collect();
@@ -381,7 +405,7 @@ pub(crate) fn wiring(
     ctx: &Ctx,
     harness: Harness,
     root: &Path,
-    entry: &serde_json::Value,
+    hook: &install::HookCommand,
 ) -> Result<Wiring, CliError> {
     let fix = harness.install_command();
     let user = user_level(ctx, harness);
@@ -389,7 +413,7 @@ pub(crate) fn wiring(
         ok: Vec::new(),
         missing: Vec::new(),
     };
-    let events = crate::cli::hook::EVENTS.join(", ");
+    let events = harness.moments();
     let configs = match harness {
         Harness::Claude { local: false } => vec![
             harness.config_path(root),
@@ -405,8 +429,9 @@ pub(crate) fn wiring(
     } else {
         let mut found = None;
         for config in &configs {
-            if let Some(v) = install::read_config(config).map_err(CliError::user)? {
-                let missing = install::missing_events(&v, entry);
+            if let Some(missing) =
+                install::missing_at(harness, config, hook).map_err(CliError::user)?
+            {
                 if missing.is_empty() {
                     found = Some(Ok(config));
                     break;
@@ -483,7 +508,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let p = |s: &str| t.path().join(s);
         let (claude, codex) = (p("claude"), p("codex"));
-        let found = |or_claude| super::agents(&p("root"), (&claude, &codex), or_claude);
+        let found = |or_claude| super::agents(&p("root"), (&claude, &codex), None, or_claude);
         use super::Harness::{Claude, Codex};
         assert_eq!(found(true), vec![Claude { local: false }]);
         assert_eq!(found(false), vec![]);
@@ -496,5 +521,16 @@ mod tests {
         std::fs::create_dir_all(p("root/.agents/skills/peat")).unwrap();
         std::fs::write(p("root/.agents/skills/peat/SKILL.md"), "x").unwrap();
         assert_eq!(found(false), vec![Claude { local: false }, Codex]);
+        // Gemini CLI's folder in the home folder; a `.github` folder is no Copilot CLI.
+        std::fs::create_dir_all(p("home/.gemini")).unwrap();
+        std::fs::create_dir_all(p("root/.github/workflows")).unwrap();
+        assert_eq!(
+            super::agents(&p("root"), (&claude, &codex), Some(&p("home")), false),
+            vec![
+                Claude { local: false },
+                Codex,
+                Harness::Other(&install::OTHERS[0])
+            ]
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::support::{Env, repo, require_git};
 
 const GEMINI_SESSION: &str = "8c1f7e2a-4b3d-4e5f-9a0b-1c2d3e4f5a6b";
 const GEMINI_DOCUMENT_SESSION: &str = "2b7d4e91-6a3c-4f8e-b1d2-9e0f1a2b3c4d";
-const OPENCODE_SESSION: &str = "ses_7f3a1c2e9ffeAbCdEfGh1234";
+pub const OPENCODE_SESSION: &str = "ses_7f3a1c2e9ffeAbCdEfGh1234";
 const OPENCODE_CHILD: &str = "ses_7f3a1c40affeQrStUvWx5678";
 
 /// What `src/limiter.rs` holds once each fixture's session, grown, has run.
@@ -292,7 +292,7 @@ fn a_gemini_cli_document_migrated_to_jsonl_on_resume_is_not_recorded_twice() {
 
 /// OpenCode's database under HOME, in WAL mode as OpenCode keeps it, with the fixture's
 /// rows; the connection stays open, as OpenCode's does.
-fn opencode_db(env: &Env) -> (PathBuf, rusqlite::Connection) {
+pub fn opencode_db(env: &Env) -> (PathBuf, rusqlite::Connection) {
     let dir = env.path("home/.local/share/opencode");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("opencode.db");

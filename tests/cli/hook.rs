@@ -79,7 +79,7 @@ fn claude_lines(session: &str, turns: usize, cwd: &Path) -> Vec<String> {
         .collect()
 }
 
-fn make_ledger(env: &Env) {
+pub fn make_ledger(env: &Env) {
     let t = env.path("empty.jsonl");
     std::fs::write(&t, "").unwrap();
     env.run(&["capture", t.to_str().unwrap()]).ok();
@@ -793,13 +793,13 @@ fn exe() -> String {
 }
 
 /// The file with this binary's path replaced by `/ABS/peat`, as the golden files hold it.
-fn normalized(path: &Path) -> String {
+pub fn normalized(path: &Path) -> String {
     std::fs::read_to_string(path)
         .unwrap()
         .replace(&exe(), "/ABS/peat")
 }
 
-fn golden(name: &str) -> String {
+pub fn golden(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/hooks")
         .join(name);

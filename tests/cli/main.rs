@@ -15,6 +15,7 @@ mod export;
 mod faults;
 mod honest;
 mod hook;
+mod hook_agents;
 mod jj;
 mod kill;
 mod log;

@@ -29,8 +29,12 @@ use crate::vocab::event::SessionId;
 #[derive(Args, Debug)]
 pub(crate) struct CaptureArgs {
     /// Transcript files
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "sweep", value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
+    /// Then catch up every known root, as `peat import` does: only the transcripts that
+    /// changed since the last sweep are read (what the hooks' captures run)
+    #[arg(long)]
+    pub(crate) sweep: bool,
     /// Attribute the events to this session instead of the one the transcript names
     #[arg(long, value_name = "ID")]
     pub(crate) session: Option<String>,
@@ -62,7 +66,7 @@ pub(crate) fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
             }
         }
     }
-    if files.is_empty() {
+    if files.is_empty() && !args.sweep {
         return Ok(EXIT_ERROR);
     }
     let store = &ctx.location.store;
@@ -114,6 +118,11 @@ pub(crate) fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
                 crate::cli::ui::stderr_line(&CliError::from(e).to_string());
             }
         }
+    }
+    if args.sweep {
+        let swept = super::import::sweep(ctx, &mut ledger, &redactor, false)?;
+        failed += swept.failed;
+        ctx.ui.note(&format!("swept: {}", swept.line()));
     }
     ledger.sync()?;
     crate::cli::shared::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;

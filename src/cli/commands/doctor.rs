@@ -85,16 +85,17 @@ pub(crate) struct Hooks {
 
 fn hooks(ctx: &Ctx) -> Result<Hooks, CliError> {
     let root = shared::install_root(ctx);
-    let entry = install::entry(&install::this_hook_command(ctx));
+    let hook = install::HookCommand::of(ctx);
     let mut h = Hooks {
         ok: true,
         agents: Vec::new(),
         in_place: Vec::new(),
         missing: Vec::new(),
     };
-    for harness in shared::agents(&root, (&ctx.claude_home, &ctx.codex_home), false) {
+    let home = ctx.home.as_deref();
+    for harness in shared::agents(&root, (&ctx.claude_home, &ctx.codex_home), home, false) {
         h.agents.push(harness.agent_name());
-        let w = shared::wiring(ctx, harness, &root, &entry)?;
+        let w = shared::wiring(ctx, harness, &root, &hook)?;
         h.in_place.extend(w.ok);
         h.missing.extend(w.missing);
     }

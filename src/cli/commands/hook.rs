@@ -1,27 +1,34 @@
 use clap::{Args, Subcommand};
-use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::hook;
 use crate::cli::hook::install::{self, Harness, Outcome};
-use crate::cli::hook::{self, EVENTS};
 use crate::cli::shared::{self, shown};
 use crate::ledger::Mode;
 
 /// The hook every harness moment runs (reads the harness's JSON on stdin)
 ///
 /// SessionStart records this workspace's current session and prints the previous closing
-/// message here; Stop, PreCompact and SessionEnd capture the transcript in a detached
-/// process. It always exits 0, prints nothing but SessionStart's lines, and logs its own
-/// failures to .peat/hook.log. `peat hook install` wires it into Claude Code or Codex.
+/// message here (as JSON where the harness reads context so: Gemini CLI, Qwen Code, Cursor,
+/// Copilot CLI); the end of a turn (Stop, AfterAgent, agentStop), compaction and the end of
+/// a session capture the transcript in a detached process, which then sweeps every known
+/// root for sessions no hook announced. It always exits 0, prints nothing but SessionStart's
+/// lines, and logs its own failures to .peat/hook.log. `peat hook install` wires it into
+/// Claude Code, Codex, Gemini CLI, Qwen Code, Cursor, Copilot CLI or Factory droid.
 #[derive(Args, Debug, Default)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct HookArgs {
     /// Act as this event, whatever stdin's hook_event_name says
     #[arg(long, value_name = "NAME")]
     pub(crate) event: Option<String>,
+
+    /// The harness that runs this hook (claude, codex, gemini, qwen, cursor, copilot, droid,
+    /// opencode), whatever its payload suggests; a name peat does not know is ignored
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
 
     #[command(subcommand)]
     pub(crate) command: Option<HookCommand>,
@@ -32,13 +39,20 @@ pub(crate) enum HookCommand {
     Install(InstallArgs),
 }
 
-/// Wire `peat hook` into this project's Claude Code (or Codex) settings, and lay the skill
+/// Wire `peat hook` into this project's Claude Code (or another agent's) settings, and lay
+/// the skill
 ///
 /// Merges into .claude/settings.json (--local: .claude/settings.local.json; --codex:
-/// .codex/hooks.json) at the repository root, keeping every other setting and every other
-/// tool's hooks, and replacing older peat entries. Running it again changes nothing. Also
-/// writes the skill (.claude/skills/peat/SKILL.md, or .agents/skills/peat/SKILL.md for
-/// Codex) and creates the ledger if there is none, so the hooks record from now on.
+/// .codex/hooks.json; --agent gemini: .gemini/settings.json, qwen: .qwen/settings.json,
+/// cursor: .cursor/hooks.json, copilot: .github/hooks/peat.json, droid:
+/// .factory/settings.json) at the repository root, keeping every other setting and every
+/// other tool's hooks, and replacing older peat entries. Running it again changes nothing.
+/// Also writes the skill where that agent discovers skills (.claude/skills/peat/SKILL.md,
+/// .agents/skills for Codex, .gemini/skills, .qwen/skills, .cursor/skills, .github/skills,
+/// .factory/skills) and creates the ledger if there is none, so the hooks record from now
+/// on. OpenCode (--agent opencode) gets a plugin, .opencode/plugins/peat.js, that runs the
+/// hook when a session goes idle; Pi takes extensions, not hooks: its sessions are caught up
+/// by the sweep every other hook's capture runs (and by `peat import`).
 #[derive(Args, Debug, Default)]
 pub(crate) struct InstallArgs {
     /// Codex: .codex/hooks.json and .agents/skills (trust the hook once in Codex's /hooks)
@@ -47,6 +61,10 @@ pub(crate) struct InstallArgs {
     /// Claude Code's uncommitted .claude/settings.local.json
     #[arg(long)]
     pub(crate) local: bool,
+    /// Another agent: gemini, qwen, cursor, copilot, droid or opencode (a plugin; claude and
+    /// codex as above)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["codex", "local"])]
+    pub(crate) agent: Option<String>,
     /// Only say whether the hooks and skill are in place, for every agent installed here or
     /// found on this machine (or the one --codex or --local names); exit 1 if not
     #[arg(long, conflicts_with = "print")]
@@ -60,7 +78,12 @@ pub(crate) fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
     match &args.command {
         Some(HookCommand::Install(a)) => run_install(ctx, a),
         None => {
-            let out = hook::run(ctx, args.event.as_deref());
+            let agent = args
+                .agent
+                .as_deref()
+                .map(hook::Agent::named)
+                .unwrap_or_default();
+            let out = hook::run(ctx, args.event.as_deref(), agent);
             if !out.is_empty() {
                 // The harness may have stopped listening: nothing to do about it.
                 let mut stdout = std::io::stdout().lock();
@@ -72,28 +95,35 @@ pub(crate) fn run(ctx: &Ctx, args: &HookArgs) -> Result<u8, CliError> {
     }
 }
 
-fn harness_of(a: &InstallArgs) -> Harness {
-    if a.codex {
+fn harness_of(a: &InstallArgs) -> Result<Harness, CliError> {
+    if let Some(name) = &a.agent {
+        return Harness::named(name).ok_or_else(|| {
+            CliError::user(format!("no hooks for an agent named {name:?}")).hint(
+                "Name one of claude, codex, gemini, qwen, cursor, copilot, droid, opencode. Pi takes no hooks: `peat import` and every other agent's hook catch its sessions up.",
+            )
+        });
+    }
+    Ok(if a.codex {
         Harness::Codex
     } else {
         Harness::Claude { local: a.local }
-    }
+    })
 }
 
 fn run_install(ctx: &Ctx, a: &InstallArgs) -> Result<u8, CliError> {
-    let harness = harness_of(a);
-    let entry = install::entry(&install::this_hook_command(ctx));
+    let harness = harness_of(a)?;
+    let hook = install::HookCommand::of(ctx);
     if a.print {
         let mut out = std::io::stdout().lock();
-        out.write_all(install::render(&install::snippet(&entry)).as_bytes())?;
+        out.write_all(install::printed(harness, &hook).as_bytes())?;
         return Ok(0);
     }
     let root = shared::install_root(ctx);
     if a.check {
-        return check(ctx, a, &root, &entry);
+        return check(ctx, a, &root, &hook);
     }
     ensure_ledger(ctx)?;
-    install_harness(ctx, harness, &root, &entry)?;
+    install_harness(ctx, harness, &root, &hook)?;
     Ok(0)
 }
 
@@ -116,7 +146,7 @@ pub(crate) fn install_harness(
     ctx: &Ctx,
     harness: Harness,
     root: &Path,
-    entry: &Value,
+    hook: &install::HookCommand,
 ) -> Result<(), CliError> {
     let config = harness.config_path(root);
     let skill = harness.skill_path(root);
@@ -129,22 +159,18 @@ pub(crate) fn install_harness(
             shown(ctx, &user.config),
             shown(ctx, &config)
         ));
-        if install::read_config(&config)
-            .ok()
-            .flatten()
-            .is_some_and(|v| install::runs_peat_on_every_event(&v))
-        {
+        if install::runs_peat(harness, &config) {
             ctx.ui.warn(&format!(
                 "{} also runs peat hook, so each moment is captured twice: remove peat's entries from one of them.",
                 shown(ctx, &config)
             ));
         }
     } else {
-        match install::install_config(&config, entry).map_err(CliError::user)? {
+        match install::install_for(harness, &config, hook).map_err(CliError::user)? {
             Outcome::Written => ctx.ui.note(&format!(
                 "✓ {}: peat hook on {}",
                 shown(ctx, &config),
-                EVENTS.join(", ")
+                harness.moments()
             )),
             Outcome::Current => ctx
                 .ui
@@ -174,6 +200,7 @@ fn notes(ctx: &Ctx, harness: Harness, root: &Path) {
         Harness::Codex => ctx.ui.note(
             "  Codex runs no hook until it is trusted: open /hooks in the Codex CLI and trust it (again after any change to .codex/hooks.json).",
         ),
+        Harness::Other(_) | Harness::OpenCode => {}
         Harness::Claude { .. } => {
             if ctx.cwd != root {
                 ctx.ui.note(&format!(
@@ -200,15 +227,21 @@ fn notes(ctx: &Ctx, harness: Harness, root: &Path) {
 /// Say whether the hooks and skill are in place: for the harness named (`--codex`,
 /// `--local`), else for every agent installed here or found on this machine, and whether
 /// there is a ledger for them to record into. Exit 1, naming the fix, when anything is not.
-fn check(ctx: &Ctx, a: &InstallArgs, root: &Path, entry: &Value) -> Result<u8, CliError> {
-    let harnesses = if a.codex || a.local {
-        vec![harness_of(a)]
+fn check(
+    ctx: &Ctx,
+    a: &InstallArgs,
+    root: &Path,
+    hook: &install::HookCommand,
+) -> Result<u8, CliError> {
+    let harnesses = if a.codex || a.local || a.agent.is_some() {
+        vec![harness_of(a)?]
     } else {
-        shared::agents(root, (&ctx.claude_home, &ctx.codex_home), true)
+        let home = ctx.home.as_deref();
+        shared::agents(root, (&ctx.claude_home, &ctx.codex_home), home, true)
     };
     let mut problems = Vec::new();
     for harness in harnesses {
-        let wiring = shared::wiring(ctx, harness, root, entry)?;
+        let wiring = shared::wiring(ctx, harness, root, hook)?;
         for line in wiring.ok {
             ctx.ui.note(&format!("✓ {line}"));
         }

@@ -6,8 +6,10 @@ use crate::capture::{self, CaptureError, CaptureOptions};
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
 use crate::cli::scope::Project;
+use crate::cli::sweep::Index;
 use crate::cli::transcripts::{Found, of_project};
-use crate::ledger::{Mode, Written};
+use crate::ledger::{Ledger, Mode, Written};
+use crate::redact::StoreRedactor;
 
 /// Capture every transcript on this machine (or under the given folders)
 ///
@@ -18,7 +20,8 @@ use crate::ledger::{Mode, Written};
 /// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
 /// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
 /// storage/session (or under $XDG_DATA_HOME). Idempotent and incremental: a transcript
-/// already captured is only read from where it was left. Into a repository's own ledger it
+/// already captured is only read from where it was left, and one whose length and
+/// modification time are as the last import (or hook's sweep) saw them is not opened. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
 /// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
@@ -50,30 +53,29 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
         }
         args.dirs.clone()
     };
-    let mut found = Found::default();
-    for root in &roots {
-        found.walk(root);
-    }
-    if args.dirs.is_empty() {
-        // OpenCode's data folder also holds its snapshots (whole git stores): its database
-        // is taken by name, never found by walking there.
-        let db = ctx.opencode_data.join(crate::cli::transcripts::OPENCODE_DB);
-        if db.is_file() {
-            found.files.push(db);
+    let done = if args.dirs.is_empty() {
+        // The known roots are swept: only what changed since the last sweep is read.
+        import_files(ctx, Found::default(), Some(args.all))?
+    } else {
+        let mut found = Found::default();
+        for root in &roots {
+            found.walk(root);
         }
-    }
-    let (found, elsewhere) = this_projects(ctx, found, args.all);
-    let done = import_files(ctx, found)?;
+        let (found, elsewhere) = this_projects(ctx, found, args.all);
+        let mut done = import_files(ctx, found, None)?;
+        done.elsewhere = elsewhere;
+        done
+    };
     ctx.ui.note(&done.line());
-    if elsewhere > 0 {
+    if done.elsewhere > 0 {
         ctx.ui.note(&format!(
             "left out {} of other projects: this is {}'s own ledger; `peat import --all` takes them too, or `peat setup --user` keeps every project in one user-level ledger",
-            crate::reads::ladder::noun(elsewhere as i64, "session"),
+            crate::reads::ladder::noun(done.elsewhere as i64, "session"),
             ctx.location.root.as_deref().unwrap_or(&ctx.cwd).display()
         ));
     }
     // A folder that could not be read may hold transcripts: "none found" would be a guess.
-    if done.files == 0 && done.unreadable == 0 {
+    if done.files == 0 && done.unreadable == 0 && done.unchanged == 0 {
         let looked: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
         ctx.ui
             .note(&format!("no transcripts found under {}", looked.join(", ")));
@@ -85,6 +87,21 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     })
 }
 
+/// Every transcript under the known roots, OpenCode's database among them.
+fn known_transcripts(ctx: &Ctx) -> Found {
+    let mut found = Found::default();
+    for root in default_roots(ctx) {
+        found.walk(&root);
+    }
+    // OpenCode's data folder also holds its snapshots (whole git stores): its database
+    // is taken by name, never found by walking there.
+    let db = ctx.opencode_data.join(crate::cli::transcripts::OPENCODE_DB);
+    if db.is_file() {
+        found.files.push(db);
+    }
+    found
+}
+
 /// The transcripts of `found` this ledger takes, and how many of other projects it leaves
 /// out: a repository's own ledger takes that project's unless `all`.
 fn this_projects(ctx: &Ctx, found: Found, all: bool) -> (Found, usize) {
@@ -93,6 +110,36 @@ fn this_projects(ctx: &Ctx, found: Found, all: bool) -> (Found, usize) {
         Some(project) if ctx.location.reason.project_own() && !all => of_project(found, &project),
         _ => (found, 0),
     }
+}
+
+/// Sweep the known roots into the open `ledger`: every transcript that changed since the
+/// last sweep (by a stat of each), of this ledger's projects unless `all`. What the hook's
+/// capture runs after the transcripts it was given, so a session no hook announced is
+/// caught up by the next one that fires.
+pub(crate) fn sweep(
+    ctx: &Ctx,
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    all: bool,
+) -> Result<Imported, CliError> {
+    let mut index = Index::load(ledger)?;
+    let known = known_transcripts(ctx);
+    let seen = known.files.len();
+    let changed = index.changed(known, all);
+    let before: Vec<PathBuf> = changed.files.clone();
+    let (found, elsewhere) = this_projects(ctx, changed, all);
+    // Another project's transcript is not read again until it changes (or `--all` asks).
+    for file in before.iter().filter(|f| !found.files.contains(f)) {
+        index.leave_out(file);
+    }
+    let mut done = Imported {
+        elsewhere,
+        unchanged: seen - before.len(),
+        ..Imported::default()
+    };
+    capture_each(ctx, ledger, redactor, found, &mut done, Some(&mut index))?;
+    index.save(ledger, redactor)?;
+    Ok(done)
 }
 
 /// What [`import_files`] did.
@@ -107,6 +154,10 @@ pub(crate) struct Imported {
     pub(crate) skipped: u64,
     /// Folders the walk could not read (each warned about).
     pub(crate) unreadable: usize,
+    /// Transcripts of other projects left out.
+    pub(crate) elsewhere: usize,
+    /// Transcripts a sweep did not read: unchanged since the last one.
+    pub(crate) unchanged: usize,
 }
 
 impl Imported {
@@ -136,19 +187,55 @@ impl Imported {
         if self.unreadable > 0 {
             line.push_str(&format!("; {} folders could not be read", self.unreadable));
         }
+        if self.unchanged > 0 {
+            line.push_str(&format!(
+                "; {} unchanged since the last import",
+                self.unchanged
+            ));
+        }
         line
     }
 }
 
-/// Capture the `found` files (sorted first) into one open ledger, making what was written
-/// durable every second, then bring the views up to date. A folder or file that cannot be
-/// read is reported on stderr and counted; the rest go on.
+/// Capture the `found` files into one open ledger (with `known`, the known roots swept
+/// instead, of every project when it is true), then bring the views up to date.
 ///
 /// The ledger stays open for the whole import: every opening replays fjall's journal (up to
 /// 64 MB), and reopening it every second to let hooks in cost a third of the import's CPU on
 /// a busy machine while letting nobody in (the lock was taken back within microseconds, and
 /// flock is not fair). A hook waits for the import as it waits for any capture.
-pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError> {
+pub(crate) fn import_files(
+    ctx: &Ctx,
+    found: Found,
+    known: Option<bool>,
+) -> Result<Imported, CliError> {
+    let redactor = ctx.redactor();
+    let mut ledger = ctx.open(Mode::Create)?;
+    let done = match known {
+        Some(all) => sweep(ctx, &mut ledger, &redactor, all)?,
+        None => {
+            let mut done = Imported::default();
+            capture_each(ctx, &mut ledger, &redactor, found, &mut done, None)?;
+            done
+        }
+    };
+    ledger.sync()?;
+    crate::cli::shared::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
+    Ok(done)
+}
+
+/// Capture the `found` files (sorted first) into the open ledger, making what was written
+/// durable every second, counting into `done`; each file captured (or found to be no
+/// transcript) is settled in the sweep's `index`. A folder or file that cannot be read is
+/// reported on stderr and counted; the rest go on.
+fn capture_each(
+    ctx: &Ctx,
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    found: Found,
+    done: &mut Imported,
+    mut index: Option<&mut Index>,
+) -> Result<(), CliError> {
     for unreadable in &found.unreadable {
         ctx.ui.warn(&format!("cannot read {unreadable}"));
     }
@@ -157,28 +244,27 @@ pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError
     files.dedup();
     let bar = ctx.ui.progress(files.len() as u64, "importing");
     let opts = CaptureOptions::default();
-    let redactor = ctx.redactor();
-    let mut done = Imported {
-        files: files.len(),
-        unreadable: found.unreadable.len(),
-        ..Imported::default()
-    };
+    done.files += files.len();
+    done.unreadable += found.unreadable.len();
     let mut sessions = std::collections::BTreeSet::new();
-    let mut ledger = ctx.open(Mode::Create)?;
     let mut synced = Instant::now();
     for file in &files {
         if synced.elapsed() > SYNC_EVERY {
             ledger.sync()?;
             synced = Instant::now();
         }
-        match capture::capture_file(&mut ledger, &redactor, file, &opts) {
+        let settled = match capture::capture_file(ledger, redactor, file, &opts) {
             Ok(r) => {
                 done.written += r.written;
                 done.events += r.events;
                 done.skipped += r.skipped;
                 sessions.extend(r.session.into_iter().chain(r.others));
+                true
             }
-            Err(CaptureError::NotATranscript(_)) => done.not_transcripts += 1,
+            Err(CaptureError::NotATranscript(_)) => {
+                done.not_transcripts += 1;
+                true
+            }
             // The store failing (busy, full, damaged) stops the import; a bad file does not.
             Err(e @ (CaptureError::Ledger(_) | CaptureError::Redact(_))) => return Err(e.into()),
             Err(e) => {
@@ -188,23 +274,21 @@ pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError
                     Some(b) => b.suspend(|| crate::cli::ui::stderr_line(&e.to_string())),
                     None => crate::cli::ui::stderr_line(&e.to_string()),
                 }
+                false
             }
+        };
+        if settled && let Some(index) = index.as_deref_mut() {
+            index.settle(file);
         }
         if let Some(b) = &bar {
             b.inc(1);
         }
     }
-    done.sessions = sessions.len();
-    ledger.sync()?;
-    if let Some(b) = &bar {
-        b.set_message("indexing");
-    }
-    crate::cli::shared::catch_up_views(ctx, &ledger, ctx.model_slot()?)?;
-    drop(ledger);
+    done.sessions += sessions.len();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(done)
+    Ok(())
 }
 
 fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {

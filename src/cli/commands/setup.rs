@@ -51,9 +51,10 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     }
 
     let (claude_home, codex_home) = (&ctx.claude_home, &ctx.codex_home);
-    let entry = install::entry(&install::this_hook_command(ctx));
-    for harness in crate::cli::shared::agents(&root, (claude_home, codex_home), true) {
-        install_harness(ctx, harness, &root, &entry)?;
+    let hook = install::HookCommand::of(ctx);
+    let home = ctx.home.as_deref();
+    for harness in crate::cli::shared::agents(&root, (claude_home, codex_home), home, true) {
+        install_harness(ctx, harness, &root, &hook)?;
     }
 
     if args.no_model {
@@ -66,7 +67,7 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
 
     let project = Project::of(&root).unwrap_or_else(|| Project::at(&root));
     let found = project_transcripts(&project, claude_home, codex_home);
-    let done = super::import::import_files(ctx, found)?;
+    let done = super::import::import_files(ctx, found, None)?;
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 
     // A project with no past sessions has no brief yet: the next step is an agent's
@@ -99,11 +100,12 @@ fn run_user(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
             user.location.store.display()
         ));
     }
-    let entry = install::entry(&install::this_hook_command(ctx));
+    let hook = install::HookCommand::of(ctx);
     let home = ctx.home.clone().unwrap_or_default();
-    for harness in crate::cli::shared::agents(&home, (&ctx.claude_home, &ctx.codex_home), true) {
+    let homes = (ctx.claude_home.as_path(), ctx.codex_home.as_path());
+    for harness in crate::cli::shared::agents(&home, homes, Some(&home), true) {
         let at = crate::cli::shared::user_level(ctx, harness);
-        let config = install::install_config(&at.config, &entry).map_err(CliError::user)?;
+        let config = install::install_for(harness, &at.config, &hook).map_err(CliError::user)?;
         let skill = match at.current_skill() {
             Some(_) => install::Outcome::Current,
             None => install::install_skill(&at.skills[0]).map_err(CliError::user)?,

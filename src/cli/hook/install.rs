@@ -6,7 +6,7 @@
 //! pre-0.4 shell snippets, events peat no longer uses), and changes nothing when the file is
 //! already current. A file that is not valid JSON is refused and left untouched.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -22,14 +22,174 @@ pub(crate) enum Harness {
     Claude { local: bool },
     /// `.codex/hooks.json`.
     Codex,
+    /// One of the harnesses of [`OTHERS`], each wired from its row.
+    Other(&'static Other),
+    /// OpenCode, which runs plugins rather than hooks: peat's is a file of its own.
+    OpenCode,
 }
 
+/// OpenCode's plugin folder below a project's root; at user level `plugins/` in its config
+/// folder (`~/.config/opencode`), where it discovers `skills/` too.
+const OPENCODE_PLUGIN: &str = ".opencode/plugins/peat.js";
+const OPENCODE_CONFIG: &str = ".config/opencode";
+
+/// OpenCode's plugin: OpenCode fires no command hooks, so when a session goes idle (the end
+/// of a turn) or is compacted it runs `peat hook` with no payload, whose capture is the
+/// sweep of the known roots, OpenCode's database among them. Spawned with its stdio closed
+/// and never awaited: the hook returns at once and never holds the session.
+fn opencode_plugin(hook: &HookCommand) -> String {
+    let line = serde_json::to_string(&hook.line(" --agent opencode --event Stop"))
+        .unwrap_or_else(|_| "\"peat hook --event Stop\"".into());
+    format!(
+        "// peat: record OpenCode's sessions. OpenCode runs plugins, not command hooks: when a\n\
+         // session goes idle or is compacted, this runs `peat hook`, whose capture sweeps\n\
+         // OpenCode's database into peat's ledger. Written by `peat hook install --agent\n\
+         // opencode`, which rewrites it whole.\n\
+         export const Peat = async () => ({{\n  \
+           event: async ({{ event }}) => {{\n    \
+             if (event.type === \"session.idle\" || event.type === \"session.compacted\") {{\n      \
+               Bun.spawn([\"sh\", \"-c\", {line}], {{ stdin: \"ignore\", stdout: \"ignore\", stderr: \"ignore\" }});\n    \
+             }}\n  \
+           }},\n\
+         }});\n"
+    )
+}
+
+/// How a harness lists the handlers of one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Claude Code's: groups, each with a matcher and `{"hooks": [handler, …]}`.
+    Grouped,
+    /// Cursor's and Copilot CLI's: the handlers themselves, in a file that says
+    /// `"version": 1`.
+    Flat,
+}
+
+/// The key a handler names its shell command by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CommandKey {
+    /// `{"type": "command", "command": …}` (Gemini CLI, Qwen Code, droid).
+    Typed,
+    /// `{"command": …}` (Cursor).
+    Bare,
+    /// `{"type": "command", "bash": …, "timeoutSec": …}` (Copilot CLI).
+    Bash,
+}
+
+/// A harness beyond Claude Code and Codex: where it reads hooks and skills, which of its
+/// events are peat's moments, and the shape of its configuration. One row each, so adding a
+/// harness is adding a row.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Other {
+    /// What `peat hook --agent` and `peat hook install --agent` call it.
+    pub(crate) flag: &'static str,
+    /// The agent, as a person names it.
+    pub(crate) name: &'static str,
+    /// Its folder, in a project and (with the same name) in the home folder.
+    pub(crate) dir: &'static str,
+    /// Its hook configuration below a project's root.
+    pub(crate) config: &'static str,
+    /// Its user-level hook configuration, below its home folder (see [`UserLevel::of`]).
+    pub(crate) user_config: &'static str,
+    /// Where it discovers skills, below a project's root and below its home folder.
+    pub(crate) skills: &'static str,
+    /// Its names for SessionStart, the end of a turn, compaction and the end of a session.
+    pub(crate) events: [&'static str; 4],
+    pub(crate) shape: Shape,
+    pub(crate) command_key: CommandKey,
+    /// Whether it reads the event from the payload; Copilot CLI's camelCase payloads do
+    /// not say, so its handlers pass `--event`.
+    pub(crate) names_event: bool,
+}
+
+/// The harnesses beyond Claude Code and Codex that fire hooks, from their own sources and
+/// docs: Gemini CLI (google-gemini/gemini-cli, docs/hooks/reference.md: `hooks` in
+/// settings.json, JSON on stdout), Qwen Code (QwenLM/qwen-code, packages/core/src/hooks:
+/// Claude Code's events and shape), Cursor (`hooks.json`, version 1, camelCase events),
+/// Copilot CLI (GitHub's hooks reference: `.github/hooks/*.json` and the user-level
+/// `~/.copilot/hooks/*.json`, camelCase events and payloads), Factory droid
+/// (docs.factory.ai hooks reference: Claude Code's shape in `.factory/settings.json`).
+pub(crate) static OTHERS: [Other; 5] = [
+    Other {
+        flag: "gemini",
+        name: "Gemini CLI",
+        dir: ".gemini",
+        config: ".gemini/settings.json",
+        user_config: "settings.json",
+        skills: ".gemini/skills",
+        events: ["SessionStart", "AfterAgent", "PreCompress", "SessionEnd"],
+        shape: Shape::Grouped,
+        command_key: CommandKey::Typed,
+        names_event: true,
+    },
+    Other {
+        flag: "qwen",
+        name: "Qwen Code",
+        dir: ".qwen",
+        config: ".qwen/settings.json",
+        user_config: "settings.json",
+        skills: ".qwen/skills",
+        events: ["SessionStart", "Stop", "PreCompact", "SessionEnd"],
+        shape: Shape::Grouped,
+        command_key: CommandKey::Typed,
+        names_event: true,
+    },
+    Other {
+        flag: "cursor",
+        name: "Cursor",
+        dir: ".cursor",
+        config: ".cursor/hooks.json",
+        user_config: "hooks.json",
+        skills: ".cursor/skills",
+        events: ["sessionStart", "stop", "preCompact", "sessionEnd"],
+        shape: Shape::Flat,
+        command_key: CommandKey::Bare,
+        names_event: true,
+    },
+    Other {
+        flag: "copilot",
+        name: "Copilot CLI",
+        dir: ".copilot",
+        config: ".github/hooks/peat.json",
+        user_config: "hooks/peat.json",
+        skills: ".github/skills",
+        events: ["sessionStart", "agentStop", "preCompact", "sessionEnd"],
+        shape: Shape::Flat,
+        command_key: CommandKey::Bash,
+        names_event: false,
+    },
+    Other {
+        flag: "droid",
+        name: "Factory droid",
+        dir: ".factory",
+        config: ".factory/settings.json",
+        user_config: "settings.json",
+        skills: ".factory/skills",
+        events: ["SessionStart", "Stop", "PreCompact", "SessionEnd"],
+        shape: Shape::Grouped,
+        command_key: CommandKey::Typed,
+        names_event: true,
+    },
+];
+
 impl Harness {
+    /// The harness `peat hook install --agent NAME` names.
+    pub(crate) fn named(name: &str) -> Option<Harness> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "claude" => Some(Harness::Claude { local: false }),
+            "codex" => Some(Harness::Codex),
+            "opencode" => Some(Harness::OpenCode),
+            other => OTHERS.iter().find(|o| o.flag == other).map(Harness::Other),
+        }
+    }
+
     pub(crate) fn config_path(self, root: &Path) -> PathBuf {
         match self {
             Harness::Claude { local: false } => root.join(".claude/settings.json"),
             Harness::Claude { local: true } => root.join(".claude/settings.local.json"),
             Harness::Codex => root.join(".codex/hooks.json"),
+            Harness::Other(o) => root.join(o.config),
+            Harness::OpenCode => root.join(OPENCODE_PLUGIN),
         }
     }
 
@@ -37,6 +197,8 @@ impl Harness {
         match self {
             Harness::Claude { .. } => root.join(".claude/skills/peat/SKILL.md"),
             Harness::Codex => root.join(".agents/skills/peat/SKILL.md"),
+            Harness::Other(o) => root.join(o.skills).join("peat/SKILL.md"),
+            Harness::OpenCode => root.join(".opencode/skills/peat/SKILL.md"),
         }
     }
 
@@ -45,43 +207,144 @@ impl Harness {
         match self {
             Harness::Claude { .. } => "Claude Code",
             Harness::Codex => "Codex",
+            Harness::Other(o) => o.name,
+            Harness::OpenCode => "OpenCode",
         }
     }
 
     /// The install command for this harness, for messages that say how to fix something.
-    pub(crate) fn install_command(self) -> &'static str {
+    pub(crate) fn install_command(self) -> String {
         match self {
-            Harness::Claude { local: false } => "peat hook install",
-            Harness::Claude { local: true } => "peat hook install --local",
-            Harness::Codex => "peat hook install --codex",
+            Harness::Claude { local: false } => "peat hook install".into(),
+            Harness::Claude { local: true } => "peat hook install --local".into(),
+            Harness::Codex => "peat hook install --codex".into(),
+            Harness::Other(o) => format!("peat hook install --agent {}", o.flag),
+            Harness::OpenCode => "peat hook install --agent opencode".into(),
+        }
+    }
+
+    /// The moments peat's hook runs on in this harness, as a person reads them.
+    pub(crate) fn moments(self) -> String {
+        match self {
+            Harness::OpenCode => "session.idle, session.compacted (a plugin)".into(),
+            _ => self
+                .plan(&HookCommand::at(None))
+                .events
+                .iter()
+                .map(|(e, _)| *e)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
+    /// peat's handlers in this harness's configuration: each event with its handler, in
+    /// the harness's shape, for the command `hook` (none for OpenCode, whose plugin is
+    /// peat's own file: see [`install_for`]).
+    pub(crate) fn plan(self, hook: &HookCommand) -> Plan {
+        match self {
+            Harness::OpenCode => Plan {
+                events: Vec::new(),
+                shape: Shape::Flat,
+            },
+            Harness::Claude { .. } | Harness::Codex => {
+                let entry = entry(&hook.line(""));
+                Plan {
+                    events: EVENTS.iter().map(|e| (*e, entry.clone())).collect(),
+                    shape: Shape::Grouped,
+                }
+            }
+            Harness::Other(o) => Plan {
+                events: o
+                    .events
+                    .iter()
+                    .map(|e| {
+                        let mut args = format!(" --agent {}", o.flag);
+                        if !o.names_event {
+                            args.push_str(&format!(" --event {e}"));
+                        }
+                        let line = hook.line(&args);
+                        let handler = match o.command_key {
+                            CommandKey::Typed => entry(&line),
+                            CommandKey::Bare => json!({ "command": line }),
+                            CommandKey::Bash => {
+                                json!({"type": "command", "bash": line, "timeoutSec": 30})
+                            }
+                        };
+                        (*e, handler)
+                    })
+                    .collect(),
+                shape: o.shape,
+            },
+        }
+    }
+}
+
+/// peat's hook command for this binary, before the arguments a harness's handlers add.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HookCommand {
+    /// A stable path to this binary (see [`stable_exe`]); `None`: `peat` on PATH.
+    exe: Option<PathBuf>,
+}
+
+impl HookCommand {
+    pub(crate) fn at(exe: Option<PathBuf>) -> HookCommand {
+        HookCommand { exe }
+    }
+
+    /// The command for the running binary, from what the context resolved.
+    pub(crate) fn of(ctx: &crate::cli::ctx::Ctx) -> HookCommand {
+        HookCommand::at(stable_exe(
+            &ctx.exe,
+            ctx.path_var.as_deref(),
+            ctx.home.as_deref(),
+            ctx.nix_store_dir.as_deref(),
+            ctx.user.as_deref(),
+        ))
+    }
+
+    /// The shell line, with `args` (each with its leading space) after `hook`.
+    pub(crate) fn line(&self, args: &str) -> String {
+        match &self.exe {
+            Some(p) => hook_command(p, args),
+            None => format!("{PLAIN_HOOK_COMMAND}{args}"),
+        }
+    }
+}
+
+/// peat's handlers for one harness: each event with the handler it runs there.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Plan {
+    pub(crate) events: Vec<(&'static str, Value)>,
+    pub(crate) shape: Shape,
+}
+
+impl Plan {
+    fn handler(&self, event: &str) -> Option<&Value> {
+        self.events
+            .iter()
+            .find(|(e, _)| *e == event)
+            .map(|(_, h)| h)
+    }
+
+    /// Whether the handlers listed for one event hold `handler`.
+    fn holds(&self, listed: &[Value], handler: &Value) -> bool {
+        match self.shape {
+            Shape::Flat => listed.contains(handler),
+            Shape::Grouped => listed.iter().any(|g| holds(g, handler)),
         }
     }
 }
 
 /// The shell command a harness runs: this binary by absolute path, or `peat` on PATH when
 /// that path is gone (a teammate's clone of a committed settings file, an upgrade that moved
-/// the binary). Both harnesses run hook commands through a shell.
-pub(crate) fn hook_command(exe: &Path) -> String {
+/// the binary), with `args` after `hook`. Every harness runs hook commands through a shell.
+pub(crate) fn hook_command(exe: &Path, args: &str) -> String {
     let q = shell_quote(&exe.to_string_lossy());
-    format!("[ -x {q} ] && exec {q} hook || exec peat hook")
+    format!("[ -x {q} ] && exec {q} hook{args} || exec peat hook{args}")
 }
 
 /// The command when no stable path to this binary is known: `peat` on PATH.
 pub(crate) const PLAIN_HOOK_COMMAND: &str = "peat hook";
-
-/// The hook command for the running binary, from what the context resolved.
-pub(crate) fn this_hook_command(ctx: &crate::cli::ctx::Ctx) -> String {
-    match stable_exe(
-        &ctx.exe,
-        ctx.path_var.as_deref(),
-        ctx.home.as_deref(),
-        ctx.nix_store_dir.as_deref(),
-        ctx.user.as_deref(),
-    ) {
-        Some(p) => hook_command(&p),
-        None => PLAIN_HOOK_COMMAND.to_string(),
-    }
-}
 
 /// The path a hook command should name for the binary at `exe`: its real path, unless that
 /// is inside the Nix store. A store path changes on every upgrade (and garbage collection
@@ -131,12 +394,11 @@ pub(crate) fn entry(command: &str) -> Value {
 }
 
 /// The configuration fragment `--print` shows: what install merges in.
-pub(crate) fn snippet(entry: &Value) -> Value {
-    let mut hooks = Map::new();
-    for ev in EVENTS {
-        hooks.insert(ev.to_string(), json!([{"hooks": [entry.clone()]}]));
-    }
-    json!({ "hooks": hooks })
+pub(crate) fn snippet(plan: &Plan) -> Value {
+    let mut config = Value::Null;
+    // Merging into nothing cannot meet a file of another shape.
+    let _ = merge(&mut config, plan);
+    config
 }
 
 /// Where a harness reads the hooks and skills it runs in every project of this user: what
@@ -146,6 +408,7 @@ pub(crate) fn snippet(entry: &Value) -> Value {
 /// `$CODEX_HOME/skills` or `~/.agents/skills`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct UserLevel {
+    pub(crate) harness: Harness,
     pub(crate) config: PathBuf,
     pub(crate) skills: Vec<PathBuf>,
 }
@@ -157,18 +420,31 @@ impl UserLevel {
         codex_home: &Path,
         home: &Path,
     ) -> UserLevel {
-        match harness {
-            Harness::Claude { .. } => UserLevel {
-                config: claude_home.join("settings.json"),
-                skills: vec![claude_home.join("skills/peat/SKILL.md")],
-            },
-            Harness::Codex => UserLevel {
-                config: codex_home.join("hooks.json"),
-                skills: vec![
+        let (config, skills) = match harness {
+            Harness::Claude { .. } => (
+                claude_home.join("settings.json"),
+                vec![claude_home.join("skills/peat/SKILL.md")],
+            ),
+            Harness::Codex => (
+                codex_home.join("hooks.json"),
+                vec![
                     codex_home.join("skills/peat/SKILL.md"),
                     home.join(".agents/skills/peat/SKILL.md"),
                 ],
-            },
+            ),
+            Harness::Other(o) => (
+                home.join(o.dir).join(o.user_config),
+                vec![home.join(o.dir).join("skills/peat/SKILL.md")],
+            ),
+            Harness::OpenCode => (
+                home.join(OPENCODE_CONFIG).join("plugins/peat.js"),
+                vec![home.join(OPENCODE_CONFIG).join("skills/peat/SKILL.md")],
+            ),
+        };
+        UserLevel {
+            harness,
+            config,
+            skills,
         }
     }
 
@@ -176,10 +452,7 @@ impl UserLevel {
     /// command counts: the module's is not this binary's path. An unreadable or invalid
     /// file is not peat's to judge here, so it counts as no.
     pub(crate) fn has_hooks(&self) -> bool {
-        read_config(&self.config)
-            .ok()
-            .flatten()
-            .is_some_and(|v| runs_peat_on_every_event(&v))
+        runs_peat(self.harness, &self.config)
     }
 
     /// The user-level skill, when one is the skill this binary carries.
@@ -191,21 +464,28 @@ impl UserLevel {
     }
 }
 
-/// Whether `config` runs some peat hook command on each of peat's events.
-pub(crate) fn runs_peat_on_every_event(config: &Value) -> bool {
-    EVENTS.into_iter().all(|ev| {
-        config
-            .get("hooks")
-            .and_then(|h| h.get(ev))
-            .and_then(Value::as_array)
-            .is_some_and(|groups| {
-                groups.iter().any(|g| {
-                    g.get("hooks")
-                        .and_then(Value::as_array)
-                        .is_some_and(|l| l.iter().any(is_peat_handler))
-                })
-            })
+/// Whether `config` runs some peat hook command on each of the events peat uses in
+/// `harness`.
+pub(crate) fn runs_peat_on_every_event(config: &Value, harness: Harness) -> bool {
+    let plan = harness.plan(&HookCommand::at(None));
+    plan.events.iter().all(|(ev, _)| {
+        listed(config, ev).is_some_and(|l| match plan.shape {
+            Shape::Flat => l.iter().any(is_peat_handler),
+            Shape::Grouped => l.iter().any(|g| {
+                g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_some_and(|l| l.iter().any(is_peat_handler))
+            }),
+        })
     })
+}
+
+/// What `config` lists for `event`.
+fn listed<'a>(config: &'a Value, event: &str) -> Option<&'a Vec<Value>> {
+    config
+        .get("hooks")
+        .and_then(|h| h.get(event))
+        .and_then(Value::as_array)
 }
 
 /// Whether a hook command is one of peat's, of any generation: a word whose last path
@@ -226,21 +506,24 @@ pub(crate) fn is_peat_command(cmd: &str) -> bool {
 }
 
 fn is_peat_handler(h: &Value) -> bool {
-    h.get("command")
-        .and_then(Value::as_str)
-        .is_some_and(is_peat_command)
+    ["command", "bash"]
+        .iter()
+        .filter_map(|k| h.get(*k).and_then(Value::as_str))
+        .any(is_peat_command)
 }
 
-/// Merge `entry` into `config` on every event peat uses. Returns whether anything changed.
+/// Merge `plan`'s handlers into `config`. Returns whether anything changed.
 ///
-/// 1. On every event, peat handlers other than `entry` are removed (older paths, old
-///    snippets, retired events), and so are repeats of `entry`; a group that this emptied
-///    is dropped, and an event left with no group is removed.
-/// 2. Each of peat's events gets a group `{"hooks": [entry]}` unless a group holds it.
+/// 1. On every event, peat handlers other than the plan's for it are removed (older paths,
+///    old snippets, retired events), and so are repeats of it; in the grouped shape a group
+///    that this emptied is dropped, and an event left with nothing is removed.
+/// 2. Each of the plan's events gets its handler (in a group `{"hooks": [handler]}` where
+///    the harness groups them) unless it already runs it; a file of the flat shape says
+///    `"version": 1`.
 ///
 /// Everything else (other keys, other tools' hooks, matchers) is kept as it was. Errors
-/// when the file's shape is not the one harnesses read (the file is then left alone).
-pub(crate) fn merge(config: &mut Value, entry: &Value) -> Result<bool, String> {
+/// when the file's shape is not the one the harness reads (the file is then left alone).
+pub(crate) fn merge(config: &mut Value, plan: &Plan) -> Result<bool, String> {
     let before = config.clone();
     if config.is_null() {
         *config = json!({});
@@ -248,6 +531,9 @@ pub(crate) fn merge(config: &mut Value, entry: &Value) -> Result<bool, String> {
     let root = config
         .as_object_mut()
         .ok_or("the file is not a JSON object")?;
+    if plan.shape == Shape::Flat {
+        root.entry("version").or_insert(json!(1));
+    }
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| json!({}))
@@ -256,46 +542,55 @@ pub(crate) fn merge(config: &mut Value, entry: &Value) -> Result<bool, String> {
 
     let names: Vec<String> = hooks.keys().cloned().collect();
     for name in names {
-        let ours = EVENTS.contains(&name.as_str());
-        let Some(groups) = hooks.get_mut(&name).and_then(Value::as_array_mut) else {
+        let wanted = plan.handler(&name);
+        let Some(listed) = hooks.get_mut(&name).and_then(Value::as_array_mut) else {
             continue;
         };
-        let had_groups = groups.len();
+        let had = listed.len();
         let mut seen = false;
-        let mut emptied = Vec::new();
-        for (i, group) in groups.iter_mut().enumerate() {
-            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                continue;
-            };
-            let had = list.len();
-            list.retain(|h| {
-                if !is_peat_handler(h) {
-                    return true;
+        let mut keep = |h: &Value| {
+            if !is_peat_handler(h) {
+                return true;
+            }
+            let keep = wanted == Some(h) && !seen;
+            seen |= keep;
+            keep
+        };
+        match plan.shape {
+            Shape::Flat => listed.retain(|h| keep(h)),
+            Shape::Grouped => {
+                let mut emptied = Vec::new();
+                for (i, group) in listed.iter_mut().enumerate() {
+                    let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                        continue;
+                    };
+                    let had = list.len();
+                    list.retain(|h| keep(h));
+                    if had > 0 && list.is_empty() {
+                        emptied.push(i);
+                    }
                 }
-                let keep = ours && h == entry && !seen;
-                seen |= keep;
-                keep
-            });
-            if had > 0 && list.is_empty() {
-                emptied.push(i);
+                for i in emptied.into_iter().rev() {
+                    listed.remove(i);
+                }
             }
         }
-        for i in emptied.into_iter().rev() {
-            groups.remove(i);
-        }
-        if !ours && had_groups > 0 && groups.is_empty() {
+        if wanted.is_none() && had > 0 && listed.is_empty() {
             hooks.remove(&name);
         }
     }
 
-    for ev in EVENTS {
-        let groups = hooks
-            .entry(ev)
+    for (ev, handler) in &plan.events {
+        let listed = hooks
+            .entry(*ev)
             .or_insert_with(|| json!([]))
             .as_array_mut()
             .ok_or_else(|| format!("its \"hooks\".\"{ev}\" is not a list"))?;
-        if !groups.iter().any(|g| holds(g, entry)) {
-            groups.push(json!({"hooks": [entry.clone()]}));
+        if !plan.holds(listed, handler) {
+            listed.push(match plan.shape {
+                Shape::Flat => handler.clone(),
+                Shape::Grouped => json!({"hooks": [handler.clone()]}),
+            });
         }
     }
     Ok(*config != before)
@@ -308,17 +603,13 @@ fn holds(group: &Value, entry: &Value) -> bool {
         .is_some_and(|l| l.contains(entry))
 }
 
-/// The events on which `config` does not run `entry` (all of them when it has no hooks).
-pub(crate) fn missing_events(config: &Value, entry: &Value) -> Vec<&'static str> {
-    EVENTS
-        .into_iter()
-        .filter(|ev| {
-            !config
-                .get("hooks")
-                .and_then(|h| h.get(*ev))
-                .and_then(Value::as_array)
-                .is_some_and(|groups| groups.iter().any(|g| holds(g, entry)))
-        })
+/// The events on which `config` does not run the plan's handler (all of them when it has
+/// no hooks).
+pub(crate) fn missing_events(config: &Value, plan: &Plan) -> Vec<&'static str> {
+    plan.events
+        .iter()
+        .filter(|(ev, handler)| !listed(config, ev).is_some_and(|l| plan.holds(l, handler)))
+        .map(|(ev, _)| *ev)
         .collect()
 }
 
@@ -355,10 +646,10 @@ pub(crate) enum Outcome {
     Current,
 }
 
-/// Merge peat's hook into the harness configuration under `root`.
-pub(crate) fn install_config(path: &Path, entry: &Value) -> Result<Outcome, String> {
+/// Merge peat's handlers into the harness configuration at `path`.
+pub(crate) fn install_config(path: &Path, plan: &Plan) -> Result<Outcome, String> {
     let mut config = read_config(path)?.unwrap_or(Value::Null);
-    let changed = merge(&mut config, entry)
+    let changed = merge(&mut config, plan)
         .map_err(|e| format!("{}: {e}; fix or move it first", path.display()))?;
     if !changed {
         return Ok(Outcome::Current);
@@ -367,13 +658,70 @@ pub(crate) fn install_config(path: &Path, entry: &Value) -> Result<Outcome, Stri
     Ok(Outcome::Written)
 }
 
-/// Lay the skill, unless the same text is already there.
-pub(crate) fn install_skill(path: &Path) -> Result<Outcome, String> {
-    if fs::read(path).is_ok_and(|b| b == SKILL.as_bytes()) {
+/// Whether the file at `path` runs some peat hook command on each of the events peat uses
+/// in `harness` (OpenCode: whether peat's plugin runs one).
+pub(crate) fn runs_peat(harness: Harness, path: &Path) -> bool {
+    match harness {
+        Harness::OpenCode => fs::read_to_string(path).is_ok_and(|t| is_peat_command(&t)),
+        _ => read_config(path)
+            .ok()
+            .flatten()
+            .is_some_and(|v| runs_peat_on_every_event(&v, harness)),
+    }
+}
+
+/// Wire `harness` in the file at `path`: merge its handlers into the configuration, or
+/// (OpenCode) write peat's plugin whole.
+pub(crate) fn install_for(
+    harness: Harness,
+    path: &Path,
+    hook: &HookCommand,
+) -> Result<Outcome, String> {
+    match harness {
+        Harness::OpenCode => install_text(path, &opencode_plugin(hook)),
+        _ => install_config(path, &harness.plan(hook)),
+    }
+}
+
+/// What the file at `path` lacks of `harness`'s wiring: `None` when there is no such file,
+/// else the events it does not run peat's handler on (OpenCode: `plugin` when peat's plugin
+/// is not the current one).
+pub(crate) fn missing_at(
+    harness: Harness,
+    path: &Path,
+    hook: &HookCommand,
+) -> Result<Option<Vec<&'static str>>, String> {
+    if harness == Harness::OpenCode {
+        let current = opencode_plugin(hook);
+        return Ok(fs::read_to_string(path)
+            .ok()
+            .map(|t| if t == current { vec![] } else { vec!["plugin"] }));
+    }
+    let plan = harness.plan(hook);
+    Ok(read_config(path)?.map(|v| missing_events(&v, &plan)))
+}
+
+/// What `peat hook install --print` shows for `harness`: the configuration fragment install
+/// merges in, or (OpenCode) peat's plugin whole.
+pub(crate) fn printed(harness: Harness, hook: &HookCommand) -> String {
+    match harness {
+        Harness::OpenCode => opencode_plugin(hook),
+        _ => render(&snippet(&harness.plan(hook))),
+    }
+}
+
+/// Write `text` at `path`, unless it is already there.
+fn install_text(path: &Path, text: &str) -> Result<Outcome, String> {
+    if fs::read(path).is_ok_and(|b| b == text.as_bytes()) {
         return Ok(Outcome::Current);
     }
-    write_whole(path, SKILL.as_bytes())?;
+    write_whole(path, text.as_bytes())?;
     Ok(Outcome::Written)
+}
+
+/// Lay the skill, unless the same text is already there.
+pub(crate) fn install_skill(path: &Path) -> Result<Outcome, String> {
+    install_text(path, SKILL)
 }
 
 /// Whether the skill at `path` is the one this binary carries.
@@ -428,18 +776,25 @@ pub(crate) fn shadowing_claude_dirs(cwd: &Path, root: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
+    const CLAUDE: Harness = Harness::Claude { local: false };
+
     fn peat() -> Value {
-        entry(&hook_command(Path::new("/opt/bin/peat")))
+        entry(&hook_command(Path::new("/opt/bin/peat"), ""))
+    }
+
+    /// Claude Code's handlers for the binary at `/opt/bin/peat`.
+    fn plan() -> Plan {
+        CLAUDE.plan(&HookCommand::at(Some(PathBuf::from("/opt/bin/peat"))))
     }
 
     #[test]
     fn the_command_falls_back_to_path_and_survives_quotes() {
         assert_eq!(
-            hook_command(Path::new("/opt/bin/peat")),
+            hook_command(Path::new("/opt/bin/peat"), ""),
             "[ -x '/opt/bin/peat' ] && exec '/opt/bin/peat' hook || exec peat hook"
         );
         assert_eq!(
-            hook_command(Path::new("/it's here/peat")),
+            hook_command(Path::new("/it's here/peat"), ""),
             r"[ -x '/it'\''s here/peat' ] && exec '/it'\''s here/peat' hook || exec peat hook"
         );
     }
@@ -493,15 +848,15 @@ mod tests {
     #[test]
     fn user_level_hooks_count_only_when_every_event_runs_peat() {
         let mut config = json!({"hooks": {}});
-        assert!(!runs_peat_on_every_event(&config));
-        merge(&mut config, &entry(PLAIN_HOOK_COMMAND)).unwrap();
-        assert!(runs_peat_on_every_event(&config));
+        assert!(!runs_peat_on_every_event(&config, CLAUDE));
+        merge(&mut config, &CLAUDE.plan(&HookCommand::at(None))).unwrap();
+        assert!(runs_peat_on_every_event(&config, CLAUDE));
         config["hooks"]["Stop"] = json!([{"hooks": [{"type": "command", "command": "bd prime"}]}]);
-        assert!(!runs_peat_on_every_event(&config));
+        assert!(!runs_peat_on_every_event(&config, CLAUDE));
         let home_manager = json!({"hooks": Value::Object(
             EVENTS.iter().map(|e| (e.to_string(), json!([{"hooks": [{"type": "command", "command": "/home/u/.nix-profile/bin/peat hook"}]}]))).collect()
         )});
-        assert!(runs_peat_on_every_event(&home_manager));
+        assert!(runs_peat_on_every_event(&home_manager, CLAUDE));
     }
 
     #[test]
@@ -536,7 +891,7 @@ mod tests {
                 "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt.sh"}]}]
             }
         });
-        assert!(merge(&mut config, &peat()).unwrap());
+        assert!(merge(&mut config, &plan()).unwrap());
         assert_eq!(
             config["permissions"],
             json!({"allow": ["Bash(cargo test:*)"]})
@@ -549,10 +904,10 @@ mod tests {
             config["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
             "fmt.sh"
         );
-        assert!(missing_events(&config, &peat()).is_empty());
+        assert!(missing_events(&config, &plan()).is_empty());
         let once = config.clone();
         assert!(
-            !merge(&mut config, &peat()).unwrap(),
+            !merge(&mut config, &plan()).unwrap(),
             "a second merge changes nothing"
         );
         assert_eq!(config, once);
@@ -567,7 +922,7 @@ mod tests {
             "UserPromptSubmit": [{"hooks": [old.clone()]}],
             "PostToolUse": [{"matcher": "Bash", "hooks": [old.clone(), {"type": "command", "command": "other"}]}]
         }});
-        assert!(merge(&mut config, &peat()).unwrap());
+        assert!(merge(&mut config, &plan()).unwrap());
         let h = &config["hooks"];
         assert_eq!(
             h["SessionStart"][0]["hooks"],
@@ -592,18 +947,18 @@ mod tests {
     #[test]
     fn repeats_of_the_entry_are_folded_into_one() {
         let mut config = json!({"hooks": {"Stop": [{"hooks": [peat()]}, {"hooks": [peat()]}]}});
-        merge(&mut config, &peat()).unwrap();
+        merge(&mut config, &plan()).unwrap();
         assert_eq!(config["hooks"]["Stop"], json!([{"hooks": [peat()]}]));
     }
 
     #[test]
     fn a_file_of_another_shape_is_refused() {
-        assert!(merge(&mut json!([1, 2]), &peat()).is_err());
-        assert!(merge(&mut json!({"hooks": "none"}), &peat()).is_err());
-        assert!(merge(&mut json!({"hooks": {"Stop": {}}}), &peat()).is_err());
+        assert!(merge(&mut json!([1, 2]), &plan()).is_err());
+        assert!(merge(&mut json!({"hooks": "none"}), &plan()).is_err());
+        assert!(merge(&mut json!({"hooks": {"Stop": {}}}), &plan()).is_err());
         let mut empty = Value::Null;
-        assert!(merge(&mut empty, &peat()).unwrap());
-        assert!(missing_events(&empty, &peat()).is_empty());
+        assert!(merge(&mut empty, &plan()).unwrap());
+        assert!(missing_events(&empty, &plan()).is_empty());
     }
 
     #[test]
@@ -611,7 +966,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("settings.json");
         fs::write(&p, "{ \"hooks\": ").unwrap();
-        let e = install_config(&p, &peat()).unwrap_err();
+        let e = install_config(&p, &plan()).unwrap_err();
         assert!(e.contains("settings.json: not valid JSON ("), "{e}");
         assert!(e.ends_with("fix or move it first"), "{e}");
         assert_eq!(fs::read_to_string(&p).unwrap(), "{ \"hooks\": ");

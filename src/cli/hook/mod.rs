@@ -14,7 +14,7 @@ pub(crate) mod desk;
 pub(crate) mod install;
 pub(crate) mod spool;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::fs::{self, OpenOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -65,42 +65,113 @@ pub struct Input {
     pub(crate) agent: Agent,
 }
 
-/// The harness a hook fired in, for the log.
+/// The harness a hook fired in: for the log, for where its transcripts are, and for how it
+/// reads SessionStart's output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Agent {
     Claude,
     Codex,
-    /// Neither the payload nor the environment says.
+    Gemini,
+    Qwen,
+    Cursor,
+    Copilot,
+    Droid,
+    /// Its plugin (see `install`) runs the hook with no payload: the capture is the sweep.
+    OpenCode,
+    /// Neither the payload, the hook's `--agent` nor the environment says.
     #[default]
     Unknown,
 }
 
 impl Agent {
+    /// Every harness peat's hook knows, as `--agent` names them.
+    const NAMED: [Agent; 8] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Qwen,
+        Agent::Cursor,
+        Agent::Copilot,
+        Agent::Droid,
+        Agent::OpenCode,
+    ];
+
     pub(crate) fn label(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Qwen => "qwen",
+            Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Droid => "droid",
+            Agent::OpenCode => "opencode",
             Agent::Unknown => "agent?",
         }
     }
 
-    /// Codex sends `turn_id` on turn events, names its transcripts `rollout-*` and may send
-    /// `transcript_path: null`; Claude Code always names a transcript (and sets
-    /// `CLAUDE_PROJECT_DIR` for its hooks: see [`fire`]).
+    /// The harness `peat hook --agent NAME` names; a name peat does not know is no harness
+    /// (the hook still runs: it never fails on its arguments' values).
+    pub(crate) fn named(name: &str) -> Agent {
+        Agent::NAMED
+            .into_iter()
+            .find(|a| a.label().eq_ignore_ascii_case(name.trim()))
+            .unwrap_or_default()
+    }
+
+    /// What the payload tells positively. Cursor sends `cursor_version`; Copilot CLI's
+    /// camelCase payloads send `sessionId`; Codex sends `turn_id` on turn events, names its
+    /// transcripts `rollout-*` and may send `transcript_path: null`; Gemini CLI, Qwen Code
+    /// and droid send Claude Code's fields, told apart by where the transcript is. Claude
+    /// Code always names a transcript (and sets `CLAUDE_PROJECT_DIR` for its hooks: see
+    /// [`fire`]); the hooks peat installs for the others say `--agent`, which wins.
     fn of(v: &serde_json::Map<String, Value>) -> Agent {
         let path = v.get("transcript_path");
-        let rollout = path.and_then(Value::as_str).is_some_and(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
-        });
-        if v.contains_key("turn_id") || rollout || path.is_some_and(Value::is_null) {
+        let text = path.and_then(Value::as_str).unwrap_or_default();
+        let under = |folder: &str| {
+            Path::new(text)
+                .components()
+                .any(|c| c.as_os_str() == folder)
+        };
+        let rollout = Path::new(text)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"));
+        if v.contains_key("cursor_version") {
+            Agent::Cursor
+        } else if v.contains_key("sessionId") {
+            Agent::Copilot
+        } else if v.contains_key("turn_id") || rollout || path.is_some_and(Value::is_null) {
             Agent::Codex
-        } else if path.and_then(Value::as_str).is_some() {
+        } else if under(".gemini") {
+            Agent::Gemini
+        } else if under(".qwen") {
+            Agent::Qwen
+        } else if under(".factory") {
+            Agent::Droid
+        } else if !text.is_empty() {
             Agent::Claude
         } else {
             Agent::Unknown
         }
+    }
+
+    /// SessionStart's text as this harness puts it into the agent's context. Claude Code,
+    /// Codex and droid take plain stdout; Gemini CLI and Qwen Code parse stdout as JSON (plain
+    /// text would only be shown to the person) and read `additionalContext`; Cursor reads
+    /// `additional_context`, Copilot CLI `additionalContext`.
+    pub(crate) fn context(self, text: &str) -> String {
+        let wrapped = match self {
+            Agent::Gemini | Agent::Qwen => json!({"hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": text,
+            }}),
+            Agent::Cursor => json!({ "additional_context": text }),
+            Agent::Copilot => json!({ "additionalContext": text }),
+            Agent::Claude | Agent::Codex | Agent::Droid | Agent::OpenCode | Agent::Unknown => {
+                return text.to_string();
+            }
+        };
+        format!("{wrapped}\n")
     }
 }
 
@@ -117,12 +188,17 @@ impl Input {
                 .filter(|s| !s.trim().is_empty())
                 .map(str::to_string)
         };
+        // Each harness's spelling: Copilot CLI's camelCase, Cursor's `conversation_id`
+        // (its `session_id` is the same id, on some events only), Gemini CLI's
+        // `prompt_response` for the turn's closing message.
+        let first = |keys: &[&str]| keys.iter().find_map(|k| text(k));
         Input {
             event: text("hook_event_name").unwrap_or_default(),
-            session_id: text("session_id").filter(|s| plausible_id(s)),
-            transcript_path: text("transcript_path").map(PathBuf::from),
+            session_id: first(&["session_id", "sessionId", "conversation_id"])
+                .filter(|s| plausible_id(s)),
+            transcript_path: first(&["transcript_path", "transcriptPath"]).map(PathBuf::from),
             cwd: text("cwd").map(PathBuf::from),
-            last_assistant_message: text("last_assistant_message"),
+            last_assistant_message: first(&["last_assistant_message", "prompt_response"]),
             source: text("source"),
             agent: Agent::of(&v),
         }
@@ -149,7 +225,9 @@ pub(crate) enum Moment {
 
 impl Moment {
     /// The harness's event name, matched loosely (`Stop`, `stop`, `session_end`,
-    /// `session-end`): both harnesses send the CamelCase form today.
+    /// `session-end`), with each harness's name for the end of a turn (Gemini CLI's
+    /// `AfterAgent`, Copilot CLI's `agentStop`) and for compaction (Gemini CLI's
+    /// `PreCompress`).
     pub(crate) fn of(name: &str) -> Option<Moment> {
         let norm: String = name
             .chars()
@@ -158,8 +236,8 @@ impl Moment {
             .to_ascii_lowercase();
         Some(match norm.as_str() {
             "sessionstart" => Moment::SessionStart,
-            "stop" => Moment::Stop,
-            "precompact" => Moment::PreCompact,
+            "stop" | "afteragent" | "agentstop" => Moment::Stop,
+            "precompact" | "precompress" => Moment::PreCompact,
             "sessionend" => Moment::SessionEnd,
             _ => return None,
         })
@@ -171,9 +249,11 @@ impl Moment {
 pub enum Action {
     /// Record the desk's current session and print the previous closing message.
     Start { session: Option<String> },
-    /// Capture the transcript in a detached process (Stop: with the closing message).
+    /// Capture the transcript in a detached process (Stop: with the closing message), then
+    /// sweep the known roots.
     Capture {
-        /// The transcript as the harness named it; `None`: find it by session id.
+        /// The transcript as the harness named it; `None`: find it by session id, or leave
+        /// the session to the sweep.
         transcript: Option<PathBuf>,
         session: Option<String>,
         final_msg: Option<String>,
@@ -189,25 +269,17 @@ pub fn plan(input: &Input, event_override: Option<&str>) -> Action {
         Some(Moment::SessionStart) => Action::Start {
             session: input.session_id.clone(),
         },
-        Some(m @ (Moment::Stop | Moment::PreCompact | Moment::SessionEnd)) => {
-            let capture = Action::Capture {
-                transcript: input.transcript_path.clone(),
-                session: input.session_id.clone(),
-                final_msg: if m == Moment::Stop {
-                    input.last_assistant_message.clone()
-                } else {
-                    None
-                },
-            };
-            match &capture {
-                Action::Capture {
-                    transcript: None,
-                    session: None,
-                    ..
-                } => Action::Nothing,
-                _ => capture,
-            }
-        }
+        // With neither a transcript nor a session to find it by, the capture is the sweep
+        // of the known roots alone.
+        Some(m @ (Moment::Stop | Moment::PreCompact | Moment::SessionEnd)) => Action::Capture {
+            transcript: input.transcript_path.clone(),
+            session: input.session_id.clone(),
+            final_msg: if m == Moment::Stop {
+                input.last_assistant_message.clone()
+            } else {
+                None
+            },
+        },
         None => Action::Nothing,
     }
 }
@@ -253,17 +325,23 @@ pub(crate) fn read_stdin() -> Option<Vec<u8>> {
 
 /// `peat hook`: where hooks are enabled, read stdin and [`fire`]. Elsewhere stdin is not
 /// even read (harnesses take a hook that ignores its stdin in their stride).
-pub(crate) fn run(ctx: &Ctx, event_override: Option<&str>) -> String {
+pub(crate) fn run(ctx: &Ctx, event_override: Option<&str>, agent: Agent) -> String {
     if !enabled(&ctx.location) {
         return String::new();
     }
-    fire(ctx, event_override, read_stdin())
+    fire(ctx, event_override, agent, read_stdin())
 }
 
-/// Decide and act on stdin as read (`None`: unreadable or too large). Returns the text for
-/// stdout (SessionStart only). Never fails and never panics outward: what goes wrong is
-/// logged in the desk.
-pub(crate) fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>) -> String {
+/// Decide and act on stdin as read (`None`: unreadable or too large), for the harness
+/// `agent` names (`Unknown`: as the payload tells). Returns the text for stdout
+/// (SessionStart only), as that harness reads it. Never fails and never panics outward: what
+/// goes wrong is logged in the desk.
+pub(crate) fn fire(
+    ctx: &Ctx,
+    event_override: Option<&str>,
+    agent: Agent,
+    raw: Option<Vec<u8>>,
+) -> String {
     let loc = &ctx.location;
     if !enabled(loc) {
         return String::new();
@@ -272,6 +350,9 @@ pub(crate) fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>
     // to the harness's debug log.
     std::panic::set_hook(Box::new(|_| {}));
     let mut input = raw.as_deref().map(Input::parse).unwrap_or_default();
+    if agent != Agent::Unknown {
+        input.agent = agent;
+    }
     if input.agent == Agent::Unknown && ctx.claude_hook_env {
         input.agent = Agent::Claude;
     }
@@ -296,7 +377,7 @@ pub(crate) fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         act(ctx, &input, &action, &tag)
     }));
-    match outcome {
+    let out = match outcome {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => {
             log(ctx, &tag, &e.0);
@@ -314,6 +395,10 @@ pub(crate) fn fire(ctx: &Ctx, event_override: Option<&str>, raw: Option<Vec<u8>>
                 _ => String::new(),
             }
         }
+    };
+    match action {
+        Action::Start { .. } if !out.is_empty() => input.agent.context(&out),
+        _ => out,
     }
 }
 
@@ -356,17 +441,24 @@ fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<Strin
                 .filter(|p| p.is_file())
                 .or_else(|| find_transcript(ctx, input, session.as_deref()));
             let Some(path) = path else {
+                // The sweep that every hook's capture runs catches the session up from the
+                // harness's root instead (Cursor CLI names no transcript, and Copilot CLI
+                // sends none at the end of a session).
                 let named = match transcript {
                     Some(t) => format!("{} does not exist", t.display()),
                     None => "transcript_path is empty".to_string(),
                 };
-                return Err(Failed(
-                    format!(
-                        "nothing to capture: {named}, and no rollout or session file is named after session {}",
+                log(
+                    ctx,
+                    tag,
+                    &format!(
+                        "nothing to capture: {named}, and no transcript is named after session {}; sweeping the known roots",
                         session.as_deref().unwrap_or("?")
                     ),
-                    String::new(),
-                ));
+                );
+                return spawn_capture(ctx, &[], None, tag)
+                    .map(|()| String::new())
+                    .map_err(|e| Failed(e, String::new()));
             };
             let mut files = vec![path];
             if final_msg.is_none() {
@@ -379,10 +471,24 @@ fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<Strin
     }
 }
 
-/// The transcript of `session` when the harness did not name it: a Codex rollout named
-/// after the thread id, else the Claude Code session file for this cwd.
+/// The transcript of `session` when the harness did not name it: Cursor's
+/// `projects/<folder>/agent-transcripts/<id>.jsonl` (or `<id>/<id>.jsonl`), Copilot CLI's
+/// `session-state/<id>/events.jsonl`, else a Codex rollout named after the thread id, else
+/// the Claude Code session file for this cwd.
 fn find_transcript(ctx: &Ctx, input: &Input, session: Option<&str>) -> Option<PathBuf> {
     let session = session?;
+    match input.agent {
+        Agent::Cursor => return cursor_transcript(&ctx.cursor_home.join("projects"), session),
+        Agent::Copilot => {
+            let file = ctx
+                .copilot_home
+                .join("session-state")
+                .join(session)
+                .join("events.jsonl");
+            return file.is_file().then_some(file);
+        }
+        _ => {}
+    }
     if let Some(found) = find_rollout(&ctx.codex_home.join("sessions"), session) {
         return Some(found);
     }
@@ -393,6 +499,18 @@ fn find_transcript(ctx: &Ctx, input: &Input, session: Option<&str>) -> Option<Pa
         .join(claude_slug(&cwd))
         .join(format!("{session}.jsonl"));
     file.is_file().then_some(file)
+}
+
+/// Cursor's transcript of `conversation` in any of its project folders: the CLI's flat
+/// `<id>.jsonl`, or the editor's `<id>/<id>.jsonl`.
+fn cursor_transcript(projects: &Path, conversation: &str) -> Option<PathBuf> {
+    let name = format!("{conversation}.jsonl");
+    fs::read_dir(projects)
+        .ok()?
+        .flatten()
+        .map(|d| d.path().join("agent-transcripts"))
+        .flat_map(|dir| [dir.join(&name), dir.join(conversation).join(&name)])
+        .find(|f| f.is_file())
 }
 
 /// Claude Code's project folder name for a cwd: every character that is not an ASCII letter
@@ -484,9 +602,16 @@ fn spawn_capture(
     tag: &Tag<'_>,
 ) -> Result<(), String> {
     let exe = &ctx.exe;
-    let mut args: Vec<std::ffi::OsString> = vec!["capture".into()];
+    // Every hook's capture also sweeps the known roots: a session no hook announced (a
+    // harness without hooks, `codex exec`, Cursor's `-p`) is caught up by the next one.
+    let mut args: Vec<std::ffi::OsString> = vec!["capture".into(), "--sweep".into()];
     let store = &ctx.location.store;
-    let main = &transcripts[0];
+    let Some(main) = transcripts.first() else {
+        let log = open_log(&ctx.location.desk);
+        return spawn_niced(exe, |cmd| detached_env(ctx, cmd, tag, &args, log.as_ref()))
+            .map(|_| ())
+            .map_err(|e| format!("cannot start {} capture: {e}", exe.display()));
+    };
     // The closing message is spooled, whole, before anything waits: whichever capture gets
     // the lock records it, and it survives a capture that gives up waiting. Only when it
     // cannot be spooled does it travel in the environment (only this user can read that;
@@ -518,26 +643,10 @@ fn spawn_capture(
         }
     };
     spawn_niced(exe, |cmd| {
-        cmd.args(&args)
-            .env("PEAT_DB", &ctx.location.store)
-            // What this hook resolved, so an invalid value (logged) does not fail it.
-            .env("PEAT_LOCK_WAIT_SECS", ctx.lock_wait.as_secs().to_string())
-            // Its stderr lines go into the hook log: they say when, and for whom.
-            .env(LOG_TAG_VAR, tag.to_string())
-            .env_remove("PEAT_FINAL_MSG");
-        if ctx.now_pinned {
-            cmd.env("PEAT_NOW", crate::vocab::time::format_iso_ms(ctx.now_ms));
-        } else {
-            cmd.env_remove("PEAT_NOW");
-        }
+        detached_env(ctx, cmd, tag, &args, log.as_ref());
         if let Some(m) = &in_env {
             cmd.env("PEAT_FINAL_MSG", m);
         }
-        cmd.stderr(
-            log.as_ref()
-                .and_then(|f| f.try_clone().ok())
-                .map_or_else(Stdio::null, Stdio::from),
-        );
     })
     .map(started)
     .map_err(|e| {
@@ -546,6 +655,33 @@ fn spawn_capture(
         }
         format!("cannot start {} capture: {e}", exe.display())
     })
+}
+
+/// A hook's detached capture: its arguments, the ledger fixed now (`PEAT_DB`, so it writes
+/// where this hook resolved, whatever its cwd), and its stderr into the hook log.
+fn detached_env(
+    ctx: &Ctx,
+    cmd: &mut Command,
+    tag: &Tag<'_>,
+    args: &[std::ffi::OsString],
+    log: Option<&fs::File>,
+) {
+    cmd.args(args)
+        .env("PEAT_DB", &ctx.location.store)
+        // What this hook resolved, so an invalid value (logged) does not fail it.
+        .env("PEAT_LOCK_WAIT_SECS", ctx.lock_wait.as_secs().to_string())
+        // Its stderr lines go into the hook log: they say when, and for whom.
+        .env(LOG_TAG_VAR, tag.to_string())
+        .env_remove("PEAT_FINAL_MSG");
+    if ctx.now_pinned {
+        cmd.env("PEAT_NOW", crate::vocab::time::format_iso_ms(ctx.now_ms));
+    } else {
+        cmd.env_remove("PEAT_NOW");
+    }
+    cmd.stderr(
+        log.and_then(|f| f.try_clone().ok())
+            .map_or_else(Stdio::null, Stdio::from),
+    );
 }
 
 /// Start `exe` detached: its own process group, no stdin or stdout (`configure` adds the
@@ -666,6 +802,98 @@ mod tests {
     }
 
     #[test]
+    fn each_harness_is_told_by_its_payload_or_by_name() {
+        let agent = |raw: &str| Input::parse(raw.as_bytes()).agent;
+        assert_eq!(
+            agent(
+                r#"{"conversation_id":"c1","cursor_version":"2026.02.13","hook_event_name":"stop","transcript_path":null}"#
+            ),
+            Agent::Cursor
+        );
+        assert_eq!(
+            agent(r#"{"sessionId":"s1","timestamp":1,"cwd":"/w","reason":"complete"}"#),
+            Agent::Copilot
+        );
+        assert_eq!(
+            agent(r#"{"transcript_path":"/h/.gemini/tmp/acme/chats/session-1.jsonl"}"#),
+            Agent::Gemini
+        );
+        assert_eq!(
+            agent(r#"{"transcript_path":"/h/.qwen/projects/-w/chats/s.jsonl"}"#),
+            Agent::Qwen
+        );
+        assert_eq!(
+            agent(r#"{"transcript_path":"/h/.factory/sessions/-w/s.jsonl"}"#),
+            Agent::Droid
+        );
+        assert_eq!(Agent::named("Gemini"), Agent::Gemini);
+        assert_eq!(Agent::named("droid"), Agent::Droid);
+        assert_eq!(Agent::named("vim"), Agent::Unknown);
+    }
+
+    #[test]
+    fn each_harness_gets_session_start_text_where_it_reads_context() {
+        let text = "peat: hi\n";
+        assert_eq!(Agent::Claude.context(text), text);
+        assert_eq!(Agent::Droid.context(text), text);
+        let gemini: Value = serde_json::from_str(&Agent::Gemini.context(text)).unwrap();
+        assert_eq!(gemini["hookSpecificOutput"]["additionalContext"], text);
+        assert_eq!(
+            gemini["hookSpecificOutput"]["hookEventName"],
+            "SessionStart"
+        );
+        let cursor: Value = serde_json::from_str(&Agent::Cursor.context(text)).unwrap();
+        assert_eq!(cursor["additional_context"], text);
+        let copilot: Value = serde_json::from_str(&Agent::Copilot.context(text)).unwrap();
+        assert_eq!(copilot["additionalContext"], text);
+    }
+
+    #[test]
+    fn each_harness_spelling_of_the_fields_is_read() {
+        let copilot = Input::parse(
+            br#"{"sessionId":"s1","transcriptPath":"/t/events.jsonl","stopReason":"end_turn"}"#,
+        );
+        assert_eq!(copilot.session_id.as_deref(), Some("s1"));
+        assert_eq!(
+            copilot.transcript_path,
+            Some(PathBuf::from("/t/events.jsonl"))
+        );
+        let cursor = Input::parse(br#"{"conversation_id":"c1","cursor_version":"1"}"#);
+        assert_eq!(cursor.session_id.as_deref(), Some("c1"));
+        let gemini = Input::parse(
+            br#"{"session_id":"g","hook_event_name":"AfterAgent","prompt_response":"Done."}"#,
+        );
+        assert_eq!(gemini.last_assistant_message.as_deref(), Some("Done."));
+        assert!(matches!(
+            plan(&gemini, None),
+            Action::Capture {
+                final_msg: Some(_),
+                ..
+            }
+        ));
+        assert_eq!(Moment::of("agentStop"), Some(Moment::Stop));
+        assert_eq!(Moment::of("PreCompress"), Some(Moment::PreCompact));
+    }
+
+    #[test]
+    fn cursor_transcripts_are_found_flat_or_nested() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("work-app/agent-transcripts");
+        fs::create_dir_all(dir.join("c2")).unwrap();
+        fs::write(dir.join("c1.jsonl"), "").unwrap();
+        fs::write(dir.join("c2/c2.jsonl"), "").unwrap();
+        assert_eq!(
+            cursor_transcript(t.path(), "c1"),
+            Some(dir.join("c1.jsonl"))
+        );
+        assert_eq!(
+            cursor_transcript(t.path(), "c2"),
+            Some(dir.join("c2/c2.jsonl"))
+        );
+        assert_eq!(cursor_transcript(t.path(), "c3"), None);
+    }
+
+    #[test]
     fn a_claude_stop_plans_a_capture_with_the_closing_message() {
         let raw = br#"{"session_id":"3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b","transcript_path":"/home/dev/.claude/projects/-home-dev-acme-api/3f6c2a9e-8d41-4b7e-9f0a-5c1d2e3f4a5b.jsonl","cwd":"/home/dev/acme-api","permission_mode":"acceptEdits","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Tests added and passing."}"#;
         let input = Input::parse(raw);
@@ -708,9 +936,16 @@ mod tests {
                 final_msg: None
             }
         ));
-        // With neither a transcript nor a session there is nothing to capture.
+        // With neither a transcript nor a session, the capture is the sweep alone.
         let bare = Input::parse(br#"{"hook_event_name":"Stop"}"#);
-        assert_eq!(plan(&bare, None), Action::Nothing);
+        assert_eq!(
+            plan(&bare, None),
+            Action::Capture {
+                transcript: None,
+                session: None,
+                final_msg: None
+            }
+        );
     }
 
     #[test]
