@@ -30,6 +30,8 @@ pub(crate) struct Ctx {
     pub(crate) lock_wait: Duration,
     /// What this process is doing, for the lock's holder line.
     pub(crate) who: String,
+    /// The command line as given: a read's last line repeats it with what shows more.
+    pub(crate) argv: Vec<String>,
     /// The time zone calendar days are counted in.
     pub(crate) tz: jiff::tz::TimeZone,
     /// Where Claude Code keeps its files: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -84,8 +86,12 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     /// Resolve the context; an invalid environment value is an error.
-    pub(crate) fn resolve(json: bool, scope: &ScopeArgs) -> Result<Ctx, CliError> {
-        let (ctx, mut problems) = Ctx::resolve_lenient(json, scope)?;
+    pub(crate) fn resolve(
+        json: bool,
+        budget: Option<usize>,
+        scope: &ScopeArgs,
+    ) -> Result<Ctx, CliError> {
+        let (ctx, mut problems) = Ctx::resolve_lenient(json, budget, scope)?;
         match problems.is_empty() {
             true => Ok(ctx),
             false => Err(problems.remove(0)),
@@ -93,9 +99,11 @@ impl Ctx {
     }
 
     /// Resolve the context, taking the default for an invalid environment value and
-    /// returning what was wrong: a hook must still run, and say so in its log.
+    /// returning what was wrong: a hook must still run, and say so in its log. `budget` is
+    /// `--budget` (or `PEAT_BUDGET`, which clap reads for it).
     pub(crate) fn resolve_lenient(
         json: bool,
+        budget: Option<usize>,
         scope: &ScopeArgs,
     ) -> Result<(Ctx, Vec<CliError>), CliError> {
         let mut problems = Vec::new();
@@ -132,10 +140,10 @@ impl Ctx {
             Err(_) => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
         };
         // `args()` would panic on a word that is not UTF-8 (a file's name may not be).
-        let who: Vec<String> = std::env::args_os()
-            .take(3)
+        let argv: Vec<String> = std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
+        let who: Vec<String> = argv.iter().take(3).cloned().collect();
         let residency = crate::embed::resident::Residency::from_process().unwrap_or_else(|e| {
             problems.push(CliError::user(e).hint(
                 "Set it to a whole number of seconds (0 turns the resident embedder off), or unset it for the default (900).",
@@ -170,6 +178,8 @@ impl Ctx {
                 std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
                     || std::env::var("TERM").is_ok_and(|t| t == "dumb"),
                 std::env::var("COLUMNS").ok().as_deref(),
+                budget,
+                &argv,
             ),
             json,
             cwd,
@@ -179,6 +189,7 @@ impl Ctx {
             now_ms,
             lock_wait,
             who: who.join(" "),
+            argv,
             tz: crate::vocab::time::system_zone(std::env::var_os("TZ").as_deref()),
             now_pinned: pinned.is_some(),
             redact: std::env::var(crate::redact::SWITCH_ENV).map_or(true, |v| v.trim() != "off"),
@@ -205,6 +216,12 @@ impl Ctx {
         ctx.location.reason = ledger::locate::Reason::User;
         ctx.scope = Scope::whole(self.scope.agent);
         Some(ctx)
+    }
+
+    /// This command again with `flag value` (a switch: `None`) in place of its own: the
+    /// command a list's last line gives for the rest.
+    pub(crate) fn rerun(&self, flag: &str, value: Option<&str>) -> String {
+        crate::cli::budget::rerun(&self.argv, flag, value)
     }
 
     /// Open the ledger, waiting for the lock as configured.

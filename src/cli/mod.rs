@@ -1,11 +1,13 @@
 //! The command line: parse, resolve the context once, dispatch to a verb.
 
+pub(crate) mod budget;
 pub(crate) mod commands;
 pub(crate) mod ctx;
 pub(crate) mod embed_pass;
 pub(crate) mod error;
 pub(crate) mod fit;
 pub mod hook;
+pub(crate) mod listing;
 pub(crate) mod scope;
 pub(crate) mod shared;
 pub(crate) mod sweep;
@@ -67,12 +69,15 @@ the current repository's sessions: --project PATH another's, --all-projects ever
 #[command(name = "peat", version, propagate_version = true)]
 #[command(after_help = AFTER_HELP)]
 pub(crate) struct Cli {
-    /// Full structured output (the API form: never clipped, never styled)
+    /// Structured output (the API form: whole JSON, never styled; a list's long texts are
+    /// previews marked `cut` and it keeps the entries that fit the budget: `--full`,
+    /// `--budget 0` for all)
     #[arg(long, global = true)]
     pub(crate) json: bool,
 
-    /// How many further-back periods the brief shows (bare `peat`; see `peat brief --help`)
-    #[arg(long, value_name = "N")]
+    /// At most this many bytes of text, ending with the command that prints the rest (0: no
+    /// limit) [default: 4096 on a pipe, none on a terminal]
+    #[arg(long, global = true, value_name = "BYTES", env = "PEAT_BUDGET")]
     pub(crate) budget: Option<usize>,
 
     #[command(flatten)]
@@ -137,18 +142,9 @@ pub fn run() -> u8 {
         Err(_) if hook_run => return 0,
         Err(e) => e.exit(),
     };
-    let mut cli = cli;
-    if let (Some(n), Some(Command::Brief(b))) = (cli.budget, &mut cli.command) {
-        b.budget.get_or_insert(n);
-    } else if cli.budget.is_some() && cli.command.is_some() {
-        let e = CliError::user("--budget before a verb: it belongs to the bare brief")
-            .hint("Write `peat brief --budget N` (or `peat --budget N` alone).");
-        crate::cli::ui::stderr_line(&e.to_string());
-        return 2;
-    }
     let resolved = if hook_run {
         // A hook runs with the defaults and logs what was wrong with its environment.
-        Ctx::resolve_lenient(cli.json, &cli.scope).map(|(ctx, problems)| {
+        Ctx::resolve_lenient(cli.json, cli.budget, &cli.scope).map(|(ctx, problems)| {
             // Only where hooks act: logging creates the desk's `.peat`.
             if crate::cli::hook::enabled(&ctx.location) {
                 for p in problems {
@@ -162,12 +158,12 @@ pub fn run() -> u8 {
             ctx
         })
     } else {
-        Ctx::resolve(cli.json, &cli.scope)
+        Ctx::resolve(cli.json, cli.budget, &cli.scope)
     };
     let result = resolved.and_then(|ctx| match &cli.command {
         Some(command) => dispatch(&ctx, command),
         None if cli.words.is_empty() => {
-            commands::brief::run(&ctx, &commands::brief::BriefArgs { budget: cli.budget })
+            commands::brief::run(&ctx, &commands::brief::BriefArgs::default())
         }
         None => commands::dispatch::run(&ctx, &cli.words),
     });

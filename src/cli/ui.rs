@@ -5,6 +5,7 @@
 
 use anstyle::{AnsiColor, Style};
 
+use crate::cli::budget::{Budget, Meter};
 use crate::cli::fit;
 use std::io::{self, IsTerminal, Write};
 use std::process::{Child, Command, Stdio};
@@ -52,13 +53,21 @@ pub(crate) struct Ui {
     pub(crate) color: bool,
     /// Styling is allowed on stderr.
     pub(crate) err_color: bool,
+    /// The bytes text output may take (see [`crate::cli::budget`]).
+    pub(crate) budget: Budget,
 }
 
 impl Ui {
     /// Styles only on a terminal, and never when `plain` (`NO_COLOR` or `TERM=dumb`, which
     /// the context reads); lines fitted to the terminal's width, or to `columns` (`COLUMNS`),
-    /// only on a terminal.
-    pub(crate) fn detect(plain: bool, columns: Option<&str>) -> Ui {
+    /// only on a terminal. Text held to the budget `budget` names (see [`Budget::resolve`]),
+    /// `argv` being the command line that its last line repeats.
+    pub(crate) fn detect(
+        plain: bool,
+        columns: Option<&str>,
+        budget: Option<usize>,
+        argv: &[String],
+    ) -> Ui {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         Ui {
@@ -67,6 +76,7 @@ impl Ui {
             stderr_tty,
             color: stdout_tty && !plain,
             err_color: stderr_tty && !plain,
+            budget: Budget::resolve(budget, stdout_tty, argv),
         }
     }
 
@@ -96,23 +106,22 @@ impl Ui {
                     child,
                     stdin: io::BufWriter::new(stdin),
                 },
-                fit: self.fit(),
+                fit: self.width,
+                line: Vec::new(),
+                meter: Meter::of(self.budget),
             };
         }
         self.out()
     }
 
-    /// stdout for text: on a terminal, each line fitted to its width (see [`fit`]).
+    /// stdout for text: on a terminal, each line fitted to its width (see [`fit`]); held to
+    /// the budget, its last line then saying how to see the rest.
     pub(crate) fn out(&self) -> Out {
         Out {
-            fit: self.fit(),
+            fit: self.width,
+            meter: Meter::of(self.budget),
             ..Out::stdout()
         }
-    }
-
-    /// What an [`Out`] fits its lines with: the width, and no line begun yet.
-    fn fit(&self) -> Option<(usize, Vec<u8>)> {
-        self.width.map(|w| (w, Vec::new()))
     }
 
     /// A progress bar on stderr, only on a terminal.
@@ -198,11 +207,16 @@ pub(crate) fn paint(on: bool, style: Style, s: &str) -> String {
     }
 }
 
-/// stdout, or a pager in front of it; on a terminal, each line fitted to its width.
+/// stdout, or a pager in front of it; on a terminal, each line fitted to its width; text
+/// held to its budget, line by line.
 pub(crate) struct Out {
     sink: Sink,
-    /// The width lines are fitted to, and the line being written until its newline.
-    fit: Option<(usize, Vec<u8>)>,
+    /// The width lines are fitted to.
+    fit: Option<usize>,
+    /// The line being written until its newline, when lines are fitted or metered.
+    line: Vec<u8>,
+    /// How much of the budget the lines written took, and what was held back.
+    meter: Option<Meter>,
 }
 
 /// Buffered: stdout alone writes each line as it ends (a syscall per line, a fifth of
@@ -221,13 +235,20 @@ impl Out {
         Out {
             sink: Sink::Stdout(io::BufWriter::with_capacity(1 << 16, io::stdout().lock())),
             fit: None,
+            line: Vec::new(),
+            meter: None,
         }
     }
 
-    /// Write out what is buffered, close the pager (if any) and wait for the person to
-    /// leave it.
+    /// Write out what is buffered (and the line saying what the budget held back), close
+    /// the pager (if any) and wait for the person to leave it.
     pub(crate) fn finish(mut self) -> io::Result<()> {
-        let ended = self.end_line();
+        let ended =
+            self.end_line()
+                .and_then(|()| match self.meter.as_ref().and_then(Meter::footer) {
+                    Some(footer) => self.sink.write_all(footer.as_bytes()),
+                    None => Ok(()),
+                });
         match self.sink {
             Sink::Stdout(mut s) => ended.and_then(|()| s.flush()),
             Sink::Pager { mut child, stdin } => {
@@ -238,14 +259,32 @@ impl Out {
         }
     }
 
-    /// Write the line begun and not ended (fitted), if any.
+    /// Write the line begun and not ended, if any.
     fn end_line(&mut self) -> io::Result<()> {
-        if let Some((width, line)) = &mut self.fit
-            && !line.is_empty()
+        if self.line.is_empty() {
+            return Ok(());
+        }
+        let line = std::mem::take(&mut self.line);
+        self.emit(&line, false)
+    }
+
+    /// Write one line (`text` without its newline), fitted, if the budget admits it; its
+    /// newline too when `ended`.
+    fn emit(&mut self, text: &[u8], ended: bool) -> io::Result<()> {
+        if let Some(meter) = &mut self.meter
+            && !meter.admit(text.len() + 1)
         {
-            let fitted = fit::line(&String::from_utf8_lossy(line), *width);
-            self.sink.write_all(fitted.as_bytes())?;
-            line.clear();
+            return Ok(());
+        }
+        match self.fit {
+            Some(width) => {
+                let fitted = fit::line(&String::from_utf8_lossy(text), width);
+                self.sink.write_all(fitted.as_bytes())?;
+            }
+            None => self.sink.write_all(text)?,
+        }
+        if ended {
+            self.sink.write_all(b"\n")?;
         }
         Ok(())
     }
@@ -253,16 +292,14 @@ impl Out {
 
 impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let Some((width, line)) = &mut self.fit else {
+        if self.fit.is_none() && self.meter.is_none() {
             return self.sink.write(buf);
-        };
-        line.extend_from_slice(buf);
-        while let Some(end) = line.iter().position(|&b| b == b'\n') {
-            let text = String::from_utf8_lossy(&line[..end]);
-            let fitted = fit::line(&text, *width);
-            self.sink.write_all(fitted.as_bytes())?;
-            self.sink.write_all(b"\n")?;
-            line.drain(..=end);
+        }
+        self.line.extend_from_slice(buf);
+        while let Some(end) = self.line.iter().position(|&b| b == b'\n') {
+            let rest = self.line.split_off(end + 1);
+            let line = std::mem::replace(&mut self.line, rest);
+            self.emit(&line[..end], true)?;
         }
         Ok(buf.len())
     }

@@ -116,7 +116,7 @@ fn map_keys<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Cow<'de, str>>, D::Er
 /// One day of the days view, dated.
 pub(crate) type DayRow<'a> = (Date, &'a Day<'a>);
 
-/// The default number of bands the brief shows (`--budget`, `PEAT_BRIEF_BUDGET`).
+/// The default number of bands the brief shows (`brief --periods`, `PEAT_BRIEF_BUDGET`).
 pub(crate) const DEFAULT_BUDGET: usize = 8;
 
 /// What a span of days holds, summed over its day rows.

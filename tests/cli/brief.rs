@@ -287,7 +287,7 @@ fn the_budget_bounds_the_bands_from_the_flag_or_the_environment() {
             .map(|b| b["handle"].as_str().unwrap().to_string())
             .collect()
     };
-    let one = bands(peat(&env, &["brief", "--json", "--budget", "1"]));
+    let one = bands(peat(&env, &["brief", "--json", "--periods", "1"]));
     assert_eq!(one, ["▸ peat 2025-11-03..2026-07-13"]);
     let env_one = Run::of(
         env.cmd()
@@ -298,7 +298,7 @@ fn the_budget_bounds_the_bands_from_the_flag_or_the_environment() {
             .unwrap(),
     );
     assert_eq!(bands(env_one), one);
-    let five = bands(peat(&env, &["brief", "--json", "--budget", "5"]));
+    let five = bands(peat(&env, &["brief", "--json", "--periods", "5"]));
     // Weeks and months before jul 14 were quiet; the fifth band takes the rest.
     assert_eq!(five, ["▸ peat 2025-11-03..2026-05-31"]);
 }

@@ -148,7 +148,7 @@ fn eight_processes_capturing_at_once_lose_nothing() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     assert_eq!(env.dump().lines().count(), expected);
-    let sessions = env.run(&["sessions", "--json"]).ok();
+    let sessions = env.run(&["sessions", "--json", "--budget", "0"]).ok();
     let v: serde_json::Value = serde_json::from_str(&sessions.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 8);
 }
@@ -663,15 +663,20 @@ fn long_texts_are_kept_whole_and_their_last_words_are_found() {
         .collect();
     assert_eq!(texts, vec![prompt.clone(), closing.clone()]);
     for (word, whole) in [("pelicanquill", &prompt), ("zanzibarquux", &closing)] {
-        let r = env.run(&["recall", word, "--json"]).ok();
+        let r = env.run(&["recall", word, "--json", "--full"]).ok();
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(
             v["hits"][0]["text"].as_str(),
             Some(whole.as_str()),
             "{word}"
         );
+        // Without --full, a preview that says how long the whole is.
+        let r = env.run(&["recall", word, "--json"]).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["hits"][0]["cut"], true, "{word}");
+        assert_eq!(v["hits"][0]["chars"], whole.chars().count(), "{word}");
     }
-    // Displays clip; --json above did not.
+    // Displays clip; --json --full above did not.
     let shown = env.run(&["show", "3f6c"]).ok();
     assert!(shown.stdout.len() < 4_000, "{} bytes", shown.stdout.len());
 }

@@ -19,14 +19,28 @@ fn transcripts(env: &Env, first: usize, sessions: usize, turns: usize) {
     }
 }
 
-/// What the views answer: every session's rollup and two searches, as JSON lines (one per
-/// session or hit, without the searches' timings).
+/// What the views answer: every session's rollup and two searches, whole (no limit, no
+/// previews, no budget), as JSON lines (one per session or hit, without the searches'
+/// timings).
 fn answers(env: &Env) -> Vec<String> {
     let mut out = Vec::new();
     for args in [
-        &["sessions", "--json"][..],
-        &["recall", "--json", "--limit", "200", "rate", "limiter"],
-        &["recall", "--json", "--limit", "200", "turn 7 done"],
+        &[
+            "sessions", "--json", "--limit", "0", "--full", "--budget", "0",
+        ][..],
+        &[
+            "recall", "--json", "--limit", "200", "--full", "--budget", "0", "rate", "limiter",
+        ],
+        &[
+            "recall",
+            "--json",
+            "--limit",
+            "200",
+            "--full",
+            "--budget",
+            "0",
+            "turn 7 done",
+        ],
     ] {
         let v: serde_json::Value = serde_json::from_str(&env.run(args).ok().stdout).unwrap();
         let rows = match &v {

@@ -6,6 +6,7 @@ mod agents_jsonl;
 mod blame;
 mod blame_history;
 mod brief;
+mod budget;
 mod capture;
 mod commits;
 mod diff;

@@ -243,8 +243,12 @@ async fn a_long_log_comes_in_pages_that_a_cursor_follows_to_its_end() {
     let env = Env::new();
     recorded(&env);
     let client = connect(&env).await;
-    let whole: Value =
-        serde_json::from_str(&peat(&env, &["log", SESSION_A, "--json"]).ok().stdout).unwrap();
+    let whole: Value = serde_json::from_str(
+        &peat(&env, &["log", SESSION_A, "--json", "--budget", "0"])
+            .ok()
+            .stdout,
+    )
+    .unwrap();
     let total = whole["entries"].as_array().unwrap().len();
 
     let (mut seqs, mut text, mut pages) = (Vec::new(), String::new(), 0);
@@ -285,7 +289,7 @@ async fn a_long_log_comes_in_pages_that_a_cursor_follows_to_its_end() {
         .map(|e| e["seq"].clone())
         .collect();
     assert_eq!(seqs, all, "the pages hold every entry once, in order");
-    let printed = peat(&env, &["log", SESSION_A]).ok().stdout;
+    let printed = peat(&env, &["log", SESSION_A, "--budget", "0"]).ok().stdout;
     assert_eq!(
         text, printed,
         "the text pages join into what the command prints"

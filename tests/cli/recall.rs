@@ -203,7 +203,14 @@ fn with_the_pinned_model_a_filtered_scan_finds_a_match_ranked_below_the_unfilter
         "rolling out a new version to the servers",
         "--semantic-only",
     ];
-    let r = with_model(&[&q[..], &["--floor", "0", "--limit", "60", "--json"]].concat()).ok();
+    let r = with_model(
+        &[
+            &q[..],
+            &["--floor", "0", "--limit", "60", "--json", "--budget", "0"],
+        ]
+        .concat(),
+    )
+    .ok();
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let hits = v["hits"].as_array().unwrap();
     assert!(hits.len() >= 50, "{v}");

@@ -287,6 +287,16 @@ pub const SESSION_B: &str = "7a1b2c3d-0000-4b7e-9f0a-000000000002";
 pub const NOW: &str = "2026-07-20T12:00:00Z";
 
 /// `peat ARGS` at [`NOW`].
+/// The session ids a `sessions --json` answer lists, in its order.
+pub fn listed_sessions(stdout: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub fn peat(env: &Env, args: &[&str]) -> Run {
     Run::of(env.cmd().env("PEAT_NOW", NOW).args(args).output().unwrap())
 }

@@ -10,11 +10,12 @@ fn fixture(rel: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// `recall ARGS --json` in `env`: the hits, or none when it finds nothing (exit 1).
+/// `recall ARGS --json --full` in `env`: the hits, or none when it finds nothing (exit 1).
 fn hits(env: &Env, args: &[&str]) -> Vec<serde_json::Value> {
     let mut all = vec!["recall"];
     all.extend_from_slice(args);
-    all.push("--json");
+    // Whole texts: these tests read what was kept.
+    all.extend(["--json", "--full"]);
     let r = env.run(&all);
     match r.code {
         0 => {

@@ -110,7 +110,7 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         if !ctx.json {
             println!("{}", ctx.ui.bold(&head));
         }
-        return super::recall::print(ctx, &result, cutoff, behind, &handles);
+        return super::recall::print(ctx, &result, cutoff, (behind, false), &handles);
     }
     let only = ctx.scope.sessions(&past.views.tables)?;
     let mut sessions = past.views.tables.all_sessions()?;

@@ -88,6 +88,7 @@ pub(crate) fn run(ctx: &Ctx, words: &[String]) -> Result<u8, CliError> {
                 session: Some(id.to_string()),
                 seq: *seq,
                 titled: false,
+                full: false,
             };
             delegate(ctx, &head, |ctx| super::show::run(ctx, &args))
         }
@@ -161,6 +162,7 @@ fn window(ctx: &Ctx, head: &Head<'_>, w: &Window) -> Result<u8, CliError> {
     let args = super::zoom::ZoomArgs {
         window: w.key.clone(),
         titled: false,
+        list: Default::default(),
     };
     delegate(ctx, head, |ctx| super::zoom::run(ctx, &args))
 }
@@ -362,6 +364,7 @@ fn file(
         None => {
             let args = super::file::FileArgs {
                 path: shown.to_string(),
+                list: Default::default(),
             };
             delegate(ctx, head, |ctx| super::file::run(ctx, &args))
         }
@@ -731,7 +734,7 @@ fn answer_recall(
         ctx,
         result,
         ctx.now_ms,
-        behind,
+        (behind, false),
         &Handles::new(&views.tables),
     )
 }

@@ -3,6 +3,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::listing::{ListArgs, more_line};
 use crate::cli::shared::Row;
 use crate::cli::ui::clip;
 use crate::views::handle::Handles;
@@ -13,7 +14,8 @@ use crate::vocab::event::{Event, EventId};
 ///
 /// With --json, one JSON object per line (NDJSON): session, seq, ts_ms, ts, v, event. While
 /// a capture holds the store, the views' copy of the events answers, and stderr says how many
-/// recorded changes it does not show yet.
+/// recorded changes it does not show yet. `--limit N` keeps the first N (every one by
+/// default), `--full` prints summaries whole.
 #[derive(Args, Debug)]
 pub(crate) struct EventsArgs {
     /// Only this session (an id or a unique prefix of one)
@@ -22,19 +24,13 @@ pub(crate) struct EventsArgs {
     /// Only events of this kind
     #[arg(long, value_name = "KIND", value_parser = clap::builder::PossibleValuesParser::new(Event::TAGS))]
     pub(crate) kind: Option<String>,
-    /// Only events since: days (3), a duration (90min, 12h, 3d, 2w), a date or time (2026-11-01, 2026-11-01T14:30), or a day as `asof` reads it (yesterday, monday, "last week", 1m)
-    #[arg(long, value_name = "WHEN")]
-    pub(crate) since: Option<String>,
+    #[command(flatten)]
+    pub(crate) list: ListArgs,
 }
 
 /// One event as `--json` prints it (`events`, one per line; `show SESSION SEQ`).
 pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
-    let since = match &args.since {
-        Some(s) => {
-            Some(crate::vocab::time::parse_since(s, ctx.now_ms, &ctx.tz).map_err(CliError::user)?)
-        }
-        None => None,
-    };
+    let since = args.list.since_ms(ctx.now_ms, &ctx.tz)?;
     // The views' copy of the events answers, beside a writer too (see `EventSource`).
     let (ledger, views, _model) = ctx.read_views()?;
     let session = match &args.session {
@@ -75,6 +71,10 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
     rows.sort_by(|a, b| {
         (a.1.ts_ms, &a.0.session, a.0.seq).cmp(&(b.1.ts_ms, &b.0.session, b.0.seq))
     });
+    let total = rows.len();
+    if let Some(n) = args.list.limit_or(None) {
+        rows.truncate(n);
+    }
     let mut out = if ctx.json {
         crate::cli::ui::Out::stdout()
     } else {
@@ -87,7 +87,10 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
             writeln!(out)?;
         } else {
             let event = stored.event()?;
-            let summary = clip(&event.summary(), 150);
+            let summary = clip(
+                &event.summary(),
+                if args.list.full { usize::MAX } else { 150 },
+            );
             writeln!(
                 out,
                 "{} {} {:>10}  {:<9} {}",
@@ -100,9 +103,14 @@ pub(crate) fn run(ctx: &Ctx, args: &EventsArgs) -> Result<u8, CliError> {
             )?;
         }
     }
+    if let Some(more) = more_line(ctx, total - rows.len(), "event", "")
+        && !ctx.json
+    {
+        writeln!(out, "{more}")?;
+    }
     out.finish()?;
     if !ctx.json {
-        ctx.ui.note(&format!("({} events)", rows.len()));
+        ctx.ui.note(&format!("({total} events)"));
     }
     Ok(0)
 }

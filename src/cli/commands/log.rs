@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::listing::{ListArgs, more_line, sized_json};
 use crate::cli::shared::made_line;
 use crate::cli::ui::clip;
 use crate::reads::commits::{MadeCommit, made_by, same_commit};
@@ -17,13 +18,21 @@ use crate::views::steps::Step;
 /// Each prompt, the tool calls it led to (files touched with the lines each change added and
 /// removed, commands run, failures), the commits made and the closing messages, each line
 /// ending in the command that shows that step whole. Subagent sessions are nested under the
-/// call that started them (the harness's compaction agent at its compaction).
+/// call that started them (the harness's compaction agent at its compaction). A run of more
+/// than 4 tool steps in a row is one line with their count and the command that shows them;
+/// `--full` shows every step, and texts whole. `--limit` and `--since` bound the steps (no
+/// limit by default); `--json` steps carry previews of long texts (`cut`, `chars`).
 #[derive(Args, Debug)]
 pub(crate) struct LogArgs {
     /// A session id or a unique prefix of one
     #[arg(value_name = "SESSION")]
     pub(crate) session: String,
+    #[command(flatten)]
+    pub(crate) list: ListArgs,
 }
+
+/// A run of tool steps longer than this is folded into one line.
+const RUN_SHOWN: usize = 4;
 
 /// A log with the commits made in its session.
 #[derive(Serialize)]
@@ -36,9 +45,24 @@ struct Logged<'a> {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
+    let since = args.list.since_ms(ctx.now_ms, &ctx.tz)?;
     let (ledger, views, _model) = ctx.read_views()?;
     let session = crate::cli::shared::resolve_in_views(ctx, &views, &args.session)?;
-    let log = session_log(&views, &session)?;
+    let mut log = session_log(&views, &session)?;
+    // The commits its steps record, before `--since` or `--limit` leave any out.
+    let stepped: Vec<String> = log
+        .entries
+        .iter()
+        .filter_map(|e| match &e.step {
+            Step::Commit { hash, .. } => Some(hash.clone()),
+            _ => None,
+        })
+        .collect();
+    log.entries.retain(|e| since.is_none_or(|t| e.ts_ms >= t));
+    let total = log.entries.len();
+    if let Some(n) = args.list.limit_or(None) {
+        log.entries.truncate(n);
+    }
     let made = made_by(&views, std::slice::from_ref(&session), Some(&ctx.cwd))?;
     let behind = views.behind();
     // Printed once the views close.
@@ -55,22 +79,19 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
             },
             behind,
         };
-        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
+        let sized = sized_json(ctx, &answer, Some("entries"), args.list.full, "steps")
+            .map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &sized).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }
     let mut out = ctx.ui.pager();
-    print_log(ctx, &mut out, &log, &handles, 0)?;
+    print_log(ctx, &mut out, &log, &handles, (0, args.list.full))?;
+    if let Some(more) = more_line(ctx, total - log.entries.len(), "step", "") {
+        writeln!(out, "{more}")?;
+    }
     // The commits its steps do not show: its own commands did not record them (tied by a
     // trailer, the workspace or their lines).
-    let stepped: Vec<&str> = log
-        .entries
-        .iter()
-        .filter_map(|e| match &e.step {
-            Step::Commit { hash, .. } => Some(hash.as_str()),
-            _ => None,
-        })
-        .collect();
     let unstepped: Vec<&MadeCommit> = made_commits
         .iter()
         .filter(|c| !stepped.iter().any(|h| same_commit(h, &c.hash)))
@@ -89,12 +110,13 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
+/// Print `log` at `depth` (subagents nest), its texts whole and no run folded when `full`.
 fn print_log(
     ctx: &Ctx,
     out: &mut impl Write,
     log: &SessionLog,
     handles: &Handles,
-    depth: usize,
+    (depth, full): (usize, bool),
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
     let indent = "    ".repeat(depth);
@@ -123,15 +145,102 @@ fn print_log(
     head.push_str(" ==");
     writeln!(out, "{indent}{}", ui.bold(&ui.safe(&head)))?;
     let short = handles.of(&log.session);
-    for e in &log.entries {
-        print_entry(ctx, out, e, &short, &indent)?;
-        for sub in &e.subagents {
-            print_log(ctx, out, sub, handles, depth + 1)?;
+    let mut at = 0;
+    while at < log.entries.len() {
+        let run = log.entries[at..]
+            .iter()
+            .take_while(|e| is_tool_step(e))
+            .count();
+        if !full && run > RUN_SHOWN {
+            print_run(ctx, out, &log.entries, at..at + run, &short, &indent)?;
+            at += run;
+            continue;
         }
+        let e = &log.entries[at];
+        print_entry(ctx, out, e, &short, (&indent, full))?;
+        for sub in &e.subagents {
+            print_log(ctx, out, sub, handles, (depth + 1, full))?;
+        }
+        at += 1;
     }
     for sub in &log.unplaced_subagents {
-        print_log(ctx, out, sub, handles, depth + 1)?;
+        print_log(ctx, out, sub, handles, (depth + 1, full))?;
     }
+    Ok(())
+}
+
+/// A step a run of tool work folds: a call or the edit it made, that started no subagent
+/// (whose nested log the fold would hide).
+fn is_tool_step(e: &Entry) -> bool {
+    matches!(e.step, Step::Tool { .. } | Step::Edit { .. }) && e.subagents.is_empty()
+}
+
+/// One line for the tool steps `run` of `entries`: how many calls of which tools, how many
+/// failed, how many edits, and the command that shows exactly those steps (from the first
+/// one's instant, as many as reach the last).
+fn print_run(
+    ctx: &Ctx,
+    out: &mut impl Write,
+    entries: &[Entry],
+    run: std::ops::Range<usize>,
+    short: &str,
+    indent: &str,
+) -> Result<(), CliError> {
+    let steps = &entries[run.clone()];
+    let mut tools: Vec<(&str, usize)> = Vec::new();
+    let (mut failed, mut edits) = (0, 0);
+    for e in steps {
+        match &e.step {
+            Step::Tool { tool, ok, .. } => {
+                failed += usize::from(!ok);
+                match tools.iter_mut().find(|(t, _)| t == tool) {
+                    Some((_, n)) => *n += 1,
+                    None => tools.push((tool, 1)),
+                }
+            }
+            _ => edits += 1,
+        }
+    }
+    let calls: usize = tools.iter().map(|(_, n)| n).sum();
+    let mut said = format!(
+        "{}: {}",
+        noun(calls as i64, "tool call"),
+        tools
+            .iter()
+            .map(|(t, n)| if *n == 1 {
+                t.to_string()
+            } else {
+                format!("{t} ×{n}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if failed > 0 {
+        said.push_str(&format!(" ({failed} failed)"));
+    }
+    if edits > 0 {
+        said.push_str(&format!(" · {}", noun(edits, "edit")));
+    }
+    let first = &steps[0];
+    // `--since` keeps every step from that instant: those before the run at the same
+    // instant come first, so the limit counts them too.
+    let before = entries[..run.start]
+        .iter()
+        .filter(|e| e.ts_ms >= first.ts_ms)
+        .count();
+    let when = crate::vocab::time::local_minute(first.ts_ms, &ctx.tz);
+    let time = when.rsplit(' ').next().unwrap_or(&when).to_string();
+    writeln!(
+        out,
+        "{indent}{}   … {}  {}",
+        ctx.ui.dim(&time),
+        ctx.ui.preview(&said),
+        ctx.ui.dim(&format!(
+            "▸ peat log {short} --full --since {} --limit {}",
+            crate::vocab::time::format_iso_ms(first.ts_ms),
+            before + steps.len()
+        ))
+    )?;
     Ok(())
 }
 
@@ -140,9 +249,11 @@ fn print_entry(
     out: &mut impl Write,
     e: &Entry,
     short: &str,
-    indent: &str,
+    (indent, full): (&str, bool),
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
+    // A preview's length, or the whole text when `full`.
+    let clip = |text: &str, n: usize| clip(text, if full { usize::MAX } else { n });
     let when = crate::vocab::time::local_minute(e.ts_ms, &ctx.tz);
     let time = when.rsplit(' ').next().unwrap_or(&when).to_string();
     // What a step says, in two parts: what names it (a path, a hash), which stays whole, and

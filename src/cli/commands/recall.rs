@@ -15,7 +15,9 @@ use crate::views::rows::{TextFilter, TextKind};
 /// prose; an embedding scan over the same texts (when the model is installed), where
 /// matches weaker than a calibrated similarity floor are dropped. Each hit shows its kind,
 /// age, whether it is cited, how strong a match it is (●●●○○), and the command that reads
-/// it whole. Nothing clearing the bar: "no hits", exit 1.
+/// it whole (a preview of its text; `--full` prints texts whole, and `--json` hits carry
+/// previews marked `cut`, with the whole text's `chars`). Nothing clearing the bar: "no
+/// hits", exit 1.
 #[derive(Args, Debug, Default)]
 pub(crate) struct RecallArgs {
     /// What to look for
@@ -42,6 +44,9 @@ pub(crate) struct RecallArgs {
     /// Meaning only: the semantic lane (needs the model)
     #[arg(long)]
     pub(crate) semantic_only: bool,
+    /// Whole texts, not previews
+    #[arg(long)]
+    pub(crate) full: bool,
     /// Drop semantic hits below this cosine similarity (0 keeps every one)
     #[arg(long, value_name = "COSINE", default_value_t = FLOOR, value_parser = parse_floor)]
     pub(crate) floor: f32,
@@ -70,6 +75,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
         // No words, one subject: its whole evidence trail, not a ranked few.
         let trail = super::subjects::SubjectsArgs {
             name: vec![name.clone()],
+            ..Default::default()
         };
         return super::subjects::run(ctx, &trail);
     }
@@ -131,16 +137,16 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
     let handles = Handles::new(&views.tables).keep(result.hits.iter().map(|h| &h.session));
     drop(views);
     drop(ledger);
-    print(ctx, &result, ctx.now_ms, behind, &handles)
+    print(ctx, &result, ctx.now_ms, (behind, args.full), &handles)
 }
 
-/// Print recall hits: JSON whole (with `behind`, see [`Behind`]), or one clipped line each
-/// ending in its handle.
+/// Print recall hits: JSON (with `behind`, see [`Behind`]), or one line each ending in its
+/// handle; their texts previews unless `full`.
 pub(crate) fn print(
     ctx: &Ctx,
     result: &Recall,
     now_ms: i64,
-    behind: u64,
+    (behind, full): (u64, bool),
     handles: &Handles,
 ) -> Result<u8, CliError> {
     // Texts wait and no pass embeds them (a read rebuilt the views): start one.
@@ -155,7 +161,9 @@ pub(crate) fn print(
             answer: result,
             behind,
         };
-        serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from)?;
+        let sized = crate::cli::listing::sized_json(ctx, &answer, Some("hits"), full, "hits")
+            .map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &sized).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(found);
     }
@@ -210,7 +218,7 @@ pub(crate) fn print(
             out,
             "  {} {}  {}",
             ui.dim(&format!("[{tag}]")),
-            ui.preview(&clip(&h.row.text, 200)),
+            ui.preview(&clip(&h.row.text, if full { usize::MAX } else { 200 })),
             ui.dim(&format!("▸ peat show {short} {}", h.seq))
         )?;
     }

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::listing::{ListArgs, more_line, sized_json};
 use crate::cli::ui::clip;
 use crate::reads::commits::{MadeCommit, made_by};
 use crate::reads::ladder::noun;
@@ -14,9 +15,18 @@ use crate::vocab::event::SessionId;
 /// List the sessions in the ledger, newest first
 ///
 /// Each line: id, when it ran, where, how much work, what the person first asked, and the
-/// command that reads the whole session.
+/// command that reads the whole session. The newest 20 (`--limit 0`: every one); `--since`
+/// keeps those active since then. `--json` entries carry previews of the first prompt and
+/// closing message (a cut one marked `cut`, with its whole length in `chars`), whole with
+/// `--full`.
 #[derive(Args, Debug)]
-pub(crate) struct SessionsArgs {}
+pub(crate) struct SessionsArgs {
+    #[command(flatten)]
+    pub(crate) list: ListArgs,
+}
+
+/// How many sessions the list shows unless told.
+const DEFAULT_LIMIT: usize = 20;
 
 /// A session as `--json` lists it: its summary, and the commits made in it.
 #[derive(Serialize)]
@@ -27,11 +37,19 @@ struct Listed<'a> {
     made_commits: &'a [MadeCommit],
 }
 
-pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
+pub(crate) fn run(ctx: &Ctx, args: &SessionsArgs) -> Result<u8, CliError> {
+    let since = args.list.since_ms(ctx.now_ms, &ctx.tz)?;
     let (ledger, views, _model) = ctx.read_views()?;
     let only = crate::cli::shared::in_scope(ctx, &views)?;
     let mut all = views.summaries()?;
-    all.retain(|s| crate::views::session::admitted(only.as_ref(), &s.session));
+    all.retain(|s| {
+        crate::views::session::admitted(only.as_ref(), &s.session)
+            && since.is_none_or(|t| s.rollup.end_ms.or(s.rollup.start_ms) >= Some(t))
+    });
+    let total = all.len();
+    if let Some(n) = args.list.limit_or(Some(DEFAULT_LIMIT)) {
+        all.truncate(n);
+    }
     let ids: Vec<SessionId> = all.iter().map(|s| s.session.clone()).collect();
     let made = made_by(&views, &ids, Some(&ctx.cwd))?;
     drop(views);
@@ -44,8 +62,17 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
                 made_commits: made.of(&s.session),
             })
             .collect();
+        let sized = sized_json(ctx, &listed, None, args.list.full, "sessions")
+            .map_err(std::io::Error::from)?;
+        if total > all.len() {
+            ctx.ui.note(&format!(
+                "({} of {total} sessions; `{}` lists every one)",
+                all.len(),
+                ctx.rerun("--limit", Some("0"))
+            ));
+        }
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &listed).map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &sized).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }
@@ -73,7 +100,7 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
         let asked = s
             .first_prompt
             .as_ref()
-            .map(|p| clip(&p.text, 70))
+            .map(|p| clip(&p.text, if args.list.full { usize::MAX } else { 70 }))
             .unwrap_or_default();
         writeln!(
             out,
@@ -87,9 +114,11 @@ pub(crate) fn run(ctx: &Ctx, _args: &SessionsArgs) -> Result<u8, CliError> {
                 .dim(&format!("▸ peat show {}", handles.of(&s.session)))
         )?;
     }
+    if let Some(more) = more_line(ctx, total - all.len(), "session", "") {
+        writeln!(out, "{more}")?;
+    }
     out.finish()?;
-    ctx.ui
-        .note(&format!("({})", noun(all.len() as i64, "session")));
+    ctx.ui.note(&format!("({})", noun(total as i64, "session")));
     if let Some(lift) = ctx.scope.lift_hint() {
         ctx.ui.note(&format!("peat: this list shows {lift}"));
     }

@@ -23,7 +23,9 @@ use crate::vocab::event::{Event, EventId, Seq, SessionId};
 /// what the agent said last, the files and commits. With a SEQ as well: that one event,
 /// whole, with what its edit wrote or what its tool printed. A Claude subagent's handle is its parent's prefix and
 /// its agent id: `peat show 3f6c2a9e/a7c19e2`. While a capture holds the store, the views
-/// answer as they stand (`behind` in --json: recorded changes not shown yet).
+/// answer as they stand (`behind` in --json: recorded changes not shown yet). A session's
+/// --json carries previews of its long texts and the prompts that fit the budget (`--full`,
+/// `--budget 0`: all of them whole).
 #[derive(Args, Debug)]
 pub(crate) struct ShowArgs {
     /// A session id or a unique prefix of one (a subagent: PARENT/AGENT, e.g. 3f6c2a9e/a7c19e2)
@@ -37,6 +39,9 @@ pub(crate) struct ShowArgs {
     /// words were read, and the details go on the next line).
     #[arg(skip = true)]
     pub(crate) titled: bool,
+    /// A session's texts whole in --json, not previews (one event is always whole)
+    #[arg(long)]
+    pub(crate) full: bool,
 }
 
 /// The first line: `== title == details`, or only the details under another's title.
@@ -67,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8, CliError> {
             EventId { session, seq },
             args.titled,
         ),
-        None => show_session(ctx, &views, session, args.titled),
+        None => show_session(ctx, &views, session, (args.titled, args.full)),
     }
 }
 
@@ -99,11 +104,13 @@ struct SessionView<'a> {
     behind: u64,
 }
 
+/// Show `session` as an overview, with its title when `titled`; its `--json` texts are
+/// previews and its prompts those that fit the budget, unless `full`.
 fn show_session(
     ctx: &Ctx,
     views: &Views,
     session: SessionId,
-    titled: bool,
+    (titled, full): (bool, bool),
 ) -> Result<u8, CliError> {
     let rollup = views.tables.session(&session)?.unwrap_or_default();
     let prompts: Vec<crate::views::session::Cited> = rollup
@@ -125,7 +132,10 @@ fn show_session(
             repo_here,
             behind: views.behind(),
         };
-        serde_json::to_writer(&mut out, &view).map_err(std::io::Error::from)?;
+        let sized =
+            crate::cli::listing::sized_json(ctx, &view, Some("prompts_list"), full, "prompts")
+                .map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &sized).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }

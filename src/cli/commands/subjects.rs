@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::listing::{ListArgs, more_line, sized_json};
 use crate::cli::ui::clip;
 use crate::reads::vcs::basis_label;
 use crate::views::Views;
@@ -15,12 +16,15 @@ use crate::vocab::event::{Basis, EventId, Seq, SessionId};
 /// Without NAME: every subject with its current claim (the newest observation), how many
 /// observations support it, whether that claim cites evidence, and the commit it was
 /// deposited against (`@abc12345`, `+` for a dirty tree); newest first. With NAME: every
-/// observation ever filed under it, newest first.
+/// observation ever filed under it, newest first. The register takes `--limit` (every
+/// subject by default) and `--since` (claims made since).
 #[derive(Args, Debug, Default)]
 pub(crate) struct SubjectsArgs {
     /// One subject's full evidence trail (its exact name)
     #[arg(value_name = "NAME")]
     pub(crate) name: Vec<String>,
+    #[command(flatten)]
+    pub(crate) list: ListArgs,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
@@ -43,15 +47,25 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
             None => Err(no_such_subject(&name, &all)),
         };
     }
+    let since = args.list.since_ms(ctx.now_ms, &ctx.tz)?;
     let mut all = register(&views, ctx.now_ms, &ctx.tz)?;
     // A subject belongs to the scope its current claim was made in.
     let only = crate::cli::shared::in_scope(ctx, &views)?;
-    all.retain(|s| crate::views::session::admitted(only.as_ref(), &s.session));
+    all.retain(|s| {
+        crate::views::session::admitted(only.as_ref(), &s.session)
+            && since.is_none_or(|t| s.ts_ms >= t)
+    });
+    let total = all.len();
+    if let Some(n) = args.list.limit_or(None) {
+        all.truncate(n);
+    }
     drop(views);
     drop(ledger);
     if ctx.json {
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &all).map_err(std::io::Error::from)?;
+        let sized = sized_json(ctx, &all, None, args.list.full, "subjects")
+            .map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &sized).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
     }
@@ -77,9 +91,15 @@ pub(crate) fn run(ctx: &Ctx, args: &SubjectsArgs) -> Result<u8, CliError> {
             out,
             "  {} ({tag}): {}  {}",
             ui.bold(&ui.safe(&s.subject)),
-            ui.preview(&clip(&s.text, 120)),
+            ui.preview(&clip(
+                &s.text,
+                if args.list.full { usize::MAX } else { 120 }
+            )),
             ui.dim(&format!("▸ {}", handle(&s.subject, today)))
         )?;
+    }
+    if let Some(more) = more_line(ctx, total - all.len(), "subject", "") {
+        writeln!(out, "  {more}")?;
     }
     out.finish()?;
     Ok(0)

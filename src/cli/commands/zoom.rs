@@ -3,6 +3,7 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
+use crate::cli::listing::{ListArgs, more_line};
 use crate::cli::ui::clip;
 use crate::reads::brief::zoom::{self, Zoom};
 use crate::reads::ladder::knum;
@@ -15,7 +16,10 @@ use crate::vocab::window::{self, Window};
 /// the window's counts, its parts one rung finer (a day lists its sessions), the newest
 /// closing messages and compaction summaries in it, and its observations; each line ends in
 /// the command that reads it. Without a window: today. A day can also be named as
-/// yesterday, 3d (three days ago), monday. Bare `peat WINDOW` does the same.
+/// yesterday, 3d (three days ago), monday. Bare `peat WINDOW` does the same. `--since` keeps
+/// the sessions, messages and observations since then; `--limit N` the newest N of each, and
+/// the N files touched most (every one the window shows by default); `--full` prints their
+/// texts whole.
 #[derive(Args, Debug)]
 pub(crate) struct ZoomArgs {
     /// The window: w33, 2026-w33, 2026-07, 2026-08-14, q3, 2026, a..b, or a day named
@@ -25,6 +29,8 @@ pub(crate) struct ZoomArgs {
     /// Print the `== window ==` title (bare `peat WINDOW` prints its own).
     #[arg(skip = true)]
     pub(crate) titled: bool,
+    #[command(flatten)]
+    pub(crate) list: ListArgs,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
@@ -42,14 +48,17 @@ pub(crate) fn run(ctx: &Ctx, args: &ZoomArgs) -> Result<u8, CliError> {
             }
         },
     };
-    show(ctx, &w, args.titled)
+    show(ctx, &w, args.titled, &args.list)
 }
 
-/// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's.
-pub(crate) fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> {
+/// Print the zoom of `w` (what bare `peat WINDOW` runs), with its title or under another's,
+/// its lists bounded by `list`.
+pub(crate) fn show(ctx: &Ctx, w: &Window, titled: bool, list: &ListArgs) -> Result<u8, CliError> {
+    let since = list.since_ms(ctx.now_ms, &ctx.tz)?;
     let (ledger, views, _model) = ctx.read_views()?;
     let only = crate::cli::shared::in_scope(ctx, &views)?;
-    let z = zoom::assemble(&views, w, ctx.now_ms, &ctx.tz, &ctx.cwd, only.as_ref())?;
+    let mut z = zoom::assemble(&views, w, ctx.now_ms, &ctx.tz, &ctx.cwd, only.as_ref())?;
+    let left = bound(&mut z, since, list.limit_or(None));
     let behind = views.behind();
     drop(views);
     drop(ledger);
@@ -61,9 +70,38 @@ pub(crate) fn show(ctx: &Ctx, w: &Window, titled: bool) -> Result<u8, CliError> 
         return Ok(0);
     }
     let mut out = ctx.ui.pager();
-    print(ctx, &z, titled, &mut out)?;
+    print(ctx, &z, (titled, list.full), &mut out)?;
+    if let Some(more) = more_line(ctx, left, "item", "") {
+        writeln!(out, "\n{more}")?;
+    }
     out.finish()?;
     Ok(0)
+}
+
+/// Keep the sessions, messages and observations of `z` active since `since`, and of each (and
+/// of the files touched most) the first `limit` (the newest; the most touched); returns how
+/// many the limit left out.
+fn bound(z: &mut Zoom, since: Option<i64>, limit: Option<usize>) -> usize {
+    if let Some(t) = since {
+        z.sessions
+            .retain(|s| s.end_ms.or(s.start_ms).is_some_and(|end| end >= t));
+        z.texts.retain(|x| x.ts_ms >= t);
+        z.observations.retain(|o| o.ts_ms >= t);
+    }
+    let Some(n) = limit else {
+        return 0;
+    };
+    let left = z.sessions.len().saturating_sub(n)
+        + z.files.len().saturating_sub(n)
+        + z.texts.len().saturating_sub(n)
+        + z.observations.len().saturating_sub(n);
+    // Sessions are listed earliest first: the newest are the last.
+    let from = z.sessions.len().saturating_sub(n);
+    z.sessions.drain(..from);
+    z.files.truncate(n);
+    z.texts.truncate(n);
+    z.observations.truncate(n);
+    left
 }
 
 /// `812 tools (3 fail) · 2 commits · 3 sessions · 1 obs`, leaving out what is zero.
@@ -98,8 +136,15 @@ fn gist(text: &str) -> &str {
     }
 }
 
-fn print(ctx: &Ctx, z: &Zoom, titled: bool, out: &mut impl Write) -> Result<(), CliError> {
+/// Print `z`, with its title when `titled`, its texts whole when `full`.
+fn print(
+    ctx: &Ctx,
+    z: &Zoom,
+    (titled, full): (bool, bool),
+    out: &mut impl Write,
+) -> Result<(), CliError> {
     let ui = &ctx.ui;
+    let clip = |text: &str, n: usize| clip(text, if full { usize::MAX } else { n });
     let mut head = format!("== {}", z.window.label);
     if let Some(span) = &z.window.span {
         head.push_str(&format!(" · {span}"));

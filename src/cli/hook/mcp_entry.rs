@@ -141,16 +141,15 @@ pub(crate) fn register(ctx: &Ctx, harness: Harness) -> Result<(), String> {
 
 /// `--check`'s line for `harness`: `Ok` when a peat server is registered, else `Err` with
 /// the command that registers it; none for a harness whose servers peat does not write.
-pub(crate) fn check(
-    ctx: &Ctx,
-    harness: Harness,
-) -> Result<Option<Result<String, String>>, String> {
+pub(crate) fn check(ctx: &Ctx, harness: Harness) -> Result<Option<Result<String, String>>, String> {
     let Some(path) = config_path(ctx, harness) else {
         return Ok(None);
     };
     let shown = path.display();
     if let Some(command) = registered(&path, harness)? {
-        return Ok(Some(Ok(format!("{shown}: peat mcp registered ({command})"))));
+        return Ok(Some(Ok(format!(
+            "{shown}: peat mcp registered ({command})"
+        ))));
     }
     Ok(Some(match managed_elsewhere(ctx, harness)? {
         Some(at) => Ok(format!("{}: peat mcp registered", at.display())),

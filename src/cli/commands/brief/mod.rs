@@ -21,11 +21,11 @@ use crate::reads::ladder::DEFAULT_BUDGET;
 pub(crate) struct BriefArgs {
     /// How many further-back periods to show [default: 8]
     #[arg(long, value_name = "N", env = "PEAT_BRIEF_BUDGET")]
-    pub(crate) budget: Option<usize>,
+    pub(crate) periods: Option<usize>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &BriefArgs) -> Result<u8, CliError> {
-    let budget = match args.budget {
+    let budget = match args.periods {
         Some(n) => n,
         // Bare `peat` does not go through clap's env handling.
         None => match &ctx.brief_budget {

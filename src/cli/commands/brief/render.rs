@@ -109,6 +109,7 @@ mod tests {
             stderr_tty: false,
             color: false,
             err_color: false,
+            budget: crate::cli::budget::Budget::NONE,
         }
     }
 

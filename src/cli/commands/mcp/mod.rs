@@ -161,6 +161,8 @@ fn peat(exe: &Path, argv: &[String]) -> Ran {
     let out = Command::new(exe)
         .args(argv)
         .env("PEAT_LOCK_WAIT_SECS", "0")
+        // The server pages an answer itself, by its cursor: the child gives it whole.
+        .env("PEAT_BUDGET", "0")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .output();
