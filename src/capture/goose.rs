@@ -353,6 +353,35 @@ mod tests {
     }
 
     #[test]
+    fn a_compaction_that_writes_the_sessions_rows_again_records_only_its_summary_anew() {
+        let c = db();
+        let mut p = Goose::default();
+        let (since, first) = capture(&c, Mark::default(), &mut p);
+        // Goose's `replace_conversation`: every row deleted and written again (new rowids),
+        // the summary after them.
+        c.execute_batch(r#"
+            CREATE TEMP TABLE kept AS SELECT session_id, role, content_json, created_timestamp, metadata_json
+              FROM messages WHERE session_id = '20260714_1' ORDER BY id;
+            DELETE FROM messages WHERE session_id = '20260714_1';
+            INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) SELECT * FROM kept;
+            INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) VALUES
+              ('20260714_1', 'user', '[{"type":"text","text":"so far: a"}]', 1784019700, '{"userVisible":false,"agentVisible":true,"compactionSummary":true}');
+            "#).unwrap();
+        let (_, second) = capture(&c, since, &mut p);
+        // The metadata is written once; every message is read again as it was.
+        for (seq, event) in first.events.iter().filter(|(seq, _)| seq.0 > 0) {
+            assert_eq!(second.events.get(seq), Some(event), "{seq:?} is as it was");
+        }
+        let new: Vec<&str> = second
+            .events
+            .iter()
+            .filter(|(seq, _)| seq.0 > 0 && !first.events.contains_key(seq))
+            .map(|(_, (_, e))| e.tag())
+            .collect();
+        assert_eq!(new, ["compacted", "compact"]);
+    }
+
+    #[test]
     fn a_summary_only_the_agent_sees_is_a_compaction_and_a_hint_is_the_harness_speaking() {
         let mut p = Goose::default();
         let mut out = Emit::default();
