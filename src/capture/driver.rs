@@ -6,9 +6,10 @@
 //!
 //! A JSON document's (or a stored session's) cursor is its fingerprint, written with all its
 //! events in one batch;
-//! a database's (OpenCode's, Goose's, Crush's, read through `database`) sessions each have their own cursor (`<db>#<session>`, what was read and
-//! the parser's state), written with that session's events, and the database's own cursor
-//! (its fingerprints) is written after them (see `source`).
+//! a database's sessions (OpenCode's, Goose's, Crush's, read through `database`) each have
+//! their own cursor (`<db>#<session>`, what was read and the parser's state), written with
+//! that session's events, and the database's own cursor (its fingerprints) is written after
+//! them (see `source`).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
