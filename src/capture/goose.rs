@@ -10,8 +10,10 @@
 //! `toolRequest` `{id, toolCall: {status, value: {name, arguments}}}`, `toolResponse` `{id,
 //! toolResult: {status, value: {content, isError} | [content], error}}` (in the user message
 //! after the request), `thinking`, `systemNotification`, …; `metadata_json` says who sees a
-//! message (`userVisible`, `agentVisible`: a compaction's summary and the harness's hints are
-//! for the agent only). Tools are named `<extension>__<tool>`: the developer extension's
+//! message (`userVisible`, `agentVisible`: a compaction's summary, written as a user message,
+//! and the harness's tagged insertions such as `<subdirectory-hints>` are for the agent
+//! only; the metadata does not say which is which, so an agent-only text that opens with a
+//! tag is taken for the harness speaking and any other for a summary). Tools are named `<extension>__<tool>`: the developer extension's
 //! `shell`, `write` `{path, content}`, `edit` `{path, before, after}` and, before them,
 //! `text_editor` `{command: write|str_replace|…, path, file_text, old_str, new_str}`.
 //!
@@ -137,7 +139,7 @@ impl Goose {
                             };
                             out.event(seq, ts, event);
                         }
-                        (true, true) if is_compaction_summary(metadata) => {
+                        (true, true) if !text.trim_start().starts_with('<') => {
                             out.event(seq, ts, Event::Compaction {});
                             let text = text.to_string();
                             match slots.next() {
@@ -245,11 +247,6 @@ fn outcome(result: &Value) -> (bool, Option<String>) {
         .collect();
     let failed = value.get("isError").and_then(Value::as_bool) == Some(true);
     (!failed, (!text.is_empty()).then(|| text.join("\n")))
-}
-
-/// Whether a message's metadata marks it as a compaction's summary.
-fn is_compaction_summary(metadata: &Value) -> bool {
-    metadata.get("compactionSummary").and_then(Value::as_bool) == Some(true)
 }
 
 impl Paired for Goose {
@@ -365,7 +362,7 @@ mod tests {
             DELETE FROM messages WHERE session_id = '20260714_1';
             INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) SELECT * FROM kept;
             INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) VALUES
-              ('20260714_1', 'user', '[{"type":"text","text":"so far: a"}]', 1784019700, '{"userVisible":false,"agentVisible":true,"compactionSummary":true}');
+              ('20260714_1', 'user', '[{"type":"text","text":"so far: a"}]', 1784019700, '{"userVisible":false,"agentVisible":true}');
             "#).unwrap();
         let (_, second) = capture(&c, since, &mut p);
         // The metadata is written once; every message is read again as it was.
@@ -385,18 +382,15 @@ mod tests {
     fn a_summary_only_the_agent_sees_is_a_compaction_and_a_hint_is_the_harness_speaking() {
         let mut p = Goose::default();
         let mut out = Emit::default();
-        let agent_only = |extra: &str| {
+        let agent_only = |text: &str| {
             json!({"message": {"role": "user", "created": 5,
-                "content": [{"type": "text", "text": "so far: a limiter"}],
-                "metadata": serde_json::from_str::<Value>(&format!(r#"{{"userVisible":false,"agentVisible":true{extra}}}"#)).unwrap()},
+                "content": [{"type": "text", "text": text}],
+                "metadata": {"userVisible": false, "agentVisible": true}},
                 "results": []})
         };
-        p.line(
-            paired::PARTS,
-            &agent_only(r#","compactionSummary":true"#),
-            &mut out,
-        );
-        p.line(2 * paired::PARTS, &agent_only(""), &mut out);
+        p.line(paired::PARTS, &agent_only("so far: a limiter"), &mut out);
+        let hints = "<subdirectory-hints>\nuse tabs\n</subdirectory-hints>";
+        p.line(2 * paired::PARTS, &agent_only(hints), &mut out);
         let kinds: Vec<&str> = out.events.values().map(|(_, e)| e.tag()).collect();
         assert_eq!(kinds, ["compacted", "compact", "user"]);
         assert!(matches!(
