@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Capture speed per adapter: a Claude Code transcript from examples/synth.rs, and Gemini CLI
-# (JSONL and the older JSON document) and OpenCode (SQLite) sessions of about the same size,
-# generated here turn by turn in the shapes of tests/fixtures/gemini and tests/fixtures/opencode.
+# (JSONL and the older JSON document), OpenCode, Goose and Crush (SQLite) sessions of about
+# the same size, generated here turn by turn in the shapes of tests/fixtures/gemini,
+# tests/fixtures/opencode, tests/fixtures/goose and tests/fixtures/crush.
 # Times a cold `peat capture` of each into a fresh ledger and a second capture (nothing new),
 # and prints `name: value` lines on stdout (MB of source per second, events per second); build
 # output and progress go to stderr. No figure is asserted. See bench/README.md.
@@ -21,7 +22,7 @@ mkdir -p "$TMP/home"
 log "generating a ${MB} MB Claude transcript"
 "$SYNTH" --single "$TMP/claude.jsonl" --bytes "${MB}MB" --seed "$SEED" 2>/dev/null
 
-log "generating Gemini CLI and OpenCode sessions of ${MB} MB each"
+log "generating Gemini CLI, OpenCode, Goose and Crush sessions of ${MB} MB each"
 python3 - "$TMP" "$MB" "$SEED" <<'PY'
 import json, random, sqlite3, sys
 tmp, mb, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -94,6 +95,72 @@ while size < target:
 db.commit()
 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 db.close()
+
+# A database with the tables of tests/fixtures/<agent>/schema.sql, filled by `fill`.
+def database(path, agent, fill):
+    global db, size
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(open(f"tests/fixtures/{agent}/schema.sql").read())
+    size = 0
+    fill()
+    db.commit()
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+def insert(sql, values):
+    global size
+    size += sum(len(str(v)) for v in values)
+    db.execute(sql, values)
+
+# Goose: a row a message, a tool's response in the user message after its request.
+def goose():
+    db.execute("INSERT INTO sessions (id, name, working_dir, created_at) VALUES ('20260714_1', 'bench', '/bench', '2026-07-14 09:00:00')")
+    sql = "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) VALUES ('20260714_1', ?, ?, ?, '{\"userVisible\":true,\"agentVisible\":true}')"
+    def request(id, name, args):
+        return {"type": "toolRequest", "id": id, "toolCall": {"status": "success", "value": {"name": name, "arguments": args}}}
+    def response(id, out):
+        return {"type": "toolResponse", "id": id, "toolResult": {"status": "success", "value": {"content": [{"type": "text", "text": out}], "isError": False}}}
+    turn, t = 0, 1_784_019_600
+    while size < target:
+        turn += 1
+        t += 4
+        path = f"/bench/src/f{turn % 50}.rs"
+        for role, content in [
+            ("user", [{"type": "text", "text": text(30)}]),
+            ("assistant", [{"type": "text", "text": text(60)}, request(f"w{turn}", "developer__write", {"path": path, "content": code(rng.randint(20, 80))})]),
+            ("user", [response(f"w{turn}", f"Wrote {path}")]),
+            ("assistant", [request(f"s{turn}", "developer__shell", {"command": "cargo test"})]),
+            ("user", [response(f"s{turn}", text(rng.randint(100, 400)))]),
+            ("assistant", [{"type": "text", "text": text(80)}]),
+        ]:
+            insert(sql, (role, json.dumps(content), t))
+database(f"{tmp}/sessions.db", "goose", goose)
+
+# Crush: parts of {type, data}, the calls' results in a tool message after them.
+def crush():
+    db.execute("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s-bench', 'bench', 1784019600, 1784019600)")
+    sql = "INSERT INTO messages (id, session_id, role, parts, created_at, updated_at) VALUES (?, 's-bench', ?, ?, ?, ?)"
+    def part(kind, **data):
+        return {"type": kind, "data": data}
+    turn, t = 0, 1_784_019_600
+    while size < target:
+        turn += 1
+        t += 4
+        path = f"src/f{turn % 50}.rs"
+        for i, (role, parts) in enumerate([
+            ("user", [part("text", text=text(30))]),
+            ("assistant", [part("text", text=text(60)),
+                           part("tool_call", id=f"w{turn}", name="write", input=json.dumps({"file_path": path, "content": code(rng.randint(20, 80))}), finished=True),
+                           part("tool_call", id=f"s{turn}", name="bash", input=json.dumps({"command": "cargo test"}), finished=True),
+                           part("finish", reason="tool_use", time=t)]),
+            ("tool", [part("tool_result", tool_call_id=f"w{turn}", name="write", content="File successfully written", is_error=False),
+                      part("tool_result", tool_call_id=f"s{turn}", name="bash", content=text(rng.randint(100, 400)), is_error=False)]),
+            ("assistant", [part("text", text=text(80)), part("finish", reason="end_turn", time=t)]),
+        ]):
+            insert(sql, (f"m{turn}-{i}", role, json.dumps(parts), t, t))
+import os
+os.makedirs(f"{tmp}/crush/.crush")
+database(f"{tmp}/crush/.crush/crush.db", "crush", crush)
 PY
 
 mb_of() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
@@ -122,3 +189,5 @@ capture claude "$TMP/claude.jsonl"
 capture gemini_jsonl "$TMP/gemini.jsonl"
 capture gemini_document "$TMP/session-bench.json"
 capture opencode "$TMP/opencode.db"
+capture goose "$TMP/sessions.db"
+capture crush "$TMP/crush/.crush/crush.db"

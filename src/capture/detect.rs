@@ -1,6 +1,6 @@
 //! Which harness wrote a transcript, decided by a positive signature in its first lines
 //! (or, for a JSON document, in the document; for a database, in its tables, see
-//! `opencode::recognises`). A file that matches none is rejected, never guessed at. The
+//! `database::recognise`). A file that matches none is rejected, never guessed at. The
 //! signatures exclude each other: every Claude Code line has a `type` and no `role` at the
 //! top, Codex lines a `payload` or a `record_type`, Copilot CLI's a dotted `type` with a
 //! `data` object, Pi's a `session` header first, Cursor's a `role` and no `type`, Gemini
@@ -26,6 +26,8 @@ pub(crate) enum Format {
     Droid,
     Gemini,
     OpenCode,
+    Goose,
+    Crush,
 }
 
 /// Claude Code line types that no other format writes at the top level.

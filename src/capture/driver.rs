@@ -6,9 +6,10 @@
 //!
 //! A JSON document's (or a stored session's) cursor is its fingerprint, written with all its
 //! events in one batch;
-//! a database's sessions each have their own cursor (`<db>#<session>`, what was read and
-//! the parser's state), written with that session's events, and the database's own cursor
-//! (its fingerprints) is written after them (see `source`).
+//! a database's sessions (OpenCode's, Goose's, Crush's, read through `database`) each have
+//! their own cursor (`<db>#<session>`, what was read and the parser's state), written with
+//! that session's events, and the database's own cursor (its fingerprints) is written after
+//! them (see `source`).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::source::{self, DatabasePrint, Fingerprint, Kind};
-use super::{Emit, FileHints, ParserState, opencode};
+use super::{Emit, FileHints, ParserState, database, opencode};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
 use crate::redact::StoreRedactor;
 use crate::vocab::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
@@ -60,7 +61,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording or an OpenCode database)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording, or an OpenCode, Goose or Crush database)", .0.display())]
     NotATranscript(PathBuf),
     #[error("cannot read the database {}: {source}", path.display())]
     Database {
@@ -367,7 +368,7 @@ fn capture_whole(
 /// One session of a database: what was read of it, and the parser's state.
 #[derive(Debug, Serialize, Deserialize)]
 struct SessionCursor {
-    since: opencode::Since,
+    since: database::Since,
     state: ParserState,
 }
 
@@ -390,22 +391,23 @@ fn capture_database(
         source,
     };
     let print = DatabasePrint::of(path).map_err(io)?;
-    let mut receipt = Receipt {
-        format: Some(Format::OpenCode),
-        ..Receipt::default()
-    };
     let saved: Option<DatabasePrint> = ledger
         .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
     if saved.as_ref() == Some(&print) {
-        return Ok(receipt);
+        return Ok(Receipt::default());
     }
     let conn = source::open_database(path).map_err(db)?;
-    if !opencode::recognises(&conn) {
-        return Err(CaptureError::NotATranscript(path.to_path_buf()));
-    }
+    let format = database::recognise(&conn)
+        .ok_or_else(|| CaptureError::NotATranscript(path.to_path_buf()))?;
+    let mut receipt = Receipt {
+        format: Some(format),
+        ..Receipt::default()
+    };
+    // A harness that names no cwd for its sessions (Crush) keeps its database in the project.
+    let hints = FileHints::of(path, Path::new(cursor_key));
     let mut written = Vec::new();
-    for id in opencode::sessions(&conn).map_err(db)? {
+    for id in database::sessions(&conn, format).map_err(db)? {
         let key = format!("{cursor_key}#{id}");
         let saved_bytes = ledger.cursor(&key)?;
         let saved: Option<SessionCursor> = saved_bytes
@@ -414,13 +416,13 @@ fn capture_database(
         let (since, mut state) = match saved {
             Some(c) => (c.since, c.state),
             None => (
-                opencode::Since::default(),
-                ParserState::new(Format::OpenCode, &FileHints::default()),
+                database::Since::start(format),
+                ParserState::new(format, &hints),
             ),
         };
         let mut emit = Emit::default();
         let parser = state.parser();
-        let since = opencode::records(&conn, &id, since, |position, record| {
+        let since = database::records(&conn, format, &id, since, |position, record| {
             receipt.lines += 1;
             parser.line(position, record, &mut emit);
         })

@@ -5,7 +5,9 @@
 //! stable positions; `reader` yields raw lines (never holding the file), `detect`
 //! recognises the format by a positive signature, and one parser per format (`claude`,
 //! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`; the last five
-//! share `chat`) turns records into events. A parser is a resumable state machine: its
+//! share `chat`) turns records into events. `database` says which harness a SQLite database
+//! is and reads its sessions; `goose` and `crush`, whose tool results are rows of their
+//! own, read them through `paired`. A parser is a resumable state machine: its
 //! state is saved beside the source's position in the capture cursor, in the same atomic
 //! batch as the events, so a grown transcript ingests only its delta and the result equals
 //! a full parse.
@@ -16,12 +18,16 @@ pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod commit;
 pub(crate) mod copilot;
+pub(crate) mod crush;
 pub(crate) mod cursor;
+pub(crate) mod database;
 pub(crate) mod detect;
 mod driver;
 pub(crate) mod droid;
 pub(crate) mod gemini;
+pub(crate) mod goose;
 pub(crate) mod opencode;
+pub(crate) mod paired;
 pub(crate) mod patch;
 pub(crate) mod pi;
 pub(crate) mod qwen;
@@ -295,6 +301,8 @@ pub(crate) enum ParserState {
     Gemini(gemini::Gemini),
     #[serde(rename = "opencode")]
     OpenCode(opencode::OpenCode),
+    Goose(goose::Goose),
+    Crush(crush::Crush),
 }
 
 impl ParserState {
@@ -309,6 +317,8 @@ impl ParserState {
             detect::Format::Droid => ParserState::Droid(droid::Droid::new(hints)),
             detect::Format::Gemini => ParserState::Gemini(gemini::Gemini::new(hints)),
             detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
+            detect::Format::Goose => ParserState::Goose(goose::Goose::default()),
+            detect::Format::Crush => ParserState::Crush(crush::Crush::new(hints)),
         }
     }
 
@@ -332,6 +342,8 @@ impl ParserState {
             ParserState::Droid(_) => detect::Format::Droid,
             ParserState::Gemini(_) => detect::Format::Gemini,
             ParserState::OpenCode(_) => detect::Format::OpenCode,
+            ParserState::Goose(_) => detect::Format::Goose,
+            ParserState::Crush(_) => detect::Format::Crush,
         }
     }
 
@@ -346,6 +358,8 @@ impl ParserState {
             ParserState::Droid(p) => p,
             ParserState::Gemini(p) => p,
             ParserState::OpenCode(p) => p,
+            ParserState::Goose(p) => p,
+            ParserState::Crush(p) => p,
         }
     }
 
@@ -360,6 +374,8 @@ impl ParserState {
             ParserState::Droid(p) => p,
             ParserState::Gemini(p) => p,
             ParserState::OpenCode(p) => p,
+            ParserState::Goose(p) => p,
+            ParserState::Crush(p) => p,
         }
     }
 }

@@ -10,9 +10,10 @@
 //!   unchanged is skipped; a changed one is parsed again from a fresh parser state and
 //!   upserted, so what did not change is a no-op and a message the harness rewrote is a
 //!   revision of the same seqs.
-//! - [`Kind::Database`]: a SQLite database (OpenCode's `opencode.db`), opened read-only so
-//!   the harness writing it is never locked out. The adapter that reads it names the
-//!   positions (a row's rowid); the database is skipped while its fingerprint and its
+//! - [`Kind::Database`]: a SQLite database (OpenCode's `opencode.db`, Goose's `sessions.db`,
+//!   Crush's `crush.db`; `database` says which), opened read-only so the harness writing it
+//!   is never locked out. The adapter that reads it names the positions (a part's rowid, a
+//!   message's rank in its session); the database is skipped while its fingerprint and its
 //!   `-wal` file's are unchanged.
 //! - [`Kind::Stored`]: a session kept as a tree of small JSON files, one record each
 //!   (OpenCode before 1.2: `storage/session/<project>/<id>.json`, its messages and their

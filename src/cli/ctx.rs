@@ -55,6 +55,10 @@ pub(crate) struct Ctx {
     /// Where OpenCode keeps its database: `$XDG_DATA_HOME/opencode`, else
     /// `~/.local/share/opencode`.
     pub(crate) opencode_data: PathBuf,
+    /// Where Goose keeps its sessions database: `$GOOSE_PATH_ROOT/data/sessions` when that
+    /// is an absolute path, else `$XDG_DATA_HOME/goose/sessions`, else
+    /// `~/.local/share/goose/sessions`.
+    pub(crate) goose_sessions: PathBuf,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -169,6 +173,14 @@ impl Ctx {
                 .map_or_else(|| dir("QWEN_HOME", ".qwen"), PathBuf::from),
             gemini_home: dir("GEMINI_CLI_HOME", "").join(".gemini"),
             opencode_data: dir("XDG_DATA_HOME", ".local/share").join("opencode"),
+            goose_sessions: std::env::var_os("GOOSE_PATH_ROOT")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map_or_else(
+                    || dir("XDG_DATA_HOME", ".local/share").join("goose"),
+                    |root| root.join("data"),
+                )
+                .join("sessions"),
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
             model_lookup,
             python: std::env::var_os("PEAT_PYTHON")

@@ -49,9 +49,13 @@ impl Found {
 /// OpenCode's database, by its name.
 pub(crate) const OPENCODE_DB: &str = "opencode.db";
 
+/// Goose's database, by its name (in a `sessions` folder).
+pub(crate) const GOOSE_DB: &str = "sessions.db";
+
 /// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
 /// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
-/// `storage/session/<project>/<id>.json` sessions. What it holds is decided when it is read.
+/// `storage/session/<project>/<id>.json` sessions, Goose's `sessions/sessions.db` and
+/// Crush's `crush.db`. What it holds is decided when it is read.
 fn is_transcript_name(path: &Path) -> bool {
     let name = path
         .file_name()
@@ -65,6 +69,12 @@ fn is_transcript_name(path: &Path) -> bool {
         || name.ends_with(".jsonl.zst")
         || (in_chats && name.starts_with("session-") && name.ends_with(".json"))
         || name == OPENCODE_DB
+        || (name == GOOSE_DB
+            && path
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|d| d == "sessions"))
+        || name == crate::capture::crush::DB
         || (name.ends_with(".json") && crate::capture::source::stored_root(path).is_some())
 }
 

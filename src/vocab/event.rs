@@ -189,6 +189,8 @@ pub enum Agent {
     Gemini,
     #[serde(rename = "opencode")]
     OpenCode,
+    Goose,
+    Crush,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -205,6 +207,8 @@ impl Agent {
         Agent::Pi,
         Agent::Qwen,
         Agent::Droid,
+        Agent::Goose,
+        Agent::Crush,
         Agent::Peat,
     ];
 
@@ -219,6 +223,8 @@ impl Agent {
             Agent::Droid => "droid",
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
+            Agent::Goose => "goose",
+            Agent::Crush => "crush",
             Agent::Peat => "peat",
         }
     }
@@ -234,6 +240,8 @@ impl Agent {
             Agent::Copilot => argv(&["copilot", "--resume", id]),
             Agent::Gemini => argv(&["gemini", "--resume", id]),
             Agent::OpenCode => argv(&["opencode", "--session", id]),
+            Agent::Goose => argv(&["goose", "session", "--resume", "--session-id", id]),
+            Agent::Crush => argv(&["crush", "--session", id]),
             // Pi resumes by its session file's path, which the record does not keep; for
             // Qwen Code and droid no command taking a session id is documented: peat says
             // it cannot, rather than guess one.

@@ -3,6 +3,7 @@
 
 mod agents;
 mod agents_jsonl;
+mod agents_sqlite;
 mod blame;
 mod blame_history;
 mod brief;

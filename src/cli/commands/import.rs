@@ -18,16 +18,19 @@ use crate::redact::StoreRedactor;
 /// ~/.cursor/projects, ~/.copilot/session-state, ~/.pi/agent/sessions (or
 /// $PI_CODING_AGENT_DIR/sessions), ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
 /// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
-/// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
-/// storage/session (or under $XDG_DATA_HOME). Idempotent and incremental: a transcript
-/// already captured is only read from where it was left, and one whose length and
-/// modification time are as the last import (or hook's sweep) saw them is not opened. Into a repository's own ledger it
+/// $GEMINI_CLI_HOME/.gemini/tmp), OpenCode's ~/.local/share/opencode/opencode.db and
+/// storage/session (or under $XDG_DATA_HOME), Goose's ~/.local/share/goose/sessions/sessions.db
+/// (or under $XDG_DATA_HOME or $GOOSE_PATH_ROOT/data) and this project's Crush database,
+/// .crush/crush.db. Idempotent and incremental: a transcript already captured is only read
+/// from where it was left, and one whose length and modification time are as the last
+/// import (or hook's sweep) saw them is not opened. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
 /// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
-    /// chats/session-*.json, opencode.db), recursively
+    /// chats/session-*.json, opencode.db, Goose's sessions/sessions.db, crush.db),
+    /// recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
     /// Every project's sessions, even into this repository's own ledger
@@ -99,6 +102,7 @@ fn known_transcripts(ctx: &Ctx) -> Found {
     if db.is_file() {
         found.files.push(db);
     }
+    found.files.extend(named_databases(ctx));
     found
 }
 
@@ -289,6 +293,21 @@ fn capture_each(
         b.finish_and_clear();
     }
     Ok(())
+}
+
+/// The databases of harnesses whose folders are not walked: Goose's (beside its backups),
+/// and Crush's in this project (`.crush/crush.db`: Crush keeps one in each project).
+fn named_databases(ctx: &Ctx) -> Vec<PathBuf> {
+    let project = ctx.location.root.as_deref().unwrap_or(&ctx.cwd);
+    [
+        ctx.goose_sessions.join(crate::cli::transcripts::GOOSE_DB),
+        project
+            .join(crate::capture::crush::DATA_DIR)
+            .join(crate::capture::crush::DB),
+    ]
+    .into_iter()
+    .filter(|p| p.is_file())
+    .collect()
 }
 
 fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
