@@ -60,7 +60,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording or an OpenCode database)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording, an OpenCode database or a Cline task's api_conversation_history.json)", .0.display())]
     NotATranscript(PathBuf),
     #[error("cannot read the database {}: {source}", path.display())]
     Database {
@@ -268,10 +268,15 @@ fn capture_document(
         let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
         let doc: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|_| not_a_transcript())?;
-        let format = detect::detect_document(&doc).ok_or_else(not_a_transcript)?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let format = detect::detect_document(&name, &doc).ok_or_else(not_a_transcript)?;
+        let records = match format {
+            Format::Cline => source::array_records(doc),
+            _ => source::document_records(doc, "messages"),
+        };
         Ok(Whole {
             format,
-            records: source::document_records(doc, "messages"),
+            records,
             skipped: 0,
         })
     };

@@ -4,15 +4,17 @@
 //! whole, a SQLite database, a session kept as JSON files) and how each yields records at
 //! stable positions; `reader` yields raw lines (never holding the file), `detect`
 //! recognises the format by a positive signature, and one parser per format (`claude`,
-//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`; the last five
-//! share `chat`) turns records into events. A parser is a resumable state machine: its
+//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`, `cline`; the
+//! last six share `chat`) turns records into events. A parser is a resumable state machine: its
 //! state is saved beside the source's position in the capture cursor, in the same atomic
 //! batch as the events, so a grown transcript ingests only its delta and the result equals
 //! a full parse.
 
 pub(crate) mod bignum;
+pub(crate) mod blocks;
 pub(crate) mod chat;
 pub(crate) mod claude;
+pub(crate) mod cline;
 pub(crate) mod codex;
 pub(crate) mod commit;
 pub(crate) mod copilot;
@@ -295,6 +297,7 @@ pub(crate) enum ParserState {
     Gemini(gemini::Gemini),
     #[serde(rename = "opencode")]
     OpenCode(opencode::OpenCode),
+    Cline(cline::Cline),
 }
 
 impl ParserState {
@@ -309,6 +312,7 @@ impl ParserState {
             detect::Format::Droid => ParserState::Droid(droid::Droid::new(hints)),
             detect::Format::Gemini => ParserState::Gemini(gemini::Gemini::new(hints)),
             detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
+            detect::Format::Cline => ParserState::Cline(cline::Cline::new(hints)),
         }
     }
 
@@ -332,6 +336,7 @@ impl ParserState {
             ParserState::Droid(_) => detect::Format::Droid,
             ParserState::Gemini(_) => detect::Format::Gemini,
             ParserState::OpenCode(_) => detect::Format::OpenCode,
+            ParserState::Cline(_) => detect::Format::Cline,
         }
     }
 
@@ -346,6 +351,7 @@ impl ParserState {
             ParserState::Droid(p) => p,
             ParserState::Gemini(p) => p,
             ParserState::OpenCode(p) => p,
+            ParserState::Cline(p) => p,
         }
     }
 
@@ -360,6 +366,7 @@ impl ParserState {
             ParserState::Droid(p) => p,
             ParserState::Gemini(p) => p,
             ParserState::OpenCode(p) => p,
+            ParserState::Cline(p) => p,
         }
     }
 }

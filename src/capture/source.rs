@@ -5,8 +5,9 @@
 //! - [`Kind::Lines`]: a JSONL file, read from the byte offset the cursor saved (`reader`);
 //!   a record's position is its raw line index.
 //! - [`Kind::Document`]: one JSON document the harness rewrites whole (Gemini CLI's older
-//!   `chats/session-*.json`). Position 0 is the document without its records array, and
-//!   record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
+//!   `chats/session-*.json`, a Cline task's `api_conversation_history.json`). Position 0 is
+//!   the document without its records array (nothing, for a document that is the array),
+//!   and record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
 //!   unchanged is skipped; a changed one is parsed again from a fresh parser state and
 //!   upserted, so what did not change is a no-op and a message the harness rewrote is a
 //!   revision of the same seqs.
@@ -194,6 +195,18 @@ pub(crate) fn document_records(mut doc: Value, array: &str) -> Vec<Value> {
         None => Vec::new(),
     };
     std::iter::once(doc).chain(items).collect()
+}
+
+/// The records of a document that is an array (a Cline task's conversation): an empty
+/// head at position 0, as a document without its array would be, then each element.
+pub(crate) fn array_records(doc: Value) -> Vec<Value> {
+    let items = match doc {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    std::iter::once(Value::Object(serde_json::Map::new()))
+        .chain(items)
+        .collect()
 }
 
 #[cfg(test)]

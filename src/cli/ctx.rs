@@ -53,6 +53,10 @@ pub(crate) struct Ctx {
     /// Where OpenCode keeps its database: `$XDG_DATA_HOME/opencode`, else
     /// `~/.local/share/opencode`.
     pub(crate) opencode_data: PathBuf,
+    /// Where Cline keeps its tasks: the CLI's data folder (`$CLINE_DATA_DIR`, else
+    /// `$CLINE_DIR/data`, else `~/.cline/data`) and the VS Code extension's global storage
+    /// (`saoudrizwan.claude-dev`, where VS Code keeps it on Linux and on macOS).
+    pub(crate) cline_dirs: Vec<PathBuf>,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -161,6 +165,19 @@ impl Ctx {
                 .map_or_else(|| dir("QWEN_HOME", ".qwen"), PathBuf::from),
             gemini_home: dir("GEMINI_CLI_HOME", "").join(".gemini"),
             opencode_data: dir("XDG_DATA_HOME", ".local/share").join("opencode"),
+            cline_dirs: {
+                let home = home.clone().unwrap_or_default();
+                let cli = std::env::var_os("CLINE_DATA_DIR")
+                    .filter(|v| !v.is_empty())
+                    .map_or_else(|| dir("CLINE_DIR", ".cline").join("data"), PathBuf::from);
+                let extension = ["User/globalStorage", "saoudrizwan.claude-dev"].join("/");
+                vec![
+                    cli,
+                    home.join(".config/Code").join(&extension),
+                    home.join("Library/Application Support/Code")
+                        .join(&extension),
+                ]
+            },
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
             model_lookup,
             python: std::env::var_os("PEAT_PYTHON")

@@ -51,7 +51,8 @@ pub(crate) const OPENCODE_DB: &str = "opencode.db";
 
 /// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
 /// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
-/// `storage/session/<project>/<id>.json` sessions. What it holds is decided when it is read.
+/// `storage/session/<project>/<id>.json` sessions, a Cline task's
+/// `tasks/<id>/api_conversation_history.json`. What it holds is decided when it is read.
 fn is_transcript_name(path: &Path) -> bool {
     let name = path
         .file_name()
@@ -66,6 +67,15 @@ fn is_transcript_name(path: &Path) -> bool {
         || (in_chats && name.starts_with("session-") && name.ends_with(".json"))
         || name == OPENCODE_DB
         || (name.ends_with(".json") && crate::capture::source::stored_root(path).is_some())
+        || (name == crate::capture::cline::HISTORY_FILE && in_tasks(path))
+}
+
+/// Whether `path` is in a `tasks/<id>/` folder, as a Cline task's files are.
+fn in_tasks(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "tasks")
 }
 
 /// This project's transcripts: Claude Code session folders whose cwd is in the project

@@ -189,6 +189,7 @@ pub enum Agent {
     Gemini,
     #[serde(rename = "opencode")]
     OpenCode,
+    Cline,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -205,6 +206,7 @@ impl Agent {
         Agent::Pi,
         Agent::Qwen,
         Agent::Droid,
+        Agent::Cline,
         Agent::Peat,
     ];
 
@@ -219,6 +221,7 @@ impl Agent {
             Agent::Droid => "droid",
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
+            Agent::Cline => "cline",
             Agent::Peat => "peat",
         }
     }
@@ -238,6 +241,8 @@ impl Agent {
             // Qwen Code and droid no command taking a session id is documented: peat says
             // it cannot, rather than guess one.
             Agent::Pi | Agent::Qwen | Agent::Droid | Agent::Peat => None,
+            // Cline resumes a task from its panel's history; it has no command for one.
+            Agent::Cline => None,
         }
     }
 }

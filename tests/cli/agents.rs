@@ -17,10 +17,10 @@ const OPENCODE_SESSION: &str = "ses_7f3a1c2e9ffeAbCdEfGh1234";
 const OPENCODE_CHILD: &str = "ses_7f3a1c40affeQrStUvWx5678";
 
 /// What `src/limiter.rs` holds once each fixture's session, grown, has run.
-const LIMITER: &str = "pub struct Bucket;\nfn refill() { add(5) }\n";
+pub(crate) const LIMITER: &str = "pub struct Bucket;\nfn refill() { add(5) }\n";
 
 /// A fixture with `@ROOT@` standing for the project folder (the test's work folder).
-fn fixture(env: &Env, agent: &str, name: &str) -> String {
+pub(crate) fn fixture(env: &Env, agent: &str, name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(agent)
@@ -43,7 +43,7 @@ fn gemini_project(env: &Env) -> PathBuf {
 }
 
 /// Every event of `session`, as `peat events --json` prints them.
-fn events(env: &Env, session: &str) -> Vec<Value> {
+pub(crate) fn events(env: &Env, session: &str) -> Vec<Value> {
     env.run(&["events", "--session", session, "--json"])
         .ok()
         .stdout
@@ -53,7 +53,7 @@ fn events(env: &Env, session: &str) -> Vec<Value> {
 }
 
 /// The events of `session` of kind `tag`.
-fn of_kind(env: &Env, session: &str, tag: &str) -> Vec<Value> {
+pub(crate) fn of_kind(env: &Env, session: &str, tag: &str) -> Vec<Value> {
     env.run(&["events", "--session", session, "--kind", tag, "--json"])
         .ok()
         .stdout
@@ -64,7 +64,7 @@ fn of_kind(env: &Env, session: &str, tag: &str) -> Vec<Value> {
 
 /// The limiter as the two turns left it, and what `peat FILE` and `peat blame` say of it:
 /// each line is the prompt of the turn that wrote it.
-fn assert_limiter_answers(env: &Env, session: &str, prompts: [&str; 2]) {
+pub(crate) fn assert_limiter_answers(env: &Env, session: &str, prompts: [&str; 2]) {
     std::fs::write(env.path("work/src/limiter.rs"), LIMITER).unwrap();
     assert_eq!(
         blamed(env, "src/limiter.rs"),

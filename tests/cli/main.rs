@@ -2,6 +2,7 @@
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
 mod agents;
+mod agents_documents;
 mod agents_jsonl;
 mod blame;
 mod blame_history;

@@ -17,14 +17,16 @@ use crate::ledger::{Mode, Written};
 /// $PI_CODING_AGENT_DIR/sessions), ~/.qwen/projects (or under $QWEN_RUNTIME_DIR or
 /// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
 /// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
-/// storage/session (or under $XDG_DATA_HOME). Idempotent and incremental: a transcript
+/// storage/session (or under $XDG_DATA_HOME), and Cline's tasks (~/.cline/data/tasks, or
+/// under $CLINE_DATA_DIR or $CLINE_DIR/data, and the VS Code extension's
+/// globalStorage/saoudrizwan.claude-dev/tasks). Idempotent and incremental: a transcript
 /// already captured is only read from where it was left. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
 /// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
-    /// chats/session-*.json, opencode.db), recursively
+    /// chats/session-*.json, opencode.db, Cline's api_conversation_history.json), recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
     /// Every project's sessions, even into this repository's own ledger
@@ -223,6 +225,7 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.opencode_data.join("storage/session"),
     ]
     .into_iter()
+    .chain(ctx.cline_dirs.iter().map(|d| d.join("tasks")))
     .filter(|p| p.is_dir())
     .collect()
 }

@@ -1,0 +1,166 @@
+//! The agents whose sessions are JSON documents rewritten whole or Markdown appended to
+//! (Cline's `api_conversation_history.json`, Aider's `.aider.chat.history.md`) through the
+//! real binary, on fixtures written from their formats: each is captured whole, captured
+//! again as a no-op, captured grown, and answers `peat FILE` and `peat blame FILE` for the
+//! file its agent edited. HOME and the agents' folders are in the test's own folder.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::agents::{assert_limiter_answers, events, fixture, of_kind};
+use crate::support::{Env, repo, require_git};
+
+const CLINE_TASK: &str = "1784019600000";
+const CLINE_FILE: &str = "tasks/1784019600000/api_conversation_history.json";
+
+/// The two prompts of every fixture's session: the first writes the limiter, the second
+/// refills it and commits.
+const PROMPTS: [&str; 2] = [
+    "add a token bucket limiter in src/limiter.rs",
+    "refill five tokens a second, then commit",
+];
+
+/// The Cline task laid in the CLI's data folder under HOME, as its first turn left it.
+fn cline_task(env: &Env) -> PathBuf {
+    let file = env.path("home/.cline/data").join(CLINE_FILE);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, fixture(env, "cline", CLINE_FILE)).unwrap();
+    file
+}
+
+/// The text of each event of `session` of kind `tag` at `field` of its `variant`.
+fn texts(env: &Env, session: &str, tag: &str, variant: &str, field: &str) -> Vec<String> {
+    of_kind(env, session, tag)
+        .iter()
+        .map(|e| e["event"][variant][field].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The sessions `peat sessions` lists with `args` before it, by id.
+fn listed(env: &Env, args: &[&str]) -> Vec<String> {
+    let mut argv = args.to_vec();
+    argv.extend(["sessions", "--json"]);
+    let r = env.run(&argv).ok();
+    let rows: Value = serde_json::from_str(&r.stdout).unwrap();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["session"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_cline_task_is_captured_once_then_rewritten_grown_and_answers_for_the_file_it_edited() {
+    require_git();
+    let env = Env::new();
+    repo(&env);
+    let file = cline_task(&env);
+    let r = env.run(&["import"]).ok();
+    assert!(
+        r.stderr.contains("imported 1 transcripts (1 sessions)"),
+        "import finds the CLI's tasks under HOME: {}",
+        r.stderr
+    );
+    let f = file.to_str().unwrap();
+    assert_eq!(
+        env.run(&["capture", f]).ok().receipt(),
+        (0, 0, 0),
+        "an unchanged task is not read again"
+    );
+
+    let meta = &of_kind(&env, CLINE_TASK, "meta")[0]["event"]["SessionMeta"];
+    assert_eq!(meta["agent"], "cline");
+    assert_eq!(
+        meta["cwd"],
+        env.path("work").to_str().unwrap(),
+        "the cwd is the one the first message's environment details name"
+    );
+    let tools: Vec<(String, bool)> = of_kind(&env, CLINE_TASK, "tool")
+        .iter()
+        .map(|c| {
+            let c = &c["event"]["ToolCall"];
+            (
+                c["tool"].as_str().unwrap().into(),
+                c["ok"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("write_to_file".to_string(), true),
+            ("execute_command".to_string(), false)
+        ]
+    );
+    // The completion is the turn's closing message so far.
+    assert_eq!(
+        texts(&env, CLINE_TASK, "final", "FinalMsg", "text"),
+        ["The limiter is written; the build fails on `add`, which the refill will need."]
+    );
+    let before = events(&env, CLINE_TASK).len();
+
+    // Cline writes the whole task again with the person's feedback and the turn after it.
+    std::fs::write(
+        &file,
+        fixture(&env, "cline", "api_conversation_history.grown.json"),
+    )
+    .unwrap();
+    let (_, new, revised) = env.run(&["capture", f]).ok().receipt();
+    assert!(new > 0, "the second turn is new");
+    assert_eq!(revised, 0, "what was there is as it was: no revision");
+    assert!(events(&env, CLINE_TASK).len() > before);
+    assert_eq!(
+        texts(&env, CLINE_TASK, "user", "UserMsg", "text"),
+        PROMPTS,
+        "the task and the feedback are the prompts, the environment details are not"
+    );
+    assert_eq!(
+        texts(&env, CLINE_TASK, "final", "FinalMsg", "text"),
+        [
+            "The limiter is written; the build fails on `add`, which the refill will need.",
+            "Refill is five tokens a second, committed as 1a2b3c4."
+        ]
+    );
+    let commits = of_kind(&env, CLINE_TASK, "commit");
+    assert_eq!(commits[0]["event"]["Committed"]["hash"], "1a2b3c4");
+    assert_limiter_answers(&env, CLINE_TASK, PROMPTS);
+}
+
+#[test]
+fn agent_cline_lists_only_clines_sessions_beside_another_agents() {
+    let env = Env::new();
+    let task = cline_task(&env);
+    let gemini = env.path("home/.gemini/tmp/acme-api/chats");
+    std::fs::create_dir_all(&gemini).unwrap();
+    let name = "session-2026-07-14T09-29-2b7d4e91.json";
+    std::fs::write(gemini.join(name), fixture(&env, "gemini", name)).unwrap();
+    env.run(&["capture", task.to_str().unwrap()]).ok();
+    env.run(&["capture", gemini.join(name).to_str().unwrap()])
+        .ok();
+    assert_eq!(listed(&env, &[]).len(), 2);
+    assert_eq!(listed(&env, &["--agent", "cline"]), [CLINE_TASK]);
+}
+
+#[test]
+fn a_cline_panels_own_file_or_messages_under_another_name_are_refused() {
+    let env = Env::new();
+    let task = cline_task(&env);
+    let dir = task.parent().unwrap();
+    // The panel's copy of the task, and the conversation copied under another name.
+    std::fs::write(
+        dir.join("ui_messages.json"),
+        r#"[{"ts": 1784019601000, "type": "say", "say": "task", "text": "hi"}]"#,
+    )
+    .unwrap();
+    std::fs::copy(&task, dir.join("copy.json")).unwrap();
+    for name in ["ui_messages.json", "copy.json"] {
+        let r = env.run(&["capture", dir.join(name).to_str().unwrap()]);
+        assert_ne!(r.code, 0);
+        assert!(
+            r.stderr.contains("is not a recognised transcript"),
+            "{}",
+            r.stderr
+        );
+    }
+}
