@@ -27,6 +27,7 @@ pub(crate) enum Format {
     Gemini,
     OpenCode,
     Cline,
+    Aider,
 }
 
 /// Claude Code line types that no other format writes at the top level.

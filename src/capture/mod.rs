@@ -1,15 +1,16 @@
 //! Turning transcript files into ledger events.
 //!
 //! `source` says what kind of source a file is (JSONL lines, a JSON document rewritten
-//! whole, a SQLite database, a session kept as JSON files) and how each yields records at
+//! whole, a SQLite database, a session kept as JSON files, Markdown appended in sections) and how each yields records at
 //! stable positions; `reader` yields raw lines (never holding the file), `detect`
 //! recognises the format by a positive signature, and one parser per format (`claude`,
-//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`, `cline`; the
-//! last six share `chat`) turns records into events. A parser is a resumable state machine: its
+//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`, `cline`,
+//! `aider`; the last seven share `chat`) turns records into events. A parser is a resumable state machine: its
 //! state is saved beside the source's position in the capture cursor, in the same atomic
 //! batch as the events, so a grown transcript ingests only its delta and the result equals
 //! a full parse.
 
+pub(crate) mod aider;
 pub(crate) mod bignum;
 pub(crate) mod blocks;
 pub(crate) mod chat;
@@ -298,6 +299,7 @@ pub(crate) enum ParserState {
     #[serde(rename = "opencode")]
     OpenCode(opencode::OpenCode),
     Cline(cline::Cline),
+    Aider(aider::Aider),
 }
 
 impl ParserState {
@@ -313,6 +315,7 @@ impl ParserState {
             detect::Format::Gemini => ParserState::Gemini(gemini::Gemini::new(hints)),
             detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
             detect::Format::Cline => ParserState::Cline(cline::Cline::new(hints)),
+            detect::Format::Aider => ParserState::Aider(aider::Aider::new(hints)),
         }
     }
 
@@ -337,6 +340,7 @@ impl ParserState {
             ParserState::Gemini(_) => detect::Format::Gemini,
             ParserState::OpenCode(_) => detect::Format::OpenCode,
             ParserState::Cline(_) => detect::Format::Cline,
+            ParserState::Aider(_) => detect::Format::Aider,
         }
     }
 
@@ -352,6 +356,7 @@ impl ParserState {
             ParserState::Gemini(p) => p,
             ParserState::OpenCode(p) => p,
             ParserState::Cline(p) => p,
+            ParserState::Aider(p) => p,
         }
     }
 
@@ -367,6 +372,7 @@ impl ParserState {
             ParserState::Gemini(p) => p,
             ParserState::OpenCode(p) => p,
             ParserState::Cline(p) => p,
+            ParserState::Aider(p) => p,
         }
     }
 }

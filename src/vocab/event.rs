@@ -190,6 +190,7 @@ pub enum Agent {
     #[serde(rename = "opencode")]
     OpenCode,
     Cline,
+    Aider,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -207,6 +208,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Droid,
         Agent::Cline,
+        Agent::Aider,
         Agent::Peat,
     ];
 
@@ -222,6 +224,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
             Agent::Cline => "cline",
+            Agent::Aider => "aider",
             Agent::Peat => "peat",
         }
     }
@@ -243,6 +246,8 @@ impl Agent {
             Agent::Pi | Agent::Qwen | Agent::Droid | Agent::Peat => None,
             // Cline resumes a task from its panel's history; it has no command for one.
             Agent::Cline => None,
+            // Aider starts a new chat each run (`--restore-chat-history` replays the file).
+            Agent::Aider => None,
         }
     }
 }

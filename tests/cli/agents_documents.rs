@@ -164,3 +164,78 @@ fn a_cline_panels_own_file_or_messages_under_another_name_are_refused() {
         );
     }
 }
+
+/// Aider's history as the first run left it, in the work folder Aider ran in.
+fn aider_history(env: &Env) -> PathBuf {
+    let file = env.path("work/.aider.chat.history.md");
+    std::fs::write(&file, fixture(env, "aider", "chat.history.md")).unwrap();
+    file
+}
+
+#[test]
+fn aiders_history_is_captured_once_grown_by_a_turn_and_a_run_and_answers_for_the_file_it_edited() {
+    require_git();
+    let env = Env::new();
+    repo(&env);
+    let file = aider_history(&env);
+    let r = env.run(&["import"]).ok();
+    assert!(
+        r.stderr.contains("imported 1 transcripts (1 sessions)"),
+        "import finds the history in the repository it is run in: {}",
+        r.stderr
+    );
+    let f = file.to_str().unwrap();
+    assert_eq!(
+        env.run(&["capture", f]).ok().receipt(),
+        (0, 0, 0),
+        "an unchanged history is not read again"
+    );
+    let sessions = listed(&env, &["--agent", "aider"]);
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let session = sessions[0].as_str();
+    let meta = &of_kind(&env, session, "meta")[0]["event"]["SessionMeta"];
+    assert_eq!(meta["agent"], "aider");
+    assert_eq!(meta["version"], "0.86.1");
+    assert_eq!(meta["cwd"], env.path("work").to_str().unwrap());
+    let tools = texts(&env, session, "tool", "ToolCall", "tool");
+    assert_eq!(tools, ["edit", "shell"], "the edit, then the build it ran");
+    let before = events(&env, session);
+
+    // The run goes on with a turn, and a second run starts below it.
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&fixture(&env, "aider", "chat.history.grown.md"));
+    std::fs::write(&file, text).unwrap();
+    let (_, new, revised) = env.run(&["capture", f]).ok().receipt();
+    assert!(new > 0, "the appended turn and run are new");
+    assert_eq!(revised, 0, "what was there is as it was");
+    let after = events(&env, session);
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "the first turn's events keep their seqs"
+    );
+    assert_eq!(
+        listed(&env, &["--agent", "aider"]).len(),
+        2,
+        "a session a run"
+    );
+    assert_eq!(texts(&env, session, "user", "UserMsg", "text"), PROMPTS);
+    let commits = texts(&env, session, "commit", "Committed", "hash");
+    assert_eq!(commits, ["0f1e2d3", "1a2b3c4"]);
+    assert_limiter_answers(&env, session, PROMPTS);
+}
+
+#[test]
+fn markdown_that_is_not_aiders_history_is_refused() {
+    let env = Env::new();
+    let notes = env.path("work/NOTES.md");
+    std::fs::write(&notes, "# Notes\n\n#### a heading\n> a quote\n").unwrap();
+    let r = env.run(&["capture", notes.to_str().unwrap()]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("is not a recognised transcript"),
+        "{}",
+        r.stderr
+    );
+    assert!(!env.store().join("db").exists() || env.dump().is_empty());
+}

@@ -19,14 +19,16 @@ use crate::ledger::{Mode, Written};
 /// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
 /// storage/session (or under $XDG_DATA_HOME), and Cline's tasks (~/.cline/data/tasks, or
 /// under $CLINE_DATA_DIR or $CLINE_DIR/data, and the VS Code extension's
-/// globalStorage/saoudrizwan.claude-dev/tasks). Idempotent and incremental: a transcript
+/// globalStorage/saoudrizwan.claude-dev/tasks), and this repository's .aider.chat.history.md
+/// (in its main checkout and each worktree). Idempotent and incremental: a transcript
 /// already captured is only read from where it was left. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
 /// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
-    /// chats/session-*.json, opencode.db, Cline's api_conversation_history.json), recursively
+    /// chats/session-*.json, opencode.db, Cline's api_conversation_history.json,
+    /// .aider.chat.history.md), recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
     /// Every project's sessions, even into this repository's own ledger
@@ -63,6 +65,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
         if db.is_file() {
             found.files.push(db);
         }
+        found.files.extend(aider_histories(ctx));
     }
     let (found, elsewhere) = this_projects(ctx, found, args.all);
     let done = import_files(ctx, found)?;
@@ -207,6 +210,26 @@ pub(crate) fn import_files(ctx: &Ctx, found: Found) -> Result<Imported, CliError
         b.finish_and_clear();
     }
     Ok(done)
+}
+
+/// Aider keeps its history in the folder it ran in, the repository's root: this
+/// project's (the ledger's, else the current folder's), in its main checkout and each
+/// worktree, each once however its path is spelled.
+fn aider_histories(ctx: &Ctx) -> Vec<PathBuf> {
+    let dir = ctx.location.root.as_deref().unwrap_or(&ctx.cwd);
+    let Some(project) = Project::of(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    for root in &project.roots {
+        let file = root.join(crate::capture::aider::HISTORY_FILE);
+        let real = std::fs::canonicalize(&file).ok();
+        let seen = files.iter().any(|f| std::fs::canonicalize(f).ok() == real);
+        if real.is_some() && !seen {
+            files.push(file);
+        }
+    }
+    files
 }
 
 fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
