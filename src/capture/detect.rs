@@ -28,6 +28,7 @@ pub(crate) enum Format {
     OpenCode,
     Cline,
     Aider,
+    Amp,
 }
 
 /// Claude Code line types that no other format writes at the top level.
@@ -146,13 +147,17 @@ fn is_cursor_line(v: &Value) -> bool {
 }
 
 /// The format of a JSON document rewritten whole, from the document and its file's `name`:
-/// a Gemini CLI `ConversationRecord` (its metadata and a `messages` array), or a Cline
-/// task's `api_conversation_history.json` (an array of Anthropic-format messages).
+/// a Gemini CLI `ConversationRecord` (its metadata and a `messages` array), an Amp thread
+/// (a `T-` id, its `created` time and `messages`), or a Cline task's
+/// `api_conversation_history.json` (an array of Anthropic-format messages).
 pub(crate) fn detect_document(name: &str, doc: &Value) -> Option<Format> {
     let gemini =
         super::gemini::is_metadata(doc) && doc.get("messages").is_some_and(Value::is_array);
     if gemini {
         return Some(Format::Gemini);
+    }
+    if super::amp::is_thread(doc) {
+        return Some(Format::Amp);
     }
     super::cline::is_history(name, doc).then_some(Format::Cline)
 }

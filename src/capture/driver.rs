@@ -61,7 +61,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording, an OpenCode database, a Cline task's api_conversation_history.json or Aider's .aider.chat.history.md)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording, an OpenCode database, a Cline task's api_conversation_history.json, an Amp thread or Aider's .aider.chat.history.md)", .0.display())]
     NotATranscript(PathBuf),
     #[error("cannot read the database {}: {source}", path.display())]
     Database {

@@ -5,12 +5,13 @@
 //! stable positions; `reader` yields raw lines (never holding the file), `detect`
 //! recognises the format by a positive signature, and one parser per format (`claude`,
 //! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`, `cline`,
-//! `aider`; the last seven share `chat`) turns records into events. A parser is a resumable state machine: its
+//! `aider`, `amp`; the last eight share `chat`) turns records into events. A parser is a resumable state machine: its
 //! state is saved beside the source's position in the capture cursor, in the same atomic
 //! batch as the events, so a grown transcript ingests only its delta and the result equals
 //! a full parse.
 
 pub(crate) mod aider;
+pub(crate) mod amp;
 pub(crate) mod bignum;
 pub(crate) mod blocks;
 pub(crate) mod chat;
@@ -300,6 +301,7 @@ pub(crate) enum ParserState {
     OpenCode(opencode::OpenCode),
     Cline(cline::Cline),
     Aider(aider::Aider),
+    Amp(amp::Amp),
 }
 
 impl ParserState {
@@ -316,6 +318,7 @@ impl ParserState {
             detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
             detect::Format::Cline => ParserState::Cline(cline::Cline::new(hints)),
             detect::Format::Aider => ParserState::Aider(aider::Aider::new(hints)),
+            detect::Format::Amp => ParserState::Amp(amp::Amp::new(hints)),
         }
     }
 
@@ -341,6 +344,7 @@ impl ParserState {
             ParserState::OpenCode(_) => detect::Format::OpenCode,
             ParserState::Cline(_) => detect::Format::Cline,
             ParserState::Aider(_) => detect::Format::Aider,
+            ParserState::Amp(_) => detect::Format::Amp,
         }
     }
 
@@ -357,6 +361,7 @@ impl ParserState {
             ParserState::OpenCode(p) => p,
             ParserState::Cline(p) => p,
             ParserState::Aider(p) => p,
+            ParserState::Amp(p) => p,
         }
     }
 
@@ -373,6 +378,7 @@ impl ParserState {
             ParserState::OpenCode(p) => p,
             ParserState::Cline(p) => p,
             ParserState::Aider(p) => p,
+            ParserState::Amp(p) => p,
         }
     }
 }

@@ -5,9 +5,9 @@
 //! - [`Kind::Lines`]: a JSONL file, read from the byte offset the cursor saved (`reader`);
 //!   a record's position is its raw line index.
 //! - [`Kind::Document`]: one JSON document the harness rewrites whole (Gemini CLI's older
-//!   `chats/session-*.json`, a Cline task's `api_conversation_history.json`). Position 0 is
-//!   the document without its records array (nothing, for a document that is the array),
-//!   and record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
+//!   `chats/session-*.json`, a Cline task's `api_conversation_history.json`, an Amp
+//!   thread). Position 0 is the document without its records array (nothing, for a
+//!   document that is the array), and record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
 //!   unchanged is skipped; a changed one is parsed again from a fresh parser state and
 //!   upserted, so what did not change is a no-op and a message the harness rewrote is a
 //!   revision of the same seqs.

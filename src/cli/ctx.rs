@@ -57,6 +57,10 @@ pub(crate) struct Ctx {
     /// `$CLINE_DIR/data`, else `~/.cline/data`) and the VS Code extension's global storage
     /// (`saoudrizwan.claude-dev`, where VS Code keeps it on Linux and on macOS).
     pub(crate) cline_dirs: Vec<PathBuf>,
+    /// Where Amp kept its threads: `$XDG_DATA_HOME/amp/threads`, else
+    /// `~/.local/share/amp/threads`, and the VS Code extension's older
+    /// `globalStorage/sourcegraph.amp/threads3` (on Linux and on macOS).
+    pub(crate) amp_dirs: Vec<PathBuf>,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -176,6 +180,16 @@ impl Ctx {
                     home.join(".config/Code").join(&extension),
                     home.join("Library/Application Support/Code")
                         .join(&extension),
+                ]
+            },
+            amp_dirs: {
+                let home = home.clone().unwrap_or_default();
+                let extension = "User/globalStorage/sourcegraph.amp/threads3";
+                vec![
+                    dir("XDG_DATA_HOME", ".local/share").join("amp/threads"),
+                    home.join(".config/Code").join(extension),
+                    home.join("Library/Application Support/Code")
+                        .join(extension),
                 ]
             },
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),

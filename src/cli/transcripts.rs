@@ -52,7 +52,8 @@ pub(crate) const OPENCODE_DB: &str = "opencode.db";
 /// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
 /// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
 /// `storage/session/<project>/<id>.json` sessions, a Cline task's
-/// `tasks/<id>/api_conversation_history.json`, Aider's `.aider.chat.history.md`. What it holds is decided when it is read.
+/// `tasks/<id>/api_conversation_history.json`, Aider's `.aider.chat.history.md`, Amp's
+/// `threads/T-<id>.json`. What it holds is decided when it is read.
 fn is_transcript_name(path: &Path) -> bool {
     let name = path
         .file_name()
@@ -69,6 +70,14 @@ fn is_transcript_name(path: &Path) -> bool {
         || (name.ends_with(".json") && crate::capture::source::stored_root(path).is_some())
         || (name == crate::capture::cline::HISTORY_FILE && in_tasks(path))
         || name == crate::capture::aider::HISTORY_FILE
+        || (name.starts_with("T-") && name.ends_with(".json") && in_threads(path))
+}
+
+/// Whether `path` is in an Amp `threads/` folder (`threads3/`, in VS Code's storage).
+fn in_threads(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "threads" || d == "threads3")
 }
 
 /// Whether `path` is in a `tasks/<id>/` folder, as a Cline task's files are.

@@ -191,6 +191,7 @@ pub enum Agent {
     OpenCode,
     Cline,
     Aider,
+    Amp,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -209,6 +210,7 @@ impl Agent {
         Agent::Droid,
         Agent::Cline,
         Agent::Aider,
+        Agent::Amp,
         Agent::Peat,
     ];
 
@@ -225,6 +227,7 @@ impl Agent {
             Agent::OpenCode => "opencode",
             Agent::Cline => "cline",
             Agent::Aider => "aider",
+            Agent::Amp => "amp",
             Agent::Peat => "peat",
         }
     }
@@ -240,6 +243,7 @@ impl Agent {
             Agent::Copilot => argv(&["copilot", "--resume", id]),
             Agent::Gemini => argv(&["gemini", "--resume", id]),
             Agent::OpenCode => argv(&["opencode", "--session", id]),
+            Agent::Amp => argv(&["amp", "threads", "continue", id]),
             // Pi resumes by its session file's path, which the record does not keep; for
             // Qwen Code and droid no command taking a session id is documented: peat says
             // it cannot, rather than guess one.

@@ -1,6 +1,6 @@
 //! The agents whose sessions are JSON documents rewritten whole or Markdown appended to
-//! (Cline's `api_conversation_history.json`, Aider's `.aider.chat.history.md`) through the
-//! real binary, on fixtures written from their formats: each is captured whole, captured
+//! (Cline's `api_conversation_history.json`, Amp's threads, Aider's `.aider.chat.history.md`)
+//! through the real binary, on fixtures written from their formats: each is captured whole, captured
 //! again as a no-op, captured grown, and answers `peat FILE` and `peat blame FILE` for the
 //! file its agent edited. HOME and the agents' folders are in the test's own folder.
 
@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::agents::{assert_limiter_answers, events, fixture, of_kind};
 use crate::support::{Env, repo, require_git};
 
+const AMP_THREAD: &str = "T-7e3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a5b";
 const CLINE_TASK: &str = "1784019600000";
 const CLINE_FILE: &str = "tasks/1784019600000/api_conversation_history.json";
 
@@ -76,18 +77,8 @@ fn a_cline_task_is_captured_once_then_rewritten_grown_and_answers_for_the_file_i
         env.path("work").to_str().unwrap(),
         "the cwd is the one the first message's environment details name"
     );
-    let tools: Vec<(String, bool)> = of_kind(&env, CLINE_TASK, "tool")
-        .iter()
-        .map(|c| {
-            let c = &c["event"]["ToolCall"];
-            (
-                c["tool"].as_str().unwrap().into(),
-                c["ok"].as_bool().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        tools,
+        tools(&env, CLINE_TASK),
         [
             ("write_to_file".to_string(), true),
             ("execute_command".to_string(), false)
@@ -238,4 +229,68 @@ fn markdown_that_is_not_aiders_history_is_refused() {
         r.stderr
     );
     assert!(!env.store().join("db").exists() || env.dump().is_empty());
+}
+
+/// The tools `session` called, each with whether it succeeded.
+fn tools(env: &Env, session: &str) -> Vec<(String, bool)> {
+    of_kind(env, session, "tool")
+        .iter()
+        .map(|c| {
+            let c = &c["event"]["ToolCall"];
+            (
+                c["tool"].as_str().unwrap().into(),
+                c["ok"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_amp_thread_is_captured_once_then_rewritten_grown_and_answers_for_the_file_it_edited() {
+    require_git();
+    let env = Env::new();
+    repo(&env);
+    let name = format!("{AMP_THREAD}.json");
+    let file = env.path("home/.local/share/amp/threads").join(&name);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, fixture(&env, "amp", &format!("threads/{name}"))).unwrap();
+    let r = env.run(&["import"]).ok();
+    assert!(
+        r.stderr.contains("imported 1 transcripts (1 sessions)"),
+        "import finds Amp's threads under HOME: {}",
+        r.stderr
+    );
+    let f = file.to_str().unwrap();
+    assert_eq!(env.run(&["capture", f]).ok().receipt(), (0, 0, 0));
+    let meta = &of_kind(&env, AMP_THREAD, "meta")[0]["event"]["SessionMeta"];
+    assert_eq!(meta["agent"], "amp");
+    assert_eq!(meta["cwd"], env.path("work").to_str().unwrap());
+    assert_eq!(
+        tools(&env, AMP_THREAD),
+        [
+            ("create_file".to_string(), true),
+            ("Bash".to_string(), false)
+        ],
+        "the build exited 101"
+    );
+
+    std::fs::write(
+        &file,
+        fixture(&env, "amp", &format!("{AMP_THREAD}.grown.json")),
+    )
+    .unwrap();
+    let (_, new, revised) = env.run(&["capture", f]).ok().receipt();
+    assert!(new > 0, "the second turn is new");
+    assert_eq!(revised, 0, "what was there is as it was");
+    assert_eq!(texts(&env, AMP_THREAD, "user", "UserMsg", "text"), PROMPTS);
+    assert_eq!(
+        texts(&env, AMP_THREAD, "final", "FinalMsg", "text"),
+        [
+            "The limiter is written; the build fails on `add`, which the refill will need.",
+            "Refill is five tokens a second, committed as 1a2b3c4."
+        ]
+    );
+    let commits = texts(&env, AMP_THREAD, "commit", "Committed", "hash");
+    assert_eq!(commits, ["1a2b3c4"]);
+    assert_limiter_answers(&env, AMP_THREAD, PROMPTS);
 }

@@ -19,7 +19,9 @@ use crate::ledger::{Mode, Written};
 /// $GEMINI_CLI_HOME/.gemini/tmp) and OpenCode's ~/.local/share/opencode/opencode.db and
 /// storage/session (or under $XDG_DATA_HOME), and Cline's tasks (~/.cline/data/tasks, or
 /// under $CLINE_DATA_DIR or $CLINE_DIR/data, and the VS Code extension's
-/// globalStorage/saoudrizwan.claude-dev/tasks), and this repository's .aider.chat.history.md
+/// globalStorage/saoudrizwan.claude-dev/tasks), Amp's threads (~/.local/share/amp/threads,
+/// or under $XDG_DATA_HOME, and the VS Code extension's
+/// globalStorage/sourcegraph.amp/threads3), and this repository's .aider.chat.history.md
 /// (in its main checkout and each worktree). Idempotent and incremental: a transcript
 /// already captured is only read from where it was left. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
@@ -27,8 +29,8 @@ use crate::ledger::{Mode, Written};
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
-    /// chats/session-*.json, opencode.db, Cline's api_conversation_history.json,
-    /// .aider.chat.history.md), recursively
+    /// chats/session-*.json, opencode.db, Cline's api_conversation_history.json, Amp's
+    /// threads/T-*.json, .aider.chat.history.md), recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
     /// Every project's sessions, even into this repository's own ledger
@@ -249,6 +251,7 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
     ]
     .into_iter()
     .chain(ctx.cline_dirs.iter().map(|d| d.join("tasks")))
+    .chain(ctx.amp_dirs.iter().cloned())
     .filter(|p| p.is_dir())
     .collect()
 }
