@@ -280,17 +280,7 @@ impl TranscriptParser for Aider {
         ended.chat.flush(out);
     }
 
-    fn session(&self) -> Option<SessionId> {
-        self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
-    }
+    super::chat_answers!();
 }
 
 /// Whether `line` starts a section of Aider's chat history.

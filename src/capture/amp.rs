@@ -195,17 +195,7 @@ impl TranscriptParser for Amp {
         self.chat.flush(out);
     }
 
-    fn session(&self) -> Option<SessionId> {
-        self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
-    }
+    super::chat_answers!();
 }
 
 /// Whether `doc` is an Amp thread: a `T-` id, its creation time and its messages.

@@ -218,17 +218,7 @@ impl TranscriptParser for Cline {
         self.chat.flush(out);
     }
 
-    fn session(&self) -> Option<SessionId> {
-        self.session.clone()
-    }
-
-    fn last_ts(&self) -> i64 {
-        self.chat.last_ts()
-    }
-
-    fn overflowed(&self) -> u64 {
-        self.chat.overflowed()
-    }
+    super::chat_answers!();
 }
 
 /// Whether `doc`, read from a file named `name`, is a Cline task's conversation: that

@@ -259,13 +259,7 @@ fn capture_document(
     cursor_key: &str,
     opts: &CaptureOptions,
 ) -> Result<Receipt, CaptureError> {
-    let io = |source| CaptureError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    let bytes = std::fs::read(path).map_err(io)?;
-    let print = Fingerprint::of_document(&meta, &bytes);
+    let (bytes, print) = read_whole(path)?;
     let read = || {
         let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
         let doc: serde_json::Value =
@@ -283,6 +277,18 @@ fn capture_document(
         })
     };
     capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+}
+
+/// A file read whole, and its fingerprint.
+fn read_whole(path: &Path) -> Result<(Vec<u8>, Fingerprint), CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let bytes = std::fs::read(path).map_err(io)?;
+    let print = Fingerprint::of_document(&meta, &bytes);
+    Ok((bytes, print))
 }
 
 /// A session kept as a tree of JSON files (OpenCode's older storage, see `source`).
@@ -391,13 +397,7 @@ fn capture_markdown(
     cursor_key: &str,
     opts: &CaptureOptions,
 ) -> Result<Receipt, CaptureError> {
-    let io = |source| CaptureError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    let text = std::fs::read(path).map_err(io)?;
-    let print = Fingerprint::of_document(&meta, &text);
+    let (text, print) = read_whole(path)?;
     let saved: Option<TextCursor> = ledger
         .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());

@@ -10,6 +10,25 @@
 //! batch as the events, so a grown transcript ingests only its delta and the result equals
 //! a full parse.
 
+/// The `TranscriptParser` answers of a parser that keeps its `session` and a
+/// [`chat::Chat`] as `chat`, which Cline, Amp and Aider answer alike.
+macro_rules! chat_answers {
+    () => {
+        fn session(&self) -> Option<$crate::vocab::event::SessionId> {
+            self.session.clone()
+        }
+
+        fn last_ts(&self) -> i64 {
+            self.chat.last_ts()
+        }
+
+        fn overflowed(&self) -> u64 {
+            self.chat.overflowed()
+        }
+    };
+}
+pub(crate) use chat_answers;
+
 pub(crate) mod aider;
 pub(crate) mod amp;
 pub(crate) mod bignum;

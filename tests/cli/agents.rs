@@ -590,7 +590,12 @@ fn a_database_or_a_json_document_no_adapter_knows_is_refused() {
         .unwrap();
     let settings = env.path("settings.json");
     std::fs::write(&settings, r#"{"sessionId": "x", "theme": "dark"}"#).unwrap();
-    for path in [db, settings] {
+    assert_refused(&env, &[db, settings]);
+}
+
+/// Each of `paths` is refused as no transcript, and nothing of them is recorded.
+pub(crate) fn assert_refused(env: &Env, paths: &[PathBuf]) {
+    for path in paths {
         let r = env.run(&["capture", path.to_str().unwrap()]);
         assert_ne!(r.code, 0);
         assert!(

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::agents::{assert_limiter_answers, events, fixture, of_kind};
+use crate::agents::{assert_limiter_answers, assert_refused, events, fixture, of_kind};
 use crate::support::{Env, repo, require_git};
 
 const AMP_THREAD: &str = "T-7e3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a5b";
@@ -51,24 +51,31 @@ fn listed(env: &Env, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `peat import` with no folder finds `file` where its agent keeps it (under HOME, or in the
+/// repository it runs in), and capturing it again reads nothing.
+fn imported_once(env: &Env, file: &std::path::Path) {
+    let r = env.run(&["import"]).ok();
+    assert!(
+        r.stderr.contains("imported 1 transcripts (1 sessions)"),
+        "import finds {}: {}",
+        file.display(),
+        r.stderr
+    );
+    assert_eq!(
+        env.run(&["capture", file.to_str().unwrap()]).ok().receipt(),
+        (0, 0, 0),
+        "an unchanged file is not read again"
+    );
+}
+
 #[test]
 fn a_cline_task_is_captured_once_then_rewritten_grown_and_answers_for_the_file_it_edited() {
     require_git();
     let env = Env::new();
     repo(&env);
     let file = cline_task(&env);
-    let r = env.run(&["import"]).ok();
-    assert!(
-        r.stderr.contains("imported 1 transcripts (1 sessions)"),
-        "import finds the CLI's tasks under HOME: {}",
-        r.stderr
-    );
+    imported_once(&env, &file);
     let f = file.to_str().unwrap();
-    assert_eq!(
-        env.run(&["capture", f]).ok().receipt(),
-        (0, 0, 0),
-        "an unchanged task is not read again"
-    );
 
     let meta = &of_kind(&env, CLINE_TASK, "meta")[0]["event"]["SessionMeta"];
     assert_eq!(meta["agent"], "cline");
@@ -133,29 +140,6 @@ fn agent_cline_lists_only_clines_sessions_beside_another_agents() {
     assert_eq!(listed(&env, &["--agent", "cline"]), [CLINE_TASK]);
 }
 
-#[test]
-fn a_cline_panels_own_file_or_messages_under_another_name_are_refused() {
-    let env = Env::new();
-    let task = cline_task(&env);
-    let dir = task.parent().unwrap();
-    // The panel's copy of the task, and the conversation copied under another name.
-    std::fs::write(
-        dir.join("ui_messages.json"),
-        r#"[{"ts": 1784019601000, "type": "say", "say": "task", "text": "hi"}]"#,
-    )
-    .unwrap();
-    std::fs::copy(&task, dir.join("copy.json")).unwrap();
-    for name in ["ui_messages.json", "copy.json"] {
-        let r = env.run(&["capture", dir.join(name).to_str().unwrap()]);
-        assert_ne!(r.code, 0);
-        assert!(
-            r.stderr.contains("is not a recognised transcript"),
-            "{}",
-            r.stderr
-        );
-    }
-}
-
 /// Aider's history as the first run left it, in the work folder Aider ran in.
 fn aider_history(env: &Env) -> PathBuf {
     let file = env.path("work/.aider.chat.history.md");
@@ -169,18 +153,8 @@ fn aiders_history_is_captured_once_grown_by_a_turn_and_a_run_and_answers_for_the
     let env = Env::new();
     repo(&env);
     let file = aider_history(&env);
-    let r = env.run(&["import"]).ok();
-    assert!(
-        r.stderr.contains("imported 1 transcripts (1 sessions)"),
-        "import finds the history in the repository it is run in: {}",
-        r.stderr
-    );
+    imported_once(&env, &file);
     let f = file.to_str().unwrap();
-    assert_eq!(
-        env.run(&["capture", f]).ok().receipt(),
-        (0, 0, 0),
-        "an unchanged history is not read again"
-    );
     let sessions = listed(&env, &["--agent", "aider"]);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let session = sessions[0].as_str();
@@ -217,18 +191,24 @@ fn aiders_history_is_captured_once_grown_by_a_turn_and_a_run_and_answers_for_the
 }
 
 #[test]
-fn markdown_that_is_not_aiders_history_is_refused() {
+fn a_clines_panel_file_its_messages_under_another_name_and_other_markdown_are_refused() {
     let env = Env::new();
+    let dir = env.path("home/.cline/data/tasks/1784019600000");
+    std::fs::create_dir_all(&dir).unwrap();
+    let messages = fixture(&env, "cline", CLINE_FILE);
+    // The panel's copy of the task, and the conversation copied under another name.
+    let panel = dir.join("ui_messages.json");
+    std::fs::write(
+        &panel,
+        r#"[{"ts": 1784019601000, "type": "say", "say": "task", "text": "hi"}]"#,
+    )
+    .unwrap();
+    let copy = dir.join("copy.json");
+    std::fs::write(&copy, messages).unwrap();
+    // Markdown with a prompt's and a quote's look that no Aider run started.
     let notes = env.path("work/NOTES.md");
     std::fs::write(&notes, "# Notes\n\n#### a heading\n> a quote\n").unwrap();
-    let r = env.run(&["capture", notes.to_str().unwrap()]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("is not a recognised transcript"),
-        "{}",
-        r.stderr
-    );
-    assert!(!env.store().join("db").exists() || env.dump().is_empty());
+    assert_refused(&env, &[panel, copy, notes]);
 }
 
 /// The tools `session` called, each with whether it succeeded.
@@ -254,14 +234,8 @@ fn an_amp_thread_is_captured_once_then_rewritten_grown_and_answers_for_the_file_
     let file = env.path("home/.local/share/amp/threads").join(&name);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, fixture(&env, "amp", &format!("threads/{name}"))).unwrap();
-    let r = env.run(&["import"]).ok();
-    assert!(
-        r.stderr.contains("imported 1 transcripts (1 sessions)"),
-        "import finds Amp's threads under HOME: {}",
-        r.stderr
-    );
+    imported_once(&env, &file);
     let f = file.to_str().unwrap();
-    assert_eq!(env.run(&["capture", f]).ok().receipt(), (0, 0, 0));
     let meta = &of_kind(&env, AMP_THREAD, "meta")[0]["event"]["SessionMeta"];
     assert_eq!(meta["agent"], "amp");
     assert_eq!(meta["cwd"], env.path("work").to_str().unwrap());
