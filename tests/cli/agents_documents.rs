@@ -268,3 +268,69 @@ fn an_amp_thread_is_captured_once_then_rewritten_grown_and_answers_for_the_file_
     assert_eq!(commits, ["1a2b3c4"]);
     assert_limiter_answers(&env, AMP_THREAD, PROMPTS);
 }
+
+/// An Aider history of `runs` runs, a prompt and a reply each.
+fn aider_runs(runs: usize) -> String {
+    (0..runs)
+        .map(|n| {
+            format!(
+                "\n# aider chat started at 2026-07-{:02} 09:{:02}:00\n\n> Aider v0.86.1  \n\n#### question {n}  \n\nAnswer {n}.\n\n",
+                n / 60 + 1,
+                n % 60
+            )
+        })
+        .collect()
+}
+
+/// `peat events --json` of the store at `store`, for the files of `env`.
+fn dump_of(env: &Env, store: &std::path::Path) -> String {
+    let r = env
+        .cmd()
+        .env("PEAT_DB", store)
+        .args(["events", "--json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    String::from_utf8(r.stdout).unwrap()
+}
+
+#[test]
+fn an_aider_capture_killed_between_runs_loses_nothing_and_a_rewritten_history_is_read_again() {
+    let env = Env::new();
+    let file = env.path("work/.aider.chat.history.md");
+    std::fs::write(&file, aider_runs(300)).unwrap();
+    let f = file.to_str().unwrap();
+    // A capture of 300 runs, each its own batch, takes far longer than these.
+    let running: Vec<bool> = [40, 80, 160, 320]
+        .into_iter()
+        .map(|ms| {
+            crate::support::kill_after(&env, &["capture", f], std::time::Duration::from_millis(ms))
+        })
+        .collect();
+    assert!(running.contains(&true), "no kill landed while capturing");
+    env.run(&["capture", f]).ok();
+    let whole = env.path("whole");
+    let r = env
+        .cmd()
+        .env("PEAT_DB", &whole)
+        .args(["capture", f])
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let (got, want) = (env.dump(), dump_of(&env, &whole));
+    assert_eq!(
+        want.lines().count(),
+        300 * 3,
+        "a meta, a prompt, an answer each"
+    );
+    assert!(got == want, "the ledgers differ after the kills");
+
+    // The history cleared and begun again: read from its first line, not where it stopped.
+    std::fs::write(&file, aider_runs(1)).unwrap();
+    let (events, new, revised) = env.run(&["capture", f]).ok().receipt();
+    assert_eq!(
+        (events, new, revised),
+        (3, 0, 0),
+        "its one run is as it was"
+    );
+}
