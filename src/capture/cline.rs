@@ -16,9 +16,11 @@
 //! Files`). `attempt_completion`'s `result` is the turn's closing message;
 //! `summarize_task` (and `condense`) leave the summary the context was compacted to.
 //!
-//! Not read: `ui_messages.json` (the panel's copy of the same task), tool calls written as
-//! XML in the text (Cline's format before native tool calling, kept for models without
-//! it). Not in the format: the branch, the harness version. The task id is the folder's
+//! Tool calls a model without native tool calling writes as XML in its text
+//! (`<write_to_file><path>…</path><content>…</content></write_to_file>`, Cline's only form
+//! before native tool calling) are read as calls too, `parse-assistant-message.ts`'s way;
+//! their results come back as texts `[<tool> for '…'] Result:`, in order. Not read:
+//! `ui_messages.json` (the panel's copy of the same task). Not in the format: the branch, the harness version. The task id is the folder's
 //! name, a creation time in milliseconds, which dates a message without its own `ts`.
 
 use serde::{Deserialize, Serialize};
@@ -52,6 +54,10 @@ pub(crate) struct Cline {
     /// The previous message's time (at first, the task's creation).
     ts: i64,
     chat: Chat,
+    /// Tool calls written as XML in the text, by the id given them here, oldest first:
+    /// their results come back in order, each a text naming the tool.
+    xml_pending: Vec<String>,
+    xml_calls: u64,
 }
 
 impl Cline {
@@ -76,7 +82,11 @@ impl Cline {
         }
         for block in content.and_then(Value::as_array).into_iter().flatten() {
             match str_at(block, "type") {
-                Some("text") => self.user_text(str_at(block, "text").unwrap_or(""), cx, out),
+                Some("text") => {
+                    let text = str_at(block, "text").unwrap_or("");
+                    self.xml_result(text, cx, out);
+                    self.user_text(text, cx, out);
+                }
                 Some("tool_result") => {
                     let printed = text_of(block.get("content"));
                     if let Some(id) = str_at(block, "tool_use_id") {
@@ -91,6 +101,19 @@ impl Cline {
                 _ => {}
             }
         }
+    }
+
+    /// A text that is the result of the oldest call written as XML: `[<tool> for '…']
+    /// Result:` and what it gave.
+    fn xml_result(&mut self, text: &str, cx: &mut Line, out: &mut Emit) {
+        let first = text.lines().next().unwrap_or("");
+        if self.xml_pending.is_empty() || !first.starts_with('[') || !first.ends_with("] Result:") {
+            return;
+        }
+        let id = self.xml_pending.remove(0);
+        let result = result_text(text);
+        let failed = FAILURES.iter().any(|f| result.starts_with(f));
+        self.chat.result(&id, failed, result, cx, out);
     }
 
     /// A user text block: the person's words where Cline wrapped them, the cwd where the
@@ -111,17 +134,30 @@ impl Cline {
 
     fn assistant(&mut self, content: Option<&Value>, cx: &mut Line, out: &mut Emit) {
         if let Some(Value::String(text)) = content {
-            self.chat.said(text, true, cx, out);
+            self.assistant_text(text, cx, out);
             return;
         }
         for block in content.and_then(Value::as_array).into_iter().flatten() {
             match str_at(block, "type") {
-                Some("text") => self
-                    .chat
-                    .said(str_at(block, "text").unwrap_or(""), true, cx, out),
+                Some("text") => self.assistant_text(str_at(block, "text").unwrap_or(""), cx, out),
                 Some("tool_use") => self.tool_use(block, cx, out),
                 _ => {}
             }
+        }
+    }
+
+    /// The agent's text: its prose, and the tool calls it wrote as XML (for a model
+    /// without native tool calling), each a `tool_use` of its own.
+    fn assistant_text(&mut self, text: &str, cx: &mut Line, out: &mut Emit) {
+        let (prose, uses) = xml_tool_uses(text);
+        self.chat.said(&prose, true, cx, out);
+        for (name, input) in uses {
+            self.xml_calls += 1;
+            let id = format!("xml-{}", self.xml_calls);
+            self.xml_pending.push(id.clone());
+            let block =
+                serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input});
+            self.tool_use(&block, cx, out);
         }
     }
 
@@ -232,6 +268,82 @@ pub(crate) fn is_history(name: &str, doc: &Value) -> bool {
                         && m.get("content").is_some()
                 })
         })
+}
+
+/// The tools Cline's models may call by writing XML (`<write_to_file><path>…</path>…`).
+const XML_TOOLS: &[&str] = &[
+    "write_to_file",
+    "replace_in_file",
+    "execute_command",
+    "read_file",
+    "search_files",
+    "list_files",
+    "list_code_definition_names",
+    "browser_action",
+    "use_mcp_tool",
+    "access_mcp_resource",
+    "ask_followup_question",
+    "attempt_completion",
+    "plan_mode_respond",
+    "new_task",
+    "web_fetch",
+    "condense",
+    "summarize_task",
+    "new_rule",
+];
+
+/// A tool call written as XML: the tool's name and its parameters.
+type XmlUse = (String, serde_json::Map<String, Value>);
+
+/// The prose of an agent's text and the tool calls written in it as XML, each its name and
+/// its parameters, trimmed as Cline's `parseAssistantMessage` trims them (a `content` runs
+/// to its last closing tag, for a file that holds the tag itself).
+fn xml_tool_uses(text: &str) -> (String, Vec<XmlUse>) {
+    let mut prose = String::new();
+    let mut uses = Vec::new();
+    let mut rest = text;
+    loop {
+        let next = XML_TOOLS
+            .iter()
+            .filter_map(|tool| rest.find(&format!("<{tool}>")).map(|at| (at, *tool)))
+            .min();
+        let Some((at, tool)) = next else { break };
+        let close = format!("</{tool}>");
+        let body_at = at + tool.len() + 2;
+        let Some(len) = rest[body_at..].find(&close) else {
+            break;
+        };
+        prose.push_str(&rest[..at]);
+        let body = &rest[body_at..body_at + len];
+        let mut input = serde_json::Map::new();
+        let mut params = body;
+        while let Some(open) = params.find('<') {
+            let after = &params[open + 1..];
+            let Some(end) = after.find('>') else { break };
+            let name = &after[..end];
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                params = after;
+                continue;
+            }
+            let value = &after[end + 1..];
+            let closing = format!("</{name}>");
+            let found = if name == "content" {
+                value.rfind(&closing)
+            } else {
+                value.find(&closing)
+            };
+            let Some(stop) = found else { break };
+            input.insert(
+                name.to_string(),
+                Value::String(value[..stop].trim().to_string()),
+            );
+            params = &value[stop + closing.len()..];
+        }
+        uses.push((tool.to_string(), input));
+        rest = &rest[body_at + len + close.len()..];
+    }
+    prose.push_str(rest);
+    (prose.trim().to_string(), uses)
 }
 
 /// What a tool's result says after its description (`[read_file for 'a.rs'] Result:`).
@@ -366,6 +478,49 @@ mod tests {
                 "said Looking.",
                 "final The build passes.",
                 "user also add a test"
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_calls_written_as_xml_are_calls_and_their_results_come_back_in_order() {
+        let text = "I'll write it.\n\n<write_to_file>\n<path>src/a.rs</path>\n<content>\nfn a() {}\n</content>\n</write_to_file>\n\n<execute_command>\n<command>cargo test</command>\n<requires_approval>false</requires_approval>\n</execute_command>";
+        let events = feed(&[
+            task(),
+            json!({"role": "assistant", "content": [{"type": "text", "text": text}]}),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "[write_to_file for 'src/a.rs'] Result:\nThe content was successfully saved to src/a.rs."},
+                {"type": "text", "text": "[execute_command for 'cargo test'] Result:\nCommand failed with exit code 1.\nOutput:\nno tests"}
+            ]}),
+        ]);
+        assert!(
+            events
+                .iter()
+                .any(|(_, e)| matches!(e, Event::FinalMsg { text } if text == "I'll write it."))
+        );
+        let touch = events.iter().find_map(|(_, e)| match e {
+            Event::FileTouch {
+                path,
+                op: TouchOp::Write,
+                ..
+            } => Some(path.as_str()),
+            _ => None,
+        });
+        assert_eq!(touch, Some("/w/app/src/a.rs"));
+        let calls: Vec<(&str, bool, &str)> = events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::ToolCall {
+                    tool, ok, detail, ..
+                } => Some((tool.as_str(), *ok, detail.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("write_to_file", true, "/w/app/src/a.rs"),
+                ("execute_command", false, "cargo test")
             ]
         );
     }
