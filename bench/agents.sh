@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Capture speed per adapter: a Claude Code transcript from examples/synth.rs, and Gemini CLI
-# (JSONL and the older JSON document), OpenCode, Goose and Crush (SQLite) sessions of about
-# the same size, generated here turn by turn in the shapes of tests/fixtures/gemini,
-# tests/fixtures/opencode, tests/fixtures/goose and tests/fixtures/crush.
+# (JSONL and the older JSON document), OpenCode, Goose and Crush (SQLite), Cline and Amp
+# (JSON documents) and Aider (Markdown) sessions of about the same size, generated here turn
+# by turn in the shapes of their fixtures under tests/fixtures.
 # Times a cold `peat capture` of each into a fresh ledger and a second capture (nothing new),
 # and prints `name: value` lines on stdout (MB of source per second, events per second); build
 # output and progress go to stderr. No figure is asserted. See bench/README.md.
@@ -161,6 +161,52 @@ def crush():
 import os
 os.makedirs(f"{tmp}/crush/.crush")
 database(f"{tmp}/crush/.crush/crush.db", "crush", crush)
+
+# Cline and Amp: one task (thread) of Anthropic-style messages, each turn a prompt, a write
+# and a command with their results, and a closing text; written whole, as they write them.
+def anthropic_turns(result, wrap):
+    messages, size, turn = [], 0, 0
+    while size < target:
+        turn += 1
+        path = f"/bench/src/f{turn % 50}.rs"
+        batch = [
+            {"role": "user", "content": [{"type": "text", "text": wrap(text(30))}]},
+            {"role": "assistant", "content": [{"type": "text", "text": text(60)},
+                {"type": "tool_use", "id": f"w{turn}", "name": "WRITE", "input": {"path": path, "content": code(rng.randint(20, 80))}}]},
+            {"role": "user", "content": [result(f"w{turn}", "Wrote it.")]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"s{turn}", "name": "SHELL", "input": {"command": "cargo test", "cmd": "cargo test"}}]},
+            {"role": "user", "content": [result(f"s{turn}", text(rng.randint(100, 400)))]},
+            {"role": "assistant", "content": [{"type": "text", "text": text(80)}]},
+        ]
+        size += sum(len(json.dumps(m)) for m in batch)
+        messages += batch
+    return messages
+cline = anthropic_turns(lambda id, out: {"type": "tool_result", "tool_use_id": id, "content": f"[tool] Result:\n{out}"},
+                        lambda said: f"<feedback>\n{said}\n</feedback>")
+cline[0]["content"][0]["text"] = "<task>\nbench\n</task>"
+cline = json.loads(json.dumps(cline).replace('"WRITE"', '"write_to_file"').replace('"SHELL"', '"execute_command"'))
+os.makedirs(f"{tmp}/tasks/1784019600000", exist_ok=True)
+with open(f"{tmp}/tasks/1784019600000/api_conversation_history.json", "w") as f:
+    json.dump(cline, f, separators=(",", ":"))
+amp = anthropic_turns(lambda id, out: {"type": "tool_result", "toolUseID": id, "run": {"status": "done", "result": {"output": out, "exitCode": 0}}},
+                      lambda said: said)
+amp = json.loads(json.dumps(amp).replace('"WRITE"', '"create_file"').replace('"SHELL"', '"Bash"'))
+thread = {"v": 1, "id": "T-bench", "created": 1784019600000, "env": {"initial": {"trees": [{"uri": "file:///bench"}]}}, "messages": amp}
+with open(f"{tmp}/T-bench.json", "w") as f:
+    json.dump(thread, f, indent=2)
+
+# Aider: one run's section, each turn a prompt, a reply with a SEARCH/REPLACE edit, Aider's lines.
+size, turn = 0, 0
+with open(f"{tmp}/.aider.chat.history.md", "w") as f:
+    f.write("\n# aider chat started at 2026-07-14 09:00:00\n\n> Aider v0.86.1  \n")
+    while size < target:
+        turn += 1
+        path = f"src/f{turn % 50}.rs"
+        chunk = (f"\n#### {text(30)}  \n\n{text(60)}\n\n{path}\n```rust\n<<<<<<< SEARCH\n{code(3)}=======\n"
+                 f"{code(rng.randint(20, 80))}>>>>>>> REPLACE\n```\n\n{text(80)}\n\n"
+                 f"> Tokens: 2.4k sent, 96 received.  \n> Applied edit to {path}  \n> Commit {turn:07x} feat: {text(5)}  \n")
+        size += len(chunk)
+        f.write(chunk)
 PY
 
 mb_of() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
@@ -191,3 +237,6 @@ capture gemini_document "$TMP/session-bench.json"
 capture opencode "$TMP/opencode.db"
 capture goose "$TMP/sessions.db"
 capture crush "$TMP/crush/.crush/crush.db"
+capture cline "$TMP/tasks/1784019600000/api_conversation_history.json"
+capture amp "$TMP/T-bench.json"
+capture aider "$TMP/.aider.chat.history.md"

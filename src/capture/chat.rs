@@ -101,6 +101,12 @@ pub(crate) trait ChatFormat {
 
     /// The session the transcript belongs to, once it has said.
     fn session_id(&self) -> Option<SessionId>;
+
+    /// What is provisional when no more records are available for now (see
+    /// [`TranscriptParser::flush`]): the open turn's last text, unless the format has more.
+    fn provisional(&self, out: &mut Emit) {
+        self.chat().flush(out);
+    }
 }
 
 impl<T: ChatFormat> TranscriptParser for T {
@@ -109,7 +115,7 @@ impl<T: ChatFormat> TranscriptParser for T {
     }
 
     fn flush(&self, out: &mut Emit) {
-        self.chat().flush(out);
+        self.provisional(out);
     }
 
     fn session(&self) -> Option<SessionId> {

@@ -28,6 +28,9 @@ pub(crate) enum Format {
     OpenCode,
     Goose,
     Crush,
+    Cline,
+    Aider,
+    Amp,
 }
 
 /// Claude Code line types that no other format writes at the top level.
@@ -145,12 +148,20 @@ fn is_cursor_line(v: &Value) -> bool {
             .is_some_and(Value::is_array)
 }
 
-/// The format of a JSON document rewritten whole, from the document: a Gemini CLI
-/// `ConversationRecord` (its metadata and a `messages` array).
-pub(crate) fn detect_document(doc: &Value) -> Option<Format> {
+/// The format of a JSON document rewritten whole, from the document and its file's `name`:
+/// a Gemini CLI `ConversationRecord` (its metadata and a `messages` array), an Amp thread
+/// (a `T-` id, its `created` time and `messages`), or a Cline task's
+/// `api_conversation_history.json` (an array of Anthropic-format messages).
+pub(crate) fn detect_document(name: &str, doc: &Value) -> Option<Format> {
     let gemini =
         super::gemini::is_metadata(doc) && doc.get("messages").is_some_and(Value::is_array);
-    gemini.then_some(Format::Gemini)
+    if gemini {
+        return Some(Format::Gemini);
+    }
+    if super::amp::is_thread(doc) {
+        return Some(Format::Amp);
+    }
+    super::cline::is_history(name, doc).then_some(Format::Cline)
 }
 
 fn is_codex_line(v: &Value) -> bool {
@@ -234,7 +245,10 @@ mod tests {
             Some(Format::Gemini)
         );
         assert_eq!(
-            detect_document(&json!({"sessionId":"s","projectHash":"h","messages":[]})),
+            detect_document(
+                "s.json",
+                &json!({"sessionId":"s","projectHash":"h","messages":[]})
+            ),
             Some(Format::Gemini)
         );
     }
@@ -252,10 +266,17 @@ mod tests {
         assert_eq!(of(&[json!({"type":"user"})]), None);
         // A JSON document of another shape (a settings file) is not a transcript.
         assert_eq!(
-            detect_document(&json!({"sessionId":"s","theme":"dark"})),
+            detect_document("settings.json", &json!({"sessionId":"s","theme":"dark"})),
             None
         );
-        assert_eq!(detect_document(&json!([1, 2])), None);
+        assert_eq!(detect_document("x.json", &json!([1, 2])), None);
+        // Messages of Cline's shape in a file of another name are not a Cline task.
+        let messages = json!([{"role": "user", "content": "hi"}]);
+        assert_eq!(detect_document("chat.json", &messages), None);
+        assert_eq!(
+            detect_document(super::super::cline::HISTORY_FILE, &messages),
+            Some(Format::Cline)
+        );
     }
 
     /// Every line of every fixture of `dir` (below `tests/fixtures`, recursively).

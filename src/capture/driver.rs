@@ -5,7 +5,8 @@
 //! twice. Events are written in chunks, so memory stays flat however large the file.
 //!
 //! A JSON document's (or a stored session's) cursor is its fingerprint, written with all its
-//! events in one batch;
+//! events in one batch; a Markdown history's, where its last section starts, written with
+//! each section's events;
 //! a database's sessions (OpenCode's, Goose's, Crush's, read through `database`) each have
 //! their own cursor (`<db>#<session>`, what was read and the parser's state), written with
 //! that session's events, and the database's own cursor (its fingerprints) is written after
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::source::{self, DatabasePrint, Fingerprint, Kind};
-use super::{Emit, FileHints, ParserState, database, opencode};
+use super::{Emit, FileHints, ParserState, aider, database, opencode};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};
 use crate::redact::StoreRedactor;
 use crate::vocab::event::{Envelope, Event, HOOK_FINAL_SEQ, Seq, SessionId};
@@ -61,7 +62,7 @@ pub(crate) enum CaptureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording, or an OpenCode, Goose or Crush database)", .0.display())]
+    #[error("{} is not a recognised transcript (expected a session .jsonl of Claude Code, Cursor, Copilot CLI, Pi, Qwen Code or Factory droid, a Codex rollout, a Gemini CLI chat recording, an OpenCode, Goose or Crush database, a Cline task's api_conversation_history.json, an Amp thread or Aider's .aider.chat.history.md)", .0.display())]
     NotATranscript(PathBuf),
     #[error("cannot read the database {}: {source}", path.display())]
     Database {
@@ -105,6 +106,7 @@ pub(crate) fn capture_file(
         Kind::Document => capture_document(ledger, redactor, path, &cursor_key, opts),
         Kind::Database => capture_database(ledger, redactor, path, &cursor_key, opts),
         Kind::Stored => capture_stored(ledger, redactor, path, &cursor_key, opts),
+        Kind::Markdown => capture_markdown(ledger, redactor, path, &cursor_key, opts),
     }
 }
 
@@ -258,6 +260,28 @@ fn capture_document(
     cursor_key: &str,
     opts: &CaptureOptions,
 ) -> Result<Receipt, CaptureError> {
+    let (bytes, print) = read_whole(path)?;
+    let read = || {
+        let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
+        let doc: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|_| not_a_transcript())?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let format = detect::detect_document(&name, &doc).ok_or_else(not_a_transcript)?;
+        let records = match format {
+            Format::Cline => source::array_records(doc),
+            _ => source::document_records(doc, "messages"),
+        };
+        Ok(Whole {
+            format,
+            records,
+            skipped: 0,
+        })
+    };
+    capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+}
+
+/// A file read whole, and its fingerprint.
+fn read_whole(path: &Path) -> Result<(Vec<u8>, Fingerprint), CaptureError> {
     let io = |source| CaptureError::Io {
         path: path.to_path_buf(),
         source,
@@ -265,18 +289,7 @@ fn capture_document(
     let meta = std::fs::metadata(path).map_err(io)?;
     let bytes = std::fs::read(path).map_err(io)?;
     let print = Fingerprint::of_document(&meta, &bytes);
-    let read = || {
-        let not_a_transcript = || CaptureError::NotATranscript(path.to_path_buf());
-        let doc: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|_| not_a_transcript())?;
-        let format = detect::detect_document(&doc).ok_or_else(not_a_transcript)?;
-        Ok(Whole {
-            format,
-            records: source::document_records(doc, "messages"),
-            skipped: 0,
-        })
-    };
-    capture_whole(ledger, redactor, (path, cursor_key), opts, print, read)
+    Ok((bytes, print))
 }
 
 /// A session kept as a tree of JSON files (OpenCode's older storage, see `source`).
@@ -362,6 +375,101 @@ fn capture_whole(
         &mut receipt,
     )?;
     receipt.session = session;
+    Ok(receipt)
+}
+
+/// The cursor of a text appended to in sections (see `source`): where its last section
+/// starts, and the fingerprint of the file once it was read to its end (`None` while a
+/// capture is between sections: the file is read again from `offset`).
+#[derive(Debug, Serialize, Deserialize)]
+struct TextCursor {
+    print: Option<Fingerprint>,
+    offset: u64,
+    line: u64,
+    session: Option<SessionId>,
+}
+
+/// Aider's chat history: skipped while unchanged, otherwise read from its last section's
+/// start, each section a session captured in its own batch.
+fn capture_markdown(
+    ledger: &mut Ledger,
+    redactor: &StoreRedactor,
+    path: &Path,
+    cursor_key: &str,
+    opts: &CaptureOptions,
+) -> Result<Receipt, CaptureError> {
+    let (text, print) = read_whole(path)?;
+    let saved: Option<TextCursor> = ledger
+        .cursor(cursor_key)?
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if let Some(saved) = saved.as_ref().filter(|c| c.print.as_ref() == Some(&print)) {
+        return Ok(Receipt {
+            session: opts.session.clone().or(saved.session.clone()),
+            ..Receipt::default()
+        });
+    }
+    if !aider::is_history(&text) {
+        return Err(CaptureError::NotATranscript(path.to_path_buf()));
+    }
+    // The file only grew when a section still starts where the last one did.
+    let from = saved
+        .map(|c| (c.offset, c.line))
+        .filter(|(offset, _)| {
+            text.get(*offset as usize..).is_some_and(|rest| {
+                let head = &rest[..rest.len().min(64)];
+                aider::is_header(&String::from_utf8_lossy(head))
+            })
+        })
+        .unwrap_or((0, 0));
+    let sections = source::text_sections(&text, from, aider::is_header);
+    let hints = FileHints::of(path, Path::new(cursor_key));
+    let mut receipt = Receipt {
+        format: Some(Format::Aider),
+        ..Receipt::default()
+    };
+    let mut written = Vec::new();
+    for (i, section) in sections.iter().enumerate() {
+        let mut state = ParserState::new(Format::Aider, &hints);
+        let mut emit = Emit::default();
+        for (n, line) in section.lines.iter().enumerate() {
+            receipt.lines += 1;
+            let value = serde_json::Value::String(line.clone());
+            state
+                .parser()
+                .line(section.line + n as u64, &value, &mut emit);
+        }
+        let next = sections.get(i + 1);
+        match next {
+            None => finish(&state, opts, &mut emit),
+            Some(_) => state.parser_ref().flush(&mut emit),
+        }
+        receipt.overflowed += state.parser_ref().overflowed();
+        let session = session_of(&state, opts);
+        // After a section the next one is where a killed capture starts again; after the
+        // last, the file is read.
+        let cursor = TextCursor {
+            print: next.is_none().then(|| print.clone()),
+            offset: next.map_or(section.offset, |s| s.offset),
+            line: next.map_or(section.line, |s| s.line),
+            session: session.clone(),
+        };
+        let before = receipt.events;
+        commit(
+            ledger,
+            redactor,
+            &mut emit,
+            session.as_ref(),
+            (cursor_key, &cursor),
+            &mut receipt,
+        )?;
+        // A run the person typed nothing in recorded nothing: it is no session.
+        if receipt.events > before {
+            written.extend(session);
+        }
+    }
+    receipt.session = written.pop();
+    written.dedup();
+    receipt.others = written;
     Ok(receipt)
 }
 

@@ -1,20 +1,24 @@
 //! Turning transcript files into ledger events.
 //!
 //! `source` says what kind of source a file is (JSONL lines, a JSON document rewritten
-//! whole, a SQLite database, a session kept as JSON files) and how each yields records at
+//! whole, a SQLite database, a session kept as JSON files, Markdown appended in sections) and how each yields records at
 //! stable positions; `reader` yields raw lines (never holding the file), `detect`
 //! recognises the format by a positive signature, and one parser per format (`claude`,
-//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`; the last five
-//! share `chat`) turns records into events. `database` says which harness a SQLite database
-//! is and reads its sessions; `goose` and `crush`, whose tool results are rows of their
-//! own, read them through `paired`. A parser is a resumable state machine: its
+//! `codex`, `gemini`, `opencode`, `cursor`, `copilot`, `pi`, `qwen`, `droid`, `cline`,
+//! `aider`, `amp`; the last eight share `chat`) turns records into events. `database` says
+//! which harness a SQLite database is and reads its sessions; `goose` and `crush`, whose tool
+//! results are rows of their own, read them through `paired`. A parser is a resumable state machine: its
 //! state is saved beside the source's position in the capture cursor, in the same atomic
 //! batch as the events, so a grown transcript ingests only its delta and the result equals
 //! a full parse.
 
+pub(crate) mod aider;
+pub(crate) mod amp;
 pub(crate) mod bignum;
+pub(crate) mod blocks;
 pub(crate) mod chat;
 pub(crate) mod claude;
+pub(crate) mod cline;
 pub(crate) mod codex;
 pub(crate) mod commit;
 pub(crate) mod copilot;
@@ -303,6 +307,9 @@ pub(crate) enum ParserState {
     OpenCode(opencode::OpenCode),
     Goose(goose::Goose),
     Crush(crush::Crush),
+    Cline(cline::Cline),
+    Aider(aider::Aider),
+    Amp(amp::Amp),
 }
 
 impl ParserState {
@@ -319,6 +326,9 @@ impl ParserState {
             detect::Format::OpenCode => ParserState::OpenCode(opencode::OpenCode::default()),
             detect::Format::Goose => ParserState::Goose(goose::Goose::default()),
             detect::Format::Crush => ParserState::Crush(crush::Crush::new(hints)),
+            detect::Format::Cline => ParserState::Cline(cline::Cline::new(hints)),
+            detect::Format::Aider => ParserState::Aider(aider::Aider::new(hints)),
+            detect::Format::Amp => ParserState::Amp(amp::Amp::new(hints)),
         }
     }
 
@@ -344,6 +354,9 @@ impl ParserState {
             ParserState::OpenCode(_) => detect::Format::OpenCode,
             ParserState::Goose(_) => detect::Format::Goose,
             ParserState::Crush(_) => detect::Format::Crush,
+            ParserState::Cline(_) => detect::Format::Cline,
+            ParserState::Aider(_) => detect::Format::Aider,
+            ParserState::Amp(_) => detect::Format::Amp,
         }
     }
 
@@ -360,6 +373,9 @@ impl ParserState {
             ParserState::OpenCode(p) => p,
             ParserState::Goose(p) => p,
             ParserState::Crush(p) => p,
+            ParserState::Cline(p) => p,
+            ParserState::Aider(p) => p,
+            ParserState::Amp(p) => p,
         }
     }
 
@@ -376,6 +392,9 @@ impl ParserState {
             ParserState::OpenCode(p) => p,
             ParserState::Goose(p) => p,
             ParserState::Crush(p) => p,
+            ParserState::Cline(p) => p,
+            ParserState::Aider(p) => p,
+            ParserState::Amp(p) => p,
         }
     }
 }

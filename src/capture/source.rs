@@ -5,8 +5,9 @@
 //! - [`Kind::Lines`]: a JSONL file, read from the byte offset the cursor saved (`reader`);
 //!   a record's position is its raw line index.
 //! - [`Kind::Document`]: one JSON document the harness rewrites whole (Gemini CLI's older
-//!   `chats/session-*.json`). Position 0 is the document without its records array, and
-//!   record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
+//!   `chats/session-*.json`, a Cline task's `api_conversation_history.json`, an Amp
+//!   thread). Position 0 is the document without its records array (nothing, for a
+//!   document that is the array), and record `i` of the array is at position `i + 1`. A document whose [`Fingerprint`] is
 //!   unchanged is skipped; a changed one is parsed again from a fresh parser state and
 //!   upserted, so what did not change is a no-op and a message the harness rewrote is a
 //!   revision of the same seqs.
@@ -20,6 +21,15 @@
 //!   parts in folders beside it). A record's position is its order by creation (the ids
 //!   ascend with time); the tree is skipped while the fingerprint of its files' names,
 //!   lengths and times is unchanged, and otherwise read again like a document.
+//! - [`Kind::Markdown`]: a text file appended to in sections, one session each (Aider's
+//!   `.aider.chat.history.md`, a section per run from its `# aider chat started at` line).
+//!   A record is a line, at its line number: the adapter groups lines into blocks, and a
+//!   block's events take the seqs of the line it starts on. The cursor keeps the file's
+//!   fingerprint and where its last section starts: an unchanged file is skipped, a grown
+//!   one is read from there (the sections before it ended when the next one began), each
+//!   section again from a fresh parser state, so its unchanged blocks are no-ops and only
+//!   what was appended is new. A file that no longer holds a section's start there was
+//!   rewritten, and is read again from its first line.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -43,11 +53,12 @@ pub(crate) enum Kind {
     Document,
     Database,
     Stored,
+    Markdown,
 }
 
 /// The kind of `path`, from its first bytes and its name: a SQLite header makes a database,
 /// a `.json` in a `storage/session/<project>/` folder a stored session, any other `.json` a
-/// document, anything else is read as lines (and refused there if no adapter recognises
+/// document, a `.md` Markdown, anything else is read as lines (and refused there if no adapter recognises
 /// them).
 pub(crate) fn kind_of(path: &Path) -> io::Result<Kind> {
     super::reader::regular_file(path)?;
@@ -60,6 +71,7 @@ pub(crate) fn kind_of(path: &Path) -> io::Result<Kind> {
     Ok(match name {
         Some(n) if n.ends_with(".json") && stored_root(path).is_some() => Kind::Stored,
         Some(n) if n.ends_with(".json") => Kind::Document,
+        Some(n) if n.ends_with(".md") => Kind::Markdown,
         _ => Kind::Lines,
     })
 }
@@ -197,6 +209,61 @@ pub(crate) fn document_records(mut doc: Value, array: &str) -> Vec<Value> {
     std::iter::once(doc).chain(items).collect()
 }
 
+/// The records of a document that is an array (a Cline task's conversation): an empty
+/// head at position 0, as a document without its array would be, then each element.
+pub(crate) fn array_records(doc: Value) -> Vec<Value> {
+    let items = match doc {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    std::iter::once(Value::Object(serde_json::Map::new()))
+        .chain(items)
+        .collect()
+}
+
+/// A section of a text source: where it starts (its byte offset and line number) and its
+/// lines, without their line ends.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Section {
+    pub(crate) offset: u64,
+    pub(crate) line: u64,
+    pub(crate) lines: Vec<String>,
+}
+
+/// The sections of `text` from `from` (the byte offset and line number of a section's
+/// start, or of the file's), each starting at a line `starts` recognises. Only whole lines
+/// are read: a last line without its newline may still be being written. Lines before the
+/// first section's start are in none.
+pub(crate) fn text_sections(
+    text: &[u8],
+    (offset, line): (u64, u64),
+    starts: impl Fn(&str) -> bool,
+) -> Vec<Section> {
+    let mut sections: Vec<Section> = Vec::new();
+    let (mut at, mut number) = (offset as usize, line);
+    while at < text.len() {
+        let Some(len) = text[at..].iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let raw = &text[at..at + len];
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let content = String::from_utf8_lossy(raw).into_owned();
+        if starts(&content) {
+            sections.push(Section {
+                offset: at as u64,
+                line: number,
+                lines: Vec::new(),
+            });
+        }
+        if let Some(section) = sections.last_mut() {
+            section.lines.push(content);
+        }
+        at += len + 1;
+        number += 1;
+    }
+    sections
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +302,9 @@ mod tests {
         let doc = dir.path().join("session-1.json");
         std::fs::write(&doc, "{}").unwrap();
         assert_eq!(kind_of(&doc).unwrap(), Kind::Document);
+        let md = dir.path().join(".aider.chat.history.md");
+        std::fs::write(&md, "\n# aider chat started at 2026-07-14 09:00:00\n").unwrap();
+        assert_eq!(kind_of(&md).unwrap(), Kind::Markdown);
         let lines = dir.path().join("a.jsonl");
         std::fs::write(&lines, "{}\n").unwrap();
         assert_eq!(kind_of(&lines).unwrap(), Kind::Lines);
@@ -246,6 +316,23 @@ mod tests {
         let named = dir.path().join("odd.json");
         std::fs::copy(&db, &named).unwrap();
         assert_eq!(kind_of(&named).unwrap(), Kind::Database);
+    }
+
+    #[test]
+    fn a_text_is_cut_into_sections_at_their_start_lines_and_only_whole_lines_are_read() {
+        let text = b"preamble\n# s 1\na\r\n# s 2\nb\nstill be";
+        let starts = |l: &str| l.starts_with("# s ");
+        let all = text_sections(text, (0, 0), starts);
+        let at = |s: &Section| (s.offset, s.line, s.lines.clone());
+        assert_eq!(
+            all.iter().map(at).collect::<Vec<_>>(),
+            vec![
+                (9, 1, vec!["# s 1".to_string(), "a".to_string()]),
+                (18, 3, vec!["# s 2".to_string(), "b".to_string()]),
+            ]
+        );
+        // Read from the last section's start: the same section, at the same place.
+        assert_eq!(text_sections(text, (18, 3), starts), all[1..]);
     }
 
     #[test]

@@ -59,6 +59,14 @@ pub(crate) struct Ctx {
     /// is an absolute path, else `$XDG_DATA_HOME/goose/sessions`, else
     /// `~/.local/share/goose/sessions`.
     pub(crate) goose_sessions: PathBuf,
+    /// Where Cline keeps its tasks: the CLI's data folder (`$CLINE_DATA_DIR`, else
+    /// `$CLINE_DIR/data`, else `~/.cline/data`) and the VS Code extension's global storage
+    /// (`saoudrizwan.claude-dev`, where VS Code keeps it on Linux and on macOS).
+    pub(crate) cline_dirs: Vec<PathBuf>,
+    /// Where Amp kept its threads: `$XDG_DATA_HOME/amp/threads`, else
+    /// `~/.local/share/amp/threads`, and the VS Code extension's older
+    /// `globalStorage/sourcegraph.amp/threads3` (on Linux and on macOS).
+    pub(crate) amp_dirs: Vec<PathBuf>,
     /// `$PEAT_BRIEF_BUDGET` as given: bare `peat` does not go through clap's env handling.
     pub(crate) brief_budget: Option<String>,
     /// Where the pinned model and runtime are looked for (`PEAT_DATA_DIR`, XDG, a build's
@@ -181,6 +189,29 @@ impl Ctx {
                     |root| root.join("data"),
                 )
                 .join("sessions"),
+            cline_dirs: {
+                let home = home.clone().unwrap_or_default();
+                let cli = std::env::var_os("CLINE_DATA_DIR")
+                    .filter(|v| !v.is_empty())
+                    .map_or_else(|| dir("CLINE_DIR", ".cline").join("data"), PathBuf::from);
+                let extension = ["User/globalStorage", "saoudrizwan.claude-dev"].join("/");
+                vec![
+                    cli,
+                    home.join(".config/Code").join(&extension),
+                    home.join("Library/Application Support/Code")
+                        .join(&extension),
+                ]
+            },
+            amp_dirs: {
+                let home = home.clone().unwrap_or_default();
+                let extension = "User/globalStorage/sourcegraph.amp/threads3";
+                vec![
+                    dir("XDG_DATA_HOME", ".local/share").join("amp/threads"),
+                    home.join(".config/Code").join(extension),
+                    home.join("Library/Application Support/Code")
+                        .join(extension),
+                ]
+            },
             brief_budget: std::env::var("PEAT_BRIEF_BUDGET").ok(),
             model_lookup,
             python: std::env::var_os("PEAT_PYTHON")

@@ -54,8 +54,10 @@ pub(crate) const GOOSE_DB: &str = "sessions.db";
 
 /// Whether a file's name is one a harness gives its transcripts: JSONL (plain or zstd),
 /// Gemini CLI's older `chats/session-*.json` documents, OpenCode's database and its older
-/// `storage/session/<project>/<id>.json` sessions, Goose's `sessions/sessions.db` and
-/// Crush's `crush.db`. What it holds is decided when it is read.
+/// `storage/session/<project>/<id>.json` sessions, Goose's `sessions/sessions.db`, Crush's
+/// `crush.db`, a Cline task's `tasks/<id>/api_conversation_history.json`, Aider's
+/// `.aider.chat.history.md`, Amp's `threads/T-<id>.json`. What it holds is decided when it is
+/// read.
 fn is_transcript_name(path: &Path) -> bool {
     let name = path
         .file_name()
@@ -76,6 +78,24 @@ fn is_transcript_name(path: &Path) -> bool {
                 .is_some_and(|d| d == "sessions"))
         || name == crate::capture::crush::DB
         || (name.ends_with(".json") && crate::capture::source::stored_root(path).is_some())
+        || (name == crate::capture::cline::HISTORY_FILE && in_tasks(path))
+        || name == crate::capture::aider::HISTORY_FILE
+        || (name.starts_with("T-") && name.ends_with(".json") && in_threads(path))
+}
+
+/// Whether `path` is in an Amp `threads/` folder (`threads3/`, in VS Code's storage).
+fn in_threads(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "threads" || d == "threads3")
+}
+
+/// Whether `path` is in a `tasks/<id>/` folder, as a Cline task's files are.
+fn in_tasks(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "tasks")
 }
 
 /// This project's transcripts: Claude Code session folders whose cwd is in the project

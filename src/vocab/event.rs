@@ -191,6 +191,9 @@ pub enum Agent {
     OpenCode,
     Goose,
     Crush,
+    Cline,
+    Aider,
+    Amp,
     /// peat itself: a restore is recorded as a session of its own.
     Peat,
 }
@@ -209,6 +212,9 @@ impl Agent {
         Agent::Droid,
         Agent::Goose,
         Agent::Crush,
+        Agent::Cline,
+        Agent::Aider,
+        Agent::Amp,
         Agent::Peat,
     ];
 
@@ -225,6 +231,9 @@ impl Agent {
             Agent::OpenCode => "opencode",
             Agent::Goose => "goose",
             Agent::Crush => "crush",
+            Agent::Cline => "cline",
+            Agent::Aider => "aider",
+            Agent::Amp => "amp",
             Agent::Peat => "peat",
         }
     }
@@ -242,10 +251,15 @@ impl Agent {
             Agent::OpenCode => argv(&["opencode", "--session", id]),
             Agent::Goose => argv(&["goose", "session", "--resume", "--session-id", id]),
             Agent::Crush => argv(&["crush", "--session", id]),
+            Agent::Amp => argv(&["amp", "threads", "continue", id]),
             // Pi resumes by its session file's path, which the record does not keep; for
             // Qwen Code and droid no command taking a session id is documented: peat says
             // it cannot, rather than guess one.
             Agent::Pi | Agent::Qwen | Agent::Droid | Agent::Peat => None,
+            // Cline resumes a task from its panel's history; it has no command for one.
+            Agent::Cline => None,
+            // Aider starts a new chat each run (`--restore-chat-history` replays the file).
+            Agent::Aider => None,
         }
     }
 }

@@ -17,7 +17,7 @@ pub const OPENCODE_SESSION: &str = "ses_7f3a1c2e9ffeAbCdEfGh1234";
 const OPENCODE_CHILD: &str = "ses_7f3a1c40affeQrStUvWx5678";
 
 /// What `src/limiter.rs` holds once each fixture's session, grown, has run.
-const LIMITER: &str = "pub struct Bucket;\nfn refill() { add(5) }\n";
+pub(crate) const LIMITER: &str = "pub struct Bucket;\nfn refill() { add(5) }\n";
 
 /// A fixture with `@ROOT@` standing for the project folder (the test's work folder).
 pub(crate) fn fixture(env: &Env, agent: &str, name: &str) -> String {
@@ -590,7 +590,12 @@ fn a_database_or_a_json_document_no_adapter_knows_is_refused() {
         .unwrap();
     let settings = env.path("settings.json");
     std::fs::write(&settings, r#"{"sessionId": "x", "theme": "dark"}"#).unwrap();
-    for path in [db, settings] {
+    assert_refused(&env, &[db, settings]);
+}
+
+/// Each of `paths` is refused as no transcript, and nothing of them is recorded.
+pub(crate) fn assert_refused(env: &Env, paths: &[PathBuf]) {
+    for path in paths {
         let r = env.run(&["capture", path.to_str().unwrap()]);
         assert_ne!(r.code, 0);
         assert!(

@@ -2,6 +2,7 @@
 //! HOME, the transcript roots and the store always point inside the test's own folder.
 
 mod agents;
+mod agents_documents;
 mod agents_jsonl;
 mod agents_sqlite;
 mod blame;

@@ -20,16 +20,22 @@ use crate::redact::StoreRedactor;
 /// $QWEN_HOME), ~/.factory/sessions, Gemini CLI's ~/.gemini/tmp (or
 /// $GEMINI_CLI_HOME/.gemini/tmp), OpenCode's ~/.local/share/opencode/opencode.db and
 /// storage/session (or under $XDG_DATA_HOME), Goose's ~/.local/share/goose/sessions/sessions.db
-/// (or under $XDG_DATA_HOME or $GOOSE_PATH_ROOT/data) and this project's Crush database,
-/// .crush/crush.db. Idempotent and incremental: a transcript already captured is only read
-/// from where it was left, and one whose length and modification time are as the last
-/// import (or hook's sweep) saw them is not opened. Into a repository's own ledger it
+/// (or under $XDG_DATA_HOME or $GOOSE_PATH_ROOT/data), this project's Crush database,
+/// .crush/crush.db, Cline's tasks (~/.cline/data/tasks, or under $CLINE_DATA_DIR or
+/// $CLINE_DIR/data, and the VS Code extension's globalStorage/saoudrizwan.claude-dev/tasks),
+/// Amp's threads (~/.local/share/amp/threads, or under $XDG_DATA_HOME, and the VS Code
+/// extension's globalStorage/sourcegraph.amp/threads3), and this repository's
+/// .aider.chat.history.md (in its main checkout and each worktree). Idempotent and
+/// incremental: a transcript already captured is only read from where it was left, and one
+/// whose length and modification time are as the last import (or hook's sweep) saw them is
+/// not opened. Into a repository's own ledger it
 /// captures only that project's sessions (its worktrees and jj workspaces included) unless
 /// given --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
-    /// chats/session-*.json, opencode.db, Goose's sessions/sessions.db, crush.db),
+    /// chats/session-*.json, opencode.db, Goose's sessions/sessions.db, crush.db, Cline's
+    /// api_conversation_history.json, Amp's threads/T-*.json, .aider.chat.history.md),
     /// recursively
     #[arg(value_name = "DIR")]
     pub(crate) dirs: Vec<PathBuf>,
@@ -103,6 +109,7 @@ fn known_transcripts(ctx: &Ctx) -> Found {
         found.files.push(db);
     }
     found.files.extend(named_databases(ctx));
+    found.files.extend(aider_histories(ctx));
     found
 }
 
@@ -310,6 +317,26 @@ fn named_databases(ctx: &Ctx) -> Vec<PathBuf> {
     .collect()
 }
 
+/// Aider keeps its history in the folder it ran in, the repository's root: this
+/// project's (the ledger's, else the current folder's), in its main checkout and each
+/// worktree, each once however its path is spelled.
+fn aider_histories(ctx: &Ctx) -> Vec<PathBuf> {
+    let dir = ctx.location.root.as_deref().unwrap_or(&ctx.cwd);
+    let Some(project) = Project::of(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    for root in &project.roots {
+        let file = root.join(crate::capture::aider::HISTORY_FILE);
+        let real = std::fs::canonicalize(&file).ok();
+        let seen = files.iter().any(|f| std::fs::canonicalize(f).ok() == real);
+        if real.is_some() && !seen {
+            files.push(file);
+        }
+    }
+    files
+}
+
 fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
     [
         ctx.claude_home.join("projects"),
@@ -326,6 +353,8 @@ fn default_roots(ctx: &Ctx) -> Vec<PathBuf> {
         ctx.opencode_data.join("storage/session"),
     ]
     .into_iter()
+    .chain(ctx.cline_dirs.iter().map(|d| d.join("tasks")))
+    .chain(ctx.amp_dirs.iter().cloned())
     .filter(|p| p.is_dir())
     .collect()
 }
