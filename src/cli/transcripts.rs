@@ -178,10 +178,42 @@ pub(crate) fn of_project(found: Found, project: &Project) -> (Found, usize) {
     )
 }
 
-/// The working directory a transcript records: a Codex rollout's `session_meta`, else the
-/// first `cwd` a Claude Code transcript's lines give.
+/// The working directory a transcript records: a Codex rollout's `session_meta`, Gemini
+/// CLI's `.project_root` beside its `chats/`, else the first `cwd` its first lines give, at a
+/// line's top (Claude Code, Pi, Qwen Code, droid) or inside it (Copilot CLI's
+/// `data.context.cwd`).
 fn transcript_cwd(path: &Path) -> Option<String> {
-    rollout_cwd(path).or_else(|| first_value(path, "cwd"))
+    rollout_cwd(path)
+        .or_else(|| gemini_root(path))
+        .or_else(|| first_value(path, "cwd"))
+}
+
+/// The project a Gemini CLI chat belongs to: the `.project_root` its project folder keeps
+/// beside `chats/`.
+fn gemini_root(path: &Path) -> Option<String> {
+    let chats = path
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "chats"))?;
+    let root = std::fs::read_to_string(chats.parent()?.join(".project_root")).ok()?;
+    Some(root.trim().to_string()).filter(|r| !r.is_empty())
+}
+
+/// The first non-empty string `key` in `v`, its top first, then no more than two objects
+/// down.
+fn find_key(v: &serde_json::Value, key: &str, depth: u8) -> Option<String> {
+    let obj = v.as_object()?;
+    if let Some(s) = obj
+        .get(key)
+        .and_then(|c| c.as_str())
+        .filter(|s| !s.is_empty())
+    {
+        return Some(s.to_string());
+    }
+    if depth == 0 {
+        return None;
+    }
+    obj.values()
+        .find_map(|inner| find_key(inner, key, depth - 1))
 }
 
 /// The cwd a Codex rollout's first line (`session_meta`) records.
@@ -196,16 +228,15 @@ fn rollout_cwd(path: &Path) -> Option<String> {
     meta.get("cwd")?.as_str().map(str::to_string)
 }
 
-/// The first string `key` in the first 50 lines of a transcript (Claude Code's `cwd`).
+/// The first string `key` in the first 50 lines of a transcript (see [`find_key`]).
 fn first_value(path: &Path, key: &str) -> Option<String> {
     let reader = open_text(path)?;
     for line in reader.lines().take(50) {
         let line = line.ok()?;
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
-            && let Some(s) = v.get(key).and_then(|c| c.as_str())
-            && !s.is_empty()
+            && let Some(s) = find_key(&v, key, 2)
         {
-            return Some(s.to_string());
+            return Some(s);
         }
     }
     None
@@ -234,6 +265,52 @@ fn open_text(path: &Path) -> Option<Box<dyn BufRead>> {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn the_other_agents_transcripts_are_placed_by_their_own_cwd() {
+        let t = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(t.path()).unwrap();
+        let root = base.join("acme-api");
+        fs::create_dir_all(root.join(".git")).unwrap();
+        let write = |p: PathBuf, text: String| {
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, text).unwrap();
+            p
+        };
+        // Copilot CLI names the folder inside its start event's data.
+        let copilot = |cwd: &Path| {
+            format!(
+                "{{\"type\":\"session.start\",\"data\":{{\"context\":{{\"cwd\":\"{}\"}}}}}}\n",
+                cwd.display()
+            )
+        };
+        let ours = write(base.join("copilot/a/events.jsonl"), copilot(&root));
+        write(
+            base.join("copilot/b/events.jsonl"),
+            copilot(Path::new("/elsewhere")),
+        );
+        // Gemini CLI keeps the project's folder beside its chats.
+        let gemini = |dir: &str, project: &Path| {
+            write(
+                base.join(format!("gemini/{dir}/.project_root")),
+                project.display().to_string(),
+            );
+            write(
+                base.join(format!("gemini/{dir}/chats/session-1.json")),
+                "{\"sessionId\":\"s\",\"messages\":[]}".into(),
+            )
+        };
+        let chat = gemini("p1", &root);
+        gemini("p2", Path::new("/elsewhere"));
+        let mut found = Found::default();
+        found.walk(&base);
+        let (kept, left_out) = of_project(found, &Project::of(&root).unwrap());
+        let mut got = kept.files;
+        got.sort();
+        let mut want = vec![ours, chat];
+        want.sort();
+        assert_eq!((got, left_out), (want, 2));
+    }
 
     #[test]
     fn only_this_projects_transcripts_are_chosen() {

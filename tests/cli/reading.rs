@@ -195,7 +195,8 @@ fn setup_in_a_project_without_sessions_says_to_start_an_agent() {
     let r = peat(&env, &["setup", "--no-model"]).ok();
     assert!(!r.stdout.contains("peat setup"), "{}", r.stdout);
     assert!(
-        r.stderr.contains("Start Claude Code or Codex here"),
+        r.stderr
+            .contains("Start an agent here (Claude Code, Codex, Gemini CLI"),
         "{}",
         r.stderr
     );

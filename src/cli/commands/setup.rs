@@ -74,7 +74,7 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
     // session here, not another setup.
     if !ctx.json && crate::cli::commands::brief::assemble(ctx, 1)?.events == 0 {
         ctx.ui.note(
-            "\nNothing to brief yet: this project has no past agent sessions.\nStart Claude Code or Codex here; the hooks record the session as it runs, and `peat` briefs you on it (the next session starts with it too).",
+            "\nNothing to brief yet: this project has no past agent sessions.\nStart an agent here (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI, …); its hooks record the session as it runs, and `peat` briefs you on it (the next session starts with it too).",
         );
         return Ok(0);
     }
