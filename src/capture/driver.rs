@@ -421,19 +421,22 @@ fn capture_markdown(
             })
         })
         .unwrap_or((0, 0));
-    let sections = source::text_sections(&text, from, aider::is_header);
+    let mut sections = source::text_sections(&text, from, aider::is_header);
     let hints = FileHints::of(path, Path::new(cursor_key));
     let mut receipt = Receipt {
         format: Some(Format::Aider),
         ..Receipt::default()
     };
     let mut written = Vec::new();
-    for (i, section) in sections.iter().enumerate() {
+    for i in 0..sections.len() {
         let mut state = ParserState::new(Format::Aider, &hints);
         let mut emit = Emit::default();
-        for (n, line) in section.lines.iter().enumerate() {
+        // Each line is read once: moved into the value the parser reads, not copied.
+        let lines = std::mem::take(&mut sections[i].lines);
+        let section = &sections[i];
+        for (n, line) in lines.into_iter().enumerate() {
             receipt.lines += 1;
-            let value = serde_json::Value::String(line.clone());
+            let value = serde_json::Value::String(line);
             state
                 .parser()
                 .line(section.line + n as u64, &value, &mut emit);
