@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::paired::{self, Head, Paired, Parts, Table};
+use super::source;
 use super::turn::Call;
 use super::{Emit, FileHints, absolute, str_at};
 use crate::vocab::change::{Change, Replacement};
@@ -59,11 +60,11 @@ pub(crate) const MESSAGES: Table = Table {
 /// Whether `conn` is a Crush database: its sessions and messages tables with the columns
 /// read here.
 pub(crate) fn recognises(conn: &Connection) -> bool {
-    paired::has_columns(
+    source::has_columns(
         conn,
         "sessions",
         &["id", "parent_session_id", "title", "created_at"],
-    ) && paired::has_columns(
+    ) && source::has_columns(
         conn,
         "messages",
         &[

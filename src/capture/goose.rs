@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::paired::{self, Head, Paired, Parts, Table};
+use super::source;
 use super::turn::{Call, Closing};
 use super::{Emit, absolute, str_at};
 use crate::vocab::change::{Change, Replacement};
@@ -53,11 +54,11 @@ pub(crate) const MESSAGES: Table = Table {
 /// Whether `conn` is a Goose database: its sessions and messages tables with the columns
 /// read here.
 pub(crate) fn recognises(conn: &Connection) -> bool {
-    paired::has_columns(
+    source::has_columns(
         conn,
         "sessions",
         &["id", "working_dir", "session_type", "created_at"],
-    ) && paired::has_columns(
+    ) && source::has_columns(
         conn,
         "messages",
         &[

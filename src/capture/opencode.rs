@@ -29,6 +29,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::source;
 use super::turn::Call;
 use super::{Emit, LineSlots, META_SLOT, TranscriptParser, absolute, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
@@ -47,18 +48,7 @@ const ECHO_TOOLS: &[&str] = &[
 /// Whether `conn` is an OpenCode database: its session, message and part tables, with the
 /// columns read here. Anything else is refused.
 pub(crate) fn recognises(conn: &Connection) -> bool {
-    let has = |table: &str, columns: &[&str]| -> bool {
-        let Ok(mut stmt) = conn.prepare("SELECT name FROM pragma_table_info(?1)") else {
-            return false;
-        };
-        let Ok(names) = stmt
-            .query_map([table], |r| r.get::<_, String>(0))
-            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        else {
-            return false;
-        };
-        columns.iter().all(|c| names.iter().any(|n| n == c))
-    };
+    let has = |table: &str, columns: &[&str]| source::has_columns(conn, table, columns);
     has(
         "session",
         &["id", "parent_id", "directory", "version", "time_created"],

@@ -142,20 +142,6 @@ pub(crate) fn json_column(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<V
         .unwrap_or(Value::Null))
 }
 
-/// Whether `conn` has `table` with every one of `columns`: how a database is recognised.
-pub(crate) fn has_columns(conn: &Connection, table: &str, columns: &[&str]) -> bool {
-    let Ok(mut stmt) = conn.prepare("SELECT name FROM pragma_table_info(?1)") else {
-        return false;
-    };
-    let Ok(names) = stmt
-        .query_map([table], |r| r.get::<_, String>(0))
-        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-    else {
-        return false;
-    };
-    columns.iter().all(|c| names.iter().any(|n| n == c))
-}
-
 /// The positions of a message's parts from its first, `base`: part `i` at `base + i`, the
 /// parts past the span sharing its last position (and its slots).
 pub(crate) struct Parts {

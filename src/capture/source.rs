@@ -264,6 +264,20 @@ pub(crate) fn text_sections(
     sections
 }
 
+/// Whether `conn` has `table` with every one of `columns`: how a database is recognised.
+pub(crate) fn has_columns(conn: &rusqlite::Connection, table: &str, columns: &[&str]) -> bool {
+    let Ok(mut stmt) = conn.prepare("SELECT name FROM pragma_table_info(?1)") else {
+        return false;
+    };
+    let Ok(names) = stmt
+        .query_map([table], |r| r.get::<_, String>(0))
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+    else {
+        return false;
+    };
+    columns.iter().all(|c| names.iter().any(|n| n == c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
