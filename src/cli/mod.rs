@@ -120,6 +120,7 @@ pub(crate) enum Command {
     Restore(commands::restore::RestoreArgs),
     Resume(commands::resume::ResumeArgs),
     Export(commands::export::ExportArgs),
+    Trace(commands::trace::TraceArgs),
     Mcp(commands::mcp::McpArgs),
 }
 
@@ -207,6 +208,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> Result<u8, CliError> {
         Command::Restore(a) => commands::restore::run(ctx, a),
         Command::Resume(a) => commands::resume::run(ctx, a),
         Command::Export(a) => commands::export::run(ctx, a),
+        Command::Trace(a) => commands::trace::run(ctx, a),
         Command::Mcp(a) => commands::mcp::run(ctx, a),
     }
 }

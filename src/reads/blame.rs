@@ -166,6 +166,13 @@ pub(crate) fn blame(current: &str, record: Record<'_>, past: &mut dyn Past) -> B
     attribute(current, record, past, None)
 }
 
+/// [`blame`] of the file as the commit `then` holds it, from the edits it can hold: those
+/// made before the second after it was committed.
+pub(crate) fn blame_committed(then: &Committed, record: Record<'_>, past: &mut dyn Past) -> Blame {
+    let start = record.before_commit(then.ts_ms);
+    attribute(&then.text, record.upto(start), past, Some(&then.commit))
+}
+
 /// [`blame`] of `text` as the file stood at `commit` (`None`: now).
 fn attribute(text: &str, record: Record<'_>, past: &mut dyn Past, commit: Option<&str>) -> Blame {
     let history = recover(text, record, past);

@@ -2,6 +2,7 @@
 //! the repository), and returns values for the command line to print. A read never writes
 //! the ledger and never opens the views itself: the caller hands it the views it opened.
 
+pub(crate) mod attribution;
 pub(crate) mod blame;
 pub(crate) mod brief;
 pub(crate) mod commits;
@@ -15,4 +16,5 @@ pub(crate) mod recall;
 pub(crate) mod resolve;
 pub(crate) mod restore;
 pub(crate) mod span;
+pub(crate) mod trace;
 pub(crate) mod vcs;

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::vocab::event::Basis;
+use crate::vocab::event::{Basis, Vcs};
 
 /// Which tools manage the repository at `root`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -245,16 +245,33 @@ pub(crate) struct CommitContent {
 
 /// The message and added lines of the commit `hash` (full, as [`resolve_commit`] gave it).
 pub(crate) fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
+    let (repo, diff) = commit_diff(cwd, hash)?;
+    let message = if repo.git {
+        git(
+            &repo.root,
+            &["show", "-s", "--format=%B", "--end-of-options", hash],
+        )?
+    } else {
+        jj(
+            &repo.root,
+            &["log", "-r", hash, "--no-graph", "-T", "description"],
+        )?
+    };
+    Some(CommitContent {
+        message,
+        added: added_lines(&diff),
+    })
+}
+
+/// The changes of the commit `hash` (full) against its first parent, as a unified diff with
+/// no context lines, and the repository that answered (git where it can, else jj).
+pub(crate) fn commit_diff(cwd: &Path, hash: &str) -> Option<(Repo, String)> {
     if !is_hex(hash) {
         return None;
     }
     let repo = Repo::find(cwd)?;
-    if repo.git {
-        let message = git(
-            &repo.root,
-            &["show", "-s", "--format=%B", "--end-of-options", hash],
-        )?;
-        let diff = git(
+    let diff = if repo.git {
+        git(
             &repo.root,
             &[
                 "diff-tree",
@@ -267,24 +284,41 @@ pub(crate) fn commit_content(cwd: &Path, hash: &str) -> Option<CommitContent> {
                 "--end-of-options",
                 hash,
             ],
-        )?;
-        return Some(CommitContent {
-            message,
-            added: added_lines(&diff),
-        });
+        )?
+    } else if repo.jj {
+        jj(&repo.root, &["diff", "-r", hash, "--git", "--context=0"])?
+    } else {
+        return None;
+    };
+    Some((repo, diff))
+}
+
+/// How an Agent Trace names the commit `hash` of the repository at `root`: by jj's change id
+/// in a jj repository (stable across rewrites, as the spec asks), else by git's hash. A jj
+/// repository whose jj cannot answer is named by the hash, as git.
+pub(crate) fn revision_name(repo: &Repo, hash: &str) -> (Vcs, String) {
+    let change = repo
+        .jj
+        .then(|| {
+            jj(
+                &repo.root,
+                &[
+                    "log",
+                    "-r",
+                    hash,
+                    "--no-graph",
+                    "-T",
+                    "change_id ++ \"\\n\"",
+                ],
+            )
+        })
+        .flatten()
+        .and_then(|out| out.lines().next().map(|l| l.trim().to_string()))
+        .filter(|c| is_change_shape(c));
+    match change {
+        Some(change) => (Vcs::Jj, change),
+        None => (Vcs::Git, hash.to_string()),
     }
-    if repo.jj {
-        let message = jj(
-            &repo.root,
-            &["log", "-r", hash, "--no-graph", "-T", "description"],
-        )?;
-        let diff = jj(&repo.root, &["diff", "-r", hash, "--git", "--context=0"])?;
-        return Some(CommitContent {
-            message,
-            added: added_lines(&diff),
-        });
-    }
-    None
 }
 
 /// The lines a commit added, per file (relative to the repository root).
@@ -661,16 +695,48 @@ impl FileHistory {
         let commits = self.commits.get_or_init(|| self.changing_commits());
         let before = commits.partition_point(|(t, _)| *t <= secs);
         let (ts, commit) = commits.get(before.checked_sub(1)?)?;
-        let mut texts = self.texts.borrow_mut();
-        let text = texts
-            .entry(commit.clone())
+        Some(self.committed(commit, ts * 1000))
+    }
+
+    /// The file as the commit `commit` (full hash, committed at `ts_ms`) holds it, under the
+    /// name it had then: empty when the commit does not hold it.
+    pub(crate) fn committed(&self, commit: &str, ts_ms: i64) -> Committed {
+        let text = self
+            .texts
+            .borrow_mut()
+            .entry(commit.to_string())
             .or_insert_with(|| self.text_at(commit).unwrap_or_default())
             .clone();
-        Some(Committed {
-            commit: commit.clone(),
-            ts_ms: ts * 1000,
+        Committed {
+            commit: commit.to_string(),
+            ts_ms,
             text,
-        })
+        }
+    }
+
+    /// The commit the working copy sits on (git's `HEAD`, jj's `@-`), with the file as it
+    /// holds it; `None` when the tool cannot say (an unborn branch).
+    pub(crate) fn sitting_on(&self) -> Option<Committed> {
+        let out = if self.git {
+            git(&self.root, &["log", "-1", "--format=%H%x09%ct", "HEAD"])
+        } else {
+            jj(
+                &self.root,
+                &[
+                    "log",
+                    "-r",
+                    "@-",
+                    "--no-graph",
+                    "--limit",
+                    "1",
+                    "-T",
+                    "commit_id ++ \"\\t\" ++ committer.timestamp().utc().format(\"%s\") ++ \"\\n\"",
+                ],
+            )
+        }?;
+        let (hash, secs) = out.lines().next()?.trim().split_once('\t')?;
+        let secs: i64 = secs.parse().ok()?;
+        is_hex(hash).then(|| self.committed(hash, secs * 1000))
     }
 
     /// The commits of the working copy's history that changed the file (across its renames,

@@ -206,8 +206,22 @@ fn added_lines(out: &mut String, content: &str) {
 /// inside one, the `@@` counts say how many lines follow, so an added line whose text begins
 /// `++ ` is a line, not a header.
 pub(crate) fn added_by_file(diff: &str) -> Vec<(Option<String>, Vec<String>)> {
-    let mut out: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    added_numbered(diff)
+        .into_iter()
+        .map(|(path, lines)| (path, lines.into_iter().map(|(_, l)| l).collect()))
+        .collect()
+}
+
+/// An added line's number (from 1) in the file the diff makes, and its text.
+pub(crate) type Numbered = (usize, String);
+
+/// [`added_by_file`], each added line with its number (from 1) in the file the diff makes:
+/// from its hunk's `+c` start, counted over the lines the new side keeps. A hunk without
+/// counts numbers from 1.
+pub(crate) fn added_numbered(diff: &str) -> Vec<(Option<String>, Vec<Numbered>)> {
+    let mut out: Vec<(Option<String>, Vec<Numbered>)> = Vec::new();
     let (mut old_left, mut new_left) = (0usize, 0usize);
+    let mut number = 1usize;
     for line in diff.lines() {
         if old_left == 0 && new_left == 0 {
             if let Some(path) = line.strip_prefix("+++ ") {
@@ -215,11 +229,13 @@ pub(crate) fn added_by_file(diff: &str) -> Vec<(Option<String>, Vec<String>)> {
                     Some(path.strip_prefix("b/").unwrap_or(path).to_string()),
                     Vec::new(),
                 ));
-            } else if let Some((old, new)) = hunk_counts(line) {
+            } else if let Some((old, new, start)) = hunk_counts(line) {
                 (old_left, new_left) = (old, new);
+                number = start;
             } else if line.starts_with("@@") {
                 // A hunk without counts runs to the end of the diff.
                 (old_left, new_left) = (usize::MAX, usize::MAX);
+                number = 1;
             }
             continue;
         }
@@ -230,32 +246,59 @@ pub(crate) fn added_by_file(diff: &str) -> Vec<(Option<String>, Vec<String>)> {
                     out.push((None, Vec::new()));
                 }
                 if let Some((_, lines)) = out.last_mut() {
-                    lines.push(line[1..].to_string());
+                    lines.push((number, line[1..].to_string()));
                 }
+                number += 1;
             }
             Some(b'-') => old_left = old_left.saturating_sub(1),
             Some(b'\\') => {}
             _ => {
                 old_left = old_left.saturating_sub(1);
                 new_left = new_left.saturating_sub(1);
+                number += 1;
             }
         }
     }
     out
 }
 
-/// The old and new line counts of a `@@ -a[,b] +c[,d] @@` header (a missing count is 1).
-fn hunk_counts(line: &str) -> Option<(usize, usize)> {
+/// The old and new line counts of a `@@ -a[,b] +c[,d] @@` header (a missing count is 1),
+/// and the new side's first line `c` (at least 1: an empty new side says 0).
+fn hunk_counts(line: &str) -> Option<(usize, usize, usize)> {
     let mut sides = line.strip_prefix("@@ -")?.split(" @@").next()?.split(" +");
-    let count = |side: &str| match side.split_once(',') {
-        Some((_, n)) => n.parse().ok(),
-        None => side.parse::<usize>().ok().map(|_| 1),
+    let parse = |side: &str| -> Option<(usize, usize)> {
+        match side.split_once(',') {
+            Some((start, n)) => Some((start.parse().ok()?, n.parse().ok()?)),
+            None => Some((side.parse().ok()?, 1)),
+        }
     };
-    Some((count(sides.next()?)?, count(sides.next()?)?))
+    let (_, old) = parse(sides.next()?)?;
+    let (start, new) = parse(sides.next()?)?;
+    Some((old, new, start.max(1)))
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn added_lines_are_numbered_as_in_the_file_the_diff_makes() {
+        // Two hunks of one file (the second after a deletion), and a new file.
+        let diff = "--- a/x\n+++ b/x\n@@ -2,0 +3,2 @@\n+three\n+four\n@@ -9,2 +11,2 @@\n keep\n-gone\n+twelve\n--- /dev/null\n+++ b/y\n@@ -0,0 +1 @@\n+only\n";
+        assert_eq!(
+            super::added_numbered(diff),
+            vec![
+                (
+                    Some("x".to_string()),
+                    vec![
+                        (3, "three".to_string()),
+                        (4, "four".to_string()),
+                        (12, "twelve".to_string())
+                    ]
+                ),
+                (Some("y".to_string()), vec![(1, "only".to_string())]),
+            ]
+        );
+    }
 
     #[test]
     fn an_added_line_that_begins_with_two_pluses_is_a_line_not_a_header() {

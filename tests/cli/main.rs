@@ -35,6 +35,7 @@ mod restore;
 mod resume;
 mod scope;
 mod support;
+mod trace;
 mod width;
 mod words;
 

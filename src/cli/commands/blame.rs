@@ -7,12 +7,10 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::shared::{moment_error, parse_moment};
 use crate::cli::ui::clip;
-use crate::reads::blame::{Blame, LineOrigin, Placement, blame};
-use crate::reads::files::{
-    FileEdit, Prompt, Prompts, Wanted, edits_of, recorded_paths, under_names,
-};
+use crate::reads::attribution::{Attributed, AttributionError, Origin, When, attribute};
+use crate::reads::blame::{LineOrigin, Placement};
+use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted};
 use crate::reads::ladder::noun;
-use crate::reads::moment::Recorded;
 use crate::reads::vcs::{FileHistory, LineCommit};
 use crate::views::handle::Handles;
 use crate::vocab::event::SessionId;
@@ -56,39 +54,6 @@ struct JsonLine<'a> {
     origin: Origin,
     /// The commit that brought the line, when no recorded edit wrote it.
     commit: Option<&'a LineCommit>,
-}
-
-/// What a line's origin is, in words a reader can act on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Origin {
-    /// A recorded edit wrote it.
-    Edit,
-    /// A commit made before the first recorded edit of the file brought it.
-    BeforeRecord,
-    /// A commit made since brought it, and no recorded edit wrote it.
-    CommittedByHand,
-    /// Changed by hand and not committed.
-    Uncommitted,
-    /// No recorded edit wrote it, and no repository says who did.
-    Unexplained,
-    /// Neither the record nor the repository settles it, as of the moment asked.
-    Uncertain,
-}
-
-impl Origin {
-    fn of(origin: LineOrigin, result: &Blame, first_edit_ms: i64) -> Origin {
-        match origin {
-            LineOrigin::Edit(_) => Origin::Edit,
-            LineOrigin::Commit(c) if result.commits[c].ts_ms < first_edit_ms => {
-                Origin::BeforeRecord
-            }
-            LineOrigin::Commit(_) => Origin::CommittedByHand,
-            LineOrigin::Uncommitted => Origin::Uncommitted,
-            LineOrigin::Unexplained => Origin::Unexplained,
-            LineOrigin::Uncertain => Origin::Uncertain,
-        }
-    }
 }
 
 /// One recorded edit of the file, for `--json`.
@@ -151,61 +116,28 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     } else {
         String::new()
     };
-    let attribute = |paths: &std::collections::BTreeSet<String>,
-                     past: &mut Option<FileHistory>|
-     -> Result<Option<(Vec<FileEdit>, Blame)>, CliError> {
-        let recorded = Recorded::of(&views, paths)?;
-        // Edits recorded before their changes were kept explain no line, but they did happen.
-        if recorded.edits.is_empty() && !edits_of(&views, paths)?.iter().any(|e| !e.failed) {
-            return Ok(None);
-        }
-        let result = match (&args.at, &moment) {
-            (Some(when), Some(moment)) => {
-                recorded
-                    .at(&views, moment, exists.then_some(current.as_str()), past)
-                    .map_err(|e| moment_error(&views, e))?
-                    .ok_or_else(|| {
-                        CliError::user(format!(
-                            "the record cannot tell what {} held at {when}",
-                            args.file
-                        ))
-                        .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
-                    })?
-                    .blame
-            }
-            _ => blame(&current, recorded.record(), past),
-        };
-        Ok(Some((recorded.edits, result)))
+    let when = match &moment {
+        Some(moment) => When::At(moment, exists.then_some(current.as_str())),
+        None => When::Now(&current),
     };
-    let mut paths = recorded_paths(&views, &wanted)?;
-    let first = attribute(&paths, &mut past);
-    let explained = |r: &Result<Option<(Vec<FileEdit>, Blame)>, CliError>| matches!(r, Ok(Some((_, b))) if b.lines.iter().all(|l| matches!(l, LineOrigin::Edit(_))));
-    // The file's edits under the names it had before a rename count too. They are looked
-    // for (two git or jj processes, most of a blame's time) only when the edits under its
-    // name now leave a line unexplained: the last edit to write a line is what blame names,
-    // and edits under an earlier name came before every edit under this one. The names come
-    // from the file's history, whose one walk of the renames also reads its past under them.
-    let attributed = if explained(&first) {
-        first
-    } else {
-        let known = paths.len();
-        let names = past
-            .as_ref()
-            .map(FileHistory::earlier_names)
-            .unwrap_or_default();
-        paths.extend(under_names(&views, names)?);
-        match paths.len() > known {
-            true => attribute(&paths, &mut past),
-            false => first,
-        }
-    };
-    let Some((edits, result)) = attributed? else {
+    let attributed = attribute(&views, &wanted, &mut past, when).map_err(|e| match e {
+        AttributionError::View(e) => e.into(),
+        AttributionError::Moment(e) => moment_error(&views, e),
+        AttributionError::Unknowable => CliError::user(format!(
+            "the record cannot tell what {} held at {}",
+            args.file,
+            args.at.as_deref().unwrap_or_default()
+        ))
+        .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now."),
+    })?;
+    let Some(attributed) = attributed else {
         ctx.ui.note(&format!(
             "peat: no recorded edit touched {}: every line is a person's or from before the record",
             args.file
         ));
         return Ok(1);
     };
+    let (edits, result) = (&attributed.edits, &attributed.blame);
     let mut prompts = Prompts::default();
     let mut described = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
@@ -238,23 +170,20 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
     let shown: Vec<(usize, &str, LineOrigin)> = (from..=to)
         .map(|n| (n, lines[n - 1], result.lines[n - 1]))
         .collect();
-    // The record of this file begins with its first recorded edit: a commit before it is
-    // from before the record.
-    let first_edit_ms = edits.iter().map(|e| e.ts_ms).min().unwrap_or(i64::MAX);
     if ctx.json {
         let doc = serde_json::json!({
             "file": wanted.abs,
             "at": args.at,
-            "recorded_paths": paths,
+            "recorded_paths": attributed.paths,
             "lines": shown.iter().map(|(n, text, origin)| JsonLine {
                 line: *n,
                 text: text.strip_suffix('\n').unwrap_or(text),
                 edit: match origin { LineOrigin::Edit(i) => Some(*i), _ => None },
-                origin: Origin::of(*origin, &result, first_edit_ms),
+                origin: Origin::of(*origin, &attributed),
                 commit: match origin { LineOrigin::Commit(c) => result.commits.get(*c), _ => None },
             }).collect::<Vec<_>>(),
             "edits": described,
-            "origins": origin_counts(&shown, &result, first_edit_ms),
+            "origins": origin_counts(&shown, &attributed),
             "behind": views.behind(),
         });
         let mut out = std::io::stdout().lock();
@@ -262,15 +191,7 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         writeln!(out)?;
         return Ok(0);
     }
-    print_text(
-        ctx,
-        args,
-        &shown,
-        &described,
-        &result,
-        first_edit_ms,
-        &handles,
-    )?;
+    print_text(ctx, args, &shown, &described, &attributed, &handles)?;
     Ok(0)
 }
 
@@ -279,8 +200,7 @@ fn print_text(
     args: &BlameArgs,
     shown: &[(usize, &str, LineOrigin)],
     edits: &[JsonEdit],
-    result: &Blame,
-    first_edit_ms: i64,
+    attributed: &Attributed,
     handles: &Handles,
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
@@ -295,7 +215,7 @@ fn print_text(
         noun(shown.len() as i64, "line"),
         noun(edits.len() as i64, "edit"),
         noun(sessions.len() as i64, "session"),
-        summary(shown, edits, result, first_edit_ms),
+        summary(shown, edits, attributed),
     );
     writeln!(out, "{}", ui.bold(&ui.safe(&head)))?;
     let width = shown.last().map_or(1, |(n, _, _)| n.to_string().len());
@@ -305,7 +225,7 @@ fn print_text(
             writeln!(
                 out,
                 "{}",
-                origin_line(ctx, *origin, edits, result, first_edit_ms, handles)
+                origin_line(ctx, *origin, edits, attributed, handles)
             )?;
             last = Some(*origin);
         }
@@ -325,14 +245,11 @@ fn print_text(
 /// text header's counts, for `--json`.
 fn origin_counts(
     shown: &[(usize, &str, LineOrigin)],
-    result: &Blame,
-    first_edit_ms: i64,
+    attributed: &Attributed,
 ) -> std::collections::BTreeMap<Origin, usize> {
     let mut counts = std::collections::BTreeMap::new();
     for (_, _, o) in shown {
-        *counts
-            .entry(Origin::of(*o, result, first_edit_ms))
-            .or_insert(0) += 1;
+        *counts.entry(Origin::of(*o, attributed)).or_insert(0) += 1;
     }
     counts
 }
@@ -342,10 +259,9 @@ fn origin_counts(
 fn summary(
     shown: &[(usize, &str, LineOrigin)],
     edits: &[JsonEdit],
-    result: &Blame,
-    first_edit_ms: i64,
+    attributed: &Attributed,
 ) -> String {
-    let counts = origin_counts(shown, result, first_edit_ms);
+    let counts = origin_counts(shown, attributed);
     let count = |kind: Origin| counts.get(&kind).copied().unwrap_or(0) as i64;
     let kinds = [
         (Origin::Edit, "by recorded edits"),
@@ -400,8 +316,7 @@ fn origin_line(
     ctx: &Ctx,
     origin: LineOrigin,
     edits: &[JsonEdit],
-    result: &Blame,
-    first_edit_ms: i64,
+    attributed: &Attributed,
     handles: &Handles,
 ) -> String {
     let ui = &ctx.ui;
@@ -416,11 +331,14 @@ fn origin_line(
     let i = match origin {
         LineOrigin::Edit(i) => i,
         LineOrigin::Commit(c) => {
-            let said = match Origin::of(origin, result, first_edit_ms) {
+            let said = match Origin::of(origin, attributed) {
                 Origin::BeforeRecord => "before the record",
                 _ => "committed by hand",
             };
-            return ui.dim(&ui.safe(&format!("[{said}: {}]", committed(&result.commits[c]))));
+            return ui.dim(&ui.safe(&format!(
+                "[{said}: {}]",
+                committed(&attributed.blame.commits[c])
+            )));
         }
         LineOrigin::Uncommitted => {
             return ui.dim("[changed by hand, not committed: no recorded edit wrote these lines]");

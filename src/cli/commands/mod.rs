@@ -28,5 +28,6 @@ pub(crate) mod setup;
 pub(crate) mod show;
 pub(crate) mod skill;
 pub(crate) mod subjects;
+pub(crate) mod trace;
 pub(crate) mod trailer;
 pub(crate) mod zoom;
