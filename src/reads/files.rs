@@ -333,6 +333,7 @@ pub(crate) mod fixture {
             failed: false,
             more: Vec::new(),
             restores: None,
+            model: None,
         }
     }
 
