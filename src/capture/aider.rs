@@ -13,7 +13,9 @@
 //! edit to <path>` for each file it wrote and, for a block that did not match,
 //! `SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in <path>`;
 //! `repo.py` prints `Commit <hash> <message>` for each commit it makes; the first lines name
-//! the version (`Aider v0.86.1`).
+//! the version (`Aider v0.86.1`) and the model (`Main model: <name> with diff edit format`,
+//! or `Model:`; in architect mode the `Editor model:` after it writes the edits), which the
+//! run's edits record.
 //!
 //! Not in the format: the time of anything but a section's start (every event of a session
 //! is dated then), a session id (one is made from the file and the section's line), the
@@ -68,6 +70,9 @@ pub(crate) struct Aider {
     /// The section's header line and time.
     header: Option<(u64, i64)>,
     version: Option<String>,
+    /// The model the run's edits are written by, as its announcement names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     /// The session's metadata is emitted with its first prompt: a run the person typed
     /// nothing in is no session.
     meta_done: bool,
@@ -97,6 +102,7 @@ impl Aider {
         let id = Sha256::digest(format!("{}#{line} {time}", self.file));
         self.session = Some(SessionId(format!("aider-{}", &hex::encode(id)[..16])));
         self.header = Some((line, ts));
+        self.model = None;
         self.chat.saw(ts);
     }
 
@@ -167,6 +173,7 @@ impl Aider {
                 edits: vec![(path, op, change)],
                 command: None,
                 echoes: true,
+                model: self.model.clone(),
             };
             self.chat.call(call, cx, out);
         }
@@ -180,6 +187,7 @@ impl Aider {
             edits: Vec::new(),
             command: None,
             echoes: false,
+            model: None,
         };
         self.chat.call(call, cx, out);
     }
@@ -189,6 +197,8 @@ impl Aider {
         let mut cx = Line::new(line, self.ts());
         if let Some(version) = text.strip_prefix("Aider v") {
             self.version = Some(version.trim().to_string());
+        } else if let Some(model) = announced_model(text) {
+            self.model = Some(model.to_string());
         } else if let Some(file) = text.strip_prefix("Applied edit to ") {
             self.chat
                 .result(&edit_id(file.trim()), false, "", &mut cx, out);
@@ -210,6 +220,20 @@ impl Aider {
             }
         }
     }
+}
+
+/// The model an announcement line names for the edits: `Model: <name> with <format> edit
+/// format` (`Main model:` when a weak model is set apart), and in architect mode the
+/// `Editor model:` after it, which writes the edits.
+fn announced_model(text: &str) -> Option<&str> {
+    let named = ["Main model: ", "Model: ", "Editor model: "]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))?;
+    let name = named
+        .split_once(" with ")
+        .map_or(named, |(name, _)| name)
+        .trim();
+    (!name.is_empty()).then_some(name)
 }
 
 /// The id an edit of `file` waits under for Aider's word on it.
@@ -346,10 +370,49 @@ mod tests {
         assert!(matches!(&events[3], Event::ToolCall { tool, ok: true, .. } if tool == "edit"));
         assert!(matches!(
             &events[4],
-            Event::FileTouch { path, op: TouchOp::Write, failed: false, .. } if path == "/w/app/src/greet.py"
+            Event::FileTouch { path, op: TouchOp::Write, failed: false, model: Some(m), .. }
+                if path == "/w/app/src/greet.py" && m == "claude-sonnet-4-5"
         ));
         assert!(matches!(&events[5], Event::Committed { hash, .. } if hash == "1a2b3c4"));
         assert_eq!(events.len(), 6);
+    }
+
+    #[test]
+    fn an_edit_names_the_model_announced_for_its_run_the_editor_in_architect_mode() {
+        let model = |text: &str| {
+            let (_, events) = feed(text);
+            events.into_iter().find_map(|e| match e {
+                Event::FileTouch { model, .. } => Some(model),
+                _ => None,
+            })
+        };
+        let architect = SESSION.replace(
+            "with diff edit format  \n",
+            "with architect edit format  \n> Editor model: gpt-4.1 with editor-diff edit format  \n\
+             > Weak model: claude-haiku-4-5  \n",
+        );
+        assert_eq!(model(&architect), Some(Some("gpt-4.1".to_string())));
+        let single = SESSION.replace("> Main model: ", "> Model: ");
+        assert_eq!(model(&single), Some(Some("claude-sonnet-4-5".to_string())));
+        // A run that announces none names none, whatever an earlier run announced.
+        let later = format!(
+            "{SESSION}{}",
+            SESSION
+                .replace("2026-07-14 09:00:00", "2026-07-14 10:00:00")
+                .replace(
+                    "> Main model: claude-sonnet-4-5 with diff edit format  \n",
+                    ""
+                )
+        );
+        let (_, events) = feed(&later);
+        let named: Vec<Option<String>> = events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::FileTouch { model, .. } => Some(model),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(named, [Some("claude-sonnet-4-5".to_string()), None]);
     }
 
     #[test]

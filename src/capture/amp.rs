@@ -9,8 +9,9 @@
 //! versions keep threads on Amp's server and `amp threads export` prints the same shape):
 //! `{v, id: "T-…", created (ms), title, env: {initial: {cwd?, trees: [{uri:
 //! "file:///…"}], platform: {clientVersion}}}, messages}`, each message `{role:
-//! user|assistant|info, messageId, content: [blocks], meta?: {sentAt}, state?, usage?}`
-//! with Anthropic-style blocks: `text`, `thinking`, `tool_use {id, name, input}`, and in
+//! user|assistant|info, messageId, content: [blocks], meta?: {sentAt}, state?, usage?:
+//! {model, …}}` (an assistant message's `usage.model`, what its edits record) with
+//! Anthropic-style blocks: `text`, `thinking`, `tool_use {id, name, input}`, and in
 //! user messages `tool_result {toolUseID, run: {status: done|error|cancelled|
 //! rejected-by-user, result, progress}}`; an `info` message's `summary` block (`{summary:
 //! {type: "message", summary}}`) is what the thread was compacted to. The tools that write
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chat::{Call, Chat, ChatFormat, Line, text_of};
-use super::{Emit, FileHints, absolute, str_at};
+use super::{Emit, FileHints, absolute, model_name, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 
@@ -107,7 +108,11 @@ impl Amp {
                     self.chat.said(text, true, cx, out);
                 }
                 (Some("assistant"), Some("tool_use")) => {
-                    let call = self.call(block);
+                    // The model that wrote the message, as its usage reports it.
+                    let model = m
+                        .get("usage")
+                        .and_then(|u| model_name(None, str_at(u, "model")));
+                    let call = self.call(block, model);
                     self.chat.call(call, cx, out);
                 }
                 (Some("info"), Some("summary")) => {
@@ -122,8 +127,8 @@ impl Amp {
         }
     }
 
-    /// A `tool_use` block as a call, in Amp's tool names.
-    fn call(&self, block: &Value) -> Call {
+    /// A `tool_use` block of a message `model` wrote, as a call, in Amp's tool names.
+    fn call(&self, block: &Value, model: Option<String>) -> Call {
         let name = str_at(block, "name").unwrap_or("unknown");
         let input = block.get("input").unwrap_or(&Value::Null);
         let field = |key: &str| str_at(input, key).unwrap_or("").to_string();
@@ -169,6 +174,7 @@ impl Amp {
             edits,
             command,
             echoes: matches!(name, "Read" | "create_file" | "edit_file"),
+            model,
         }
     }
 }
@@ -294,11 +300,12 @@ mod tests {
     }
 
     #[test]
-    fn an_info_summary_is_a_compaction_and_an_edit_a_touch() {
+    fn an_info_summary_is_a_compaction_and_an_edit_a_touch_by_its_messages_model() {
         let events = feed(&[
             head(),
             json!({"role": "assistant", "messageId": 0, "content": [
-                {"type": "tool_use", "id": "u2", "name": "edit_file", "input": {"path": "/w/my app/a.rs", "old_str": "a", "new_str": "b"}}]}),
+                {"type": "tool_use", "id": "u2", "name": "edit_file", "input": {"path": "/w/my app/a.rs", "old_str": "a", "new_str": "b"}}],
+                "usage": {"model": "claude-sonnet-4-5", "inputTokens": 10}}),
             json!({"role": "info", "messageId": 1, "content": [
                 {"type": "summary", "summary": {"type": "message", "summary": "We edited a.rs."}}]}),
         ]);
@@ -306,8 +313,9 @@ mod tests {
             e,
             Event::FileTouch {
                 op: TouchOp::Edit,
+                model: Some(m),
                 ..
-            }
+            } if m == "claude-sonnet-4-5"
         )));
         assert!(events.iter().any(|e| matches!(e, Event::Compaction {})));
         assert!(

@@ -89,6 +89,8 @@ pub(crate) struct Call {
     pub(crate) command: Option<String>,
     /// Its output only echoes what it was given (a file read, an edit's "done").
     pub(crate) echoes: bool,
+    /// The model of the message that made it (see `Event::FileTouch`).
+    pub(crate) model: Option<String>,
 }
 
 /// A chat-shaped adapter: it reads each line into its [`Chat`], which answers the rest of
@@ -241,6 +243,7 @@ impl Chat {
                 failed: false,
                 more: Vec::new(),
                 restores: None,
+                model: call.model.clone(),
             };
             if let Some(seq) = self.slot(cx) {
                 out.event(seq, cx.ts, event.clone());
@@ -426,6 +429,7 @@ mod tests {
             edits: vec![("/w/a".into(), TouchOp::Edit, Change::write("x"))],
             command: None,
             echoes: true,
+            model: None,
         };
         chat.call(call, &mut cx, &mut out);
         let mut cx = Line::new(2, 20);
@@ -453,6 +457,7 @@ mod tests {
             edits: Vec::new(),
             command: None,
             echoes: true,
+            model: None,
         };
         chat.call(call, &mut cx, &mut out);
         chat.result("c", false, "updated", &mut Line::new(2, 20), &mut out);

@@ -2,9 +2,11 @@
 //! subagents' `agent-<id>.jsonl`).
 //!
 //! One JSON object per line, discriminated by its top-level `type`. `user` and `assistant`
-//! lines carry `message.content` (a string or an array of blocks); everything else is
-//! metadata that at most seeds the session's identity. Each line's events take the slots of
-//! that line (see [`LineSlots`]), so a re-parse assigns the same seqs.
+//! lines carry `message.content` (a string or an array of blocks), an assistant's with the
+//! `message.model` its file touches record (but `<synthetic>`, the harness's own API-error
+//! lines, which name no model); everything else is metadata that at most seeds the
+//! session's identity. Each line's events take the slots of that line (see [`LineSlots`]),
+//! so a re-parse assigns the same seqs.
 //!
 //! What spans lines lives in the parser's state, which is saved in the capture cursor:
 //! - tool calls waiting for their `tool_result` (a later user line), to mark a failure on
@@ -23,7 +25,7 @@ use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
 use super::turn::Closing;
-use super::{Emit, FileHints, LineSlots, TranscriptParser, str_at, streams};
+use super::{Emit, FileHints, LineSlots, TranscriptParser, model_name, str_at, streams};
 use crate::vocab::change::{Before, Change, Replacement};
 use crate::vocab::event::{
     Agent, COMPACTOR_AGENT, DETAIL_CAP, Event, Seq, SessionId, TouchOp, Touched, cap,
@@ -50,6 +52,9 @@ const HARNESS_PREFIXES: &[&str] = &[
 
 /// The marker the harness writes when the person interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted";
+
+/// The model an assistant line the harness wrote itself (an API error) names.
+const SYNTHETIC_MODEL: &str = "<synthetic>";
 
 /// The Claude Code parser and everything it must remember between captures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -103,12 +108,14 @@ struct Pending {
     plan: Option<String>,
 }
 
-/// What one line is emitting: its slots, its timestamp, its last `FileTouch` (which
-/// further touches fold into when the slots run out), and the outputs of the tool calls
-/// it answers, recorded after everything else on it (see [`Claude::outputs`]).
+/// What one line is emitting: its slots, its timestamp, the model of its assistant
+/// message, its last `FileTouch` (which further touches fold into when the slots run out),
+/// and the outputs of the tool calls it answers, recorded after everything else on it (see
+/// [`Claude::outputs`]).
 struct LineCx {
     slots: LineSlots,
     ts: i64,
+    model: Option<String>,
     touch: Option<LineTouch>,
     outputs: Vec<(Seq, String)>,
 }
@@ -418,6 +425,9 @@ impl Claude {
         let content = v.get("message").and_then(|m| m.get("content"));
         let speaks = !flag(v, "isApiErrorMessage");
         let main = !self.inline_sidechain(v);
+        // An API error's line names the model `<synthetic>`: the harness wrote it, no model.
+        let named = v.get("message").and_then(|m| str_at(m, "model"));
+        cx.model = model_name(None, named.filter(|m| *m != SYNTHETIC_MODEL));
         match content {
             Some(Value::String(text)) if speaks => self.said(text, main, cx, out),
             Some(Value::Array(blocks)) => {
@@ -530,6 +540,7 @@ impl Claude {
                 failed: false,
                 more: Vec::new(),
                 restores: None,
+                model: cx.model.clone(),
             };
             out.event(seq, cx.ts, event.clone());
             cx.touch = Some(LineTouch {
@@ -568,6 +579,7 @@ impl TranscriptParser for Claude {
         let mut cx = LineCx {
             slots: LineSlots::new(line),
             ts,
+            model: None,
             touch: None,
             outputs: Vec::new(),
         };
@@ -685,6 +697,7 @@ fn write_over(touch: &Event, result: Option<&Value>, (seq, ts): (Seq, i64), out:
         change: Some(written),
         failed,
         more,
+        model,
         ..
     } = touch
     else {
@@ -720,6 +733,7 @@ fn write_over(touch: &Event, result: Option<&Value>, (seq, ts): (Seq, i64), out:
         failed: *failed,
         more: more.clone(),
         restores: None,
+        model: model.clone(),
     };
     out.event(seq, ts, event);
     out.forget(*written);
@@ -1209,6 +1223,52 @@ mod tests {
             panic!("not a write")
         };
         (before.map(|b| b.text(&content).unwrap()), out.blobs.len())
+    }
+
+    #[test]
+    fn an_edit_names_the_model_of_the_assistant_message_that_called_it() {
+        let (_, out) = parse(EDITS, "edits");
+        let events: Vec<Event> = out.events.into_values().map(|(_, e)| e).collect();
+        let named = crate::capture::sample::models(&events);
+        assert_eq!(named.len(), 4);
+        assert!(
+            named.iter().all(|(_, m)| *m == Some("claude-sonnet-4-6")),
+            "{named:?}"
+        );
+        // A Write its result revises keeps its model; a line the harness wrote itself (an
+        // API error's, model `<synthetic>`) names none.
+        let write = json!({"type":"assistant","sessionId":"s","message":{"model":"claude-opus-4-1",
+            "content":[{"type":"tool_use","id":"w","name":"Write",
+                        "input":{"file_path":"/r/a.txt","content":"new\n"}}]}});
+        let result = json!({"type":"user","sessionId":"s","message":{"content":[
+            {"type":"tool_result","tool_use_id":"w","content":"ok"}]},
+            "toolUseResult":{"type":"update","filePath":"/r/a.txt","content":"new\n",
+                             "originalFile":"old\n"}});
+        let synthetic = json!({"type":"assistant","sessionId":"s","message":{"model":"<synthetic>",
+            "content":[{"type":"tool_use","id":"e","name":"Edit",
+                        "input":{"file_path":"/r/b.txt","old_string":"a","new_string":"b"}}]}});
+        let mut p = Claude::new(&hints("x"));
+        let mut out = Emit::default();
+        for (i, v) in [write, result, synthetic].iter().enumerate() {
+            p.line(i as u64, v, &mut out);
+        }
+        match event(&out, at(0, 2)) {
+            Event::FileTouch { model, change, .. } => {
+                assert_eq!(model.as_deref(), Some("claude-opus-4-1"));
+                assert!(matches!(
+                    change_of(&out, *change),
+                    Change::Write {
+                        before: Some(_),
+                        ..
+                    }
+                ));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            event(&out, at(2, 2)),
+            Event::FileTouch { model: None, .. }
+        ));
     }
 
     #[test]

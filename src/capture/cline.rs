@@ -5,12 +5,13 @@
 //! goes on. Read as a document (see `source`): message `i` is at position `i + 1`.
 //!
 //! Follows Cline 3.89 (`src/core/storage/disk.ts`, `src/shared/messages/content.ts`'s
-//! `ClineStorageMessage`: `{role, content, id?, ts?, modelInfo?, metrics?}`; the tool names
-//! of `src/shared/tools.ts`; `ToolResultUtils` and `prompts/responses.ts` for how results
-//! are worded). With native tool calling, an assistant message holds `tool_use` blocks and
-//! the next user message their `tool_result`s, each `<tool description> Result:\n<text>`;
-//! a failure reads `The tool execution failed with the following error:` or `The user
-//! denied this operation.`, a command's `Command failed with exit code N.` The person's
+//! `ClineStorageMessage`: `{role, content, id?, ts?, modelInfo?, metrics?}`, whose
+//! `modelInfo` `{modelId, providerId, mode}` its edits record as `provider/model`; the tool
+//! names of `src/shared/tools.ts`; `ToolResultUtils` and `prompts/responses.ts` for how
+//! results are worded). With native tool calling, an assistant message holds `tool_use`
+//! blocks and the next user message their `tool_result`s, each `<tool description>
+//! Result:\n<text>`; a failure reads `The tool execution failed with the following error:`
+//! or `The user denied this operation.`, a command's `Command failed with exit code N.` The person's
 //! words are wrapped: `<task>` (the first), `<feedback>`, `<answer>`, `<user_message>`; the
 //! first message's `<environment_details>` names the cwd (`# Current Working Directory (…)
 //! Files`). `attempt_completion`'s `result` is the turn's closing message;
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chat::{Call, Chat, ChatFormat, Line, text_of};
-use super::{Emit, FileHints, META_SLOT, absolute, blocks, str_at};
+use super::{Emit, FileHints, META_SLOT, absolute, blocks, model_name, str_at};
 use crate::vocab::change::Change;
 use crate::vocab::event::{Agent, Event, Seq, SessionId, TouchOp};
 
@@ -53,6 +54,9 @@ pub(crate) struct Cline {
     meta_done: bool,
     /// The previous message's time (at first, the task's creation).
     ts: i64,
+    /// The model of the message being read (`modelInfo`), for the calls it makes.
+    #[serde(skip)]
+    model: Option<String>,
     chat: Chat,
     /// Tool calls written as XML in the text, by the id given them here, oldest first:
     /// their results come back in order, each a text naming the tool.
@@ -215,6 +219,7 @@ impl Cline {
             edits,
             command,
             echoes: matches!(name, "read_file" | "write_to_file" | "replace_in_file"),
+            model: self.model.clone(),
         };
         self.chat.call(call, cx, out);
     }
@@ -230,6 +235,8 @@ impl ChatFormat for Cline {
         }
         self.chat.saw(self.ts);
         let mut cx = Line::new(position, self.ts);
+        let info = v.get("modelInfo");
+        self.model = info.and_then(|i| model_name(str_at(i, "providerId"), str_at(i, "modelId")));
         match role {
             "user" => self.user(v.get("content"), &mut cx, out),
             "assistant" => self.assistant(v.get("content"), &mut cx, out),
@@ -406,11 +413,11 @@ mod tests {
     }
 
     #[test]
-    fn a_replace_in_file_is_an_edit_of_each_block_and_a_failed_command_is_marked() {
+    fn a_replace_in_file_is_an_edit_by_its_messages_model_and_a_failed_command_is_marked() {
         let diff = "------- SEARCH\na\n=======\nb\n+++++++ REPLACE\n------- SEARCH\nc\n=======\nd\n+++++++ REPLACE\n";
         let events = feed(&[
             task(),
-            json!({"role": "assistant", "content": [
+            json!({"role": "assistant", "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"}, "content": [
                 {"type": "tool_use", "id": "t1", "name": "replace_in_file", "input": {"path": "src/x.rs", "diff": diff}},
                 {"type": "tool_use", "id": "t2", "name": "execute_command", "input": {"command": "cargo test", "requires_approval": false}}
             ]}),
@@ -422,11 +429,20 @@ mod tests {
         let touch = events
             .iter()
             .find_map(|(_, e)| match e {
-                Event::FileTouch { path, op, .. } => Some((path.clone(), *op)),
+                Event::FileTouch {
+                    path, op, model, ..
+                } => Some((path.clone(), *op, model.clone())),
                 _ => None,
             })
             .unwrap();
-        assert_eq!(touch, ("/w/app/src/x.rs".to_string(), TouchOp::Edit));
+        assert_eq!(
+            touch,
+            (
+                "/w/app/src/x.rs".to_string(),
+                TouchOp::Edit,
+                Some("anthropic/claude-sonnet-4-5".to_string())
+            )
+        );
         let calls: Vec<(&str, bool)> = events
             .iter()
             .filter_map(|(_, e)| match e {

@@ -11,14 +11,16 @@
 //! its closing message, written as `FinalMsg` when the turn closes (a real prompt,
 //! `task_complete`, `turn_aborted`) and provisionally by `flush`. Tool calls are remembered by
 //! `call_id` until their output says whether they failed; apply_patch calls, in whichever of
-//! their encodings, become one `FileTouch` per file.
+//! their encodings, become one `FileTouch` per file, each naming the turn's model (the latest
+//! `turn_context.model`, or a `session_meta`'s `model` before any; older rollouts name
+//! none).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::commit::{self, PendingCommit};
 use super::patch;
-use super::{Emit, FileHints, LineSlots, TranscriptParser, absolute, str_at, streams};
+use super::{Emit, FileHints, LineSlots, TranscriptParser, absolute, model_name, str_at, streams};
 use crate::vocab::change::Change;
 use crate::vocab::event::{
     Agent, DETAIL_CAP, Event, Seq, SessionId, Subagent, TouchOp, Touched, cap,
@@ -70,6 +72,10 @@ pub(crate) struct Codex {
     /// The latest `turn_context.cwd` (or `<environment_context>` cwd).
     #[serde(skip_serializing_if = "Option::is_none")]
     turn_cwd: Option<String>,
+    /// The current turn's model: the latest `turn_context.model`, else the one a
+    /// `session_meta` names. What the turn's edits were made with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     /// The current line's timestamp, carried forward over lines without one.
     ts: i64,
     /// The newest timestamp seen.
@@ -277,6 +283,9 @@ impl Codex {
     // ---- identity ---------------------------------------------------------------------------
 
     fn session_meta(&mut self, p: &Value, slots: &LineSlots, out: &mut Emit) {
+        if self.model.is_none() {
+            self.model = model_name(None, str_at(p, "model"));
+        }
         if self.meta.is_some() {
             return; // a resumed or forked session repeats it; the first owns identity
         }
@@ -726,6 +735,7 @@ impl Codex {
                     failed,
                     more: Vec::new(),
                     restores: None,
+                    model: self.model.clone(),
                 };
                 touches.push((seq, self.ts, event));
             } else if let Some((_, _, Event::FileTouch { more, .. })) = touches.last_mut() {
@@ -995,6 +1005,9 @@ impl Codex {
     }
 
     fn turn_context(&mut self, p: &Value, out: &mut Emit) {
+        if let Some(model) = model_name(None, str_at(p, "model")) {
+            self.model = Some(model);
+        }
         if let Some(cwd) = str_at(p, "cwd").filter(|c| !c.is_empty()) {
             self.turn_cwd = Some(cwd.to_string());
             self.learn_cwd(cwd, out);
@@ -2274,6 +2287,56 @@ mod tests {
                 content: "other\n".into(),
                 before: Some(Before::Nothing)
             })
+        );
+    }
+
+    #[test]
+    fn an_edit_names_the_model_of_its_turn_and_a_patchs_files_share_it() {
+        let events =
+            |out: Emit| -> Vec<Event> { out.events.into_values().map(|(_, e)| e).collect() };
+        let named = events(parse(ENVELOPE_040).1);
+        let named = crate::capture::sample::models(&named);
+        assert!(!named.is_empty());
+        assert!(
+            named.iter().all(|(_, m)| *m == Some("gpt-5-codex")),
+            "{named:?}"
+        );
+        let unnamed = events(parse(PRE_ENVELOPE).1);
+        assert!(
+            crate::capture::sample::models(&unnamed)
+                .iter()
+                .all(|(_, m)| m.is_none())
+        );
+
+        // More files than a line has slots: the ones past them ride in the last touch.
+        let files: String = (0..20)
+            .map(|i| format!("*** Add File: f{i}.txt\n+{i}\n"))
+            .collect();
+        let patch = |files: &str| format!("*** Begin Patch\n{files}*** End Patch\n");
+        let call = |id: &str, patch: String| {
+            json!({"type": "response_item", "payload": {"type": "custom_tool_call",
+                "name": "apply_patch", "call_id": id, "input": patch}})
+        };
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "s", "cwd": "/w", "model": "gpt-5"}}),
+            call("c1", patch("*** Add File: a.txt\n+a\n")),
+            json!({"type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5.3-codex"}}),
+            call("c2", patch(&files)),
+        ];
+        let (_, out) = feed(&lines, &FileHints::default());
+        let events = events(out);
+        let named = crate::capture::sample::models(&events);
+        assert_eq!(named[0], ("/w/a.txt", Some("gpt-5")));
+        assert_eq!(named.len(), 21);
+        assert!(
+            named[1..].iter().all(|(_, m)| *m == Some("gpt-5.3-codex")),
+            "{named:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::FileTouch { more, .. } if !more.is_empty())),
+            "some files ride in a touch's `more`"
         );
     }
 

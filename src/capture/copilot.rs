@@ -4,28 +4,30 @@
 //! version 1, as of August 2026).
 //!
 //! Each line is an event `{type, data, id, timestamp, parentId, agentId?}`:
-//! - `session.start` (`data.context`: `cwd`, `branch`; `data.copilotVersion`) opens the
-//!   session;
+//! - `session.start` (`data.context`: `cwd`, `branch`; `data.copilotVersion`;
+//!   `data.selectedModel`) opens the session, and `session.model_change` (`newModel`)
+//!   switches its model;
 //! - `user.message` (`content`; a `source` naming a skill's hidden injection, `skill-…`, or
 //!   another agent's prompt, `agent-…`, and autopilot's continuations are the harness's
 //!   words);
-//! - `assistant.message` (`content`; its `toolRequests` are recorded from the tool events
-//!   that run them, so each call once);
-//! - `tool.execution_start` (`toolCallId`, `toolName`, `arguments`) and
+//! - `assistant.message` (`content`, `model`; its `toolRequests` are recorded from the tool
+//!   events that run them, so each call once);
+//! - `tool.execution_start` (`toolCallId`, `toolName`, `arguments`, and the `model` that
+//!   made the call, which its edits record: else the model last named) and
 //!   `tool.execution_complete` (`success`, `result.content`, `error.message`);
 //! - `session.compaction_complete` (`success`, `summaryContent`).
 //!
 //! A subagent's events carry an `agentId` (or, before it, `data.parentToolCallId`): its
 //! calls and edits are the session's, but its prose closes none of the main agent's turns.
 //! The session is the folder's name (the file's, for the older layout), which is the
-//! `sessionId` `session.start` names. The model is named per message and not recorded.
+//! `sessionId` `session.start` names.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::absolute;
 use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail};
-use super::{Emit, FileHints, str_at};
+use super::{Emit, FileHints, model_name, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -42,6 +44,11 @@ pub(crate) struct Copilot {
     meta_done: bool,
     /// The previous line's time, for an event without one.
     ts: i64,
+    /// The model last named (`session.start`'s `selectedModel`, a `session.model_change`'s
+    /// `newModel`, an `assistant.message`'s `model`): the one whose tool requests the tool
+    /// events that follow run, when they do not name it themselves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     chat: Chat,
 }
 
@@ -128,6 +135,7 @@ impl Copilot {
             edits,
             command: shell.then(|| field("command")),
             echoes: matches!(name, "view" | "create" | "edit" | "str_replace"),
+            model: model_name(None, str_at(data, "model")).or_else(|| self.model.clone()),
         }
     }
 }
@@ -142,6 +150,15 @@ impl ChatFormat for Copilot {
         let mut cx = Line::new(line, ts);
         let data = v.get("data").unwrap_or(&Value::Null);
         let subagent = str_at(v, "agentId").is_some() || str_at(data, "parentToolCallId").is_some();
+        let named = match str_at(v, "type") {
+            Some("session.start") => str_at(data, "selectedModel"),
+            Some("session.model_change") => str_at(data, "newModel"),
+            Some("assistant.message") => str_at(data, "model"),
+            _ => None,
+        };
+        if let Some(model) = model_name(None, named) {
+            self.model = Some(model);
+        }
         match str_at(v, "type") {
             Some("session.start") => self.start(data, &cx, out),
             Some("user.message") => {
@@ -196,7 +213,7 @@ impl ChatFormat for Copilot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::sample::{events, finals, touches};
+    use crate::capture::sample::{events, finals, models, touches};
     use std::path::PathBuf;
 
     const SESSION: &str = include_str!("../../tests/fixtures/copilot/events.jsonl");
@@ -267,6 +284,29 @@ mod tests {
                 ("/work/app/src/nope.py", TouchOp::Edit, true),
                 ("/work/app/src/sub.py", TouchOp::Write, false),
             ]
+        );
+    }
+
+    #[test]
+    fn an_edit_names_the_model_of_its_call_else_the_model_last_named() {
+        let events = parse(SESSION);
+        assert_eq!(
+            models(&events),
+            [
+                ("/work/app/src/greet.py", Some("claude-sonnet-4.5")),
+                ("/work/app/src/greet.py", Some("claude-sonnet-4.5")),
+                ("/work/app/src/nope.py", Some("claude-sonnet-4.5")),
+                ("/work/app/src/sub.py", Some("claude-haiku-4.5")),
+            ]
+        );
+        // A call and a session that name no model leave it unnamed.
+        let unnamed = SESSION
+            .replace(r#""model":"claude-sonnet-4.5","#, "")
+            .replace(r#""selectedModel":"claude-sonnet-4.5","#, "")
+            .replace(r#"{"newModel":"claude-sonnet-4.5"}"#, "{}");
+        assert_eq!(
+            models(&parse(&unnamed))[0],
+            ("/work/app/src/greet.py", None)
         );
     }
 

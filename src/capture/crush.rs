@@ -17,8 +17,8 @@
 //! The sessions table does not say where a session ran: the database is in its project, so
 //! the folder holding `.crush` is the cwd. A summarised session's summary is an assistant
 //! message with `is_summary_message`. Not in the format: the branch, the version. The model
-//! is each message's, which no event records. `title-<id>` sessions (the harness naming a
-//! session) are not work and are not read.
+//! is each message's (`provider`, `model`), recorded on its edits as `provider/model`.
+//! `title-<id>` sessions (the harness naming a session) are not work and are not read.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use super::paired::{self, Head, Paired, Parts, Table};
 use super::source;
 use super::turn::Call;
-use super::{Emit, FileHints, absolute, str_at};
+use super::{Emit, FileHints, absolute, model_name, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, TouchOp};
 
@@ -46,14 +46,15 @@ pub(crate) const DB: &str = "crush.db";
 /// Its sessions and messages, each message with the tool results after it. The sessions
 /// table keeps no cwd.
 pub(crate) const MESSAGES: Table = Table {
-    session: "SELECT NULL, parent_session_id, created_at * 1000 FROM sessions WHERE id = ?1",
+    session: "SELECT NULL, parent_session_id, created_at * 1000, NULL, NULL
+              FROM sessions WHERE id = ?1",
     name: "messages",
     mark: "updated_at",
     // Times are in seconds: a message updated again in the second last read is read again.
     strict: false,
     answers: "role = 'tool'",
     // Its times are seconds (`strftime('%s', 'now')`), peat's milliseconds.
-    columns: "id, role, parts, created_at * 1000, is_summary_message",
+    columns: "id, role, parts, created_at * 1000, is_summary_message, provider, model",
     row: message_row,
 };
 
@@ -75,6 +76,8 @@ pub(crate) fn recognises(conn: &Connection) -> bool {
             "created_at",
             "updated_at",
             "is_summary_message",
+            "provider",
+            "model",
         ],
     )
 }
@@ -94,6 +97,10 @@ fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
         "parts": paired::json_column(r, 4)?,
         "created": r.get::<_, Option<i64>>(5)?,
         "summary": r.get::<_, Option<bool>>(6)?.unwrap_or(false),
+        "model": model_name(
+            r.get::<_, Option<String>>(7)?.as_deref(),
+            r.get::<_, Option<String>>(8)?.as_deref(),
+        ),
     }))
 }
 
@@ -252,6 +259,7 @@ impl Crush {
                 .map(str::to_string),
             echo: ECHO_TOOLS.contains(&tool),
             command,
+            model: str_at(message, "model").map(str::to_string),
         }
     }
 }
@@ -341,6 +349,30 @@ mod tests {
             "the prompt before was not read again: {:?}",
             second.events
         );
+    }
+
+    #[test]
+    fn an_edit_names_the_provider_and_model_of_its_message() {
+        let model = |c: &Connection| {
+            let (_, out) = capture(c, Mark::default(), &mut Crush::default());
+            out.events.values().find_map(|(_, e)| match e {
+                Event::FileTouch { model, .. } => Some(model.clone()),
+                _ => None,
+            })
+        };
+        let c = db();
+        assert_eq!(model(&c), Some(None), "a message with no model names none");
+        c.execute_batch(
+            "UPDATE messages SET provider = 'anthropic', model = 'claude-sonnet-4-5' WHERE id = 'm2'",
+        )
+        .unwrap();
+        assert_eq!(
+            model(&c),
+            Some(Some("anthropic/claude-sonnet-4-5".to_string()))
+        );
+        c.execute_batch("UPDATE messages SET provider = NULL WHERE id = 'm2'")
+            .unwrap();
+        assert_eq!(model(&c), Some(Some("claude-sonnet-4-5".to_string())));
     }
 
     #[test]

@@ -174,6 +174,7 @@ impl Cursor {
             edits,
             command: (name == "Shell").then(|| field("command")),
             echoes: matches!(name, "Read" | "Write" | "StrReplace" | "ApplyPatch"),
+            model: None,
         }
     }
 }

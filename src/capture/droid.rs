@@ -1,6 +1,8 @@
 //! Factory's droid sessions (`~/.factory/sessions/<encoded path>/<uuid>.jsonl`, beside a
 //! `<uuid>.settings.json` that holds the model and token counts and nothing this record
-//! keeps). Factory publishes no source for droid; the shapes followed are its tool inputs as
+//! keeps: the model there is the session's latest, rewritten when the person switches, so
+//! it cannot say which model made an earlier edit, and no line names one; edits record
+//! none). Factory publishes no source for droid; the shapes followed are its tool inputs as
 //! Factory protocol 1.205 declares them (droid 0.2xx, 2026) and the session lines the public
 //! readers of these files agree on:
 //!
@@ -150,6 +152,7 @@ impl Droid {
             edits,
             command: (name == "Execute").then(|| field("command")),
             echoes: matches!(name, "Read" | "Create" | "Edit" | "ApplyPatch"),
+            model: None,
         }
     }
 }

@@ -5,9 +5,9 @@
 //! Follows gemini-cli 0.56 (`packages/core/src/services/chatRecordingService.ts` and
 //! `chatRecordingTypes.ts`): a `ConversationRecord` is `{sessionId, projectHash, startTime,
 //! lastUpdated, kind, directories, messages}`, each message `{id, timestamp, type:
-//! user|gemini|info|error|warning, content, displayContent}`, a `gemini` one with `model`,
-//! `thoughts`, `tokens` and `toolCalls: [{id, name, args, result, status, timestamp,
-//! agentId, resultDisplay}]`. The JSONL form has the metadata on its first line, then one
+//! user|gemini|info|error|warning, content, displayContent}`, a `gemini` one with `model`
+//! (which the edits of its tool calls record), `thoughts`, `tokens` and `toolCalls: [{id,
+//! name, args, result, status, timestamp, agentId, resultDisplay}]`. The JSONL form has the metadata on its first line, then one
 //! message a line, and `{"$set": …}` / `{"$rewindTo": id}` records. The same parser reads
 //! both: a document's records are fed as positions 0 (the metadata), 1, 2, … (see
 //! `source`).
@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::turn::{Call, Closing};
-use super::{Emit, FileHints, LineSlots, META_SLOT, TranscriptParser, absolute, str_at};
+use super::{
+    Emit, FileHints, LineSlots, META_SLOT, TranscriptParser, absolute, model_name, str_at,
+};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, Seq, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -159,14 +161,16 @@ impl Gemini {
             self.turn.said(seq, ts, &text, out);
         }
         let calls = v.get("toolCalls").and_then(Value::as_array);
+        let model = model_name(None, str_at(v, "model"));
         for tc in calls.into_iter().flatten() {
             let ts = str_at(tc, "timestamp").and_then(parse_iso_ms).unwrap_or(ts);
             self.max_ts = self.max_ts.max(ts);
-            self.overflowed += self.call(tc).emit(&mut slots, ts, out);
+            self.overflowed += self.call(tc, model.clone()).emit(&mut slots, ts, out);
         }
     }
 
-    fn call(&self, tc: &Value) -> Call {
+    /// The tool call `tc` of a message the model `model` wrote.
+    fn call(&self, tc: &Value, model: Option<String>) -> Call {
         let tool = str_at(tc, "name").unwrap_or("unknown").to_string();
         let args = tc.get("args").unwrap_or(&Value::Null);
         let arg = |k: &str| str_at(args, k);
@@ -219,6 +223,7 @@ impl Gemini {
             edits: edit.into_iter().collect(),
             output,
             command,
+            model,
         }
     }
 }
@@ -352,6 +357,27 @@ mod tests {
             &again.events[&Seq(35)].1,
             Event::FileTouch { path, op: TouchOp::Write, .. } if path == "/r/a.txt"
         ));
+    }
+
+    #[test]
+    fn an_edit_names_the_model_of_the_message_whose_call_made_it() {
+        let call = json!({"id": "c1", "name": "write_file", "args": {"file_path": "a.txt", "content": "hi\n"}, "status": "success"});
+        let models = |out: Emit| {
+            let events: Vec<Event> = out.events.into_values().map(|(_, e)| e).collect();
+            crate::capture::sample::models(&events)
+                .into_iter()
+                .map(|(p, m)| (p.to_string(), m.map(str::to_string)))
+                .collect::<Vec<_>>()
+        };
+        let out = feed(&[(0, meta()), (2, answer(json!([call.clone()])))]);
+        assert_eq!(
+            models(out),
+            [("/r/a.txt".to_string(), Some("gemini-3-pro".to_string()))]
+        );
+        let mut unnamed = answer(json!([call]));
+        unnamed.as_object_mut().unwrap().remove("model");
+        let out = feed(&[(0, meta()), (2, unnamed)]);
+        assert_eq!(models(out), [("/r/a.txt".to_string(), None)]);
     }
 
     #[test]

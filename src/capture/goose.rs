@@ -17,8 +17,10 @@
 //! `shell`, `write` `{path, content}`, `edit` `{path, before, after}` and, before them,
 //! `text_editor` `{command: write|str_replace|…, path, file_text, old_str, new_str}`.
 //!
-//! Not in the format: the branch, the version. The model is the session's
-//! (`model_config_json`), which no event records. A subagent's session says it is one
+//! Not in the format: the branch, the version. The model is the session's, not each
+//! message's: `provider_name` and `model_config_json.model_name` (schema version 6 on), as
+//! the row holds them when a capture reads it (the person switching models rewrites them),
+//! recorded on each edit as `provider/model`. A subagent's session says it is one
 //! (`session_type = 'sub_agent'`) but not whose. The JSONL files Goose kept sessions in
 //! before its database are imported into it by Goose itself, and are not read here.
 
@@ -38,7 +40,10 @@ const ECHO_TOOLS: &[&str] = &["text_editor", "write", "edit", "read", "todo_writ
 
 /// Its sessions and messages, each message with the tool responses after it.
 pub(crate) const MESSAGES: Table = Table {
-    session: "SELECT working_dir, NULL, CAST(strftime('%s', created_at) AS INTEGER) * 1000
+    session: "SELECT working_dir, NULL, CAST(strftime('%s', created_at) AS INTEGER) * 1000,
+                     provider_name,
+                     CASE WHEN json_valid(model_config_json)
+                          THEN json_extract(model_config_json, '$.model_name') END
               FROM sessions WHERE id = ?1",
     name: "messages",
     mark: "rowid",
@@ -57,7 +62,14 @@ pub(crate) fn recognises(conn: &Connection) -> bool {
     source::has_columns(
         conn,
         "sessions",
-        &["id", "working_dir", "session_type", "created_at"],
+        &[
+            "id",
+            "working_dir",
+            "session_type",
+            "created_at",
+            "provider_name",
+            "model_config_json",
+        ],
     ) && source::has_columns(
         conn,
         "messages",
@@ -227,6 +239,8 @@ impl Goose {
             output,
             echo: ECHO_TOOLS.contains(&tool),
             command,
+            // Goose keeps one model per session, not per message.
+            model: self.head.model().map(str::to_string),
         }
     }
 }
@@ -349,6 +363,35 @@ mod tests {
                 .events
                 .keys()
                 .all(|s| s.0 == 0 || s.0 >= Seq::at_line(2 * paired::PARTS, 0).0)
+        );
+    }
+
+    #[test]
+    fn an_edit_names_the_sessions_provider_and_model_as_its_row_holds_them() {
+        let model = |c: &Connection| {
+            let (_, out) = capture(c, Mark::default(), &mut Goose::default());
+            out.events.values().find_map(|(_, e)| match e {
+                Event::FileTouch { model, .. } => Some(model.clone()),
+                _ => None,
+            })
+        };
+        let c = db();
+        assert_eq!(model(&c), Some(None), "a session with no model names none");
+        c.execute_batch(
+            r#"UPDATE sessions SET provider_name = 'anthropic',
+            model_config_json = '{"model_name":"claude-sonnet-4-5","context_limit":200000}'"#,
+        )
+        .unwrap();
+        assert_eq!(
+            model(&c),
+            Some(Some("anthropic/claude-sonnet-4-5".to_string()))
+        );
+        c.execute_batch("UPDATE sessions SET model_config_json = 'not json'")
+            .unwrap();
+        assert_eq!(
+            model(&c),
+            Some(None),
+            "a config that does not parse names none"
         );
     }
 

@@ -117,6 +117,17 @@ pub(crate) fn str_at<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str>
     v.get(key).and_then(serde_json::Value::as_str)
 }
 
+/// The model a message names, as `FileTouch` records it: `provider/model` where the format
+/// names the provider beside the model (OpenCode, Pi, Cline, Goose, Crush: the form model
+/// ids take in Agent Trace), else the model alone; `None` where it names none.
+pub(crate) fn model_name(provider: Option<&str>, model: Option<&str>) -> Option<String> {
+    let model = model.filter(|m| !m.trim().is_empty())?;
+    Some(match provider.filter(|p| !p.trim().is_empty()) {
+        Some(provider) => format!("{provider}/{model}"),
+        None => model.to_string(),
+    })
+}
+
 /// `path` made absolute against `base` by plain string joining (no filesystem access).
 pub(crate) fn absolute(path: &str, base: Option<&str>) -> String {
     let is_abs = path.starts_with('/')
@@ -458,6 +469,23 @@ pub(crate) mod sample {
                     path, op, failed, ..
                 } => Some((path.as_str(), *op, *failed)),
                 _ => None,
+            })
+            .collect()
+    }
+
+    /// The model each file touch among `events` names, with the touch's path (and the
+    /// paths of the further files it holds, which share its model).
+    pub(crate) fn models(events: &[Event]) -> Vec<(&str, Option<&str>)> {
+        events
+            .iter()
+            .flat_map(|e| match e {
+                Event::FileTouch {
+                    path, more, model, ..
+                } => std::iter::once(path.as_str())
+                    .chain(more.iter().map(|t| t.path.as_str()))
+                    .map(|p| (p, model.as_deref()))
+                    .collect(),
+                _ => Vec::new(),
             })
             .collect()
     }

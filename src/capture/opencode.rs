@@ -7,7 +7,8 @@
 //! Follows `packages/opencode/src/session/session.sql.ts` and `message-v2.ts` (OpenCode
 //! 1.14): a `session` row `{id, parent_id, directory, version, time_created}`, its
 //! `message` rows (`data`: a user message `{role, time, agent, model}` or an assistant one
-//! `{role, modelID, path: {cwd, root}, finish, summary, error}`) and their `part` rows
+//! `{role, modelID, providerID, path: {cwd, root}, finish, summary, error}`, whose model
+//! each of its edits records as `provider/model`) and their `part` rows
 //! (`data`: `{type: text|tool|compaction|reasoning|step-start|…}`; a tool part holds its
 //! call and its result together: `{tool, callID, state: {status, input, output | error,
 //! metadata, time}}`). Parts are updated in place as they stream (a tool goes pending,
@@ -31,7 +32,7 @@ use serde_json::{Value, json};
 
 use super::source;
 use super::turn::Call;
-use super::{Emit, LineSlots, META_SLOT, TranscriptParser, absolute, patch, str_at};
+use super::{Emit, LineSlots, META_SLOT, TranscriptParser, absolute, model_name, patch, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, Seq, SessionId, TouchOp};
 
@@ -336,7 +337,8 @@ impl OpenCode {
                     .and_then(Value::as_i64)
                     .unwrap_or(created);
                 self.max_ts = self.max_ts.max(ts);
-                let call = self.call(str_at(part, "tool").unwrap_or("unknown"), state);
+                let tool = str_at(part, "tool").unwrap_or("unknown");
+                let call = self.call(tool, state, model_of(message));
                 self.overflowed += call.emit(&mut slots, ts, out);
             }
             Some("compaction") => {
@@ -349,7 +351,8 @@ impl OpenCode {
         }
     }
 
-    fn call(&self, tool: &str, state: &Value) -> Call {
+    /// A tool part's call, in the message the model `model` wrote.
+    fn call(&self, tool: &str, state: &Value, model: Option<String>) -> Call {
         let input = state.get("input").unwrap_or(&Value::Null);
         let arg = |k: &str| str_at(input, k);
         let status = str_at(state, "status");
@@ -415,8 +418,14 @@ impl OpenCode {
             output: output.map(str::to_string),
             echo: ECHO_TOOLS.contains(&tool),
             command,
+            model,
         }
     }
+}
+
+/// The model an assistant message names (`providerID`, `modelID`), as `provider/model`.
+fn model_of(message: &Value) -> Option<String> {
+    model_name(str_at(message, "providerID"), str_at(message, "modelID"))
 }
 
 /// Whether an assistant message ended its turn: it finished, and not to call tools.
@@ -483,7 +492,7 @@ mod tests {
     }
 
     #[test]
-    fn an_apply_patch_over_two_files_is_one_touch_holding_both() {
+    fn an_apply_patch_over_two_files_is_one_touch_holding_both_under_its_messages_model() {
         let mut p = OpenCode {
             cwd: Some("/r".into()),
             ..OpenCode::default()
@@ -491,9 +500,18 @@ mod tests {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-old\n+new\n*** Add File: src/b.rs\n+fresh\n*** End Patch";
         let record = json!({"part": {"type": "tool", "tool": "apply_patch", "callID": "c",
             "state": {"status": "completed", "input": {"patchText": patch}, "output": "Success.", "time": {"start": 5}}},
-            "message": {"role": "assistant", "time": {"created": 4}}});
+            "message": {"role": "assistant", "time": {"created": 4},
+                        "providerID": "openai", "modelID": "gpt-5.1-codex"}});
         let mut out = Emit::default();
         p.line(3, &record, &mut out);
+        let events: Vec<Event> = out.events.values().map(|(_, e)| e.clone()).collect();
+        assert_eq!(
+            crate::capture::sample::models(&events),
+            [
+                ("/r/src/a.rs", Some("openai/gpt-5.1-codex")),
+                ("/r/src/b.rs", Some("openai/gpt-5.1-codex")),
+            ]
+        );
         let touch = out
             .events
             .values()

@@ -17,7 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Emit, META_SLOT, str_at};
+use super::{Emit, META_SLOT, model_name, str_at};
 use crate::vocab::event::{Agent, Event, Seq, SessionId};
 
 /// The positions one message spans: its parts', in order.
@@ -32,8 +32,8 @@ pub(crate) struct Mark {
 
 /// How a harness keeps its sessions and their messages.
 pub(crate) struct Table {
-    /// The query of session `?1`'s cwd, parent session and creation time in milliseconds
-    /// (`NULL` where the harness does not keep one).
+    /// The query of session `?1`'s cwd, parent session, creation time in milliseconds, and
+    /// the provider and model it runs on (`NULL` where the harness does not keep one).
     pub(crate) session: &'static str,
     /// The messages table.
     pub(crate) name: &'static str,
@@ -51,9 +51,9 @@ pub(crate) struct Table {
 }
 
 /// Feed `f` the records of `session` changed since `since`: the session at position 0
-/// (`{"session": {id, cwd, parent, created}}`), then each message at its first position,
-/// with `results` (the rows of results after it, as `row` read them). Returns what to start
-/// from next time.
+/// (`{"session": {id, cwd, parent, created, provider, model}}`), then each message at its
+/// first position, with `results` (the rows of results after it, as `row` read them).
+/// Returns what to start from next time.
 pub(crate) fn records(
     conn: &Connection,
     table: &Table,
@@ -68,6 +68,8 @@ pub(crate) fn records(
                 "cwd": r.get::<_, Option<String>>(0)?,
                 "parent": r.get::<_, Option<String>>(1)?,
                 "created": r.get::<_, Option<i64>>(2)?,
+                "provider": r.get::<_, Option<String>>(3)?,
+                "model": r.get::<_, Option<String>>(4)?,
             }}))
         })
         .optional()?;
@@ -165,12 +167,16 @@ impl Parts {
 }
 
 /// What every session of a paired database has, whatever the harness: its id, where it ran,
-/// the newest time seen, the events that found no slot; the metadata written once.
+/// the model it runs on, the newest time seen, the events that found no slot; the metadata
+/// written once.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub(crate) struct Head {
     pub(crate) session: Option<SessionId>,
     cwd: Option<String>,
+    /// The session's model as its row names it when last read (see [`model_name`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     meta_done: bool,
     pub(crate) max_ts: i64,
     pub(crate) overflowed: u64,
@@ -192,6 +198,7 @@ impl Head {
         if let Some(cwd) = str_at(s, "cwd") {
             self.cwd = Some(cwd.to_string());
         }
+        self.model = model_name(str_at(s, "provider"), str_at(s, "model"));
         let ts = s.get("created").and_then(Value::as_i64).unwrap_or(0);
         self.saw(ts);
         if self.meta_done {
@@ -218,6 +225,10 @@ impl Head {
 
     pub(crate) fn cwd(&self) -> Option<&str> {
         self.cwd.as_deref()
+    }
+
+    pub(crate) fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 }
 
@@ -303,7 +314,7 @@ mod tests {
     use super::*;
 
     const TABLE: Table = Table {
-        session: "SELECT NULL, NULL, NULL FROM m WHERE session_id = ?1 LIMIT 1",
+        session: "SELECT NULL, NULL, NULL, NULL, NULL FROM m WHERE session_id = ?1 LIMIT 1",
         name: "m",
         mark: "rowid",
         strict: true,

@@ -6,7 +6,8 @@
 //! The first line is the header, `{"type":"session","version","id","timestamp","cwd"}`;
 //! every later line is an entry with an `id`, a `parentId` and a `timestamp`:
 //! - `message` entries hold a `message` by `role`: `user` (a string or text blocks),
-//!   `assistant` (`text`, `thinking` and `toolCall {id, name, arguments}` blocks),
+//!   `assistant` (`text`, `thinking` and `toolCall {id, name, arguments}` blocks, and the
+//!   `provider` and `model` that wrote them, recorded on their edits as `provider/model`),
 //!   `toolResult` (`toolCallId`, `content`, `isError`), `bashExecution` (a command the person
 //!   ran with `!`: `command`, `output`, `exitCode`), and `custom` (an extension's message to
 //!   the model);
@@ -27,7 +28,7 @@ use serde_json::Value;
 
 use super::absolute;
 use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail, text_of};
-use super::{Emit, FileHints, str_at};
+use super::{Emit, FileHints, model_name, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -79,6 +80,7 @@ impl Pi {
             // An extension's message to the model: the harness's words.
             Some("custom") => self.chat.prompt(&text_of(content), true, None, cx, out),
             Some("assistant") => {
+                let model = model_name(str_at(m, "provider"), str_at(m, "model"));
                 for block in content.and_then(Value::as_array).into_iter().flatten() {
                     match str_at(block, "type") {
                         Some("text") => {
@@ -87,7 +89,7 @@ impl Pi {
                             }
                         }
                         Some("toolCall") => {
-                            let call = self.call(block);
+                            let call = self.call(block, model.clone());
                             self.chat.call(call, cx, out);
                         }
                         _ => {}
@@ -113,6 +115,7 @@ impl Pi {
                     edits: Vec::new(),
                     command: Some(command),
                     echoes: false,
+                    model: None,
                 };
                 self.chat.call(call, cx, out);
                 let exit = m.get("exitCode").and_then(Value::as_i64);
@@ -125,8 +128,9 @@ impl Pi {
         }
     }
 
-    /// A `toolCall` block as a call, in Pi's tool names (`core/tools/`).
-    fn call(&self, block: &Value) -> Call {
+    /// A `toolCall` block of a message `model` wrote, as a call, in Pi's tool names
+    /// (`core/tools/`).
+    fn call(&self, block: &Value, model: Option<String>) -> Call {
         let name = str_at(block, "name").unwrap_or("unknown");
         let args = block.get("arguments").unwrap_or(&Value::Null);
         let field = |key: &str| str_at(args, key).unwrap_or("").to_string();
@@ -162,6 +166,7 @@ impl Pi {
             edits,
             command: (name == "bash").then(|| field("command")),
             echoes: matches!(name, "read" | "write" | "edit"),
+            model,
         }
     }
 }
@@ -211,7 +216,7 @@ impl ChatFormat for Pi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::sample::{assert_opens, events, finals, touches};
+    use crate::capture::sample::{assert_opens, events, finals, models, touches};
 
     const SESSION: &str = include_str!("../../tests/fixtures/pi/session.jsonl");
     const ID: &str = "7c1e4b2a-9f3d-4e6a-8b5c-1d2e3f4a5b6c";
@@ -242,6 +247,33 @@ mod tests {
                 ("/work/app/src/other.py", TouchOp::Edit, true),
             ]
         );
+    }
+
+    #[test]
+    fn an_edit_names_the_provider_and_model_of_the_message_that_called_it() {
+        let events = parse(SESSION);
+        assert_eq!(
+            models(&events),
+            [
+                (
+                    "/work/app/src/greet.py",
+                    Some("anthropic/claude-sonnet-4-5")
+                ),
+                (
+                    "/work/app/src/greet.py",
+                    Some("anthropic/claude-sonnet-4-5")
+                ),
+                (
+                    "/work/app/src/other.py",
+                    Some("anthropic/claude-sonnet-4-5")
+                ),
+            ]
+        );
+        let unnamed = SESSION.replace(
+            r#""provider":"anthropic","model":"claude-sonnet-4-5""#,
+            r#""api":"x""#,
+        );
+        assert!(models(&parse(&unnamed)).iter().all(|(_, m)| m.is_none()));
     }
 
     #[test]

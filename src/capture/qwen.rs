@@ -10,7 +10,8 @@
 //!   `real_user`, or (before provenance was written) a `subtype` other than
 //!   `mid_turn_user_message` (words typed while the agent worked), is the harness's;
 //! - `assistant` records hold `text` parts (those marked `thought` are reasoning, not
-//!   recorded) and `functionCall {id, name, args}` parts;
+//!   recorded) and `functionCall {id, name, args}` parts, and name the `model` that
+//!   answered (recorded on their edits);
 //! - `tool_result` records answer a call with a `functionResponse {id, name, response}`
 //!   part (`response.output`, or `response.error` when it failed) and a `toolCallResult`
 //!   whose `status` is `error` or `cancelled` when it did not succeed;
@@ -27,7 +28,7 @@ use serde_json::Value;
 
 use super::absolute;
 use super::chat::{Call, Chat, ChatFormat, Line, other_detail, search_detail};
-use super::{Emit, FileHints, str_at};
+use super::{Emit, FileHints, model_name, str_at};
 use crate::vocab::change::{Change, Replacement};
 use crate::vocab::event::{Agent, Event, SessionId, TouchOp};
 use crate::vocab::time::parse_iso_ms;
@@ -87,10 +88,11 @@ impl Qwen {
         self.chat.prompt(&text, harness, None, cx, out);
     }
 
-    fn assistant(&mut self, parts: &[Value], side: bool, cx: &mut Line, out: &mut Emit) {
+    fn assistant(&mut self, v: &Value, parts: &[Value], side: bool, cx: &mut Line, out: &mut Emit) {
+        let model = model_name(None, str_at(v, "model"));
         for part in parts {
             if let Some(call) = part.get("functionCall") {
-                let call = self.call(call);
+                let call = self.call(call, model.clone());
                 self.chat.call(call, cx, out);
             } else if let Some(text) = str_at(part, "text")
                 && part.get("thought").and_then(Value::as_bool) != Some(true)
@@ -116,9 +118,9 @@ impl Qwen {
         }
     }
 
-    /// A `functionCall` part as a call, in Qwen Code's tool names (`tool-names.ts`, with the
-    /// older `replace` for `edit`).
-    fn call(&self, call: &Value) -> Call {
+    /// A `functionCall` part of a record `model` answered with, as a call, in Qwen Code's
+    /// tool names (`tool-names.ts`, with the older `replace` for `edit`).
+    fn call(&self, call: &Value, model: Option<String>) -> Call {
         let name = str_at(call, "name").unwrap_or("unknown");
         let args = call.get("args").unwrap_or(&Value::Null);
         let field = |key: &str| str_at(args, key).unwrap_or("").to_string();
@@ -160,6 +162,7 @@ impl Qwen {
             edits,
             command: (name == "run_shell_command").then(|| field("command")),
             echoes: matches!(name, "read_file" | "write_file" | "edit" | "replace"),
+            model,
         }
     }
 
@@ -203,7 +206,7 @@ impl ChatFormat for Qwen {
             .map_or(&[][..], Vec::as_slice);
         match str_at(v, "type") {
             Some("user") => self.user(v, parts, side, &mut cx, out),
-            Some("assistant") => self.assistant(parts, side, &mut cx, out),
+            Some("assistant") => self.assistant(v, parts, side, &mut cx, out),
             Some("tool_result") => self.tool_result(v, parts, &mut cx, out),
             Some("system") if str_at(v, "subtype") == Some("chat_compression") => {
                 self.compression(v, &mut cx, out);
@@ -234,7 +237,7 @@ fn texts(parts: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::sample::{events, finals, touches};
+    use crate::capture::sample::{events, finals, models, touches};
 
     const SESSION: &str = include_str!("../../tests/fixtures/qwen/session.jsonl");
     const ID: &str = "9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d";
@@ -327,6 +330,21 @@ mod tests {
             e,
             Event::ToolOutput { excerpt, .. } if excerpt.contains("0 occurrences")
         )));
+    }
+
+    #[test]
+    fn an_edit_names_the_model_its_record_was_answered_by() {
+        let events = parse(SESSION);
+        assert_eq!(
+            models(&events),
+            [
+                ("/work/app/src/greet.py", Some("qwen3-coder-plus")),
+                ("/work/app/src/greet.py", Some("qwen3-coder-plus")),
+                ("/work/app/src/other.py", Some("qwen3-coder-plus")),
+            ]
+        );
+        let unnamed = SESSION.replace(r#""model":"qwen3-coder-plus""#, r#""x":"y""#);
+        assert!(models(&parse(&unnamed)).iter().all(|(_, m)| m.is_none()));
     }
 
     #[test]

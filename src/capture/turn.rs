@@ -28,6 +28,8 @@ pub(crate) struct Call {
     pub(crate) echo: bool,
     /// The shell command it ran, for the commit it may have made.
     pub(crate) command: Option<String>,
+    /// The model of the message that made it (see `Event::FileTouch`).
+    pub(crate) model: Option<String>,
 }
 
 impl Call {
@@ -57,6 +59,7 @@ impl Call {
                 failed: !self.ok,
                 more,
                 restores: None,
+                model: self.model,
             });
         }
         let output = self.output.as_deref().unwrap_or("");
@@ -176,6 +179,7 @@ mod tests {
             output: Some(output.into()),
             echo,
             command: None,
+            model: Some("gemini-2.5-pro".into()),
         }
     }
 
@@ -189,6 +193,13 @@ mod tests {
         call(true, true, "ok").emit(&mut LineSlots::new(2), 5, &mut out);
         assert_eq!(kinds(&out), ["tool", "file"]);
         assert_eq!(out.blobs.len(), 1);
+        assert!(
+            out.events.values().any(|(_, e)| matches!(
+                e,
+                Event::FileTouch { model: Some(m), .. } if m == "gemini-2.5-pro"
+            )),
+            "the touch names the model of the message that made the call"
+        );
         let mut out = Emit::default();
         call(false, true, "no match").emit(&mut LineSlots::new(2), 5, &mut out);
         assert_eq!(kinds(&out), ["tool", "file", "output"]);
@@ -211,6 +222,7 @@ mod tests {
             output: Some("[main 1a2b3c4] x\n 1 file changed".into()),
             echo: false,
             command: Some("git commit -m x".into()),
+            model: None,
         }
         .emit(&mut LineSlots::new(0), 1, &mut out);
         assert_eq!(kinds(&out), ["tool", "output", "commit"]);

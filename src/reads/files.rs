@@ -45,6 +45,8 @@ pub(crate) struct FileEdit {
     pub(crate) path: String,
     /// The tool reported an error: the edit was not applied.
     pub(crate) failed: bool,
+    /// The model that made the edit, as the harness named it (`null` where it did not).
+    pub(crate) model: Option<String>,
     /// What the edit wrote, in the blob store.
     #[serde(skip)]
     pub(crate) change: Option<BlobId>,
@@ -208,6 +210,7 @@ pub(crate) fn edits_of(
                 op: row.op,
                 path: p.clone(),
                 failed: row.failed,
+                model: row.model,
                 change: row.change,
             });
         }
@@ -333,6 +336,7 @@ pub(crate) mod fixture {
             failed: false,
             more: Vec::new(),
             restores: None,
+            model: None,
         }
     }
 

@@ -233,6 +233,7 @@ mod tests {
             failed: false,
             more: Vec::new(),
             restores: None,
+            model: None,
         };
         (Envelope::new(session(), ts_ms, kind), (blob, bytes))
     }

@@ -18,6 +18,9 @@ pub(crate) struct FileRow {
     pub(crate) failed: bool,
     /// What the edit wrote, in the ledger's blob store.
     pub(crate) change: Option<BlobId>,
+    /// The model that made the edit, where the transcript named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) model: Option<String>,
 }
 
 /// The kinds of text recall searches.

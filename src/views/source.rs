@@ -170,6 +170,7 @@ mod tests {
                     failed: false,
                     more: Vec::new(),
                     restores: None,
+                    model: None,
                 },
             ),
         );

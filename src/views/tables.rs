@@ -654,6 +654,7 @@ impl Pending {
             change,
             failed,
             more,
+            model,
             ..
         } = &env.kind
         {
@@ -666,6 +667,7 @@ impl Pending {
                     op,
                     failed: *failed,
                     change,
+                    model: model.clone(),
                 };
                 let bytes = match change {
                     Some(blob) if sign > 0 => blobs(&blob)?,

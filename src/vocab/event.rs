@@ -397,6 +397,11 @@ pub enum Event {
         /// they had then (blame credits the restore only with what differs).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         restores: Option<Moment>,
+        /// The model, as the harness names it, of the agent message whose tool call made
+        /// the edit (every file of the call). Absent where the format names none, and for
+        /// edits captured before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     /// Retired (the original's commit event, whose hash was usually empty): parse only.
     Commit { hash: String, message: String },
@@ -700,12 +705,21 @@ mod tests {
                 failed: false,
                 more: vec![],
                 restores: None,
+                model: Some("claude-sonnet-4-6".into()),
             },
         );
         let a = serde_json::to_vec(&env).unwrap();
         let back: Envelope = serde_json::from_slice(&a).unwrap();
         assert_eq!(back, env);
         assert_eq!(serde_json::to_vec(&back).unwrap(), a);
+    }
+
+    #[test]
+    fn an_edit_that_names_no_model_keeps_the_bytes_it_had_before_models_were_recorded() {
+        let before = r#"{"v":4,"ts_ms":1,"session":"s","kind":{"FileTouch":{"path":"/a.rs","op":"edit","change":null}}}"#;
+        let env: Envelope = serde_json::from_str(before).unwrap();
+        assert!(matches!(&env.kind, Event::FileTouch { model: None, .. }));
+        assert_eq!(serde_json::to_string(&env).unwrap(), before);
     }
 
     #[test]

@@ -380,3 +380,83 @@ fn the_header_says_an_edit_before_a_whole_write_was_overwritten_not_changed_by_h
     );
     assert!(!r.stdout.contains("by hand"), "{}", r.stdout);
 }
+
+/// `lines` with each assistant message naming `model`, as Claude Code writes it.
+fn by_model(lines: &[String], model: &str) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "assistant" {
+                v["message"]["model"] = json!(model);
+            }
+            v.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn each_edit_names_the_model_its_assistant_message_named_in_blame_show_and_the_listing() {
+    let env = Env::new();
+    let file = env.path("work").join("src/limiter.rs");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let f = file.to_string_lossy().into_owned();
+    let mut a = vec![prompt(SESSION_A, 1, 1, "add a token bucket limiter")];
+    a.extend(by_model(
+        &tool(
+            SESSION_A,
+            2,
+            2,
+            "Write",
+            json!({"file_path": f, "content": "pub struct Bucket;\nfn refill() {}\n"}),
+        ),
+        "claude-opus-4-1",
+    ));
+    // B's message names no model: its edit names none.
+    let mut b = vec![prompt(SESSION_B, 1, 10, "refill five tokens a second")];
+    b.extend(tool(
+        SESSION_B,
+        2,
+        11,
+        "Edit",
+        json!({"file_path": f, "old_string": "fn refill() {}", "new_string": "fn refill() { add(5) }", "replace_all": false}),
+    ));
+    let ta = transcript(&env, "a.jsonl", &a);
+    let tb = transcript(&env, "b.jsonl", &b);
+    std::fs::write(&file, "pub struct Bucket;\nfn refill() { add(5) }\n").unwrap();
+    env.run(&["capture", &ta, &tb]).ok();
+
+    let r = env.run(&["blame", "src/limiter.rs", "--json"]).ok();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let edit_of =
+        |line: usize| &doc["edits"][doc["lines"][line]["edit"].as_u64().unwrap() as usize];
+    assert_eq!(edit_of(0)["session"], SESSION_A);
+    assert_eq!(edit_of(0)["model"], "claude-opus-4-1");
+    assert_eq!(edit_of(1)["session"], SESSION_B);
+    assert_eq!(edit_of(1)["model"], Value::Null);
+
+    // `peat show` of the edit names its model; the file's listing carries it.
+    let show = edit_of(0)["show"].as_str().unwrap().to_string();
+    let args: Vec<&str> = show.split_whitespace().skip(1).collect();
+    let shown = env.run(&args).ok();
+    assert!(
+        shown.stdout.contains("[write] by claude-opus-4-1"),
+        "{}",
+        shown.stdout
+    );
+    let r = env.run(&["file", "src/limiter.rs", "--json"]).ok();
+    let listed: Value = serde_json::from_str(&r.stdout).unwrap();
+    let models: Vec<(&str, &Value)> = listed["touches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["session"].as_str().unwrap(), &t["model"]))
+        .collect();
+    assert_eq!(
+        models,
+        [
+            (SESSION_B, &Value::Null),
+            (SESSION_A, &json!("claude-opus-4-1"))
+        ]
+    );
+}

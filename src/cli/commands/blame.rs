@@ -356,11 +356,15 @@ fn origin_line(
     };
     let e = &edits[i];
     let when = crate::vocab::time::local_minute(e.edit.ts_ms, &ctx.tz);
+    let by = e
+        .edit
+        .model
+        .as_ref()
+        .map_or(String::new(), |m| format!(" · {m}"));
     let tag = format!(
-        "[{} · {} · {}]",
+        "[{} · {} · {when}{by}]",
         handles.of(&e.edit.session),
         crate::vocab::time::age(ctx.now_ms, e.edit.ts_ms, &ctx.tz),
-        when
     );
     let prompt = e.prompt.as_ref().map_or_else(
         || "(no prompt before it)".to_string(),
@@ -368,7 +372,7 @@ fn origin_line(
     );
     format!(
         "{} {prompt}  {}",
-        ui.accent(&tag),
+        ui.accent(&ui.safe(&tag)),
         ui.dim(&format!("▸ {}", e.show))
     )
 }

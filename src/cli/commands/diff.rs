@@ -559,6 +559,7 @@ mod tests {
             op: crate::vocab::event::TouchOp::Edit,
             path: "/f".into(),
             failed: false,
+            model: None,
             change: None,
         };
         let edits: Vec<FileEdit> = [18, 50, 82, 114, 146].map(edit).into();

@@ -111,6 +111,9 @@ fn print(
     for l in &listed {
         let e = &l.edit;
         let mut tag = format!("{} · {}", handles.of(&e.session), l.age);
+        if let Some(model) = &e.model {
+            tag.push_str(&format!(" · {model}"));
+        }
         if e.failed {
             tag.push_str(" · failed");
         }
@@ -126,7 +129,7 @@ fn print(
         writeln!(
             out,
             "  {} {}{prompt}  {}",
-            ui.dim(&format!("[{tag}]")),
+            ui.dim(&ui.safe(&format!("[{tag}]"))),
             ui.safe(&what),
             ui.dim(&format!("▸ {}", l.show))
         )?;

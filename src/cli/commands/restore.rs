@@ -680,6 +680,7 @@ fn record(
                 failed: false,
                 more: Vec::new(),
                 restores: Some(p.plan.to.clone()),
+                model: None,
             },
         );
     }

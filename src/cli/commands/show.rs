@@ -449,6 +449,7 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             op,
             failed,
             more,
+            model,
             ..
         } => {
             let failed = if *failed {
@@ -456,8 +457,9 @@ fn readable(event: &Event, change: Option<&Change>) -> String {
             } else {
                 ""
             };
+            let by = model.as_ref().map_or(String::new(), |m| format!(" by {m}"));
             let mut s = format!(
-                "{path} [{}]{failed}\n",
+                "{path} [{}]{by}{failed}\n",
                 crate::vocab::event::serde_plain(op)
             );
             match change {

@@ -269,6 +269,8 @@ pub(crate) fn envelope(n: usize, v: &Version) -> (EventId, Envelope) {
                     })
                     .collect(),
                 restores: None,
+                // Some edits name no model, and a revision may name another.
+                model: (n % 4 != 3).then(|| format!("model-{}", n % 2)),
             }
         }
         Kind::Commit { empty } => Event::Commit {

@@ -571,6 +571,7 @@ pub(crate) fn model(
                 change,
                 failed,
                 more,
+                model,
                 ..
             } => {
                 let mut touched = vec![(path, *op, *change)];
@@ -583,6 +584,7 @@ pub(crate) fn model(
                         op,
                         failed: *failed,
                         change,
+                        model: model.clone(),
                     };
                     s.files.insert((p.clone(), id.clone()), row);
                     let tail: Vec<u8> = p.as_bytes().iter().rev().copied().collect();
