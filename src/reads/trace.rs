@@ -99,6 +99,9 @@ struct Conversation {
 struct Contributor {
     #[serde(rename = "type")]
     kind: ContributorType,
+    /// The model, as models.dev names it (`provider/model`): see [`model_id`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_id: Option<String>,
 }
 
 /// The spec's contributor types, of which peat says three (never `mixed`).
@@ -117,6 +120,9 @@ struct Range {
     /// `sha256:` and the hex digest of the range's lines, each without its line break,
     /// joined by `\n`.
     content_hash: String,
+    /// The range's own model, where the conversation's edits were made by more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contributor: Option<Contributor>,
     #[serde(rename = "dev.peat", skip_serializing_if = "Option::is_none")]
     peat: Option<RangeDetail>,
 }
@@ -268,16 +274,30 @@ fn trace_file(
             }
             None => None,
         };
+        let model = match (&key, edit) {
+            (Key::Session(session), Some(i)) => a.edits[i]
+                .model
+                .as_deref()
+                .map(|m| model_id(m, agents.get(session).copied().flatten())),
+            _ => None,
+        };
         conversation.ranges.push(Range {
             start_line: start,
             end_line: end,
             content_hash: content_hash(&text[start - 1..end]),
+            contributor: model.map(|m| Contributor {
+                kind: conversation.contributor.kind,
+                model_id: Some(m),
+            }),
             peat: detail,
         });
     }
     Ok(TraceFile {
         path: file.path.clone(),
-        conversations: conversations.into_iter().map(|(_, c)| c).collect(),
+        conversations: conversations
+            .into_iter()
+            .map(|(_, c)| c.with_one_model())
+            .collect(),
     })
 }
 
@@ -336,11 +356,65 @@ fn conversation(
     };
     Ok(Conversation {
         url,
-        contributor: Contributor { kind: contributor },
+        contributor: Contributor {
+            kind: contributor,
+            model_id: None,
+        },
         ranges: Vec::new(),
         related: Vec::new(),
         peat,
     })
+}
+
+impl Conversation {
+    /// Where every range names the same model, the conversation names it once (the spec's
+    /// reading: the conversation's contributor, overridden per range only where it differs).
+    fn with_one_model(mut self) -> Conversation {
+        let mut models = self
+            .ranges
+            .iter()
+            .map(|r| r.contributor.as_ref().and_then(|c| c.model_id.clone()));
+        if let Some(Some(first)) = models.next()
+            && models.all(|m| m.as_ref() == Some(&first))
+        {
+            self.contributor.model_id = Some(first);
+            for r in &mut self.ranges {
+                r.contributor = None;
+            }
+        }
+        self
+    }
+}
+
+/// `model` as the models.dev convention names it (`provider/model`), as the spec asks: as
+/// recorded when it names its provider (OpenCode's do), else with the provider its name or
+/// its harness implies, else as recorded. At most the spec's 250 characters.
+fn model_id(model: &str, agent: Option<Agent>) -> String {
+    let lower = model.to_ascii_lowercase();
+    let by_name = [
+        ("claude", "anthropic"),
+        ("gpt", "openai"),
+        ("codex", "openai"),
+        ("o1", "openai"),
+        ("o3", "openai"),
+        ("o4", "openai"),
+        ("gemini", "google"),
+        ("qwen", "alibaba"),
+    ]
+    .into_iter()
+    .find(|(prefix, _)| lower.starts_with(prefix))
+    .map(|(_, provider)| provider);
+    let by_agent = match agent {
+        Some(Agent::ClaudeCode) => Some("anthropic"),
+        Some(Agent::Codex) => Some("openai"),
+        Some(Agent::Gemini) => Some("google"),
+        _ => None,
+    };
+    let id = match by_name.or(by_agent) {
+        Some(provider) if !model.contains('/') => format!("{provider}/{model}"),
+        _ => model.to_string(),
+    };
+    id.chars().take(250).collect()
 }
 
 impl ConversationDetail {
@@ -384,4 +458,33 @@ fn session_url(session: &SessionId) -> String {
 fn content_hash(lines: &[&str]) -> String {
     let digest = Sha256::digest(lines.join("\n").as_bytes());
     format!("sha256:{}", hex::encode(digest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_is_named_with_its_provider_as_models_dev_names_it() {
+        let id = |m, a| model_id(m, a);
+        assert_eq!(
+            id("claude-opus-4-5-20251101", Some(Agent::ClaudeCode)),
+            "anthropic/claude-opus-4-5-20251101"
+        );
+        assert_eq!(id("gpt-5-codex", Some(Agent::Codex)), "openai/gpt-5-codex");
+        // The name says more than the harness: Cursor runs every provider's models.
+        assert_eq!(
+            id("gemini-2.5-pro", Some(Agent::Cursor)),
+            "google/gemini-2.5-pro"
+        );
+        // A harness whose models are its provider's, under a name that does not say it.
+        assert_eq!(id("sonnet", Some(Agent::ClaudeCode)), "anthropic/sonnet");
+        // Already `provider/model` (OpenCode), or unknown: as recorded.
+        assert_eq!(
+            id("openrouter/qwen3-coder", Some(Agent::OpenCode)),
+            "openrouter/qwen3-coder"
+        );
+        assert_eq!(id("mystery-1", Some(Agent::Goose)), "mystery-1");
+        assert_eq!(id(&"x".repeat(300), None).len(), 250);
+    }
 }

@@ -2,7 +2,7 @@
 //! Agent Trace record of a commit (the lines it added) and of a file (every line now), each
 //! valid under the specification's JSON schema (formats checked), with each line in the
 //! conversation of what wrote it: a session's edit, a commit by hand, a line from before the
-//! record, a line typed and never committed.
+//! record, a line typed and never committed; the agent's lines name the model that wrote them.
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -22,13 +22,18 @@ fn story(env: &Env, repo: &Repo) -> String {
     repo.put("src/calc.py", ADD);
     repo.commit(0, "add");
     let mut a = vec![prompt(SESSION_A, 1, 5, "add subtraction")];
-    a.extend(tool(
+    let mut edit = tool(
         SESSION_A,
         2,
         6,
         "Edit",
         json!({"file_path": calc, "old_string": "    return a + b\n", "new_string": format!("    return a + b\n{SUB}"), "replace_all": false}),
-    ));
+    );
+    // The assistant message that made the edit names its model, as Claude Code's do.
+    let mut call: Value = serde_json::from_str(&edit[0]).unwrap();
+    call["message"]["model"] = json!("claude-opus-4-5-20251101");
+    edit[0] = call.to_string();
+    a.extend(edit);
     repo.put("src/calc.py", &format!("{ADD}{SUB}# by hand\n"));
     let c2 = repo.commit(10, "sub, and a note");
     repo.put("src/calc.py", &format!("{ADD}{SUB}# by hand\n# typed\n"));
@@ -121,6 +126,10 @@ fn assert_the_agents_conversation(record: &Value) {
         .unwrap()
         .clone();
     assert_eq!(ai["url"], format!("peat://session/{SESSION_A}"));
+    assert_eq!(
+        ai["contributor"],
+        json!({"type": "ai", "model_id": "anthropic/claude-opus-4-5-20251101"})
+    );
     assert_eq!(ai["dev.peat"]["agent"], "claude");
     assert_eq!(ai["ranges"][0]["content_hash"], hash(SUB));
     let prompt = ai["ranges"][0]["dev.peat"]["prompt"].as_u64().unwrap();

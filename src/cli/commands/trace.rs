@@ -22,7 +22,8 @@ use crate::vocab::diff::added_numbered;
 /// id).
 ///
 /// Lines a recorded edit wrote are `ai`, one conversation per session (`peat://session/ID`,
-/// with the prompts its edits answered as related `prompt` links); lines blame says a person
+/// with the model that made its edits as `provider/model`, where the transcript names it, and
+/// the prompts its edits answered as related `prompt` links); lines blame says a person
 /// wrote (committed with no recorded edit behind them, or changed and not committed) are
 /// `human`; lines from before the record, or that nothing settles, are `unknown`. Each range
 /// carries `sha256:` of its lines joined by newlines. What peat adds to the spec is under
