@@ -164,21 +164,33 @@ fn mtime_ns(meta: &std::fs::Metadata) -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-/// A database and its write-ahead log, as last captured.
+/// A database and its write-ahead log, as last captured, and whether that capture left
+/// out sessions of other places (then a capture of every session still has them to read,
+/// however unchanged the files are). A print saved before there were places reads as one
+/// that left none out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct DatabasePrint {
     db: Option<Fingerprint>,
     wal: Option<Fingerprint>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) partial: bool,
 }
 
 impl DatabasePrint {
+    /// The database at `path` and its log as they are now.
     pub(crate) fn of(path: &Path) -> io::Result<DatabasePrint> {
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         Ok(DatabasePrint {
             db: Fingerprint::of_database(path)?,
             wal: Fingerprint::of_database(&PathBuf::from(wal))?,
+            partial: false,
         })
+    }
+
+    /// Whether the files are as they were when `self` was taken.
+    pub(crate) fn same_files(&self, now: &DatabasePrint) -> bool {
+        self.db == now.db && self.wal == now.wal
     }
 }
 
@@ -374,6 +386,25 @@ mod tests {
         assert_ne!(one, two);
         std::fs::write(&a, "{\"x\":1}").unwrap();
         assert_ne!(one, Fingerprint::of_tree(&[a]).unwrap());
+    }
+
+    #[test]
+    fn a_database_print_saved_before_places_reads_as_whole_and_keeps_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("opencode.db");
+        std::fs::write(&p, "SQLite format 3\0").unwrap();
+        let print = DatabasePrint::of(&p).unwrap();
+        let before = serde_json::to_string(&print).unwrap();
+        assert!(!before.contains("partial"), "{before}");
+        let saved: DatabasePrint = serde_json::from_str(&before).unwrap();
+        assert!(!saved.partial && saved.same_files(&print));
+        let partial = DatabasePrint {
+            partial: true,
+            ..print
+        };
+        let read: DatabasePrint =
+            serde_json::from_str(&serde_json::to_string(&partial).unwrap()).unwrap();
+        assert!(read.partial && read.same_files(&saved));
     }
 
     #[test]
