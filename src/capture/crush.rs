@@ -27,6 +27,7 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::database::DbSession;
 use super::paired::{self, Head, Paired, Parts, Table};
 use super::source;
 use super::turn::Call;
@@ -82,12 +83,13 @@ pub(crate) fn recognises(conn: &Connection) -> bool {
     )
 }
 
-/// Every session in the database but the harness's own titling ones, oldest first.
-pub(crate) fn sessions(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+/// Every session in the database but the harness's own titling ones, oldest first. None
+/// names a folder: the database is in the project.
+pub(crate) fn sessions(conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
     let mut stmt = conn.prepare(
-        "SELECT id FROM sessions WHERE id NOT LIKE 'title-%' ORDER BY created_at, rowid",
+        "SELECT id, NULL FROM sessions WHERE id NOT LIKE 'title-%' ORDER BY created_at, rowid",
     )?;
-    stmt.query_map([], |r| r.get(0))?.collect()
+    stmt.query_map([], DbSession::of_row)?.collect()
 }
 
 fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
@@ -383,7 +385,8 @@ mod tests {
             INSERT INTO messages (id, session_id, role, parts, created_at, updated_at, is_summary_message) VALUES
               ('m9', 's1', 'assistant', '[{"type":"text","data":{"text":"so far: a limiter"}}]', 1784019700, 1784019700, 1);
             "#).unwrap();
-        assert_eq!(sessions(&c).unwrap(), ["s1"]);
+        let ids: Vec<String> = sessions(&c).unwrap().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["s1"]);
         let (_, out) = capture(&c, Mark::default(), &mut Crush::default());
         let kinds: Vec<&str> = out.events.values().map(|(_, e)| e.tag()).collect();
         assert_eq!(kinds.last_chunk::<2>(), Some(&["compacted", "compact"]));

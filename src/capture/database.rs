@@ -23,8 +23,25 @@ pub(crate) fn recognise(conn: &Connection) -> Option<Format> {
     }
 }
 
+/// One session of a database: its id, and the folder it worked in where the database says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DbSession {
+    pub(crate) id: String,
+    pub(crate) dir: Option<String>,
+}
+
+impl DbSession {
+    /// A row of `id, folder`.
+    pub(crate) fn of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DbSession> {
+        Ok(DbSession {
+            id: r.get(0)?,
+            dir: r.get::<_, Option<String>>(1)?.filter(|d| !d.is_empty()),
+        })
+    }
+}
+
 /// Every session of the database `format` wrote, oldest first.
-pub(crate) fn sessions(conn: &Connection, format: Format) -> rusqlite::Result<Vec<String>> {
+pub(crate) fn sessions(conn: &Connection, format: Format) -> rusqlite::Result<Vec<DbSession>> {
     match format {
         Format::Goose => goose::sessions(conn),
         Format::Crush => crush::sessions(conn),

@@ -14,7 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
+use super::database::DbSession;
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
 use super::source::{self, DatabasePrint, Fingerprint, Kind};
@@ -33,6 +35,32 @@ pub(crate) struct CaptureOptions {
     pub(crate) session: Option<SessionId>,
     /// The Stop hook's authoritative closing message.
     pub(crate) final_msg: Option<String>,
+    /// Only the sessions of a database that worked in this place (a project ledger's
+    /// project); `None`: every session.
+    pub(crate) place: Option<Place>,
+}
+
+/// Which folders a capture takes a database's sessions from: a session that names its
+/// folder is taken when this holds for it, one that names none is taken (a database kept
+/// in its project, as Crush's is). A JSONL transcript is one session and is chosen before
+/// its capture; a database holds every project's, so only its capture can choose.
+#[derive(Clone)]
+pub(crate) struct Place(Rc<dyn Fn(&str) -> bool>);
+
+impl Place {
+    pub(crate) fn new(holds: impl Fn(&str) -> bool + 'static) -> Place {
+        Place(Rc::new(holds))
+    }
+
+    fn takes(&self, session: &DbSession) -> bool {
+        session.dir.as_deref().is_none_or(|dir| (self.0)(dir))
+    }
+}
+
+impl std::fmt::Debug for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Place")
+    }
 }
 
 /// What one capture did.
@@ -53,6 +81,8 @@ pub(crate) struct Receipt {
     pub(crate) partial_tail: bool,
     /// A database's sessions this capture read, besides `session` (the last of them).
     pub(crate) others: Vec<SessionId>,
+    /// A database's sessions left out: they worked outside the capture's [`Place`].
+    pub(crate) left_out: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -484,8 +514,10 @@ struct SessionCursor {
 }
 
 /// A SQLite database holding many sessions, read read-only: skipped while it and its
-/// write-ahead log are as they were; otherwise each session is captured from its own
-/// cursor, in its own batch.
+/// write-ahead log are as they were (and the last reading took every session this one
+/// would); otherwise each session this capture takes is captured from its own cursor, in
+/// its own batch. A session left out keeps its cursor as it was, so a later capture of it
+/// starts where the last one of it ended, at the same seqs.
 fn capture_database(
     ledger: &mut Ledger,
     redactor: &StoreRedactor,
@@ -505,7 +537,7 @@ fn capture_database(
     let saved: Option<DatabasePrint> = ledger
         .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
-    if saved.as_ref() == Some(&print) {
+    if saved.is_some_and(|c| c.same_files(&print) && (!c.partial || opts.place.is_some())) {
         return Ok(Receipt::default());
     }
     let conn = source::open_database(path).map_err(db)?;
@@ -518,7 +550,12 @@ fn capture_database(
     // A harness that names no cwd for its sessions (Crush) keeps its database in the project.
     let hints = FileHints::of(path, Path::new(cursor_key));
     let mut written = Vec::new();
-    for id in database::sessions(&conn, format).map_err(db)? {
+    for session in database::sessions(&conn, format).map_err(db)? {
+        if opts.place.as_ref().is_some_and(|p| !p.takes(&session)) {
+            receipt.left_out += 1;
+            continue;
+        }
+        let id = session.id;
         let key = format!("{cursor_key}#{id}");
         let saved_bytes = ledger.cursor(&key)?;
         let saved: Option<SessionCursor> = saved_bytes
@@ -559,10 +596,12 @@ fn capture_database(
     }
     // The database's own cursor last: a capture killed before it reads the database again
     // next time, and every session from its own cursor.
+    let mut cursor = print;
+    cursor.partial = receipt.left_out > 0;
     let mut set = WriteSet {
         cursor: Some((
             cursor_key.to_string(),
-            serde_json::to_vec(&print).unwrap_or_default(),
+            serde_json::to_vec(&cursor).unwrap_or_default(),
         )),
         ..WriteSet::default()
     };

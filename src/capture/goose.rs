@@ -28,6 +28,7 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::database::DbSession;
 use super::paired::{self, Head, Paired, Parts, Table};
 use super::source;
 use super::turn::{Call, Closing};
@@ -83,10 +84,10 @@ pub(crate) fn recognises(conn: &Connection) -> bool {
     )
 }
 
-/// Every session in the database, oldest first.
-pub(crate) fn sessions(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT id FROM sessions ORDER BY created_at, id")?;
-    stmt.query_map([], |r| r.get(0))?.collect()
+/// Every session in the database with the folder it worked in, oldest first.
+pub(crate) fn sessions(conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
+    let mut stmt = conn.prepare("SELECT id, working_dir FROM sessions ORDER BY created_at, id")?;
+    stmt.query_map([], DbSession::of_row)?.collect()
 }
 
 fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {

@@ -46,7 +46,7 @@ use std::path::Path;
 use crate::vocab::change::{BlobId, Change};
 use crate::vocab::event::{Event, Seq, SessionId};
 
-pub(crate) use driver::{CaptureError, CaptureOptions, Receipt, capture_file};
+pub(crate) use driver::{CaptureError, CaptureOptions, Place, Receipt, capture_file};
 
 /// Events and blobs produced by feeding lines to a parser. A later event at the same seq
 /// replaces an earlier one (a parser revising what it said, e.g. a tool call that failed).

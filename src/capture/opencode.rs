@@ -30,6 +30,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::database::DbSession;
 use super::source;
 use super::turn::Call;
 use super::{Emit, LineSlots, META_SLOT, TranscriptParser, absolute, model_name, patch, str_at};
@@ -60,10 +61,10 @@ pub(crate) fn recognises(conn: &Connection) -> bool {
         )
 }
 
-/// Every session in the database, oldest first.
-pub(crate) fn sessions(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT id FROM session ORDER BY time_created, id")?;
-    stmt.query_map([], |r| r.get(0))?.collect()
+/// Every session in the database with the folder it worked in, oldest first.
+pub(crate) fn sessions(conn: &Connection) -> rusqlite::Result<Vec<DbSession>> {
+    let mut stmt = conn.prepare("SELECT id, directory FROM session ORDER BY time_created, id")?;
+    stmt.query_map([], DbSession::of_row)?.collect()
 }
 
 /// The newest updates a capture of one session has read: its parts' and its messages'.

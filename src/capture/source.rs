@@ -164,35 +164,87 @@ fn mtime_ns(meta: &std::fs::Metadata) -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-/// A database and its write-ahead log, as last captured.
+/// A database and its write-ahead log, as last captured, and whether that capture left
+/// out sessions of other places (then a capture of every session still has them to read,
+/// however unchanged the files are). A print saved before there were places reads as one
+/// that left none out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct DatabasePrint {
     db: Option<Fingerprint>,
     wal: Option<Fingerprint>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) partial: bool,
 }
 
 impl DatabasePrint {
+    /// The database at `path` and its log as they are now.
     pub(crate) fn of(path: &Path) -> io::Result<DatabasePrint> {
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         Ok(DatabasePrint {
             db: Fingerprint::of_database(path)?,
             wal: Fingerprint::of_database(&PathBuf::from(wal))?,
+            partial: false,
         })
+    }
+
+    /// Whether the files are as they were when `self` was taken.
+    pub(crate) fn same_files(&self, now: &DatabasePrint) -> bool {
+        self.db == now.db && self.wal == now.wal
     }
 }
 
 /// Open `path` read-only: no write lock is ever taken and the journal mode is left as the
 /// harness set it, so the harness can go on writing while it is read.
+///
+/// A database in WAL mode that no one has open has no `-shm` beside it (the last connection
+/// to close removes it, and its `-wal`). A read-only connection would create both, and
+/// could not remove them: files peat left in the harness's folder, or a database it
+/// cannot open where that folder is read-only. Then the file is the whole database, and
+/// it is opened immutable: no locks and no files, so a harness that starts writing is
+/// never locked out (what it writes goes to its `-wal`, which changes the print, and is
+/// read by the next capture). A `-wal` with frames but no `-shm` beside it (copied
+/// without it) is opened as usual, so its frames are read.
 pub(crate) fn open_database(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
-    let conn = rusqlite::Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if unopened(path) {
+        rusqlite::Connection::open_with_flags(
+            immutable_uri(path),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        )?
+    } else {
+        rusqlite::Connection::open_with_flags(path, flags)?
+    };
     // A harness mid-write holds its lock for milliseconds; wait that long, not forever.
     conn.busy_timeout(std::time::Duration::from_secs(2))?;
     Ok(conn)
+}
+
+/// Whether no connection has the database at `path` open in WAL mode: no `-shm` beside it,
+/// and no `-wal` holding frames.
+fn unopened(path: &Path) -> bool {
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    !beside("-shm").exists() && std::fs::metadata(beside("-wal")).map_or(true, |m| m.len() == 0)
+}
+
+/// The `file:` URI that opens `path` immutable, its `%`, `?` and `#` escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// The records of a document: the document without its `array` first, then each element
@@ -374,6 +426,78 @@ mod tests {
         assert_ne!(one, two);
         std::fs::write(&a, "{\"x\":1}").unwrap();
         assert_ne!(one, Fingerprint::of_tree(&[a]).unwrap());
+    }
+
+    #[test]
+    fn a_wal_database_without_its_shm_is_read_without_a_file_made_beside_it_or_a_writer_locked_out()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        // A `?` and a `#` in the folder's name: the URI escapes them.
+        let folder = dir.path().join("gooses?#%");
+        std::fs::create_dir(&folder).unwrap();
+        let p = folder.join("sessions.db");
+        let harness = rusqlite::Connection::open(&p).unwrap();
+        harness
+            .execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+            .unwrap();
+        drop(harness);
+        let files = || {
+            let mut names: Vec<String> = std::fs::read_dir(&folder)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(files(), ["sessions.db"], "the harness closed it: no -shm");
+        let count = |c: &rusqlite::Connection| {
+            c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+                .unwrap()
+        };
+        let reader = open_database(&p).unwrap();
+        assert_eq!(count(&reader), 1);
+        assert_eq!(files(), ["sessions.db"], "reading made no file beside it");
+        // The harness starts again while peat still holds the database open.
+        let harness = rusqlite::Connection::open(&p).unwrap();
+        harness
+            .execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (2); COMMIT;")
+            .unwrap();
+        assert!(reader.execute("INSERT INTO t VALUES (3)", []).is_err());
+        drop(reader);
+        // While the harness has it open, its -shm is there and the reader sees its log.
+        assert_eq!(count(&open_database(&p).unwrap()), 2);
+        drop(harness);
+
+        // A folder peat may not write in: read all the same (only where the permission
+        // holds: root writes anywhere).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let probe = folder.join("probe");
+        if std::fs::write(&probe, "").is_ok() {
+            std::fs::remove_file(&probe).unwrap();
+        } else {
+            assert_eq!(count(&open_database(&p).unwrap()), 2);
+        }
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn a_database_print_saved_before_places_reads_as_whole_and_keeps_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("opencode.db");
+        std::fs::write(&p, "SQLite format 3\0").unwrap();
+        let print = DatabasePrint::of(&p).unwrap();
+        let before = serde_json::to_string(&print).unwrap();
+        assert!(!before.contains("partial"), "{before}");
+        let saved: DatabasePrint = serde_json::from_str(&before).unwrap();
+        assert!(!saved.partial && saved.same_files(&print));
+        let partial = DatabasePrint {
+            partial: true,
+            ..print
+        };
+        let read: DatabasePrint =
+            serde_json::from_str(&serde_json::to_string(&partial).unwrap()).unwrap();
+        assert!(read.partial && read.same_files(&saved));
     }
 
     #[test]

@@ -357,6 +357,14 @@ pub(crate) fn agents(
         home.map(|h| h.join(".config/opencode")).unwrap_or_default(),
         Harness::OpenCode.config_path(root),
     );
+    // Cline's CLI keeps `~/.cline`; its VS Code extension makes `~/Documents/Cline`.
+    let cline = [".cline", "Documents/Cline"].map(|dir| {
+        (
+            Harness::Cline,
+            home.map(|h| h.join(dir)).unwrap_or_default(),
+            Harness::Cline.config_path(root),
+        )
+    });
     let mut found: Vec<Harness> = [
         (
             Harness::Claude { local: false },
@@ -372,6 +380,7 @@ pub(crate) fn agents(
     .into_iter()
     .chain(others)
     .chain([opencode])
+    .chain(cline)
     .filter(|(harness, home, project)| {
         (!home.as_os_str().is_empty() && home.is_dir())
             || project.exists()
@@ -379,6 +388,7 @@ pub(crate) fn agents(
     })
     .map(|(harness, _, _)| harness)
     .collect();
+    found.dedup();
     if found.is_empty() && or_claude {
         found.push(Harness::Claude { local: false });
     }

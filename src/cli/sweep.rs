@@ -26,19 +26,32 @@ pub(crate) struct Print {
     len: u64,
     /// Nanoseconds since the epoch (0 where the platform gives no modification time).
     mtime: i128,
+    /// A database's write-ahead log, where it has one (its length and time): a harness's
+    /// writes land there, and the database file stays as it was until a checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wal: Option<(u64, i128)>,
 }
 
 impl Print {
-    fn of(meta: &std::fs::Metadata) -> Print {
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
-        Print {
-            len: meta.len(),
-            mtime,
-        }
+    /// The print of `file`, stat-ed now; a `.db` file's `-wal` beside it is stat-ed too.
+    fn of(file: &Path) -> std::io::Result<Print> {
+        let stat = |meta: std::fs::Metadata| {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i128);
+            (meta.len(), mtime)
+        };
+        let (len, mtime) = stat(std::fs::metadata(file)?);
+        let wal = if file.extension().is_some_and(|e| e == "db") {
+            let mut wal = file.as_os_str().to_owned();
+            wal.push("-wal");
+            std::fs::metadata(wal).ok().map(stat)
+        } else {
+            None
+        };
+        Ok(Print { len, mtime, wal })
     }
 }
 
@@ -81,10 +94,9 @@ impl Index {
             .files
             .into_iter()
             .filter(|f| {
-                let Ok(meta) = std::fs::metadata(f) else {
+                let Ok(print) = Print::of(f) else {
                     return true;
                 };
-                let print = Print::of(&meta);
                 let k = key(f);
                 let left_out = !all && self.memory.left_out.get(&k) == Some(&print);
                 if left_out || self.memory.settled.get(&k) == Some(&print) {
@@ -172,6 +184,24 @@ mod tests {
             vec![a.clone(), b.clone()]
         );
         assert!(index.changed);
+    }
+
+    #[test]
+    fn a_database_whose_write_ahead_log_grew_is_read_again() {
+        let t = tempfile::tempdir().unwrap();
+        let db = t.path().join("sessions.db");
+        std::fs::write(&db, "SQLite").unwrap();
+        let found = || Found {
+            files: vec![db.clone()],
+            unreadable: Vec::new(),
+        };
+        let mut index = Index::default();
+        index.changed(found(), false);
+        index.settle(&db);
+        assert!(index.changed(found(), false).files.is_empty());
+        // The harness wrote: the log beside the database grew, the database did not.
+        std::fs::write(t.path().join("sessions.db-wal"), "frames").unwrap();
+        assert_eq!(index.changed(found(), false).files, vec![db.clone()]);
     }
 
     #[test]

@@ -159,14 +159,17 @@ pub(crate) fn project_transcripts(
 
 /// The transcripts of `found` that belong to `project`, and how many were left out. A
 /// transcript whose first lines name no working directory is kept: only one that says it
-/// worked elsewhere is another project's.
+/// worked elsewhere is another project's. A database is kept: it holds many projects'
+/// sessions, and its capture takes the project's (`capture::Place`).
 pub(crate) fn of_project(found: Found, project: &Project) -> (Found, usize) {
     let mut seen = HashMap::new();
     let before = found.files.len();
     let files: Vec<PathBuf> = found
         .files
         .into_iter()
-        .filter(|f| transcript_cwd(f).is_none_or(|cwd| project.holds(&cwd, &mut seen)))
+        .filter(|f| {
+            is_database(f) || transcript_cwd(f).is_none_or(|cwd| project.holds(&cwd, &mut seen))
+        })
         .collect();
     let left_out = before - files.len();
     (
@@ -176,6 +179,11 @@ pub(crate) fn of_project(found: Found, project: &Project) -> (Found, usize) {
         },
         left_out,
     )
+}
+
+/// Whether `path` is a SQLite database (by its header).
+fn is_database(path: &Path) -> bool {
+    crate::capture::source::kind_of(path).is_ok_and(|k| k == crate::capture::source::Kind::Database)
 }
 
 /// The working directory a transcript records: a Codex rollout's `session_meta`, Gemini

@@ -12,7 +12,7 @@ use crate::agents::{assert_limiter_answers, assert_refused, events, fixture, of_
 use crate::support::{Env, repo, require_git};
 
 const AMP_THREAD: &str = "T-7e3f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a5b";
-const CLINE_TASK: &str = "1784019600000";
+pub(crate) const CLINE_TASK: &str = "1784019600000";
 const CLINE_FILE: &str = "tasks/1784019600000/api_conversation_history.json";
 
 /// The two prompts of every fixture's session: the first writes the limiter, the second
@@ -23,7 +23,7 @@ const PROMPTS: [&str; 2] = [
 ];
 
 /// The Cline task laid in the CLI's data folder under HOME, as its first turn left it.
-fn cline_task(env: &Env) -> PathBuf {
+pub(crate) fn cline_task(env: &Env) -> PathBuf {
     let file = env.path("home/.cline/data").join(CLINE_FILE);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, fixture(env, "cline", CLINE_FILE)).unwrap();

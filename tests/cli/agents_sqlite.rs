@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::agents::{assert_limiter_answers, events, fixture, of_kind};
 use crate::support::{Env, repo, require_git};
 
-const GOOSE_SESSION: &str = "20260714_1";
+pub(crate) const GOOSE_SESSION: &str = "20260714_1";
 const CRUSH_SESSION: &str = "1f0c6a7e-3b2d-4c5e-8f9a-0b1c2d3e4f50";
 const CRUSH_CHILD: &str = "9d8e7f60-0002-4a5b-8c7d-6e5f4a3b2c10$$toolu_01Review";
 
@@ -45,7 +45,7 @@ fn database(env: &Env, agent: &str, path: PathBuf) -> (PathBuf, Connection) {
 }
 
 /// Goose's database where it keeps it under HOME.
-fn goose_db(env: &Env) -> (PathBuf, Connection) {
+pub(crate) fn goose_db(env: &Env) -> (PathBuf, Connection) {
     let path = env.path("home/.local/share/goose/sessions/sessions.db");
     database(env, "goose", path)
 }

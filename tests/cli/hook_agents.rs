@@ -1,5 +1,5 @@
-//! The hooks of Gemini CLI, Qwen Code, Cursor, Copilot CLI and Factory droid through the real
-//! binary: each harness's payload (as its source and docs give it) captures its session from
+//! The hooks of Gemini CLI, Qwen Code, Cursor, Copilot CLI, Factory droid, Goose and Cline
+//! through the real binary: each harness's payload (as its source and docs give it) captures its session from
 //! a fixture transcript under the test's home, SessionStart answers where the harness reads
 //! context, installing twice merges one entry beside the user's own hooks and `--check`
 //! passes, and a session no hook announced is caught up by the sweep the next capture runs.
@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use crate::agents::{OPENCODE_SESSION, opencode_db};
+use crate::agents_documents::{CLINE_TASK, cline_task};
+use crate::agents_sqlite::{GOOSE_SESSION, goose_db};
 use crate::hook::{golden, make_ledger, normalized};
 use crate::support::{Env, Run, eventually};
 
@@ -227,6 +229,61 @@ fn copilot_cli_camel_case_payloads_capture_the_session_state_folder() {
 }
 
 #[test]
+fn goose_names_no_transcript_so_its_hook_sweeps_its_database() {
+    let env = Env::new();
+    make_ledger(&env);
+    let (_db, _harness) = goose_db(&env);
+    let base = json!({"session_id": GOOSE_SESSION, "matcher_context": null,
+                      "working_dir": env.path("work")});
+    let mut start = base.clone();
+    start["event"] = json!("SessionStart");
+    // Goose shows only a JSON `banner` of a hook's stdout, to the person: plain text is
+    // ignored there, as it is meant for agents that read it.
+    let r = fire(&env, &[], start);
+    assert!(r.stdout.ends_with(LOOKUP), "{}", r.stdout);
+    let mut stop = base;
+    stop["event"] = json!("Stop");
+    stop["last_assistant_message"] = json!("Refill is five tokens a second.");
+    // Without --agent: `matcher_context` says Goose. Stop's stdout is Goose's decision
+    // channel, where nothing means go on.
+    let r = fire(&env, &[], stop);
+    assert_eq!(r.stdout, "");
+    captured(&env, GOOSE_SESSION, "goose Stop 20260714");
+    let log = hook_log(&env);
+    assert!(
+        log.contains("swept: imported 1 transcripts") && !log.contains("nothing to capture"),
+        "the sweep is Goose's capture, as a matter of course: {log}"
+    );
+}
+
+#[test]
+fn cline_tasks_are_found_by_their_id_and_every_hook_answers_json() {
+    let env = Env::new();
+    make_ledger(&env);
+    cline_task(&env);
+    let base = json!({"clineVersion": "3.36.0", "timestamp": "1784019660000",
+                      "taskId": CLINE_TASK, "workspaceRoots": [env.path("work")],
+                      "userId": "cl-0a1b2c"});
+    let mut start = base.clone();
+    start["hookName"] = json!("TaskStart");
+    start["taskStart"] = json!({"taskMetadata": {"taskId": CLINE_TASK,
+        "ulid": "01K0A1B2C3D4E5F6G7H8J9K0LM", "initialTask": "add a token bucket limiter"}});
+    let r = fire(&env, &[], start);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(out, json!({"cancel": false, "contextModification": LOOKUP}));
+
+    let mut done = base;
+    done["hookName"] = json!("TaskComplete");
+    done["taskComplete"] = json!({"taskMetadata": {"taskId": CLINE_TASK,
+        "ulid": "01K0A1B2C3D4E5F6G7H8J9K0LM", "result": "The limiter is written.", "command": ""}});
+    // Cline reads every hook's stdout for its answer: go on.
+    let r = fire(&env, &["--agent", "cline"], done);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(out, json!({"cancel": false}));
+    captured(&env, CLINE_TASK, "cline TaskComplete 17840196");
+}
+
+#[test]
 fn the_sweep_catches_a_session_no_hook_announced_and_reads_nothing_unchanged() {
     let env = Env::new();
     make_ledger(&env);
@@ -305,6 +362,12 @@ fn each_harness_config_gets_one_peat_entry_beside_the_users_hooks_and_passes_che
             ".factory/settings.json",
             "droid-settings",
             ".factory/skills",
+        ),
+        (
+            "goose",
+            ".agents/plugins/peat/hooks/hooks.json",
+            "goose-hooks",
+            ".goose/skills",
         ),
     ] {
         let env = Env::new();
@@ -447,6 +510,108 @@ fn opencode_gets_a_plugin_whose_hook_sweeps_its_database() {
     let r = Run::with_stdin(&mut c, Vec::new());
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
     captured(&env, OPENCODE_SESSION, "opencode Stop");
+}
+
+#[test]
+fn cline_gets_a_script_under_each_hook_name_that_runs_in_its_project() {
+    const HOOKS: [&str; 5] = [
+        "TaskStart",
+        "TaskResume",
+        "TaskComplete",
+        "PreCompact",
+        "TaskCancel",
+    ];
+    let env = Env::new();
+    let dir = env.path("work/.clinerules/hooks");
+    // One of the user's own is left alone, and nothing of peat's is written beside it.
+    std::fs::create_dir_all(&dir).unwrap();
+    let theirs = "#!/bin/sh\necho '{\"cancel\": false}'\n";
+    std::fs::write(dir.join("TaskStart"), theirs).unwrap();
+    let r = env.run(&["hook", "install", "--agent", "cline"]);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("TaskStart: your own Cline hook")
+            && r.stderr.contains("move it aside first"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("TaskStart")).unwrap(),
+        theirs
+    );
+    assert!(!dir.join("TaskComplete").exists());
+    std::fs::remove_file(dir.join("TaskStart")).unwrap();
+
+    let r = env.run(&["hook", "install", "--agent", "cline"]).ok();
+    assert!(
+        r.stderr.contains(
+            "✓ .clinerules/hooks: peat hook on TaskStart, TaskResume, TaskComplete, PreCompact, TaskCancel (a script each)"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("✓ .cline/skills/peat/SKILL.md: written"),
+        "{}",
+        r.stderr
+    );
+    let printed = env
+        .run(&["hook", "install", "--agent", "cline", "--print"])
+        .ok()
+        .stdout;
+    assert!(
+        printed.starts_with("#!/bin/sh\n") && printed.contains("hook --agent cline"),
+        "{printed}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    for hook in HOOKS {
+        let file = dir.join(hook);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), printed, "{hook}");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o111, 0o111, "{hook} is executable: {mode:o}");
+    }
+    let again = env.run(&["hook", "install", "--agent", "cline"]).ok();
+    assert!(
+        again
+            .stderr
+            .contains("= .clinerules/hooks: already current"),
+        "{}",
+        again.stderr
+    );
+    let check = env.run(&["hook", "install", "--check", "--agent", "cline"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    std::fs::write(dir.join("PreCompact"), "#!/bin/sh\n").unwrap();
+    let check = env.run(&["hook", "install", "--check", "--agent", "cline"]);
+    assert!(
+        check.code != 0
+            && check.stderr.contains(
+                ".clinerules/hooks: peat hook missing on PreCompact — run: peat hook install --agent cline"
+            ),
+        "{}",
+        check.stderr
+    );
+
+    // Cline runs the script in its own folder: the script goes to its project first, so
+    // the hook logs in the project's desk, and its task is captured.
+    cline_task(&env);
+    let payload = json!({"clineVersion": "3.36.0", "hookName": "TaskComplete",
+        "timestamp": "1784019660000", "taskId": CLINE_TASK, "workspaceRoots": [],
+        "userId": "cl-0a1b2c", "taskComplete": {"taskMetadata": {"taskId": CLINE_TASK}}});
+    let peat = env.cmd();
+    let mut script = std::process::Command::new(dir.join("TaskComplete"));
+    script
+        .env_clear()
+        .envs(peat.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(env.path("home"));
+    let r = Run::with_stdin(&mut script, payload.to_string().into_bytes());
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (0, r#"{"cancel":false}"#),
+        "{}",
+        r.stderr
+    );
+    captured(&env, CLINE_TASK, "cline TaskComplete 17840196");
+    assert!(!env.path("home/.peat").exists());
 }
 
 #[test]

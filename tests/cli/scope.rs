@@ -360,3 +360,196 @@ fn outside_any_repository_with_no_user_ledger_nothing_is_made_and_peat_says_how_
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!work.join(".peat").exists());
 }
+
+/// A database of OpenCode's and one of Goose's where each keeps it under HOME, holding a
+/// session in acme, one in its worktree and one in bolt each; the connections stay open,
+/// as the harnesses' do.
+struct Databases {
+    opencode: rusqlite::Connection,
+    goose: rusqlite::Connection,
+}
+
+const OPENCODE_ACME: &str = "ses_0001acmeAAAAAAAAAAAAAAAA";
+const OPENCODE_WT: &str = "ses_0002worktreeAAAAAAAAAAAA";
+const OPENCODE_BOLT: &str = "ses_0003boltAAAAAAAAAAAAAAAA";
+const GOOSE_ACME: &str = "20260714_1";
+const GOOSE_WT: &str = "20260714_2";
+const GOOSE_BOLT: &str = "20260714_3";
+
+impl Machine {
+    /// The schema of `agent`'s fixture file `name`: its statements before the first INSERT.
+    fn schema(agent: &str, name: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(agent)
+            .join(name);
+        let sql = std::fs::read_to_string(path).unwrap();
+        sql.split("INSERT INTO `").next().unwrap().to_string()
+    }
+
+    fn databases(&self) -> Databases {
+        let open = |rel: &str, schema: &str| {
+            let path = self.env.path(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let conn = rusqlite::Connection::open(path).unwrap();
+            conn.execute_batch("PRAGMA journal_mode=WAL;").unwrap();
+            conn.execute_batch(schema).unwrap();
+            conn
+        };
+        let opencode = open(
+            "home/.local/share/opencode/opencode.db",
+            &Self::schema("opencode", "opencode.sql"),
+        );
+        let goose = open(
+            "home/.local/share/goose/sessions/sessions.db",
+            &std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/goose/schema.sql"),
+            )
+            .unwrap(),
+        );
+        // OpenCode's sessions belong to a project row (its foreign key).
+        opencode
+            .execute_batch("INSERT INTO `project` VALUES ('p', '/', 'git', NULL, 1784019600000, 1784019600000);")
+            .unwrap();
+        let dbs = Databases { opencode, goose };
+        let places = [
+            (OPENCODE_ACME, GOOSE_ACME, &self.acme),
+            (OPENCODE_WT, GOOSE_WT, &self.worktree),
+            (OPENCODE_BOLT, GOOSE_BOLT, &self.bolt),
+        ];
+        for (n, (opencode, goose, dir)) in places.into_iter().enumerate() {
+            dbs.opencode_session(opencode, dir, n as i64);
+            dbs.opencode_prompt(opencode, 1, "add a token bucket limiter");
+            dbs.goose_session(goose, dir, n as i64);
+            dbs.goose_prompt(goose, "add a token bucket limiter");
+        }
+        dbs
+    }
+}
+
+impl Databases {
+    fn opencode_session(&self, id: &str, dir: &Path, n: i64) {
+        let t = 1_784_019_600_000 + n * 60_000;
+        self.opencode
+            .execute(
+                "INSERT INTO `session` (`id`, `project_id`, `slug`, `directory`, `title`, `version`, `time_created`, `time_updated`)
+                 VALUES (?1, 'p', 'calm-otter', ?2, 'limiter', '1.18.34', ?3, ?3)",
+                rusqlite::params![id, dir.to_str().unwrap(), t],
+            )
+            .unwrap();
+    }
+
+    /// The person's prompt `text`, the `n`th message of OpenCode session `id`.
+    fn opencode_prompt(&self, id: &str, n: i64, text: &str) {
+        let t = 1_784_019_660_000 + n * 1_000;
+        let message = format!("msg_{id}_{n}");
+        let data = serde_json::json!({"role": "user", "time": {"created": t}, "agent": "build",
+            "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}});
+        self.opencode
+            .execute(
+                "INSERT INTO `message` VALUES (?1, ?2, ?3, ?3, ?4)",
+                rusqlite::params![message, id, t, data.to_string()],
+            )
+            .unwrap();
+        let part = serde_json::json!({"type": "text", "text": text});
+        self.opencode
+            .execute(
+                "INSERT INTO `part` VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                rusqlite::params![format!("prt_{id}_{n}"), message, id, t, part.to_string()],
+            )
+            .unwrap();
+    }
+
+    fn goose_session(&self, id: &str, dir: &Path, n: i64) {
+        self.goose
+            .execute(
+                "INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at)
+                 VALUES (?1, 'limiter', 'user', ?2, datetime(1784019600 + ?3 * 60, 'unixepoch'), datetime(1784019600, 'unixepoch'))",
+                rusqlite::params![id, dir.to_str().unwrap(), n],
+            )
+            .unwrap();
+    }
+
+    fn goose_prompt(&self, id: &str, text: &str) {
+        let content = serde_json::json!([{"type": "text", "text": text}]);
+        self.goose
+            .execute(
+                "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json)
+                 VALUES (?1, 'user', ?2, 1784019660, '{\"userVisible\":true,\"agentVisible\":true}')",
+                rusqlite::params![id, content.to_string()],
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_project_ledger_takes_only_its_projects_sessions_of_a_database_and_the_rest_for_all() {
+    require_git();
+    let m = Machine::new();
+    let dbs = m.databases();
+    let r = m.peat(&m.acme, &["import"]).ok();
+    // bolt's Claude Code session, and its OpenCode and Goose sessions.
+    assert!(
+        r.stderr.contains("left out 3 sessions of other projects"),
+        "{}",
+        r.stderr
+    );
+    let ours = ids(&[
+        SESSION_A,
+        SESSION_WT,
+        CODEX_A,
+        OPENCODE_ACME,
+        OPENCODE_WT,
+        GOOSE_ACME,
+        GOOSE_WT,
+    ]);
+    let got = listed(&m.peat(&m.acme, &["sessions", "--json"]).ok());
+    assert_eq!(got, ours);
+
+    // Nothing new: nothing read, nothing written, nothing said of other projects.
+    let r = m.peat(&m.acme, &["import"]).ok();
+    assert!(
+        r.stderr.contains("(0 new, 0 revised)") && !r.stderr.contains("left out"),
+        "{}",
+        r.stderr
+    );
+
+    // Both projects' sessions grow: only acme's growth is taken.
+    for (opencode, goose) in [(OPENCODE_ACME, GOOSE_ACME), (OPENCODE_BOLT, GOOSE_BOLT)] {
+        dbs.opencode_prompt(opencode, 2, "now refill it");
+        dbs.goose_prompt(goose, "now refill it");
+    }
+    let r = m.peat(&m.acme, &["import"]).ok();
+    assert!(
+        r.stderr.contains("(2 new, 0 revised)")
+            && r.stderr.contains("left out 2 sessions of other projects"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(listed(&m.peat(&m.acme, &["sessions", "--json"]).ok()), ours);
+
+    // Named folders are read without the sweep's memory: the databases, unchanged since a
+    // capture of this project's sessions, are not read again (only the three JSONL
+    // sessions of acme are).
+    let home = m.env.path("home");
+    let r = m.peat(&m.acme, &["import", home.to_str().unwrap()]).ok();
+    assert!(
+        r.stderr.contains("(3 sessions)") && r.stderr.contains("(0 new, 0 revised)"),
+        "{}",
+        r.stderr
+    );
+    // --all takes the rest, though neither database changed since.
+    m.peat(&m.acme, &["import", "--all"]).ok();
+    let got = listed(&m.peat(&m.acme, &["sessions", "--json"]).ok());
+    assert!(
+        got.contains(OPENCODE_BOLT) && got.contains(GOOSE_BOLT),
+        "{got:?}"
+    );
+    // What the project ledger holds, taken in three imports and two places, is what one
+    // capture of every session writes: the seqs are the source's.
+    let whole = m.env.run(&["import", m.env.path("home").to_str().unwrap()]);
+    whole.ok();
+    let project = m.peat(&m.acme, &["events", "--json"]).ok();
+    assert_eq!(project.stdout, m.env.dump());
+    drop(dbs);
+}

@@ -97,6 +97,8 @@ pub(crate) fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<u8, CliError> {
                 Some(s) => Some(s.final_msg.clone()),
                 None => direct.clone().filter(|_| named),
             },
+            // A file named is captured whole, every session of a database included.
+            place: None,
         };
         match capture::capture_file(&mut ledger, &redactor, &file, &opts) {
             Ok(r) => {

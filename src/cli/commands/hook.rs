@@ -14,11 +14,13 @@ use crate::ledger::Mode;
 ///
 /// SessionStart records this workspace's current session and prints the previous closing
 /// message here (as JSON where the harness reads context so: Gemini CLI, Qwen Code, Cursor,
-/// Copilot CLI); the end of a turn (Stop, AfterAgent, agentStop), compaction and the end of
-/// a session capture the transcript in a detached process, which then sweeps every known
-/// root for sessions no hook announced. It always exits 0, prints nothing but SessionStart's
-/// lines, and logs its own failures to .peat/hook.log. `peat hook install` wires it into
-/// Claude Code, Codex, Gemini CLI, Qwen Code, Cursor, Copilot CLI or Factory droid.
+/// Copilot CLI, Cline); the end of a turn (Stop, AfterAgent, agentStop, Cline's
+/// TaskComplete), compaction and the end of a session capture the transcript in a detached
+/// process, which then sweeps every known root for sessions no hook announced (Goose's
+/// hooks name no transcript: its capture is the sweep). It always exits 0, prints nothing
+/// but SessionStart's lines (and Cline's `{"cancel":false}`), and logs its own failures to
+/// .peat/hook.log. `peat hook install` wires it into Claude Code, Codex, Gemini CLI, Qwen
+/// Code, Cursor, Copilot CLI, Factory droid, Goose or Cline.
 #[derive(Args, Debug, Default)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct HookArgs {
@@ -27,7 +29,8 @@ pub(crate) struct HookArgs {
     pub(crate) event: Option<String>,
 
     /// The harness that runs this hook (claude, codex, gemini, qwen, cursor, copilot, droid,
-    /// opencode), whatever its payload suggests; a name peat does not know is ignored
+    /// opencode, goose, cline), whatever its payload suggests; a name peat does not know is
+    /// ignored
     #[arg(long, value_name = "NAME")]
     pub(crate) agent: Option<String>,
 
@@ -46,14 +49,17 @@ pub(crate) enum HookCommand {
 /// Merges into .claude/settings.json (--local: .claude/settings.local.json; --codex:
 /// .codex/hooks.json; --agent gemini: .gemini/settings.json, qwen: .qwen/settings.json,
 /// cursor: .cursor/hooks.json, copilot: .github/hooks/peat.json, droid:
-/// .factory/settings.json) at the repository root, keeping every other setting and every
-/// other tool's hooks, and replacing older peat entries. Running it again changes nothing.
-/// Also writes the skill where that agent discovers skills (.claude/skills/peat/SKILL.md,
-/// .agents/skills for Codex, .gemini/skills, .qwen/skills, .cursor/skills, .github/skills,
-/// .factory/skills) and creates the ledger if there is none, so the hooks record from now
-/// on. OpenCode (--agent opencode) gets a plugin, .opencode/plugins/peat.js, that runs the
-/// hook when a session goes idle; Pi takes extensions, not hooks: its sessions are caught up
-/// by the sweep every other hook's capture runs (and by `peat import`).
+/// .factory/settings.json, goose: the plugin .agents/plugins/peat/hooks/hooks.json) at the
+/// repository root, keeping every other setting and every other tool's hooks, and replacing
+/// older peat entries. Running it again changes nothing. Also writes the skill where that
+/// agent discovers skills (.claude/skills/peat/SKILL.md, .agents/skills for Codex,
+/// .gemini/skills, .qwen/skills, .cursor/skills, .github/skills, .factory/skills,
+/// .goose/skills, .cline/skills) and creates the ledger if there is none, so the hooks
+/// record from now on. OpenCode (--agent opencode) gets a plugin, .opencode/plugins/peat.js,
+/// that runs the hook when a session goes idle; Cline (--agent cline) a script under each
+/// of its hooks' names in .clinerules/hooks (one of the user's own there is left alone, and
+/// said); Pi takes extensions, not hooks: its sessions are caught up by the sweep every
+/// other hook's capture runs (and by `peat import`).
 #[derive(Args, Debug, Default)]
 pub(crate) struct InstallArgs {
     /// Codex: .codex/hooks.json and .agents/skills (trust the hook once in Codex's /hooks)
@@ -62,8 +68,8 @@ pub(crate) struct InstallArgs {
     /// Claude Code's uncommitted .claude/settings.local.json
     #[arg(long)]
     pub(crate) local: bool,
-    /// Another agent: gemini, qwen, cursor, copilot, droid or opencode (a plugin; claude and
-    /// codex as above)
+    /// Another agent: gemini, qwen, cursor, copilot, droid, goose, opencode (a plugin) or
+    /// cline (scripts); claude and codex as above
     #[arg(long, value_name = "NAME", conflicts_with_all = ["codex", "local"])]
     pub(crate) agent: Option<String>,
     /// Only say whether the hooks and skill are in place, for every agent installed here or
@@ -100,7 +106,7 @@ fn harness_of(a: &InstallArgs) -> Result<Harness, CliError> {
     if let Some(name) = &a.agent {
         return Harness::named(name).ok_or_else(|| {
             CliError::user(format!("no hooks for an agent named {name:?}")).hint(
-                "Name one of claude, codex, gemini, qwen, cursor, copilot, droid, opencode. Pi takes no hooks: `peat import` and every other agent's hook catch its sessions up.",
+                "Name one of claude, codex, gemini, qwen, cursor, copilot, droid, goose, opencode, cline. Pi takes no hooks: `peat import` and every other agent's hook catch its sessions up.",
             )
         });
     }
@@ -202,7 +208,7 @@ fn notes(ctx: &Ctx, harness: Harness, root: &Path) {
         Harness::Codex => ctx.ui.note(
             "  Codex runs no hook until it is trusted: open /hooks in the Codex CLI and trust it (again after any change to .codex/hooks.json).",
         ),
-        Harness::Other(_) | Harness::OpenCode => {}
+        Harness::Other(_) | Harness::OpenCode | Harness::Cline => {}
         Harness::Claude { .. } => {
             if ctx.cwd != root {
                 ctx.ui.note(&format!(

@@ -1,8 +1,10 @@
 use clap::Args;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::capture::{self, CaptureError, CaptureOptions};
+use crate::capture::{self, CaptureError, CaptureOptions, Place};
 use crate::cli::ctx::Ctx;
 use crate::cli::error::{CliError, EXIT_ERROR};
 use crate::cli::scope::Project;
@@ -29,8 +31,9 @@ use crate::redact::StoreRedactor;
 /// incremental: a transcript already captured is only read from where it was left, and one
 /// whose length and modification time are as the last import (or hook's sweep) saw them is
 /// not opened. Into a repository's own ledger it
-/// captures only that project's sessions (its worktrees and jj workspaces included) unless
-/// given --all; a user-level ledger (`peat setup --user`) takes every project's.
+/// captures only that project's sessions (its worktrees and jj workspaces included; of a
+/// database holding many projects' sessions, those whose folder is in it) unless given
+/// --all; a user-level ledger (`peat setup --user`) takes every project's.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
     /// Folders to search for transcripts (*.jsonl, *.jsonl.zst, Gemini CLI's
@@ -64,15 +67,16 @@ pub(crate) fn run(ctx: &Ctx, args: &ImportArgs) -> Result<u8, CliError> {
     };
     let done = if args.dirs.is_empty() {
         // The known roots are swept: only what changed since the last sweep is read.
-        import_files(ctx, Found::default(), Some(args.all))?
+        import_files(ctx, Importing::Known { all: args.all })?
     } else {
         let mut found = Found::default();
         for root in &roots {
             found.walk(root);
         }
-        let (found, elsewhere) = this_projects(ctx, found, args.all);
-        let mut done = import_files(ctx, found, None)?;
-        done.elsewhere = elsewhere;
+        let project = taken_project(ctx, args.all);
+        let (found, elsewhere) = this_projects(found, project.as_ref());
+        let mut done = import_files(ctx, Importing::Files(found, project.as_ref()))?;
+        done.elsewhere += elsewhere;
         done
     };
     ctx.ui.note(&done.line());
@@ -113,13 +117,21 @@ fn known_transcripts(ctx: &Ctx) -> Found {
     found
 }
 
-/// The transcripts of `found` this ledger takes, and how many of other projects it leaves
-/// out: a repository's own ledger takes that project's unless `all`.
-fn this_projects(ctx: &Ctx, found: Found, all: bool) -> (Found, usize) {
-    let project = ctx.location.root.as_deref().and_then(Project::of);
+/// The project whose sessions this ledger takes: a repository's own ledger takes that
+/// project's unless `all`; any other ledger (`None`) every project's.
+fn taken_project(ctx: &Ctx, all: bool) -> Option<Project> {
+    if all || !ctx.location.reason.project_own() {
+        return None;
+    }
+    ctx.location.root.as_deref().and_then(Project::of)
+}
+
+/// The transcripts of `found` that `project` takes (all of them for none), and how many
+/// of other projects it leaves out.
+fn this_projects(found: Found, project: Option<&Project>) -> (Found, usize) {
     match project {
-        Some(project) if ctx.location.reason.project_own() && !all => of_project(found, &project),
-        _ => (found, 0),
+        Some(project) => of_project(found, project),
+        None => (found, 0),
     }
 }
 
@@ -138,7 +150,8 @@ pub(crate) fn sweep(
     let seen = known.files.len();
     let changed = index.changed(known, all);
     let before: Vec<PathBuf> = changed.files.clone();
-    let (found, elsewhere) = this_projects(ctx, changed, all);
+    let project = taken_project(ctx, all);
+    let (found, elsewhere) = this_projects(changed, project.as_ref());
     // Another project's transcript is not read again until it changes (or `--all` asks).
     for file in before.iter().filter(|f| !found.files.contains(f)) {
         index.leave_out(file);
@@ -148,7 +161,16 @@ pub(crate) fn sweep(
         unchanged: seen - before.len(),
         ..Imported::default()
     };
-    capture_each(ctx, ledger, redactor, found, &mut done, Some(&mut index))?;
+    let project = project.as_ref();
+    capture_each(
+        ctx,
+        ledger,
+        redactor,
+        found,
+        project,
+        &mut done,
+        Some(&mut index),
+    )?;
     index.save(ledger, redactor)?;
     Ok(done)
 }
@@ -208,25 +230,29 @@ impl Imported {
     }
 }
 
-/// Capture the `found` files into one open ledger (with `known`, the known roots swept
-/// instead, of every project when it is true), then bring the views up to date.
+/// What an import reads.
+pub(crate) enum Importing<'a> {
+    /// These files, each database's sessions only where `project` holds them when it is
+    /// given (the files themselves are chosen already).
+    Files(Found, Option<&'a Project>),
+    /// The known roots, swept: this ledger's project's sessions, every project's for `all`.
+    Known { all: bool },
+}
+
+/// Capture what is being imported into one open ledger, then bring the views up to date.
 ///
 /// The ledger stays open for the whole import: every opening replays fjall's journal (up to
 /// 64 MB), and reopening it every second to let hooks in cost a third of the import's CPU on
 /// a busy machine while letting nobody in (the lock was taken back within microseconds, and
 /// flock is not fair). A hook waits for the import as it waits for any capture.
-pub(crate) fn import_files(
-    ctx: &Ctx,
-    found: Found,
-    known: Option<bool>,
-) -> Result<Imported, CliError> {
+pub(crate) fn import_files(ctx: &Ctx, what: Importing<'_>) -> Result<Imported, CliError> {
     let redactor = ctx.redactor();
     let mut ledger = ctx.open(Mode::Create)?;
-    let done = match known {
-        Some(all) => sweep(ctx, &mut ledger, &redactor, all)?,
-        None => {
+    let done = match what {
+        Importing::Known { all } => sweep(ctx, &mut ledger, &redactor, all)?,
+        Importing::Files(found, project) => {
             let mut done = Imported::default();
-            capture_each(ctx, &mut ledger, &redactor, found, &mut done, None)?;
+            capture_each(ctx, &mut ledger, &redactor, found, project, &mut done, None)?;
             done
         }
     };
@@ -235,15 +261,18 @@ pub(crate) fn import_files(
     Ok(done)
 }
 
-/// Capture the `found` files (sorted first) into the open ledger, making what was written
-/// durable every second, counting into `done`; each file captured (or found to be no
-/// transcript) is settled in the sweep's `index`. A folder or file that cannot be read is
-/// reported on stderr and counted; the rest go on.
+/// Capture the `found` files (sorted first) into the open ledger, a database's sessions
+/// only where `project` holds them when it is given, making what was written durable every
+/// second, counting into `done`; each file captured (or found to be no transcript) is
+/// settled in the sweep's `index`, and a database whose capture left out other projects'
+/// sessions is kept as left out (read again when it changes, or for `--all`). A folder or
+/// file that cannot be read is reported on stderr and counted; the rest go on.
 fn capture_each(
     ctx: &Ctx,
     ledger: &mut Ledger,
     redactor: &StoreRedactor,
     found: Found,
+    project: Option<&Project>,
     done: &mut Imported,
     mut index: Option<&mut Index>,
 ) -> Result<(), CliError> {
@@ -254,7 +283,10 @@ fn capture_each(
     files.sort();
     files.dedup();
     let bar = ctx.ui.progress(files.len() as u64, "importing");
-    let opts = CaptureOptions::default();
+    let opts = CaptureOptions {
+        place: project.map(place_of),
+        ..CaptureOptions::default()
+    };
     done.files += files.len();
     done.unreadable += found.unreadable.len();
     let mut sessions = std::collections::BTreeSet::new();
@@ -264,17 +296,19 @@ fn capture_each(
             ledger.sync()?;
             synced = Instant::now();
         }
+        // Whether the file is done with, and whether sessions of it were left out.
         let settled = match capture::capture_file(ledger, redactor, file, &opts) {
             Ok(r) => {
                 done.written += r.written;
                 done.events += r.events;
                 done.skipped += r.skipped;
+                done.elsewhere += r.left_out;
                 sessions.extend(r.session.into_iter().chain(r.others));
-                true
+                Some(r.left_out > 0)
             }
             Err(CaptureError::NotATranscript(_)) => {
                 done.not_transcripts += 1;
-                true
+                Some(false)
             }
             // The store failing (busy, full, damaged) stops the import; a bad file does not.
             Err(e @ (CaptureError::Ledger(_) | CaptureError::Redact(_))) => return Err(e.into()),
@@ -285,11 +319,13 @@ fn capture_each(
                     Some(b) => b.suspend(|| crate::cli::ui::stderr_line(&e.to_string())),
                     None => crate::cli::ui::stderr_line(&e.to_string()),
                 }
-                false
+                None
             }
         };
-        if settled && let Some(index) = index.as_deref_mut() {
-            index.settle(file);
+        match (settled, index.as_deref_mut()) {
+            (Some(false), Some(index)) => index.settle(file),
+            (Some(true), Some(index)) => index.leave_out(file),
+            _ => {}
         }
         if let Some(b) = &bar {
             b.inc(1);
@@ -300,6 +336,14 @@ fn capture_each(
         b.finish_and_clear();
     }
     Ok(())
+}
+
+/// The place a database's sessions are taken from in `project`'s own ledger: its folders,
+/// its worktrees and jj workspaces.
+fn place_of(project: &Project) -> Place {
+    let project = project.clone();
+    let seen = RefCell::new(HashMap::new());
+    Place::new(move |dir| project.holds(dir, &mut seen.borrow_mut()))
 }
 
 /// The databases of harnesses whose folders are not walked: Goose's (beside its backups),

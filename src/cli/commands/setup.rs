@@ -67,7 +67,8 @@ pub(crate) fn run(ctx: &Ctx, args: &SetupArgs) -> Result<u8, CliError> {
 
     let project = Project::of(&root).unwrap_or_else(|| Project::at(&root));
     let found = project_transcripts(&project, claude_home, codex_home);
-    let done = super::import::import_files(ctx, found, None)?;
+    let what = super::import::Importing::Files(found, Some(&project));
+    let done = super::import::import_files(ctx, what)?;
     ctx.ui.note(&format!("✓ {} of this project", done.line()));
 
     // A project with no past sessions has no brief yet: the next step is an agent's

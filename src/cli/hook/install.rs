@@ -26,6 +26,9 @@ pub(crate) enum Harness {
     Other(&'static Other),
     /// OpenCode, which runs plugins rather than hooks: peat's is a file of its own.
     OpenCode,
+    /// Cline, which runs an executable file named for each hook: peat's are files of its
+    /// own (see [`cline_script`]).
+    Cline,
 }
 
 /// OpenCode's plugin folder below a project's root; at user level `plugins/` in its config
@@ -55,6 +58,41 @@ fn opencode_plugin(hook: &HookCommand) -> String {
     )
 }
 
+/// Cline's hooks below a project's root (`.clinerules/hooks/`) and, for every project,
+/// below the home folder (`~/Documents/Cline/Hooks/`, the extension's and the CLI's global
+/// hooks); its skills in `.cline/skills/` and `~/.cline/skills/`.
+const CLINE_HOOKS: &str = ".clinerules/hooks";
+const CLINE_USER_HOOKS: &str = "Documents/Cline/Hooks";
+const CLINE_SKILLS: &str = ".cline/skills";
+
+/// The Cline hooks peat runs on, each an executable file of that name (Cline 3.36 and
+/// later, `src/core/hooks/hook-factory.ts`; docs.cline.bot's hook reference): a task's start
+/// and resumption, its completion, compaction and its cancellation.
+const CLINE_EVENTS: [&str; 5] = [
+    "TaskStart",
+    "TaskResume",
+    "TaskComplete",
+    "PreCompact",
+    "TaskCancel",
+];
+
+/// peat's Cline hook, the same file under each hook's name: Cline runs it through a shell,
+/// with the task's JSON on stdin (`hookName`, `taskId`, `workspaceRoots`), and reads its
+/// stdout as a JSON answer, which `peat hook --agent cline` gives on every path. Cline runs
+/// its hooks in its own folder (the editor's, for the extension), so a project's script
+/// first goes to the project it is installed in, to find its ledger. The transcript is the
+/// task's `api_conversation_history.json`, found by the task's id.
+fn cline_script(hook: &HookCommand) -> String {
+    format!(
+        "#!/bin/sh\n\
+         # peat: record Cline's tasks. Written by `peat hook install --agent cline`, which\n\
+         # rewrites it whole; the same file is installed under each hook's name.\n\
+         case \"$0\" in */.clinerules/hooks/*) cd \"${{0%/.clinerules/hooks/*}}\" || exit 0 ;; esac\n\
+         {}\n",
+        hook.line(" --agent cline")
+    )
+}
+
 /// How a harness lists the handlers of one event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Shape {
@@ -76,25 +114,28 @@ pub(crate) enum CommandKey {
     Bash,
 }
 
-/// A harness beyond Claude Code and Codex: where it reads hooks and skills, which of its
-/// events are peat's moments, and the shape of its configuration. One row each, so adding a
-/// harness is adding a row.
+/// A harness beyond Claude Code and Codex that reads its hooks from a JSON file: where it
+/// reads hooks and skills, which of its events are peat's moments, and the shape of its
+/// configuration. One row each, so adding a harness is adding a row.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Other {
     /// What `peat hook --agent` and `peat hook install --agent` call it.
     pub(crate) flag: &'static str,
     /// The agent, as a person names it.
     pub(crate) name: &'static str,
-    /// Its folder, in a project and (with the same name) in the home folder.
+    /// Its folder in the home folder: where it is, it is installed.
     pub(crate) dir: &'static str,
     /// Its hook configuration below a project's root.
     pub(crate) config: &'static str,
-    /// Its user-level hook configuration, below its home folder (see [`UserLevel::of`]).
+    /// Its user-level hook configuration, below the home folder (see [`UserLevel::of`]).
     pub(crate) user_config: &'static str,
-    /// Where it discovers skills, below a project's root and below its home folder.
+    /// Where it discovers skills below a project's root.
     pub(crate) skills: &'static str,
-    /// Its names for SessionStart, the end of a turn, compaction and the end of a session.
-    pub(crate) events: [&'static str; 4],
+    /// Where it discovers skills for every project, below the home folder.
+    pub(crate) user_skills: &'static str,
+    /// Its names for the moments peat acts on that it fires: SessionStart, the end of a
+    /// turn, compaction (where it has one) and the end of a session.
+    pub(crate) events: &'static [&'static str],
     pub(crate) shape: Shape,
     pub(crate) command_key: CommandKey,
     /// Whether it reads the event from the payload; Copilot CLI's camelCase payloads do
@@ -108,16 +149,23 @@ pub(crate) struct Other {
 /// Claude Code's events and shape), Cursor (`hooks.json`, version 1, camelCase events),
 /// Copilot CLI (GitHub's hooks reference: `.github/hooks/*.json` and the user-level
 /// `~/.copilot/hooks/*.json`, camelCase events and payloads), Factory droid
-/// (docs.factory.ai hooks reference: Claude Code's shape in `.factory/settings.json`).
-pub(crate) static OTHERS: [Other; 5] = [
+/// (docs.factory.ai hooks reference: Claude Code's shape in `.factory/settings.json`), Goose
+/// (block/goose 1.x, `crates/goose/src/hooks/mod.rs` and `plugins/discovery.rs`: a
+/// plugin's `hooks/hooks.json`, in Claude Code's shape, for every plugin folder below a
+/// project's `.agents/plugins/` or `~/.agents/plugins/`; its events `SessionStart`, `Stop`
+/// and `SessionEnd`, no compaction; its payload `{event, session_id, working_dir,
+/// last_assistant_message, matcher_context}` names no transcript, so its capture is the
+/// sweep; skills in `.goose/skills/` and `~/.config/goose/skills/`).
+pub(crate) static OTHERS: [Other; 6] = [
     Other {
         flag: "gemini",
         name: "Gemini CLI",
         dir: ".gemini",
         config: ".gemini/settings.json",
-        user_config: "settings.json",
+        user_config: ".gemini/settings.json",
         skills: ".gemini/skills",
-        events: ["SessionStart", "AfterAgent", "PreCompress", "SessionEnd"],
+        user_skills: ".gemini/skills",
+        events: &["SessionStart", "AfterAgent", "PreCompress", "SessionEnd"],
         shape: Shape::Grouped,
         command_key: CommandKey::Typed,
         names_event: true,
@@ -127,9 +175,10 @@ pub(crate) static OTHERS: [Other; 5] = [
         name: "Qwen Code",
         dir: ".qwen",
         config: ".qwen/settings.json",
-        user_config: "settings.json",
+        user_config: ".qwen/settings.json",
         skills: ".qwen/skills",
-        events: ["SessionStart", "Stop", "PreCompact", "SessionEnd"],
+        user_skills: ".qwen/skills",
+        events: &["SessionStart", "Stop", "PreCompact", "SessionEnd"],
         shape: Shape::Grouped,
         command_key: CommandKey::Typed,
         names_event: true,
@@ -139,9 +188,10 @@ pub(crate) static OTHERS: [Other; 5] = [
         name: "Cursor",
         dir: ".cursor",
         config: ".cursor/hooks.json",
-        user_config: "hooks.json",
+        user_config: ".cursor/hooks.json",
         skills: ".cursor/skills",
-        events: ["sessionStart", "stop", "preCompact", "sessionEnd"],
+        user_skills: ".cursor/skills",
+        events: &["sessionStart", "stop", "preCompact", "sessionEnd"],
         shape: Shape::Flat,
         command_key: CommandKey::Bare,
         names_event: true,
@@ -151,9 +201,10 @@ pub(crate) static OTHERS: [Other; 5] = [
         name: "Copilot CLI",
         dir: ".copilot",
         config: ".github/hooks/peat.json",
-        user_config: "hooks/peat.json",
+        user_config: ".copilot/hooks/peat.json",
         skills: ".github/skills",
-        events: ["sessionStart", "agentStop", "preCompact", "sessionEnd"],
+        user_skills: ".copilot/skills",
+        events: &["sessionStart", "agentStop", "preCompact", "sessionEnd"],
         shape: Shape::Flat,
         command_key: CommandKey::Bash,
         names_event: false,
@@ -163,9 +214,23 @@ pub(crate) static OTHERS: [Other; 5] = [
         name: "Factory droid",
         dir: ".factory",
         config: ".factory/settings.json",
-        user_config: "settings.json",
+        user_config: ".factory/settings.json",
         skills: ".factory/skills",
-        events: ["SessionStart", "Stop", "PreCompact", "SessionEnd"],
+        user_skills: ".factory/skills",
+        events: &["SessionStart", "Stop", "PreCompact", "SessionEnd"],
+        shape: Shape::Grouped,
+        command_key: CommandKey::Typed,
+        names_event: true,
+    },
+    Other {
+        flag: "goose",
+        name: "Goose",
+        dir: ".config/goose",
+        config: ".agents/plugins/peat/hooks/hooks.json",
+        user_config: ".agents/plugins/peat/hooks/hooks.json",
+        skills: ".goose/skills",
+        user_skills: ".config/goose/skills",
+        events: &["SessionStart", "Stop", "SessionEnd"],
         shape: Shape::Grouped,
         command_key: CommandKey::Typed,
         names_event: true,
@@ -179,6 +244,7 @@ impl Harness {
             "claude" => Some(Harness::Claude { local: false }),
             "codex" => Some(Harness::Codex),
             "opencode" => Some(Harness::OpenCode),
+            "cline" => Some(Harness::Cline),
             other => OTHERS.iter().find(|o| o.flag == other).map(Harness::Other),
         }
     }
@@ -190,6 +256,7 @@ impl Harness {
             Harness::Codex => root.join(".codex/hooks.json"),
             Harness::Other(o) => root.join(o.config),
             Harness::OpenCode => root.join(OPENCODE_PLUGIN),
+            Harness::Cline => root.join(CLINE_HOOKS),
         }
     }
 
@@ -199,6 +266,7 @@ impl Harness {
             Harness::Codex => root.join(".agents/skills/peat/SKILL.md"),
             Harness::Other(o) => root.join(o.skills).join("peat/SKILL.md"),
             Harness::OpenCode => root.join(".opencode/skills/peat/SKILL.md"),
+            Harness::Cline => root.join(CLINE_SKILLS).join("peat/SKILL.md"),
         }
     }
 
@@ -209,6 +277,7 @@ impl Harness {
             Harness::Codex => "Codex",
             Harness::Other(o) => o.name,
             Harness::OpenCode => "OpenCode",
+            Harness::Cline => "Cline",
         }
     }
 
@@ -220,6 +289,7 @@ impl Harness {
             Harness::Codex => "peat hook install --codex".into(),
             Harness::Other(o) => format!("peat hook install --agent {}", o.flag),
             Harness::OpenCode => "peat hook install --agent opencode".into(),
+            Harness::Cline => "peat hook install --agent cline".into(),
         }
     }
 
@@ -227,6 +297,7 @@ impl Harness {
     pub(crate) fn moments(self) -> String {
         match self {
             Harness::OpenCode => "session.idle, session.compacted (a plugin)".into(),
+            Harness::Cline => format!("{} (a script each)", CLINE_EVENTS.join(", ")),
             _ => self
                 .plan(&HookCommand::at(None))
                 .events
@@ -238,11 +309,11 @@ impl Harness {
     }
 
     /// peat's handlers in this harness's configuration: each event with its handler, in
-    /// the harness's shape, for the command `hook` (none for OpenCode, whose plugin is
-    /// peat's own file: see [`install_for`]).
+    /// the harness's shape, for the command `hook` (none for OpenCode and Cline, whose
+    /// plugin and scripts are peat's own files: see [`install_for`]).
     pub(crate) fn plan(self, hook: &HookCommand) -> Plan {
         match self {
-            Harness::OpenCode => Plan {
+            Harness::OpenCode | Harness::Cline => Plan {
                 events: Vec::new(),
                 shape: Shape::Flat,
             },
@@ -433,12 +504,16 @@ impl UserLevel {
                 ],
             ),
             Harness::Other(o) => (
-                home.join(o.dir).join(o.user_config),
-                vec![home.join(o.dir).join("skills/peat/SKILL.md")],
+                home.join(o.user_config),
+                vec![home.join(o.user_skills).join("peat/SKILL.md")],
             ),
             Harness::OpenCode => (
                 home.join(OPENCODE_CONFIG).join("plugins/peat.js"),
                 vec![home.join(OPENCODE_CONFIG).join("skills/peat/SKILL.md")],
+            ),
+            Harness::Cline => (
+                home.join(CLINE_USER_HOOKS),
+                vec![home.join(".cline/skills/peat/SKILL.md")],
             ),
         };
         UserLevel {
@@ -659,10 +734,14 @@ pub(crate) fn install_config(path: &Path, plan: &Plan) -> Result<Outcome, String
 }
 
 /// Whether the file at `path` runs some peat hook command on each of the events peat uses
-/// in `harness` (OpenCode: whether peat's plugin runs one).
+/// in `harness` (OpenCode: whether peat's plugin runs one; Cline: whether the folder's
+/// script for each of its hooks does).
 pub(crate) fn runs_peat(harness: Harness, path: &Path) -> bool {
     match harness {
         Harness::OpenCode => fs::read_to_string(path).is_ok_and(|t| is_peat_command(&t)),
+        Harness::Cline => CLINE_EVENTS
+            .iter()
+            .all(|e| fs::read_to_string(path.join(e)).is_ok_and(|t| is_peat_command(&t))),
         _ => read_config(path)
             .ok()
             .flatten()
@@ -671,7 +750,8 @@ pub(crate) fn runs_peat(harness: Harness, path: &Path) -> bool {
 }
 
 /// Wire `harness` in the file at `path`: merge its handlers into the configuration, or
-/// (OpenCode) write peat's plugin whole.
+/// (OpenCode) write peat's plugin whole, or (Cline) peat's script in the folder `path`
+/// under each of its hooks' names.
 pub(crate) fn install_for(
     harness: Harness,
     path: &Path,
@@ -679,6 +759,7 @@ pub(crate) fn install_for(
 ) -> Result<Outcome, String> {
     match harness {
         Harness::OpenCode => install_text(path, &opencode_plugin(hook)),
+        Harness::Cline => install_scripts(path, &cline_script(hook)),
         _ => install_config(path, &harness.plan(hook)),
     }
 }
@@ -697,15 +778,25 @@ pub(crate) fn missing_at(
             .ok()
             .map(|t| if t == current { vec![] } else { vec!["plugin"] }));
     }
+    if harness == Harness::Cline {
+        let current = cline_script(hook);
+        return Ok(path.is_dir().then(|| {
+            CLINE_EVENTS
+                .into_iter()
+                .filter(|e| !is_current_script(&path.join(e), &current))
+                .collect()
+        }));
+    }
     let plan = harness.plan(hook);
     Ok(read_config(path)?.map(|v| missing_events(&v, &plan)))
 }
 
 /// What `peat hook install --print` shows for `harness`: the configuration fragment install
-/// merges in, or (OpenCode) peat's plugin whole.
+/// merges in, or (OpenCode) peat's plugin whole, or (Cline) peat's script.
 pub(crate) fn printed(harness: Harness, hook: &HookCommand) -> String {
     match harness {
         Harness::OpenCode => opencode_plugin(hook),
+        Harness::Cline => cline_script(hook),
         _ => render(&snippet(&harness.plan(hook))),
     }
 }
@@ -717,6 +808,47 @@ fn install_text(path: &Path, text: &str) -> Result<Outcome, String> {
     }
     write_whole(path, text.as_bytes())?;
     Ok(Outcome::Written)
+}
+
+/// Lay `script` in the folder `dir` under each of Cline's hooks' names, executable, unless
+/// each is already there. A script of the same name that is not peat's is the user's own:
+/// nothing is written, and the error says how to run peat's beside it (Cline runs one file
+/// per hook and folder).
+fn install_scripts(dir: &Path, script: &str) -> Result<Outcome, String> {
+    let theirs: Vec<String> = CLINE_EVENTS
+        .iter()
+        .map(|e| dir.join(e))
+        .filter(|p| fs::read_to_string(p).is_ok_and(|t| !is_peat_command(&t)))
+        .map(|p| p.display().to_string())
+        .collect();
+    if !theirs.is_empty() {
+        return Err(format!(
+            "{}: your own Cline {}, which peat's would replace (Cline runs one file per hook in a folder); move {} aside first",
+            theirs.join(", "),
+            if theirs.len() == 1 { "hook" } else { "hooks" },
+            if theirs.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    let mut outcome = Outcome::Current;
+    for event in CLINE_EVENTS {
+        let path = dir.join(event);
+        if is_current_script(&path, script) {
+            continue;
+        }
+        write_whole(&path, script.as_bytes())?;
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("cannot make {} executable: {e}", path.display()))?;
+        outcome = Outcome::Written;
+    }
+    Ok(outcome)
+}
+
+/// Whether `path` holds `script` and may be run.
+fn is_current_script(path: &Path, script: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::read(path).is_ok_and(|b| b == script.as_bytes())
+        && fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
 /// Lay the skill, unless the same text is already there.

@@ -61,7 +61,7 @@ pub(crate) fn config_path(ctx: &Ctx, harness: Harness) -> Option<PathBuf> {
             }
         }
         Harness::Codex => ctx.codex_home.join("config.toml"),
-        Harness::Other(_) | Harness::OpenCode => return None,
+        Harness::Other(_) | Harness::OpenCode | Harness::Cline => return None,
     })
 }
 
@@ -125,7 +125,7 @@ pub(crate) fn register(ctx: &Ctx, harness: Harness) -> Result<(), String> {
     let outcome = match harness {
         Harness::Claude { .. } => merge_json(&path, &server)?,
         Harness::Codex => merge_toml(&path, &server)?,
-        Harness::Other(_) | Harness::OpenCode => return Ok(()),
+        Harness::Other(_) | Harness::OpenCode | Harness::Cline => return Ok(()),
     };
     match outcome {
         Outcome::Written => ctx.ui.note(&format!(
@@ -178,7 +178,7 @@ fn registered(path: &Path, harness: Harness) -> Result<Option<String>, String> {
                 .collect();
             Some((json!(command), Value::Array(args)))
         }),
-        Harness::Other(_) | Harness::OpenCode => None,
+        Harness::Other(_) | Harness::OpenCode | Harness::Cline => None,
     };
     Ok(entry.and_then(|(command, args)| {
         let command = command.as_str()?.to_string();

@@ -79,6 +79,11 @@ pub(crate) enum Agent {
     Droid,
     /// Its plugin (see `install`) runs the hook with no payload: the capture is the sweep.
     OpenCode,
+    /// Its hook scripts (see `install`) are told the task, whose folder holds the transcript.
+    Cline,
+    /// Its plugin's hooks name the session but no transcript (its sessions are rows of
+    /// `sessions.db`): the capture is the sweep, which reads that database.
+    Goose,
     /// Neither the payload, the hook's `--agent` nor the environment says.
     #[default]
     Unknown,
@@ -86,7 +91,7 @@ pub(crate) enum Agent {
 
 impl Agent {
     /// Every harness peat's hook knows, as `--agent` names them.
-    const NAMED: [Agent; 8] = [
+    const NAMED: [Agent; 10] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -95,6 +100,8 @@ impl Agent {
         Agent::Copilot,
         Agent::Droid,
         Agent::OpenCode,
+        Agent::Cline,
+        Agent::Goose,
     ];
 
     pub(crate) fn label(self) -> &'static str {
@@ -107,6 +114,8 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Droid => "droid",
             Agent::OpenCode => "opencode",
+            Agent::Cline => "cline",
+            Agent::Goose => "goose",
             Agent::Unknown => "agent?",
         }
     }
@@ -120,8 +129,9 @@ impl Agent {
             .unwrap_or_default()
     }
 
-    /// What the payload tells positively. Cursor sends `cursor_version`; Copilot CLI's
-    /// camelCase payloads send `sessionId`; Codex sends `turn_id` on turn events, names its
+    /// What the payload tells positively. Cline sends `clineVersion`; Goose sends
+    /// `matcher_context` (null outside tool events); Cursor sends `cursor_version`; Copilot
+    /// CLI's camelCase payloads send `sessionId`; Codex sends `turn_id` on turn events, names its
     /// transcripts `rollout-*` and may send `transcript_path: null`; Gemini CLI, Qwen Code
     /// and droid send Claude Code's fields, told apart by where the transcript is. Claude
     /// Code always names a transcript (and sets `CLAUDE_PROJECT_DIR` for its hooks: see
@@ -137,7 +147,11 @@ impl Agent {
         let rollout = Path::new(text)
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"));
-        if v.contains_key("cursor_version") {
+        if v.contains_key("clineVersion") {
+            Agent::Cline
+        } else if v.contains_key("matcher_context") {
+            Agent::Goose
+        } else if v.contains_key("cursor_version") {
             Agent::Cursor
         } else if v.contains_key("sessionId") {
             Agent::Copilot
@@ -159,20 +173,44 @@ impl Agent {
     /// SessionStart's text as this harness puts it into the agent's context. Claude Code,
     /// Codex and droid take plain stdout; Gemini CLI and Qwen Code parse stdout as JSON (plain
     /// text would only be shown to the person) and read `additionalContext`; Cursor reads
-    /// `additional_context`, Copilot CLI `additionalContext`.
+    /// `additional_context`, Copilot CLI `additionalContext`, Cline `contextModification`
+    /// (with `cancel: false`, its answer to every hook). Goose shows only a `banner` from
+    /// stdout, to the person: plain text is ignored there.
     pub(crate) fn context(self, text: &str) -> String {
         let wrapped = match self {
+            Agent::Cline => json!({ "cancel": false, "contextModification": text }),
             Agent::Gemini | Agent::Qwen => json!({"hookSpecificOutput": {
                 "hookEventName": "SessionStart",
                 "additionalContext": text,
             }}),
             Agent::Cursor => json!({ "additional_context": text }),
             Agent::Copilot => json!({ "additionalContext": text }),
-            Agent::Claude | Agent::Codex | Agent::Droid | Agent::OpenCode | Agent::Unknown => {
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Droid
+            | Agent::OpenCode
+            | Agent::Goose
+            | Agent::Unknown => {
                 return text.to_string();
             }
         };
         format!("{wrapped}\n")
+    }
+
+    /// What the hook prints when it has nothing to say: Cline reads every hook's stdout
+    /// for its decision, and is told to go on; the others are told nothing.
+    pub(crate) fn nothing(self) -> String {
+        match self {
+            Agent::Cline => format!("{}\n", json!({ "cancel": false })),
+            _ => String::new(),
+        }
+    }
+
+    /// Whether this harness's hooks never name the transcript (OpenCode's plugin runs the
+    /// hook with no payload; Goose's sessions are rows of a database): its capture is the
+    /// sweep, as a matter of course.
+    fn swept(self) -> bool {
+        matches!(self, Agent::OpenCode | Agent::Goose)
     }
 }
 
@@ -191,11 +229,12 @@ impl Input {
         };
         // Each harness's spelling: Copilot CLI's camelCase, Cursor's `conversation_id`
         // (its `session_id` is the same id, on some events only), Gemini CLI's
-        // `prompt_response` for the turn's closing message.
+        // `prompt_response` for the turn's closing message, Cline's `hookName` and
+        // `taskId`, Goose's `event`.
         let first = |keys: &[&str]| keys.iter().find_map(|k| text(k));
         Input {
-            event: text("hook_event_name").unwrap_or_default(),
-            session_id: first(&["session_id", "sessionId", "conversation_id"])
+            event: first(&["hook_event_name", "hookName", "event"]).unwrap_or_default(),
+            session_id: first(&["session_id", "sessionId", "conversation_id", "taskId"])
                 .filter(|s| plausible_id(s)),
             transcript_path: first(&["transcript_path", "transcriptPath"]).map(PathBuf::from),
             cwd: text("cwd").map(PathBuf::from),
@@ -227,8 +266,9 @@ pub(crate) enum Moment {
 impl Moment {
     /// The harness's event name, matched loosely (`Stop`, `stop`, `session_end`,
     /// `session-end`), with each harness's name for the end of a turn (Gemini CLI's
-    /// `AfterAgent`, Copilot CLI's `agentStop`) and for compaction (Gemini CLI's
-    /// `PreCompress`).
+    /// `AfterAgent`, Copilot CLI's `agentStop`, Cline's `TaskComplete`), for compaction
+    /// (Gemini CLI's `PreCompress`) and for a session's start and end (Cline's `TaskStart`
+    /// and `TaskResume`, `TaskCancel`).
     pub(crate) fn of(name: &str) -> Option<Moment> {
         let norm: String = name
             .chars()
@@ -236,10 +276,10 @@ impl Moment {
             .collect::<String>()
             .to_ascii_lowercase();
         Some(match norm.as_str() {
-            "sessionstart" => Moment::SessionStart,
-            "stop" | "afteragent" | "agentstop" => Moment::Stop,
+            "sessionstart" | "taskstart" | "taskresume" => Moment::SessionStart,
+            "stop" | "afteragent" | "agentstop" | "taskcomplete" => Moment::Stop,
             "precompact" | "precompress" => Moment::PreCompact,
-            "sessionend" => Moment::SessionEnd,
+            "sessionend" | "taskcancel" => Moment::SessionEnd,
             _ => return None,
         })
     }
@@ -328,7 +368,7 @@ pub(crate) fn read_stdin() -> Option<Vec<u8>> {
 /// even read (harnesses take a hook that ignores its stdin in their stride).
 pub(crate) fn run(ctx: &Ctx, event_override: Option<&str>, agent: Agent) -> String {
     if !enabled(&ctx.location) {
-        return String::new();
+        return agent.nothing();
     }
     fire(ctx, event_override, agent, read_stdin())
 }
@@ -399,6 +439,7 @@ pub(crate) fn fire(
     };
     match action {
         Action::Start { .. } if !out.is_empty() => input.agent.context(&out),
+        _ if out.is_empty() => input.agent.nothing(),
         _ => out,
     }
 }
@@ -449,6 +490,11 @@ fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<Strin
                     Some(t) => format!("{} does not exist", t.display()),
                     None => "transcript_path is empty".to_string(),
                 };
+                if input.agent.swept() {
+                    return spawn_capture(ctx, &[], None, tag)
+                        .map(|()| String::new())
+                        .map_err(|e| Failed(e, String::new()));
+                }
                 log(
                     ctx,
                     tag,
@@ -474,11 +520,23 @@ fn act(ctx: &Ctx, input: &Input, action: &Action, tag: &Tag<'_>) -> Result<Strin
 
 /// The transcript of `session` when the harness did not name it: Cursor's
 /// `projects/<folder>/agent-transcripts/<id>.jsonl` (or `<id>/<id>.jsonl`), Copilot CLI's
-/// `session-state/<id>/events.jsonl`, else a Codex rollout named after the thread id, else
-/// the Claude Code session file for this cwd.
+/// `session-state/<id>/events.jsonl`, a Cline task's `tasks/<id>/api_conversation_history.json`
+/// in its CLI's or its VS Code extension's folder, else a Codex rollout named after the
+/// thread id, else the Claude Code session file for this cwd. None for the harnesses whose
+/// sessions only the sweep reads.
 fn find_transcript(ctx: &Ctx, input: &Input, session: Option<&str>) -> Option<PathBuf> {
     let session = session?;
     match input.agent {
+        Agent::Cline => {
+            return ctx.cline_dirs.iter().find_map(|dir| {
+                let file = dir
+                    .join("tasks")
+                    .join(session)
+                    .join(crate::capture::cline::HISTORY_FILE);
+                file.is_file().then_some(file)
+            });
+        }
+        agent if agent.swept() => return None,
         Agent::Cursor => return cursor_transcript(&ctx.cursor_home.join("projects"), session),
         Agent::Copilot => {
             let file = ctx
@@ -827,6 +885,16 @@ mod tests {
             agent(r#"{"transcript_path":"/h/.factory/sessions/-w/s.jsonl"}"#),
             Agent::Droid
         );
+        assert_eq!(
+            agent(
+                r#"{"clineVersion":"3.36.0","hookName":"TaskComplete","taskId":"1784019600000"}"#
+            ),
+            Agent::Cline
+        );
+        assert_eq!(
+            agent(r#"{"event":"Stop","session_id":"20260714_1","matcher_context":null}"#),
+            Agent::Goose
+        );
         assert_eq!(Agent::named("Gemini"), Agent::Gemini);
         assert_eq!(Agent::named("droid"), Agent::Droid);
         assert_eq!(Agent::named("vim"), Agent::Unknown);
@@ -874,6 +942,21 @@ mod tests {
         ));
         assert_eq!(Moment::of("agentStop"), Some(Moment::Stop));
         assert_eq!(Moment::of("PreCompress"), Some(Moment::PreCompact));
+        let cline = Input::parse(
+            br#"{"clineVersion":"3.36.0","hookName":"TaskComplete","taskId":"1784019600000"}"#,
+        );
+        assert_eq!(
+            (cline.event.as_str(), cline.session_id.as_deref()),
+            ("TaskComplete", Some("1784019600000"))
+        );
+        assert_eq!(Moment::of("TaskStart"), Some(Moment::SessionStart));
+        assert_eq!(Moment::of("TaskResume"), Some(Moment::SessionStart));
+        assert_eq!(Moment::of("TaskComplete"), Some(Moment::Stop));
+        assert_eq!(Moment::of("TaskCancel"), Some(Moment::SessionEnd));
+        let goose = Input::parse(
+            br#"{"event":"SessionEnd","session_id":"20260714_1","matcher_context":null}"#,
+        );
+        assert_eq!(goose.event, "SessionEnd");
     }
 
     #[test]
