@@ -181,7 +181,12 @@ fn a_file_lists_the_edits_sessions_made_to_it() {
     let r = peat(&env, &["src/server.ts"]).ok();
     let rows: Vec<&str> = r.stdout.lines().skip(1).collect();
     assert_eq!(rows.len(), 3, "one line per edit, then blame: {}", r.stdout);
-    assert!(rows[0].starts_with("  [3f6c2a9e · 6d] edit"), "{}", rows[0]);
+    // The tag names the session, the age and the model its transcript named.
+    assert!(
+        rows[0].starts_with("  [3f6c2a9e · 6d · claude-sonnet-4-6] edit"),
+        "{}",
+        rows[0]
+    );
     assert!(
         rows[0].contains("\"turn 1: add a token-bucket rate limiter"),
         "each edit names its prompt: {}",
