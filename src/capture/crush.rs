@@ -27,9 +27,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::database::DbSession;
 use super::paired::{self, Head, Paired, Parts, Table};
 use super::source;
+use super::source::DbSession;
 use super::turn::Call;
 use super::{Emit, FileHints, absolute, model_name, str_at};
 use crate::vocab::change::{Change, Replacement};

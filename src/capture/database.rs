@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::detect::Format;
+use super::source::DbSession;
 use super::{crush, goose, opencode, paired};
 
 /// The harness that wrote `conn`, if any adapter recognises its tables.
@@ -20,23 +21,6 @@ pub(crate) fn recognise(conn: &Connection) -> Option<Format> {
         Some(Format::Crush)
     } else {
         None
-    }
-}
-
-/// One session of a database: its id, and the folder it worked in where the database says.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct DbSession {
-    pub(crate) id: String,
-    pub(crate) dir: Option<String>,
-}
-
-impl DbSession {
-    /// A row of `id, folder`.
-    pub(crate) fn of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DbSession> {
-        Ok(DbSession {
-            id: r.get(0)?,
-            dir: r.get::<_, Option<String>>(1)?.filter(|d| !d.is_empty()),
-        })
     }
 }
 

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::database::DbSession;
 use super::detect::{self, Format};
 use super::reader::{LineReader, Parsed, classify_line};
+use super::source::DbSession;
 use super::source::{self, DatabasePrint, Fingerprint, Kind};
 use super::{Emit, FileHints, ParserState, aider, database, opencode};
 use crate::ledger::{Ledger, LedgerError, WriteSet, Written};

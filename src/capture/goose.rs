@@ -28,9 +28,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::database::DbSession;
 use super::paired::{self, Head, Paired, Parts, Table};
 use super::source;
+use super::source::DbSession;
 use super::turn::{Call, Closing};
 use super::{Emit, absolute, str_at};
 use crate::vocab::change::{Change, Replacement};

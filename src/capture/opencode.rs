@@ -30,8 +30,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::database::DbSession;
 use super::source;
+use super::source::DbSession;
 use super::turn::Call;
 use super::{Emit, LineSlots, META_SLOT, TranscriptParser, absolute, model_name, patch, str_at};
 use crate::vocab::change::{Change, Replacement};

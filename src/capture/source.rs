@@ -316,6 +316,23 @@ pub(crate) fn text_sections(
     sections
 }
 
+/// One session of a database: its id, and the folder it worked in where the database says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DbSession {
+    pub(crate) id: String,
+    pub(crate) dir: Option<String>,
+}
+
+impl DbSession {
+    /// A row of `id, folder`.
+    pub(crate) fn of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DbSession> {
+        Ok(DbSession {
+            id: r.get(0)?,
+            dir: r.get::<_, Option<String>>(1)?.filter(|d| !d.is_empty()),
+        })
+    }
+}
+
 /// Whether `conn` has `table` with every one of `columns`: how a database is recognised.
 pub(crate) fn has_columns(conn: &rusqlite::Connection, table: &str, columns: &[&str]) -> bool {
     let Ok(mut stmt) = conn.prepare("SELECT name FROM pragma_table_info(?1)") else {
