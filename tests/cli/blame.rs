@@ -382,7 +382,7 @@ fn the_header_says_an_edit_before_a_whole_write_was_overwritten_not_changed_by_h
 }
 
 /// `lines` with each assistant message naming `model`, as Claude Code writes it.
-fn by_model(lines: &[String], model: &str) -> Vec<String> {
+pub fn by_model(lines: &[String], model: &str) -> Vec<String> {
     lines
         .iter()
         .map(|l| {

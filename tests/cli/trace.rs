@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::blame::{prompt, tool, transcript};
+use crate::blame::{by_model, prompt, tool, transcript};
 use crate::blame_history::{Repo, Vcs};
 use crate::support::{Env, SESSION_A, have_jj, require_git};
 
@@ -22,18 +22,17 @@ fn story(env: &Env, repo: &Repo) -> String {
     repo.put("src/calc.py", ADD);
     repo.commit(0, "add");
     let mut a = vec![prompt(SESSION_A, 1, 5, "add subtraction")];
-    let mut edit = tool(
-        SESSION_A,
-        2,
-        6,
-        "Edit",
-        json!({"file_path": calc, "old_string": "    return a + b\n", "new_string": format!("    return a + b\n{SUB}"), "replace_all": false}),
-    );
     // The assistant message that made the edit names its model, as Claude Code's do.
-    let mut call: Value = serde_json::from_str(&edit[0]).unwrap();
-    call["message"]["model"] = json!("claude-opus-4-5-20251101");
-    edit[0] = call.to_string();
-    a.extend(edit);
+    a.extend(by_model(
+        &tool(
+            SESSION_A,
+            2,
+            6,
+            "Edit",
+            json!({"file_path": calc, "old_string": "    return a + b\n", "new_string": format!("    return a + b\n{SUB}"), "replace_all": false}),
+        ),
+        "claude-opus-4-5-20251101",
+    ));
     repo.put("src/calc.py", &format!("{ADD}{SUB}# by hand\n"));
     let c2 = repo.commit(10, "sub, and a note");
     repo.put("src/calc.py", &format!("{ADD}{SUB}# by hand\n# typed\n"));
