@@ -66,7 +66,7 @@ pub(crate) fn records(
     Ok(match (format, since) {
         (Format::Goose | Format::Crush, since) => {
             let table = match format {
-                Format::Goose => &goose::MESSAGES,
+                Format::Goose => goose::messages(conn),
                 _ => &crush::MESSAGES,
             };
             let mark = match since {

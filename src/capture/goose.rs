@@ -20,7 +20,8 @@
 //! Not in the format: the branch, the version. The model is the session's, not each
 //! message's: `provider_name` and `model_config_json.model_name` (schema version 6 on), as
 //! the row holds them when a capture reads it (the person switching models rewrites them),
-//! recorded on each edit as `provider/model`. A subagent's session says it is one
+//! recorded on each edit as `provider/model`; a database older than those columns is read
+//! all the same, its edits naming no model. A subagent's session says it is one
 //! (`session_type = 'sub_agent'`) but not whose. The JSONL files Goose kept sessions in
 //! before its database are imported into it by Goose itself, and are not read here.
 
@@ -40,7 +41,7 @@ use crate::vocab::event::{Agent, Event, TouchOp};
 const ECHO_TOOLS: &[&str] = &["text_editor", "write", "edit", "read", "todo_write"];
 
 /// Its sessions and messages, each message with the tool responses after it.
-pub(crate) const MESSAGES: Table = Table {
+const MESSAGES: Table = Table {
     session: "SELECT working_dir, NULL, CAST(strftime('%s', created_at) AS INTEGER) * 1000,
                      provider_name,
                      CASE WHEN json_valid(model_config_json)
@@ -57,20 +58,30 @@ pub(crate) const MESSAGES: Table = Table {
     row: message_row,
 };
 
+/// A database from before Goose kept the session's model (schema version 5 and older).
+const MESSAGES_WITHOUT_MODEL: Table = Table {
+    session: "SELECT working_dir, NULL, CAST(strftime('%s', created_at) AS INTEGER) * 1000,
+                     NULL, NULL
+              FROM sessions WHERE id = ?1",
+    ..MESSAGES
+};
+
+/// How `conn`'s messages are read: with the session's model where its schema keeps one.
+pub(crate) fn messages(conn: &Connection) -> &'static Table {
+    if source::has_columns(conn, "sessions", &["provider_name", "model_config_json"]) {
+        &MESSAGES
+    } else {
+        &MESSAGES_WITHOUT_MODEL
+    }
+}
+
 /// Whether `conn` is a Goose database: its sessions and messages tables with the columns
-/// read here.
+/// every schema version read here has.
 pub(crate) fn recognises(conn: &Connection) -> bool {
     source::has_columns(
         conn,
         "sessions",
-        &[
-            "id",
-            "working_dir",
-            "session_type",
-            "created_at",
-            "provider_name",
-            "model_config_json",
-        ],
+        &["id", "working_dir", "session_type", "created_at"],
     ) && source::has_columns(
         conn,
         "messages",
@@ -310,7 +321,7 @@ mod tests {
 
     fn capture(c: &Connection, since: Mark, p: &mut Goose) -> (Mark, Emit) {
         let mut out = Emit::default();
-        let next = paired::records(c, &MESSAGES, "20260714_1", since, |pos, v| {
+        let next = paired::records(c, messages(c), "20260714_1", since, |pos, v| {
             p.line(pos, v, &mut out)
         })
         .unwrap();
@@ -394,6 +405,17 @@ mod tests {
             Some(None),
             "a config that does not parse names none"
         );
+        // Schema version 5: the columns did not exist yet.
+        c.execute_batch(
+            "ALTER TABLE sessions DROP COLUMN provider_name;
+             ALTER TABLE sessions DROP COLUMN model_config_json;",
+        )
+        .unwrap();
+        assert!(
+            recognises(&c),
+            "a database from before the model is Goose's"
+        );
+        assert_eq!(model(&c), Some(None), "and its edits name no model");
     }
 
     #[test]
