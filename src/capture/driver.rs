@@ -537,8 +537,13 @@ fn capture_database(
     let saved: Option<DatabasePrint> = ledger
         .cursor(cursor_key)?
         .and_then(|b| serde_json::from_slice(&b).ok());
-    if saved.is_some_and(|c| c.same_files(&print) && (!c.partial || opts.place.is_some())) {
-        return Ok(Receipt::default());
+    if let Some(c) = saved.filter(|c| c.same_files(&print))
+        && (c.left_out == 0 || opts.place.is_some())
+    {
+        return Ok(Receipt {
+            left_out: c.left_out,
+            ..Receipt::default()
+        });
     }
     let conn = source::open_database(path).map_err(db)?;
     let format = database::recognise(&conn)
@@ -597,7 +602,7 @@ fn capture_database(
     // The database's own cursor last: a capture killed before it reads the database again
     // next time, and every session from its own cursor.
     let mut cursor = print;
-    cursor.partial = receipt.left_out > 0;
+    cursor.left_out = receipt.left_out;
     let mut set = WriteSet {
         cursor: Some((
             cursor_key.to_string(),

@@ -164,16 +164,40 @@ fn mtime_ns(meta: &std::fs::Metadata) -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-/// A database and its write-ahead log, as last captured, and whether that capture left
-/// out sessions of other places (then a capture of every session still has them to read,
-/// however unchanged the files are). A print saved before there were places reads as one
-/// that left none out.
+/// A database and its write-ahead log, as last captured, and how many sessions of other
+/// places that capture left out (then a capture of every session still has them to read,
+/// however unchanged the files are, and a capture of the same place that skips the files
+/// still counts them). A print saved before there were places reads as one that left none
+/// out; one saved before the count (`"partial": true`) as one that left one out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct DatabasePrint {
     db: Option<Fingerprint>,
     wal: Option<Fingerprint>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) partial: bool,
+    #[serde(
+        default,
+        alias = "partial",
+        skip_serializing_if = "is_zero",
+        deserialize_with = "count_or_flag"
+    )]
+    pub(crate) left_out: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A count, or the flag that stood for "some" before there was one.
+fn count_or_flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum CountOrFlag {
+        Count(usize),
+        Flag(bool),
+    }
+    Ok(match CountOrFlag::deserialize(d)? {
+        CountOrFlag::Count(n) => n,
+        CountOrFlag::Flag(some) => usize::from(some),
+    })
 }
 
 impl DatabasePrint {
@@ -184,7 +208,7 @@ impl DatabasePrint {
         Ok(DatabasePrint {
             db: Fingerprint::of_database(path)?,
             wal: Fingerprint::of_database(&PathBuf::from(wal))?,
-            partial: false,
+            left_out: 0,
         })
     }
 
@@ -499,22 +523,25 @@ mod tests {
     }
 
     #[test]
-    fn a_database_print_saved_before_places_reads_as_whole_and_keeps_its_bytes() {
+    fn a_database_print_saved_before_places_or_counts_reads_as_it_meant() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("opencode.db");
         std::fs::write(&p, "SQLite format 3\0").unwrap();
         let print = DatabasePrint::of(&p).unwrap();
         let before = serde_json::to_string(&print).unwrap();
-        assert!(!before.contains("partial"), "{before}");
+        assert!(!before.contains("left_out"), "{before}");
         let saved: DatabasePrint = serde_json::from_str(&before).unwrap();
-        assert!(!saved.partial && saved.same_files(&print));
-        let partial = DatabasePrint {
-            partial: true,
-            ..print
+        assert!(saved.left_out == 0 && saved.same_files(&print));
+        let counted = DatabasePrint {
+            left_out: 3,
+            ..print.clone()
         };
         let read: DatabasePrint =
-            serde_json::from_str(&serde_json::to_string(&partial).unwrap()).unwrap();
-        assert!(read.partial && read.same_files(&saved));
+            serde_json::from_str(&serde_json::to_string(&counted).unwrap()).unwrap();
+        assert_eq!(read, counted);
+        let flagged = before.replace('}', r#","partial":true}"#);
+        let read: DatabasePrint = serde_json::from_str(&flagged).unwrap();
+        assert!(read.left_out == 1 && read.same_files(&print), "{flagged}");
     }
 
     #[test]

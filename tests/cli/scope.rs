@@ -530,11 +530,14 @@ fn a_project_ledger_takes_only_its_projects_sessions_of_a_database_and_the_rest_
 
     // Named folders are read without the sweep's memory: the databases, unchanged since a
     // capture of this project's sessions, are not read again (only the three JSONL
-    // sessions of acme are).
+    // sessions of acme are), yet the sessions they hold of bolt are counted as left out
+    // with bolt's Claude Code session.
     let home = m.env.path("home");
     let r = m.peat(&m.acme, &["import", home.to_str().unwrap()]).ok();
     assert!(
-        r.stderr.contains("(3 sessions)") && r.stderr.contains("(0 new, 0 revised)"),
+        r.stderr.contains("(3 sessions)")
+            && r.stderr.contains("(0 new, 0 revised)")
+            && r.stderr.contains("left out 3 sessions of other projects"),
         "{}",
         r.stderr
     );
