@@ -145,11 +145,15 @@ impl Aider {
         out.event(Seq::at_line(line, META_SLOT), ts, meta);
     }
 
-    /// A reply: its prose, and an edit of each file its SEARCH/REPLACE blocks name.
+    /// A reply: its prose, and an edit of each file its SEARCH/REPLACE blocks name. The
+    /// prose is said without the blocks, as another agent's text is without its tool calls:
+    /// the edits record what they wrote.
     fn reply(&mut self, text: &str, cx: &mut Line, out: &mut Emit) {
-        self.chat.said(text.trim(), true, cx, out);
+        let found = blocks::edit_blocks(text);
+        self.chat
+            .said(blocks::prose(text, &found).trim(), true, cx, out);
         let mut files: Vec<(String, Vec<crate::vocab::change::Replacement>)> = Vec::new();
-        for block in blocks::edit_blocks(text) {
+        for block in found {
             let Some(file) = block.file else { continue };
             match files.iter_mut().find(|(f, _)| *f == file) {
                 Some((_, edits)) => edits.push(block.edit),
@@ -366,7 +370,7 @@ mod tests {
         assert!(
             matches!(&events[1], Event::UserMsg { text, .. } if text == "add a greeting\nin src/greet.py")
         );
-        assert!(matches!(&events[2], Event::FinalMsg { text } if text.starts_with("Here it is.")));
+        assert!(matches!(&events[2], Event::FinalMsg { text } if text == "Here it is."));
         assert!(matches!(&events[3], Event::ToolCall { tool, ok: true, .. } if tool == "edit"));
         assert!(matches!(
             &events[4],

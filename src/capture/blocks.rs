@@ -10,6 +10,8 @@
 //! editblock_coder.py`: `find_original_update_blocks` and `find_filename`, where a second
 //! divider also ends a block).
 
+use std::ops::Range;
+
 use crate::vocab::change::Replacement;
 
 /// One block: the file named before it (Aider's, if any) and what it replaces.
@@ -17,6 +19,9 @@ use crate::vocab::change::Replacement;
 pub(crate) struct Block {
     pub(crate) file: Option<String>,
     pub(crate) edit: Replacement,
+    /// The bytes of the text the block takes up: from the line naming its file (or its
+    /// opening fence) to its end line and the fence closing it.
+    pub(crate) span: Range<usize>,
 }
 
 /// Every whole block in `text`, in order. A block's file is the one named before it, or
@@ -24,6 +29,13 @@ pub(crate) struct Block {
 /// left out.
 pub(crate) fn edit_blocks(text: &str) -> Vec<Block> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Where each line starts, and the text's end after the last.
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(lines.iter().scan(0, |at, l| {
+            *at += l.len();
+            Some(*at)
+        }))
+        .collect();
     let mut blocks = Vec::new();
     let mut file: Option<String> = None;
     let mut i = 0;
@@ -34,8 +46,13 @@ pub(crate) fn edit_blocks(text: &str) -> Vec<Block> {
             i += 1;
             continue;
         }
-        if let Some(named) = file_before(&lines[i.saturating_sub(3).max(after)..i]) {
+        let before = i.saturating_sub(3).max(after);
+        let mut first = i;
+        if let Some((at, named)) = file_before(&lines[before..i]) {
             file = Some(named);
+            first = before + at;
+        } else if i > before && lines[i - 1].trim_start().starts_with("```") {
+            first = i - 1;
         }
         let mut old = String::new();
         let mut j = i + 1;
@@ -52,6 +69,10 @@ pub(crate) fn edit_blocks(text: &str) -> Vec<Block> {
         if k >= lines.len() {
             break;
         }
+        let mut last = k;
+        if lines.get(k + 1).is_some_and(|l| l.trim() == "```") {
+            last = k + 1;
+        }
         blocks.push(Block {
             file: file.clone(),
             edit: Replacement {
@@ -59,11 +80,25 @@ pub(crate) fn edit_blocks(text: &str) -> Vec<Block> {
                 new,
                 replace_all: false,
             },
+            span: starts[first]..starts[last + 1],
         });
         i = k + 1;
         after = i;
     }
     blocks
+}
+
+/// `text` without `blocks` (found in it by [`edit_blocks`]): what was said around the
+/// edits, which the edits themselves record.
+pub(crate) fn prose(text: &str, blocks: &[Block]) -> String {
+    let mut kept = String::with_capacity(text.len());
+    let mut at = 0;
+    for block in blocks {
+        kept.push_str(&text[at..block.span.start]);
+        at = block.span.end;
+    }
+    kept.push_str(&text[at..]);
+    kept
 }
 
 /// A run of at least three of `marker`, then ` WORD`, an optional `>`, nothing else.
@@ -90,14 +125,15 @@ fn is_divider(line: &str) -> bool {
     line.len() >= 3 && line.chars().all(|c| c == '=')
 }
 
-/// The file Aider names before a block: the nearest line of `before` that is not a bare
-/// fence (a fence with a path after it names one), looking no further than that line.
-fn file_before(before: &[&str]) -> Option<String> {
-    for line in before.iter().rev() {
+/// The file Aider names before a block, and the index in `before` of the line naming it:
+/// the nearest line of `before` that is not a bare fence (a fence with a path after it
+/// names one), looking no further than that line.
+fn file_before(before: &[&str]) -> Option<(usize, String)> {
+    for (at, line) in before.iter().enumerate().rev() {
         let line = line.trim();
         if let Some(after) = line.strip_prefix("```") {
             if after.contains('.') || after.contains('/') {
-                return Some(after.to_string());
+                return Some((at, after.to_string()));
             }
             continue;
         }
@@ -107,7 +143,7 @@ fn file_before(before: &[&str]) -> Option<String> {
             .trim()
             .trim_matches('`')
             .trim_matches('*');
-        return (!name.is_empty() && name != "...").then(|| name.to_string());
+        return (!name.is_empty() && name != "...").then(|| (at, name.to_string()));
     }
     None
 }
@@ -134,11 +170,13 @@ mod tests {
             vec![
                 Block {
                     file: None,
-                    edit: edit("fn a() {}\n", "fn a() { 1 }\n")
+                    edit: edit("fn a() {}\n", "fn a() { 1 }\n"),
+                    span: 0..62,
                 },
                 Block {
                     file: None,
-                    edit: edit("fn b() {}\n", "")
+                    edit: edit("fn b() {}\n", ""),
+                    span: 62..diff.len(),
                 },
             ]
         );
@@ -156,6 +194,8 @@ mod tests {
             files,
             [Some("src/a.py"), Some("src/b.py"), Some("src/b.py")]
         );
+        // Each block takes its file's line, its fences and all between.
+        assert_eq!(prose(reply, &blocks), "Here it is.\n\n\n");
     }
 
     #[test]
