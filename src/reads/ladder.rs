@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use crate::views::tables::DayStats;
+use crate::views::tables::{DayStats, SessionDay};
 use crate::vocab::window::{self, Window};
 
 /// One day of the days view as the ladder reads it: its counts, and the names of the
@@ -31,9 +31,9 @@ pub(crate) struct Day<'a> {
     pub(crate) commits: i64,
     #[serde(default)]
     pub(crate) obs: i64,
-    /// The sessions active that day.
-    #[serde(default, borrow, deserialize_with = "map_keys")]
-    pub(crate) sessions: Vec<Cow<'a, str>>,
+    /// The sessions active that day, each with what it did of the day.
+    #[serde(default, borrow, deserialize_with = "map_pairs")]
+    pub(crate) sessions: Vec<(Cow<'a, str>, SessionDay)>,
     /// Touches per file that day.
     #[serde(default, borrow, deserialize_with = "map_pairs")]
     pub(crate) files: Vec<(Cow<'a, str>, i64)>,
@@ -57,8 +57,8 @@ impl<'a> From<&'a DayStats> for Day<'a> {
             obs: d.obs,
             sessions: d
                 .sessions
-                .keys()
-                .map(|k| Cow::Borrowed(k.as_str()))
+                .iter()
+                .map(|(k, n)| (Cow::Borrowed(k.as_str()), *n))
                 .collect(),
             files: d
                 .files
@@ -91,26 +91,24 @@ impl<'de> Deserialize<'de> for Name<'de> {
     }
 }
 
-fn map_pairs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(Cow<'de, str>, i64)>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Vec<(Cow<'de, str>, i64)>;
+fn map_pairs<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Vec<(Cow<'de, str>, T)>, D::Error> {
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = Vec<(Cow<'de, str>, T)>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a map of counts")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
             let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
-            while let Some((Name(k), n)) = m.next_entry::<Name, i64>()? {
+            while let Some((Name(k), n)) = m.next_entry::<Name, T>()? {
                 out.push((k, n));
             }
             Ok(out)
         }
     }
-    d.deserialize_map(V)
-}
-
-fn map_keys<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Cow<'de, str>>, D::Error> {
-    Ok(map_pairs(d)?.into_iter().map(|(k, _)| k).collect())
+    d.deserialize_map(V(std::marker::PhantomData))
 }
 
 /// One day of the days view, dated.
@@ -149,7 +147,7 @@ impl Tally {
             t.fails += d.fails;
             t.commits += d.commits;
             t.obs += d.obs;
-            sessions.extend(d.sessions.iter().map(|s| s.as_ref()));
+            sessions.extend(d.sessions.iter().map(|(s, _)| s.as_ref()));
             for (f, n) in &d.files {
                 *files.entry(f.as_ref()).or_insert(0) += n;
             }
@@ -400,7 +398,15 @@ mod tests {
         DayStats {
             events: tools,
             tools,
-            sessions: [(session.to_string(), tools)].into(),
+            sessions: [(
+                session.to_string(),
+                SessionDay {
+                    events: tools,
+                    tools,
+                    ..SessionDay::default()
+                },
+            )]
+            .into(),
             ..DayStats::default()
         }
     }
@@ -583,7 +589,7 @@ mod tests {
         assert!(bands(&[], date(2026, 8, 11), 8, date(2026, 8, 20)).is_empty());
         // Stored rows decode, escaped names included.
         let d = Day::decode(
-            br#"{"events":3,"tools":2,"sessions":{"s1":3},"files":{"/a\"b":2},"later":1}"#,
+            br#"{"events":3,"tools":2,"sessions":{"s1":[3,0,2,0]},"files":{"/a\"b":2},"later":1}"#,
         )
         .unwrap();
         assert_eq!((d.events, d.tools, d.sessions.len()), (3, 2, 1));
@@ -599,7 +605,11 @@ mod tests {
         ]
         .into();
         let mut b = stats(2, "s1");
-        b.sessions.insert("s2".into(), 1);
+        let one = SessionDay {
+            events: 1,
+            ..SessionDay::default()
+        };
+        b.sessions.insert("s2".into(), one);
         b.fails = 1;
         b.files = [("/r/c.rs".to_string(), 3)].into();
         let data = vec![(date(2026, 8, 1), a), (date(2026, 8, 2), b)];

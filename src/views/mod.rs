@@ -39,7 +39,7 @@ use tables::{Blobs, Pending, Tables, Writes};
 use vectors::{PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
-pub(crate) const VIEW_SCHEMA: u32 = 12;
+pub(crate) const VIEW_SCHEMA: u32 = 13;
 
 /// Changes folded per ingestion while catching up or rebuilding. Each ingestion writes new
 /// tables, so fewer, larger ones are faster; this bounds the memory a fold holds.

@@ -28,10 +28,63 @@ pub(crate) struct DayStats {
     pub(crate) fails: i64,
     pub(crate) commits: i64,
     pub(crate) obs: i64,
-    /// Events per session active that day.
-    pub(crate) sessions: BTreeMap<String, i64>,
+    /// What each session active that day did of it.
+    pub(crate) sessions: BTreeMap<String, SessionDay>,
     /// Touches per file that day.
     pub(crate) files: BTreeMap<String, i64>,
+}
+
+/// What one session did on one day: its share of the day's counts, so a read scoped to some
+/// sessions counts exactly what they did that day. Stored as `[events, prompts, tools,
+/// fails]`: a brief decodes every day of the record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "[i64; 4]", into = "[i64; 4]")]
+pub(crate) struct SessionDay {
+    pub(crate) events: i64,
+    pub(crate) prompts: i64,
+    pub(crate) tools: i64,
+    pub(crate) fails: i64,
+}
+
+impl From<[i64; 4]> for SessionDay {
+    fn from([events, prompts, tools, fails]: [i64; 4]) -> SessionDay {
+        SessionDay {
+            events,
+            prompts,
+            tools,
+            fails,
+        }
+    }
+}
+
+impl From<SessionDay> for [i64; 4] {
+    fn from(d: SessionDay) -> [i64; 4] {
+        [d.events, d.prompts, d.tools, d.fails]
+    }
+}
+
+impl SessionDay {
+    /// `env`'s part of the counts, times `sign`.
+    fn of(env: &Envelope, sign: i64) -> SessionDay {
+        let (prompts, tools, fails) = match &env.kind {
+            Event::UserMsg { harness: false, .. } => (1, 0, 0),
+            Event::ToolCall { ok, .. } => (0, 1, i64::from(!ok)),
+            _ => (0, 0, 0),
+        };
+        SessionDay {
+            events: sign,
+            prompts: prompts * sign,
+            tools: tools * sign,
+            fails: fails * sign,
+        }
+    }
+
+    fn add(&mut self, d: SessionDay) {
+        self.events += d.events;
+        self.prompts += d.prompts;
+        self.tools += d.tools;
+        self.fails += d.fails;
+    }
 }
 
 /// One observation, as its subject's evidence trail lists it.
@@ -65,16 +118,18 @@ fn bump(map: &mut BTreeMap<String, i64>, key: &str, sign: i64) {
 
 impl DayStats {
     fn apply(&mut self, env: &Envelope, sign: i64) {
-        self.events += sign;
-        bump(&mut self.sessions, env.session.as_str(), sign);
+        let share = SessionDay::of(env, sign);
+        self.events += share.events;
+        self.prompts += share.prompts;
+        self.tools += share.tools;
+        self.fails += share.fails;
+        let session = env.session.as_str();
+        let mine = self.sessions.entry(session.to_string()).or_default();
+        mine.add(share);
+        if mine.events == 0 {
+            self.sessions.remove(session);
+        }
         match &env.kind {
-            Event::UserMsg { harness: false, .. } => self.prompts += sign,
-            Event::ToolCall { ok, .. } => {
-                self.tools += sign;
-                if !ok {
-                    self.fails += sign;
-                }
-            }
             Event::Committed { .. } => self.commits += sign,
             Event::Commit { hash, .. } if !hash.is_empty() => self.commits += sign,
             Event::Obs { .. } => self.obs += sign,

@@ -556,3 +556,48 @@ fn a_project_ledger_takes_only_its_projects_sessions_of_a_database_and_the_rest_
     assert_eq!(project.stdout, m.env.dump());
     drop(dbs);
 }
+
+#[test]
+fn a_scoped_brief_counts_what_its_projects_sessions_did_each_day_not_an_even_share() {
+    require_git();
+    let m = Machine::new();
+    // An acme session over two days: a passing call on the first; a passing and a failing
+    // one on the second.
+    const SPAN: &str = "5a5a5a5a-0000-4b7e-9f0a-000000000005";
+    let mut c = Claude::new(SPAN);
+    c.user("start the limiter")
+        .bash("t1", "cargo build", "built", false);
+    let first_day = c.lines.len();
+    c.user("now test it")
+        .bash("t2", "cargo test", "ok", false)
+        .bash("t3", "cargo test", "FAILED", true);
+    for line in &mut c.lines[first_day..] {
+        *line = line.replace("2026-07-14T", "2026-07-15T");
+    }
+    let acme = m.acme.to_str().unwrap();
+    let slug = acme.replace('/', "-");
+    let path = m
+        .env
+        .path(&format!("home/.claude/projects/{slug}/{SPAN}.jsonl"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, c.text().replace("/home/dev/acme-api", acme)).unwrap();
+    let home = m.env.path("home");
+    m.peat(&home, &["setup", "--user", "--no-model"]).ok();
+    let brief = m.peat(&m.acme, &["brief", "--json"]).ok();
+    let v: Value = serde_json::from_str(&brief.stdout).unwrap();
+    let day = |date: &str| {
+        let d = v["days"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["date"] == date)
+            .unwrap_or_else(|| panic!("{date}: {v}"));
+        let n = |k: &str| d[k].as_i64().unwrap();
+        (n("prompts"), n("tools"), n("fails"))
+    };
+    // The 14th: its first prompt and call beside acme's other three sessions' (bolt's are
+    // not acme's); the 15th: its second prompt and the two calls, one failed. An even share
+    // of the session's counts would give each day one failure and two calls.
+    assert_eq!(day("2026-07-14"), (4, 5, 0), "{v}");
+    assert_eq!(day("2026-07-15"), (1, 2, 1), "{v}");
+}

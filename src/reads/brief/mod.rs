@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::reads::ladder::{self, Band, DayRow, Tally};
 use crate::views::handle::Handles;
 use crate::views::session::{SessionSet, admitted};
-use crate::views::tables::{Table, Tables};
+use crate::views::tables::{SessionDay, Table, Tables};
 use crate::views::{ViewError, Views};
 use crate::vocab::event::{Agent, Basis, EventId, Seq, SessionId};
 use crate::vocab::time::age;
@@ -334,7 +334,7 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
     let until = local_date(here.now_ms + ACTIVE_MS, here.tz);
     let recent: BTreeSet<&str> = ladder::within(&days, since, until)
         .iter()
-        .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
+        .flat_map(|(_, s)| s.sessions.iter().map(|(s, _)| s.as_ref()))
         .collect();
     // Every session's commits, by the one resolution (see [`crate::reads::commits`]): the
     // brief names and counts the commits `peat COMMIT`, `show` and `zoom` do, in every
@@ -428,50 +428,43 @@ pub(crate) fn assemble(views: &Views, here: &Here) -> Result<Brief, ViewError> {
 }
 
 /// The days as a scoped read sees them: only the sessions in `only`, the files they
-/// touched, and the day's counts as those sessions' share of them (a session's own counts,
-/// spread evenly over the days it was active: the days view keeps no count per session and
-/// day). A day none of them was active on is left out. Observations stay the day's: they
-/// are about subjects, not one project.
+/// touched, and the day's counts as what those sessions did that day. A day none of them
+/// was active on is left out. Observations and commits stay the day's: the days view
+/// keeps them per day, not per session.
 pub(crate) fn scoped_days<'a>(
     tables: &Tables,
     days: Vec<(Date, ladder::Day<'a>)>,
     only: &SessionSet,
 ) -> Result<Vec<(Date, ladder::Day<'a>)>, ViewError> {
-    let mut spread: HashMap<&str, i64> = HashMap::new();
+    let mut files: HashMap<String, crate::views::session::SessionRollup> = HashMap::new();
     for (_, d) in &days {
-        for s in &d.sessions {
-            *spread.entry(s.as_ref()).or_insert(0) += 1;
-        }
-    }
-    let mut rollups = HashMap::new();
-    for (_, d) in &days {
-        for s in &d.sessions {
+        for (s, _) in &d.sessions {
             let id = SessionId(s.to_string());
-            if only.contains(&id) && !rollups.contains_key(s.as_ref()) {
-                let spread = spread.get(s.as_ref()).copied().unwrap_or(1).max(1);
-                let r = tables.session(&id)?.unwrap_or_default();
-                rollups.insert(s.to_string(), (r, spread));
+            if only.contains(&id) && !files.contains_key(s.as_ref()) {
+                files.insert(s.to_string(), tables.session(&id)?.unwrap_or_default());
             }
         }
     }
-    let share = |n: i64, spread: i64| (n + spread - 1) / spread;
     let mut out = Vec::new();
     for (date, mut d) in days {
-        d.sessions.retain(|s| rollups.contains_key(s.as_ref()));
+        d.sessions.retain(|(s, _)| files.contains_key(s.as_ref()));
         if d.sessions.is_empty() {
             continue;
         }
-        let mine: Vec<&(crate::views::session::SessionRollup, i64)> = d
+        let mine: Vec<&crate::views::session::SessionRollup> = d
             .sessions
             .iter()
-            .filter_map(|s| rollups.get(s.as_ref()))
+            .filter_map(|(s, _)| files.get(s.as_ref()))
             .collect();
         d.files
-            .retain(|(f, _)| mine.iter().any(|(r, _)| r.files.contains_key(f.as_ref())));
-        d.events = mine.iter().map(|(r, k)| share(r.events, *k)).sum();
-        d.prompts = mine.iter().map(|(r, k)| share(r.prompts, *k)).sum();
-        d.tools = mine.iter().map(|(r, k)| share(r.tools, *k)).sum();
-        d.fails = mine.iter().map(|(r, k)| share(r.failed_tools, *k)).sum();
+            .retain(|(f, _)| mine.iter().any(|r| r.files.contains_key(f.as_ref())));
+        let sum = |f: fn(&SessionDay) -> i64| d.sessions.iter().map(|(_, n)| f(n)).sum();
+        (d.events, d.prompts, d.tools, d.fails) = (
+            sum(|n| n.events),
+            sum(|n| n.prompts),
+            sum(|n| n.tools),
+            sum(|n| n.fails),
+        );
         out.push((date, d));
     }
     Ok(out)
@@ -492,7 +485,7 @@ pub(crate) fn files_of(
         for (f, n) in &s.files {
             *touches.entry(f.as_ref()).or_insert(0) += n;
         }
-        sessions.extend(s.sessions.iter().map(|s| s.as_ref()));
+        sessions.extend(s.sessions.iter().map(|(s, _)| s.as_ref()));
     }
     let top = top_files(&touches, n);
     let mut by_file: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
@@ -578,7 +571,7 @@ fn last_session(
             walked_all = false;
             break;
         }
-        for s in &stats.sessions {
+        for (s, _) in &stats.sessions {
             if seen.insert(s.as_ref())
                 && let Some(h) = heads.get(s)?
                 && admitted(here.only, &SessionId(s.to_string()))

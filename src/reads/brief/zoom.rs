@@ -145,7 +145,7 @@ pub(crate) fn assemble(
     let (from_ms, to_ms) = (day_start_ms(w.start, tz), day_end_ms(w.end, tz));
     let ids: BTreeSet<&str> = inside
         .iter()
-        .flat_map(|(_, s)| s.sessions.iter().map(|s| s.as_ref()))
+        .flat_map(|(_, s)| s.sessions.iter().map(|(s, _)| s.as_ref()))
         .collect();
     // Every session's commits: one made in the window may carry the lines of a session that
     // ran before it (the content route), and `peat COMMIT` names that session.

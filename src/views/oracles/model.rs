@@ -15,7 +15,7 @@ use crate::views::rows::{
 };
 use crate::views::session::SessionRollup;
 use crate::views::steps::Step;
-use crate::views::tables::{CommitRow, DayStats, ObsRow, SubjectStats, Table};
+use crate::views::tables::{CommitRow, DayStats, ObsRow, SessionDay, SubjectStats, Table};
 use crate::views::vectors::dot_quantized;
 use crate::vocab::change::{BlobId, Change};
 use crate::vocab::diff::Size;
@@ -534,7 +534,11 @@ pub(crate) fn model(
         let d = s.days.entry(day(env.ts_ms)).or_default();
         r.events += 1;
         d.events += 1;
-        count(&mut d.sessions, id.session.as_str());
+        let mine = d
+            .sessions
+            .entry(id.session.as_str().to_string())
+            .or_default();
+        mine.events += 1;
         if is_activity(env) {
             r.start_ms = Some(r.start_ms.map_or(env.ts_ms, |t| t.min(env.ts_ms)));
             r.end_ms = Some(r.end_ms.map_or(env.ts_ms, |t| t.max(env.ts_ms)));
@@ -556,13 +560,16 @@ pub(crate) fn model(
                 r.prompts += 1;
                 r.prompt_seqs.insert(id.seq.0);
                 d.prompts += 1;
+                mine.prompts += 1;
             }
             Event::ToolCall { ok, .. } => {
                 r.tools += 1;
                 d.tools += 1;
+                mine.tools += 1;
                 if !ok {
                     r.failed_tools += 1;
                     d.fails += 1;
+                    mine.fails += 1;
                 }
             }
             Event::FileTouch {
@@ -741,12 +748,50 @@ pub(crate) fn day_findings(what: &str, s: &Snapshot) -> Vec<Finding> {
         );
     }
     for (d, st) in &s.days {
-        let by_session: i64 = st.sessions.values().sum();
-        if by_session != st.events {
-            wrong(
+        let by_session = |f: fn(&SessionDay) -> i64| st.sessions.values().map(f).sum::<i64>();
+        let shares = [
+            (
                 "a day's events are its sessions'",
-                format!("{d}: {by_session}"),
-                st.events.to_string(),
+                by_session(|m| m.events),
+                st.events,
+            ),
+            (
+                "a day's prompts are its sessions'",
+                by_session(|m| m.prompts),
+                st.prompts,
+            ),
+            (
+                "a day's tool calls are its sessions'",
+                by_session(|m| m.tools),
+                st.tools,
+            ),
+            (
+                "a day's failures are its sessions'",
+                by_session(|m| m.fails),
+                st.fails,
+            ),
+        ];
+        for (rule, got, want) in shares {
+            if got != want {
+                wrong(rule, format!("{d}: {got}"), want.to_string());
+            }
+        }
+    }
+    // Over its days, a session's shares are its own counts.
+    for (id, r) in &s.sessions {
+        let mut over_days = SessionDay::default();
+        for mine in s.days.values().filter_map(|d| d.sessions.get(id.as_str())) {
+            over_days.events += mine.events;
+            over_days.prompts += mine.prompts;
+            over_days.tools += mine.tools;
+            over_days.fails += mine.fails;
+        }
+        let own = [r.events, r.prompts, r.tools, r.failed_tools];
+        if <[i64; 4]>::from(over_days) != own {
+            wrong(
+                "a session's shares of its days are its counts",
+                format!("{id:?}: {over_days:?}"),
+                format!("{own:?}"),
             );
         }
     }
