@@ -11,6 +11,7 @@ use crate::cli::error::CliError;
 use crate::cli::hook::desk::{CURRENT_SESSION, read_current_session};
 use crate::cli::hook::install::{self, Harness, UserLevel};
 use crate::ledger::space;
+use crate::reads::attribution::AttributionError;
 use crate::reads::files::Wanted;
 use crate::reads::moment::{Moment, MomentError};
 use crate::views::Views;
@@ -149,6 +150,25 @@ pub(crate) fn parse_moment(
         Some(seq) => Moment::After(EventId { session, seq }),
         None => Moment::EndOf(session),
     })
+}
+
+/// Why the lines of `file` (as the person named it) could not be attributed, as of `at`
+/// (the moment they asked for, if any), as a sentence and what to do.
+pub(crate) fn attribution_error(
+    views: &Views,
+    e: AttributionError,
+    file: &str,
+    at: Option<&str>,
+) -> CliError {
+    match e {
+        AttributionError::View(e) => e.into(),
+        AttributionError::Moment(e) => moment_error(views, e),
+        AttributionError::Unknowable => {
+            let at = at.map(|a| format!(" at {a}")).unwrap_or_default();
+            CliError::user(format!("the record cannot tell what {file} held{at}"))
+                .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now.")
+        }
+    }
 }
 
 /// A moment the views could not place, as a sentence and what to do.

@@ -32,18 +32,15 @@ pub(crate) struct Attributed {
     /// The applied edits, oldest first: [`LineOrigin::Edit`] indexes them.
     pub(crate) edits: Vec<FileEdit>,
     pub(crate) blame: Blame,
+    /// When the record of this file begins: its first recorded edit. A commit before it is
+    /// from before the record.
+    record_starts_ms: i64,
 }
 
 impl Attributed {
     /// What line `n` (from 1) of the attributed text came from, in words a reader can act on.
     pub(crate) fn origin(&self, n: usize) -> Origin {
         Origin::of(self.blame.lines[n - 1], self)
-    }
-
-    /// When the record of this file begins: its first recorded edit. A commit before it is
-    /// from before the record.
-    fn first_edit_ms(&self) -> i64 {
-        self.edits.iter().map(|e| e.ts_ms).min().unwrap_or(i64::MAX)
     }
 }
 
@@ -86,7 +83,7 @@ impl Origin {
         match origin {
             LineOrigin::Edit(_) => Origin::Edit,
             LineOrigin::Commit(c)
-                if attributed.blame.commits[c].ts_ms < attributed.first_edit_ms() =>
+                if attributed.blame.commits[c].ts_ms < attributed.record_starts_ms =>
             {
                 Origin::BeforeRecord
             }
@@ -131,6 +128,7 @@ pub(crate) fn attribute(
     };
     Ok(attributed?.map(|(edits, blame)| Attributed {
         paths,
+        record_starts_ms: edits.iter().map(|e| e.ts_ms).min().unwrap_or(i64::MAX),
         edits,
         blame,
     }))

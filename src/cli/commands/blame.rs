@@ -5,9 +5,9 @@ use std::io::Write;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::cli::shared::{moment_error, parse_moment};
+use crate::cli::shared::{attribution_error, parse_moment};
 use crate::cli::ui::clip;
-use crate::reads::attribution::{Attributed, AttributionError, Origin, When, attribute};
+use crate::reads::attribution::{Attributed, Origin, When, attribute};
 use crate::reads::blame::{LineOrigin, Placement};
 use crate::reads::files::{FileEdit, Prompt, Prompts, Wanted};
 use crate::reads::ladder::noun;
@@ -120,16 +120,8 @@ pub(crate) fn run(ctx: &Ctx, args: &BlameArgs) -> Result<u8, CliError> {
         Some(moment) => When::At(moment, exists.then_some(current.as_str())),
         None => When::Now(&current),
     };
-    let attributed = attribute(&views, &wanted, &mut past, when).map_err(|e| match e {
-        AttributionError::View(e) => e.into(),
-        AttributionError::Moment(e) => moment_error(&views, e),
-        AttributionError::Unknowable => CliError::user(format!(
-            "the record cannot tell what {} held at {}",
-            args.file,
-            args.at.as_deref().unwrap_or_default()
-        ))
-        .hint("It is in no git or jj repository, no whole write of the file precedes that moment, and the edits since cannot be undone from its text now."),
-    })?;
+    let attributed = attribute(&views, &wanted, &mut past, when)
+        .map_err(|e| attribution_error(&views, e, &args.file, args.at.as_deref()))?;
     let Some(attributed) = attributed else {
         ctx.ui.note(&format!(
             "peat: no recorded edit touched {}: every line is a person's or from before the record",

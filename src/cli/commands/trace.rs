@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
-use crate::reads::attribution::{Attributed, AttributionError, When, attribute};
+use crate::cli::shared::attribution_error;
+use crate::reads::attribution::{Attributed, When, attribute};
 use crate::reads::files::Wanted;
 use crate::reads::trace::{Header, Traced, record};
 use crate::reads::vcs::{FileHistory, Repo, commit_diff, resolve_commit, revision_name};
@@ -136,7 +137,7 @@ fn trace_file(ctx: &Ctx, views: &Views, typed: &str) -> Result<Gathered, CliErro
         detail["differs"] = (then.text != current).into();
     }
     let attributed = attribute(views, &wanted, &mut past, When::Now(&current))
-        .map_err(|e| attribution_error(views, e))?;
+        .map_err(|e| attribution_error(views, e, typed, None))?;
     let (files, unrecorded) = match attributed {
         Some(a) => (vec![(record_path, a, None)], Vec::new()),
         None => (Vec::new(), vec![record_path]),
@@ -181,7 +182,7 @@ fn trace_commit(
             ..crate::cli::shared::wanted(ctx, &path_text(&abs))
         };
         match attribute(views, &wanted, &mut past, When::Committed(&then))
-            .map_err(|e| attribution_error(views, e))?
+            .map_err(|e| attribution_error(views, e, &rel, Some(typed)))?
         {
             Some(a) => files.push((rel, a, Some(added.iter().map(|(n, _)| *n).collect()))),
             None => unrecorded.push(rel),
@@ -203,17 +204,6 @@ fn trace_commit(
 
 fn path_text(p: &Path) -> String {
     p.to_string_lossy().into_owned()
-}
-
-fn attribution_error(views: &Views, e: AttributionError) -> CliError {
-    match e {
-        AttributionError::View(e) => e.into(),
-        AttributionError::Moment(e) => crate::cli::shared::moment_error(views, e),
-        // Only a moment can be unknowable; a trace asks of now or of a commit.
-        AttributionError::Unknowable => {
-            CliError::user("the record cannot tell what the file held".to_string())
-        }
-    }
 }
 
 /// A random (version 4) UUID, the record's id.
