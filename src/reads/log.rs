@@ -328,6 +328,7 @@ mod tests {
                     added: 2,
                     removed: 1
                 },
+                model: None,
             }
         );
         assert_eq!(log.entries[2].ts_ms, 3_000);

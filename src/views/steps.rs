@@ -23,13 +23,16 @@ pub(crate) enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
     },
-    /// A file an edit changed, with the size of the change.
+    /// A file an edit changed, with the size of the change and the model that made it
+    /// (where the harness says).
     Edit {
         path: String,
         op: TouchOp,
         failed: bool,
         #[serde(flatten)]
         size: Size,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     Commit {
         vcs: Option<Vcs>,
@@ -74,6 +77,7 @@ pub(crate) fn steps_of(
             change,
             failed,
             more,
+            model,
             ..
         } => {
             let mut steps = vec![Step::Edit {
@@ -81,6 +85,7 @@ pub(crate) fn steps_of(
                 op: *op,
                 failed: *failed,
                 size: size(change)?,
+                model: model.clone(),
             }];
             for t in more {
                 steps.push(Step::Edit {
@@ -88,6 +93,7 @@ pub(crate) fn steps_of(
                     op: t.op,
                     failed: *failed,
                     size: size(&t.change)?,
+                    model: model.clone(),
                 });
             }
             Ok(steps)

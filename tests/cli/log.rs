@@ -578,3 +578,55 @@ fn a_write_over_a_file_it_says_it_replaced_is_sized_by_the_lines_it_changed() {
     let text = env.run(&["log", &SESSION_A[..8]]).ok().stdout;
     assert!(text.contains("+1 −1"), "{text}");
 }
+
+#[test]
+fn the_head_names_the_models_that_made_the_edits_and_with_two_each_edit_names_its_own() {
+    let env = Env::new();
+    let mut c = crate::support::Claude::new(SESSION_A);
+    c.user("make the limiter configurable").edit(
+        "toolu_a",
+        "/home/dev/acme-api/src/a.rs",
+        "1",
+        "2",
+    );
+    let path = env.path("one.jsonl");
+    c.write(&path);
+    env.run(&["capture", path.to_str().unwrap()]).ok();
+    let log = env.run(&["log", &SESSION_A[..8], "--full"]).ok();
+    assert!(
+        log.stdout.contains("edits by claude-sonnet-4-6 =="),
+        "{}",
+        log.stdout
+    );
+    assert!(!log.stdout.contains("+1 −1 · claude"), "{}", log.stdout);
+
+    // The person switches models: the second edit is another model's.
+    c.edit("toolu_b", "/home/dev/acme-api/src/b.rs", "3", "4");
+    let last = c.lines.len() - 2;
+    c.lines[last] = c.lines[last].replace("claude-sonnet-4-6", "claude-opus-4-5");
+    c.write(&path);
+    env.run(&["capture", path.to_str().unwrap()]).ok();
+    let log = env.run(&["log", &SESSION_A[..8], "--full"]).ok();
+    assert!(
+        log.stdout
+            .contains("edits by claude-sonnet-4-6, claude-opus-4-5 =="),
+        "{}",
+        log.stdout
+    );
+    assert!(
+        log.stdout.contains("a.rs edit +1 −1 · claude-sonnet-4-6"),
+        "{}",
+        log.stdout
+    );
+    assert!(
+        log.stdout.contains("b.rs edit +1 −1 · claude-opus-4-5"),
+        "{}",
+        log.stdout
+    );
+    let json = env.run(&["log", &SESSION_A[..8], "--json"]).ok();
+    assert!(
+        json.stdout.contains(r#""model":"claude-opus-4-5""#),
+        "{}",
+        json.stdout
+    );
+}

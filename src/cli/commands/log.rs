@@ -138,6 +138,11 @@ fn print_log(
         head.push_str(&format!(" ({} failed)", r.failed_tools));
     }
     head.push_str(&format!(" · {}", noun(r.files.len() as i64, "file")));
+    let models = edit_models(&log.entries);
+    if !models.is_empty() {
+        head.push_str(&format!(" · edits by {}", models.join(", ")));
+    }
+    let several_models = models.len() > 1;
     if log.placed == Some(Placed::Time) {
         // Recorded before calls named the agent they started: where it sits is a guess.
         head.push_str(" · placed by time: no recorded call names it");
@@ -157,7 +162,7 @@ fn print_log(
             continue;
         }
         let e = &log.entries[at];
-        print_entry(ctx, out, e, &short, (&indent, full))?;
+        print_entry(ctx, out, e, &short, (&indent, full, several_models))?;
         for sub in &e.subagents {
             print_log(ctx, out, sub, handles, (depth + 1, full))?;
         }
@@ -244,12 +249,25 @@ fn print_run(
     Ok(())
 }
 
+/// The models the entries' edits name, in the order they were first used.
+fn edit_models(entries: &[Entry]) -> Vec<&str> {
+    let mut models: Vec<&str> = Vec::new();
+    for e in entries {
+        if let Step::Edit { model: Some(m), .. } = &e.step
+            && !models.contains(&m.as_str())
+        {
+            models.push(m);
+        }
+    }
+    models
+}
+
 fn print_entry(
     ctx: &Ctx,
     out: &mut impl Write,
     e: &Entry,
     short: &str,
-    (indent, full): (&str, bool),
+    (indent, full, several_models): (&str, bool, bool),
 ) -> Result<(), CliError> {
     let ui = &ctx.ui;
     // A preview's length, or the whole text when `full`.
@@ -276,13 +294,19 @@ fn print_entry(
             op,
             failed,
             size,
+            model,
         } => {
             let op = crate::vocab::event::serde_plain(op);
             let failed = if *failed { " (failed)" } else { "" };
+            // The head names the session's one model; with several, each edit names its own.
+            let model = match model {
+                Some(m) if several_models => format!(" · {m}"),
+                _ => String::new(),
+            };
             (
                 "  ✎",
                 format!(
-                    "{} {op} +{} −{}{failed}",
+                    "{} {op} +{} −{}{failed}{model}",
                     crate::cli::shared::short_path(ctx, path),
                     size.added,
                     size.removed

@@ -448,6 +448,7 @@ pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec
             change,
             failed,
             more,
+            model,
             ..
         } => {
             let mut files = vec![(path.clone(), *op, *change)];
@@ -459,6 +460,7 @@ pub(crate) fn steps_of(env: &Envelope, blobs: &BTreeMap<BlobId, Vec<u8>>) -> Vec
                     op,
                     failed: *failed,
                     size: lines_changed(change.and_then(|c| blobs.get(&c))),
+                    model: model.clone(),
                 })
                 .collect()
         }
