@@ -89,6 +89,8 @@ pub(crate) struct Edit {
     pub(crate) op: TouchOp,
     pub(crate) failed: bool,
     pub(crate) diff: Option<String>,
+    /// The model that made it, where the harness says.
+    pub(crate) model: Option<String>,
 }
 
 impl Transcript {
@@ -175,11 +177,15 @@ fn item(
             change,
             failed,
             more,
+            model,
             ..
         } => {
             let mut edits = vec![edit(source, id, path, op, change, failed)?];
             for t in more {
                 edits.push(edit(source, id, t.path, t.op, t.change, failed)?);
+            }
+            for e in &mut edits {
+                e.model.clone_from(&model);
             }
             match items.last_mut() {
                 Some(Item::Call { edits: of_call, .. }) => of_call.extend(edits),
@@ -250,5 +256,6 @@ fn edit(
         op,
         failed,
         diff,
+        model: None,
     })
 }

@@ -31,7 +31,9 @@ fn markdown_has_the_prompts_the_prose_the_calls_folded_the_diffs_and_the_commits
     );
     assert!(md.contains("I'll add the limiter as middleware."), "{md}");
     assert!(
-        md.contains("<details><summary>Edit: /home/dev/acme-api/src/server.ts</summary>"),
+        md.contains(
+            "<details><summary>Edit: /home/dev/acme-api/src/server.ts · claude-sonnet-4-6</summary>"
+        ),
         "{md}"
     );
     assert!(
