@@ -2,12 +2,16 @@
 # Capture speed per adapter: a Claude Code transcript from examples/synth.rs, and Gemini CLI
 # (JSONL and the older JSON document), OpenCode, Goose and Crush (SQLite), Cline and Amp
 # (JSON documents) and Aider (Markdown) sessions of about the same size, generated here turn
-# by turn in the shapes of their fixtures under tests/fixtures.
+# by turn in the shapes of their fixtures under tests/fixtures; and Cursor, Copilot CLI, Pi,
+# Qwen Code and droid (JSONL) sessions grown from their fixtures: the body's lines again and
+# again, every id in a copy made its own, where each harness keeps its sessions; Claude Code's
+# fixture grown the same way (`claude_grown`) is their yardstick, events as small as theirs.
 # Times a cold `peat capture` of each into a fresh ledger and a second capture (nothing new),
 # and prints `name: value` lines on stdout (MB of source per second, events per second); build
 # output and progress go to stderr. No figure is asserted. See bench/README.md.
 #
-# Knobs (environment): BENCH_AGENT_MB (20), BENCH_SEED (1), BENCH_KEEP=1 keeps the temp dir.
+# Knobs (environment): BENCH_AGENT_MB (20), BENCH_SEED (1), BENCH_KEEP=1 keeps the temp dir,
+# PEAT and SYNTH (built binaries of peat and examples/synth to time instead of building them).
 set -euo pipefail
 
 MB=${BENCH_AGENT_MB:-20}
@@ -15,7 +19,9 @@ SEED=${BENCH_SEED:-1}
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . bench/lib.sh
-build_release
+if [[ -z ${PEAT:-} || -z ${SYNTH:-} ]]; then
+  build_release
+fi
 bench_tmp agents
 mkdir -p "$TMP/home"
 
@@ -240,3 +246,52 @@ capture crush "$TMP/crush/.crush/crush.db"
 capture cline "$TMP/tasks/1784019600000/api_conversation_history.json"
 capture amp "$TMP/T-bench.json"
 capture aider "$TMP/.aider.chat.history.md"
+
+log "growing the Claude Code, Cursor, Copilot CLI, Pi, Qwen Code and droid fixtures to ${MB} MB each"
+python3 - "$TMP" "$MB" <<'PY'
+import json, os, sys
+tmp, mb = sys.argv[1], int(sys.argv[2])
+target = mb * 1024 * 1024
+# Each fixture's place below a home, as tests/cli/agents_jsonl.rs lays them, and how many
+# of its first lines are its head (kept once).
+places = {
+    "claude": (".claude/projects/-bench/4a7f1c2e-6b3d-4e8f-9a0b-1c2d3e4f5a6b.jsonl", 0),
+    "cursor": (".cursor/projects/bench/agent-transcripts/5d2c1f0e-7a44-4d0b-9d8e-2c6b1a3f9e10.jsonl", 0),
+    "copilot": (".copilot/session-state/3b9d2e71-6c4a-4f0e-a8d5-9e1f2a3b4c5d/events.jsonl", 1),
+    "pi": (".pi/agent/sessions/--bench--/2026-07-14T09-00-00-000Z_7c1e4b2a-9f3d-4e6a-8b5c-1d2e3f4a5b6c.jsonl", 1),
+    "qwen": (".qwen/projects/bench/chats/9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d.jsonl", 0),
+    "droid": (".factory/sessions/bench/4c3b2a19-8f7e-4d6c-9b5a-3e2d1c0b9a8f.jsonl", 1),
+}
+fixture = {"copilot": "events.jsonl", "claude": "full-session.jsonl"}
+# A copy's ids are its own (a message's, a call's, a parent's), so nothing reads as a
+# revision of an earlier copy; the session's id stays the session's.
+def own(v, k):
+    if isinstance(v, dict):
+        return {key: (f"{x}-{k}" if isinstance(x, str) and key.lower().endswith(("id", "uuid"))
+                      and key not in ("sessionId", "session_id") else own(x, k))
+                for key, x in v.items()}
+    if isinstance(v, list):
+        return [own(x, k) for x in v]
+    return v
+for agent, (place, head) in places.items():
+    src = f"tests/fixtures/{agent}/{fixture.get(agent, 'session.jsonl')}"
+    lines = [l for l in open(src).read().splitlines() if l.strip()]
+    path = f"{tmp}/home/{place}"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    size, k = 0, 0
+    with open(path, "w") as f:
+        for l in lines[:head]:
+            f.write(l + "\n")
+        while size < target:
+            k += 1
+            for l in lines[head:]:
+                out = json.dumps(own(json.loads(l), k), separators=(",", ":")) + "\n"
+                size += len(out)
+                f.write(out)
+PY
+capture claude_grown "$TMP/home/.claude/projects/-bench/4a7f1c2e-6b3d-4e8f-9a0b-1c2d3e4f5a6b.jsonl"
+capture cursor "$TMP/home/.cursor/projects/bench/agent-transcripts/5d2c1f0e-7a44-4d0b-9d8e-2c6b1a3f9e10.jsonl"
+capture copilot "$TMP/home/.copilot/session-state/3b9d2e71-6c4a-4f0e-a8d5-9e1f2a3b4c5d/events.jsonl"
+capture pi "$TMP/home/.pi/agent/sessions/--bench--/2026-07-14T09-00-00-000Z_7c1e4b2a-9f3d-4e6a-8b5c-1d2e3f4a5b6c.jsonl"
+capture qwen "$TMP/home/.qwen/projects/bench/chats/9a7b6c5d-4e3f-4a2b-8c1d-0e9f8a7b6c5d.jsonl"
+capture droid "$TMP/home/.factory/sessions/bench/4c3b2a19-8f7e-4d6c-9b5a-3e2d1c0b9a8f.jsonl"
