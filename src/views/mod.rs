@@ -716,7 +716,7 @@ impl Views {
         upto: u64,
         chunk: &mut usize,
     ) -> Result<Views, ViewError> {
-        if fold.len >= *chunk {
+        if fold.full(*chunk) {
             self.flush(std::mem::take(fold), model, upto)?;
         } else if fold.len.is_multiple_of(PAUSE_CHECK) && self.reader_waits() {
             self = self.pause()?;
@@ -832,7 +832,7 @@ impl Views {
                 fold.pending
                     .past(&self.tables, &blobs, (c.lsn, &c.id, old))?;
             }
-            if fold.len >= chunk {
+            if fold.full(chunk) {
                 self.flush(std::mem::take(&mut fold), model, lsn)?;
             }
             if pausing && fold.len % PAUSE_CHECK == 0 && self.reader_waits() {
@@ -1061,6 +1061,14 @@ struct Fold {
     len: usize,
 }
 
+impl Fold {
+    /// Whether to flush: `chunk` changes folded, or rows of [`tables::CHUNK_BYTES`] held
+    /// (what keeps a capture's memory flat whatever the size of its events).
+    fn full(&self, chunk: usize) -> bool {
+        self.len >= chunk || self.pending.bytes() + self.vectors.bytes() >= tables::CHUNK_BYTES
+    }
+}
+
 fn keyword_dir(store: &Path, generation: u32) -> PathBuf {
     store.join(format!("keyword.v{generation}"))
 }
@@ -1101,8 +1109,38 @@ mod oracles;
 
 #[cfg(test)]
 mod tests {
-    use super::zone_name;
+    use super::{CHUNK, Fold, ModelSlot, Views, tables, zone_name};
+    use crate::vocab::event::{Envelope, Event, EventId, Seq, SessionId};
     use jiff::tz::{Offset, TimeZone};
+
+    /// One event whose rows (its envelope and its text, each as long as the text) pass the
+    /// chunk's bytes makes the chunk full, though it holds one change of the 50,000 a count
+    /// waits for: a capture of large events flushes before its memory grows with them.
+    #[test]
+    fn a_fold_is_full_once_its_rows_reach_the_chunk_bytes_whatever_their_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = crate::ledger::open_for_test(dir.path());
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let mut views = Views::open(&ledger, &mut model, TimeZone::UTC, &mut |_| {}).unwrap();
+        let blobs = |_: &crate::vocab::change::BlobId| Ok(None);
+        let mut fold_of = |text: String| {
+            let id = EventId {
+                session: SessionId("s".into()),
+                seq: Seq(1),
+            };
+            let env = Envelope::new(id.session.clone(), 1_000, Event::Said { text });
+            let mut fold = Fold::default();
+            views
+                .fold(&mut fold, &blobs, &id, None, Some(&env), true, false)
+                .unwrap();
+            fold
+        };
+        // One word: not embedded, so only the tables' rows count.
+        let large = fold_of("x".repeat(tables::CHUNK_BYTES / 2));
+        assert_eq!(large.len, 1);
+        assert!(large.full(CHUNK));
+        assert!(!fold_of("x".repeat(1000)).full(CHUNK));
+    }
 
     #[test]
     fn zones_without_a_name_are_told_apart_by_their_days() {

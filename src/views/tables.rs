@@ -259,28 +259,47 @@ pub(crate) fn decode_past_key(k: &[u8]) -> Option<(EventId, u64)> {
 }
 
 /// Put into `writes` the past-table rows for `old`, the version of `id` that the change
-/// `lsn` replaced, and the change blobs it names that `blobs` holds.
+/// `lsn` replaced, and the change blobs it names that `blobs` holds. Returns the bytes put.
 pub(crate) fn keep_past(
     writes: &mut Writes,
     blobs: Blobs<'_>,
     (lsn, id, old): (u64, &EventId, &Envelope),
-) -> Result<(), ViewError> {
+) -> Result<usize, ViewError> {
     if super::fault::active(super::fault::Fault::DropPastVersions) {
-        return Ok(());
+        return Ok(0);
     }
+    let mut bytes = 0;
     let k = past_key(&event_key(&id.session, id.seq), lsn);
-    writes.insert(tkey(Table::Past, &k), Some(encode_json(old)));
+    put(
+        writes,
+        &mut bytes,
+        tkey(Table::Past, &k),
+        Some(encode_json(old)),
+    );
     for blob in old.kind.change_blobs() {
         let k = tkey(Table::PastBlobs, &blob.0);
         // Each blob is read once (a deletion pending for it does not count).
         if !matches!(writes.get(&k), Some(Some(_)))
-            && let Some(bytes) = blobs(&blob)?
+            && let Some(held) = blobs(&blob)?
         {
-            writes.insert(k, Some(bytes));
+            put(writes, &mut bytes, k, Some(held));
         }
     }
-    Ok(())
+    Ok(bytes)
 }
+
+/// Insert the write `k`, `v` into `writes`, adding its size to `bytes`: what a chunk's
+/// pending rows hold, so a fold flushes before they grow past [`CHUNK_BYTES`] (a revision
+/// that replaces a pending row counts twice: the bound errs early, never late).
+fn put(writes: &mut Writes, bytes: &mut usize, k: Vec<u8>, v: Option<Vec<u8>>) {
+    *bytes += k.len() + v.as_ref().map_or(0, Vec::len);
+    writes.insert(k, v);
+}
+
+/// The bytes of pending rows at which a fold flushes its chunk, however few changes it
+/// holds: a chunk of large events (pasted specs, tools' outputs, change blobs) would
+/// otherwise hold hundreds of MB before its count is reached.
+pub(crate) const CHUNK_BYTES: usize = 16 << 20;
 
 /// The LSN the generation reflects. 0xFF never starts UTF-8, so this key sorts after
 /// every table's and is written last in each ingestion.
@@ -671,6 +690,8 @@ pub(crate) struct Pending {
     /// append-only).
     past: Writes,
     subjects: BTreeSet<String>,
+    /// The bytes of the rows above (see [`put`]).
+    bytes: usize,
 }
 
 impl Pending {
@@ -696,7 +717,9 @@ impl Pending {
         let key = event_key(&id.session, id.seq);
         self.envelope(&key, env, sign);
         if let Some(row) = text {
-            self.texts.insert(
+            put(
+                &mut self.texts,
+                &mut self.bytes,
                 tkey(Table::Texts, &key),
                 (sign > 0).then(|| encode_json(row)),
             );
@@ -733,12 +756,19 @@ impl Pending {
                     let size = serde_json::from_slice(b).map(|c| crate::vocab::diff::size(&c));
                     sizes.insert(blob, size.unwrap_or_default());
                 }
-                self.files.insert(
+                put(
+                    &mut self.files,
+                    &mut self.bytes,
                     tkey(Table::Files, &k),
                     (sign > 0).then(|| encode_json(&row)),
                 );
                 if sign > 0 || !super::fault::active(super::fault::Fault::KeepStaleChanges) {
-                    self.files.insert(tkey(Table::Changes, &k), bytes);
+                    put(
+                        &mut self.files,
+                        &mut self.bytes,
+                        tkey(Table::Changes, &k),
+                        bytes,
+                    );
                 }
                 let tail = path_event_key(&reversed(p), &key);
                 self.files
@@ -784,8 +814,12 @@ impl Pending {
                 derived_from: derived_from.clone(),
                 basis: basis.clone(),
             };
-            self.evidence
-                .insert(k, (sign > 0).then(|| encode_json(&row)));
+            put(
+                &mut self.evidence,
+                &mut self.bytes,
+                k,
+                (sign > 0).then(|| encode_json(&row)),
+            );
             self.subjects.insert(subject.clone());
         }
         Ok(())
@@ -799,12 +833,21 @@ impl Pending {
             // Broken on purpose: a retraction leaves the old version in, and the new
             // version does not replace it.
             if sign < 0 || !self.envelopes.contains_key(&k) {
-                self.envelopes.insert(k, Some(encode_json(env)));
+                put(
+                    &mut self.envelopes,
+                    &mut self.bytes,
+                    k,
+                    Some(encode_json(env)),
+                );
             }
             return;
         }
-        self.envelopes
-            .insert(k, (sign > 0).then(|| encode_json(env)));
+        put(
+            &mut self.envelopes,
+            &mut self.bytes,
+            k,
+            (sign > 0).then(|| encode_json(env)),
+        );
     }
 
     /// The rollup of `session` as folded so far.
@@ -832,7 +875,13 @@ impl Pending {
         if !super::fault::active(super::fault::Fault::RebuildSpansCurrent) {
             self.rollup(tables, &id.session)?.stretch(old);
         }
-        keep_past(&mut self.past, blobs, (lsn, id, old))
+        self.bytes += keep_past(&mut self.past, blobs, (lsn, id, old))?;
+        Ok(())
+    }
+
+    /// The bytes the rows folded so far hold (see [`put`]).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Put everything folded so far, and the LSN it reaches, into `writes`.

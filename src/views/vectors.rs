@@ -49,12 +49,20 @@ pub(crate) struct VectorLane {
 pub(crate) struct PendingVectors {
     upserts: BTreeMap<Vec<u8>, String>,
     deletes: BTreeSet<Vec<u8>>,
+    /// The bytes of the texts added (a replaced one still counts: an upper bound).
+    bytes: usize,
 }
 
 impl PendingVectors {
     pub(crate) fn add(&mut self, key: Vec<u8>, text: &str) {
         self.deletes.remove(&key);
+        self.bytes += key.len() + text.len();
         self.upserts.insert(key, text.to_string());
+    }
+
+    /// The bytes of the texts added so far.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     pub(crate) fn remove(&mut self, key: Vec<u8>) {
