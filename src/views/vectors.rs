@@ -63,10 +63,18 @@ pub(crate) struct LaneFile {
     pub(crate) model: String,
 }
 
-/// Record that `key`'s vector row changed: the file no longer speaks for it.
-fn changed(writes: &mut Writes, key: &[u8]) {
+/// The changes since the file stamped `nonce` was written (zeros: since none was) are
+/// keyed under it: a search scans only the current file's, never the entries a rewrite
+/// cleared (tombstones it would walk until a compaction).
+fn changes_prefix(nonce: &[u8; vectorfile::NONCE]) -> Vec<u8> {
+    tkey(Table::VectorChanges, nonce)
+}
+
+/// Record that `key`'s vector row changed since the file stamped `nonce`: the file no
+/// longer speaks for it.
+fn changed(writes: &mut Writes, nonce: &[u8; vectorfile::NONCE], key: &[u8]) {
     if !fault::active(Fault::VectorChangesUnrecorded) {
-        writes.insert(tkey(Table::VectorChanges, key), Some(Vec::new()));
+        writes.insert([&changes_prefix(nonce)[..], key].concat(), Some(Vec::new()));
     }
 }
 
@@ -385,28 +393,28 @@ impl VectorLane {
         })
     }
 
-    /// The lane's file, mapped, if it is the one the rows record.
-    fn mapped(&self) -> Result<Option<Mapped>, ViewError> {
-        let Some(file) = &self.file else {
+    /// The nonce of the file the rows record, if one was written.
+    fn nonce(&self) -> Result<Option<[u8; vectorfile::NONCE]>, ViewError> {
+        let recorded = self.vectors.get([FILE_NONCE]).map_err(ViewError::store)?;
+        Ok(recorded.and_then(|n| <[u8; vectorfile::NONCE]>::try_from(&n[..]).ok()))
+    }
+
+    /// The lane's file, mapped, if it is the one the rows record, with its nonce.
+    fn mapped(&self) -> Result<Option<(Mapped, [u8; vectorfile::NONCE])>, ViewError> {
+        let (Some(file), Some(nonce)) = (&self.file, self.nonce()?) else {
             return Ok(None);
         };
-        let Some(nonce) = self.vectors.get([FILE_NONCE]).map_err(ViewError::store)? else {
-            return Ok(None);
-        };
-        let Ok(nonce) = <[u8; vectorfile::NONCE]>::try_from(&nonce[..]) else {
-            return Ok(None);
-        };
-        Ok(vectorfile::open(&file.path, &self.stamp(file, nonce)?))
+        Ok(vectorfile::open(&file.path, &self.stamp(file, nonce)?).map(|m| (m, nonce)))
     }
 
     /// Whether the file lags the rows by at least `n` changed keys (or there is none to
     /// read): a search then reads enough rows besides the file that writing it again pays.
     pub(crate) fn file_lags(&self, n: usize) -> Result<bool, ViewError> {
-        if self.mapped()?.is_none() {
+        let Some((_, nonce)) = self.mapped()? else {
             return Ok(true);
-        }
+        };
         let mut changed = 0;
-        for kv in self.vectors.prefix([Table::VectorChanges as u8]).take(n) {
+        for kv in self.vectors.prefix(changes_prefix(&nonce)).take(n) {
             kv.key().map_err(ViewError::store)?;
             changed += 1;
         }
@@ -450,10 +458,11 @@ impl VectorLane {
         writes: &mut Writes,
         cache_writes: &mut Writes,
     ) -> Result<usize, ViewError> {
+        let nonce = self.nonce()?.unwrap_or_default();
         for key in pending.deletes {
             writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), None);
-            changed(writes, &key);
+            changed(writes, &nonce, &key);
         }
         let Some(model) = slot.id.clone() else {
             return Ok(0);
@@ -480,7 +489,7 @@ impl VectorLane {
                 // the old text's.
                 if !fault::active(Fault::QueueKeepsOldVector) {
                     writes.insert(tkey(Table::Vectors, key), None);
-                    changed(writes, key);
+                    changed(writes, &nonce, key);
                 }
             }
         } else if !misses.is_empty()
@@ -498,7 +507,7 @@ impl VectorLane {
         for (key, v) in resolved {
             writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), Some(quantize(&v)));
-            changed(writes, &key);
+            changed(writes, &nonce, &key);
         }
         Ok(needed)
     }
@@ -534,6 +543,7 @@ impl VectorLane {
         let mut writes = Writes::new();
         let mut cache_writes = Writes::new();
         let mut stored = 0;
+        let nonce = self.nonce()?.unwrap_or_default();
         for (key, text, bytes, fresh) in done.items {
             let qk = queue_key(&key);
             let current = self.vectors.get(&qk).map_err(ViewError::store)?;
@@ -542,7 +552,7 @@ impl VectorLane {
             {
                 writes.insert(qk, None);
                 writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
-                changed(&mut writes, &key);
+                changed(&mut writes, &nonce, &key);
                 stored += 1;
             }
             if !fresh {
@@ -576,7 +586,7 @@ impl VectorLane {
             session.push(0);
         }
         let prefixed = |table: Table| [&[table as u8][..], &session].concat();
-        let Some(file) = self.mapped()? else {
+        let Some((file, nonce)) = self.mapped()? else {
             let fresh = self.rows(&prefixed(Table::Vectors))?;
             return Ok(Loaded {
                 fresh,
@@ -602,8 +612,9 @@ impl VectorLane {
             ..Rows::default()
         };
         if !fault::active(Fault::VectorChangesIgnored) {
-            for kv in self.vectors.prefix(prefixed(Table::VectorChanges)) {
-                let key = kv.key().map_err(ViewError::store)?[1..].to_vec();
+            let prefix = changes_prefix(&nonce);
+            for kv in self.vectors.prefix([&prefix[..], &session].concat()) {
+                let key = kv.key().map_err(ViewError::store)?[prefix.len()..].to_vec();
                 if let Some(v) = self
                     .vectors
                     .get(tkey(Table::Vectors, &key))
