@@ -39,6 +39,13 @@ pub(crate) enum Fault {
     KeywordUnranked,
     /// The vector lane lists its nearest vectors in event id order, whatever their scores.
     VectorsUnranked,
+    /// A vector row changes without its key entering the changes table: a search scores
+    /// the file's vector of the key, which may be a revised text's.
+    VectorChangesUnrecorded,
+    /// A search scores the whole vector file, ignoring the changes table.
+    VectorChangesIgnored,
+    /// A vector file is read whatever its stamp says (another store's, another write's).
+    VectorFileUnstamped,
     /// A meta revised into another kind leaves its agent and parent in the session.
     MetaRetractKeepsAgent,
     /// A rebuild spans a session over its events' current versions only, not the versions

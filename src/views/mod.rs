@@ -20,6 +20,7 @@ pub(crate) mod source;
 pub(crate) mod stamp;
 pub(crate) mod steps;
 pub(crate) mod tables;
+pub(crate) mod vectorfile;
 pub(crate) mod vectors;
 
 use fjall::{Database, Keyspace};
@@ -36,7 +37,7 @@ use fault::Fault;
 use keyword::{KeywordIndex, TextDoc};
 use rows::TextRow;
 use tables::{Blobs, Pending, Tables, Writes};
-use vectors::{PendingVectors, VectorLane};
+use vectors::{LaneFile, PendingVectors, VectorLane};
 
 /// Bump when what a view stores, or how it is derived, changes: views then rebuild.
 pub(crate) const VIEW_SCHEMA: u32 = 13;
@@ -528,7 +529,7 @@ impl Views {
             .keyspace("views", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
         if search {
-            let lane = VectorLane::open(&db, &Tables::open(&db, 1)?.ks)?;
+            let lane = VectorLane::open(&db, &Tables::open(&db, 1)?.ks, None)?;
             let mut ing = lane.cache().start_ingestion().map_err(ViewError::store)?;
             // The cache iterates in key order, as an ingestion wants.
             for kv in from.vectors.cache().iter() {
@@ -580,8 +581,13 @@ impl Views {
     ) -> Result<Views, ViewError> {
         let dir = dir.to_path_buf();
         let tables = Tables::open(&db, current.generation)?;
+        let file = current.model.clone().map(|model| LaneFile {
+            path: vectorfile::path(&dir, current.generation),
+            meta: meta.clone(),
+            model,
+        });
         Ok(Views {
-            vectors: VectorLane::open(&db, &tables.ks)?,
+            vectors: VectorLane::open(&db, &tables.ks, file)?,
             tables,
             keyword,
             db,
@@ -649,6 +655,7 @@ impl Views {
         };
         let views = Views::fold_into(ledger.path(), &blobs, folded, upto, base, fresh, model, tz)?;
         stamp::record(&views, ledger)?;
+        views.vectors.rewrite_file()?;
         Ok(views)
     }
 
@@ -948,16 +955,24 @@ impl Views {
         };
         let mut n = 0;
         loop {
-            let taken = self.vectors.take(batch)?;
+            let taken = self.vectors.take(&id, batch)?;
             if taken.is_empty() {
-                return Ok(n);
+                break;
             }
-            let Some(embedder) = model.get()? else {
-                return Ok(n);
+            let embedder = match taken.to_embed() {
+                0 => None,
+                _ => match model.get()? {
+                    Some(e) => Some(e),
+                    None => break,
+                },
             };
             let done = taken.embed(embedder)?;
             n += self.vectors.store(&id, done)?;
         }
+        if n > 0 {
+            self.vectors.rewrite_file()?;
+        }
+        Ok(n)
     }
 
     /// The local calendar day `ts_ms` falls on, as `YYYY-MM-DD`.
@@ -1086,7 +1101,7 @@ fn drop_generation(db: &Database, store: &Path, generation: u32) -> Result<(), V
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|source| ViewError::Io { path: dir, source })?;
     }
-    Ok(())
+    vectorfile::remove(store, generation)
 }
 
 fn rebuild_reason(had: &Current, want: &Current) -> String {

@@ -38,6 +38,8 @@ pub(crate) fn after_redaction(
             .forget(&m, old_texts.iter().map(String::as_str))?,
         None => 0,
     };
+    // The lane's file holds the old texts' vectors until it is written again.
+    views.vectors.rewrite_file()?;
     views.keyword.merge_all()?;
     drop(views);
 

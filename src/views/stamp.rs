@@ -94,9 +94,11 @@ pub(crate) fn discard(store: &Path) -> Result<(), ViewError> {
     })?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
         if name == "views" || name.starts_with("keyword.v") {
-            let path = entry.path();
             std::fs::remove_dir_all(&path).map_err(|source| ViewError::Io { path, source })?;
+        } else if name.starts_with("vectors.v") {
+            std::fs::remove_file(&path).map_err(|source| ViewError::Io { path, source })?;
         }
     }
     Ok(())

@@ -179,6 +179,9 @@ pub(crate) enum Table {
     /// Each commit a session's commit command printed, by event key (see [`CommitRow`]):
     /// what resolving commits reads of the record, without scanning every step.
     Commits = 14,
+    /// The event keys whose vector row changed since the lane's file was written (see
+    /// [`super::vectorfile`]): a search reads their rows, not the file.
+    VectorChanges = 15,
 }
 
 /// A commit an agent's commit command printed, as the record has it.

@@ -11,13 +11,20 @@
 //! [`Batch::embed`] runs the model with no store open, [`VectorLane::store`] writes the
 //! vectors whose queue entry still holds the text that was embedded, in one ingestion. The
 //! queue is the pass's position: a pass killed midway resumes where its last batch ended.
+//!
+//! A search reads the lane from one mapped file (see [`super::vectorfile`]) that the pass
+//! rewrites when it finishes, and a rebuild when it ends, minus the keys whose row changed
+//! since (the changes table), plus those rows as they stand.
 
 use fjall::{Database, Keyspace};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Range;
+use std::path::PathBuf;
 
 use super::fault::{self, Fault};
 use super::tables::{Table, Writes, split_key, tkey};
+use super::vectorfile::{self, Block, Mapped, Stamp};
 use super::{ModelSlot, ViewError};
 use crate::embed::Embedder;
 use crate::vocab::event::{EventId, SessionId};
@@ -28,6 +35,9 @@ const BATCH: usize = 32;
 /// The queue's first key byte: far from [`Table`]'s numbers, so new tables never collide
 /// with it, and below the generation's `applied` key (0xFF).
 const QUEUED: u8 = 0xF0;
+
+/// The key of the nonce of the last vector file written (see [`vectorfile::Stamp`]).
+const FILE_NONCE: u8 = 0xF1;
 
 fn queue_key(key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(key.len() + 1);
@@ -42,6 +52,30 @@ fn queue_key(key: &[u8]) -> Vec<u8> {
 pub(crate) struct VectorLane {
     vectors: Keyspace,
     cache: Keyspace,
+    file: Option<LaneFile>,
+}
+
+/// Where a store's lane keeps its file, and what stamps it (a scratch fold keeps none).
+pub(crate) struct LaneFile {
+    pub(crate) path: PathBuf,
+    /// The views' meta keyspace, which holds the ledger's identity (see [`super::stamp`]).
+    pub(crate) meta: Keyspace,
+    pub(crate) model: String,
+}
+
+/// The changes since the file stamped `nonce` was written (zeros: since none was) are
+/// keyed under it: a search scans only the current file's, never the entries a rewrite
+/// cleared (tombstones it would walk until a compaction).
+fn changes_prefix(nonce: &[u8; vectorfile::NONCE]) -> Vec<u8> {
+    tkey(Table::VectorChanges, nonce)
+}
+
+/// Record that `key`'s vector row changed since the file stamped `nonce`: the file no
+/// longer speaks for it.
+fn changed(writes: &mut Writes, nonce: &[u8; vectorfile::NONCE], key: &[u8]) {
+    if !fault::active(Fault::VectorChangesUnrecorded) {
+        writes.insert([&changes_prefix(nonce)[..], key].concat(), Some(Vec::new()));
+    }
 }
 
 /// Dense texts added and removed, not yet embedded or written.
@@ -71,14 +105,15 @@ impl PendingVectors {
     }
 }
 
-/// Queued texts taken for embedding: (event key, text).
+/// Queued texts taken for embedding: (event key, text, its vector if the cache holds one).
 pub(crate) struct Batch {
-    items: Vec<(Vec<u8>, String)>,
+    items: Vec<(Vec<u8>, String, Option<Vec<u8>>)>,
 }
 
-/// A batch with its vectors.
+/// A batch with its vectors (as bytes), each marked whether the model made it now (and
+/// the cache does not hold it yet).
 pub(crate) struct Embedded {
-    items: Vec<(Vec<u8>, String, Vec<f32>)>,
+    items: Vec<(Vec<u8>, String, Vec<u8>, bool)>,
 }
 
 impl Batch {
@@ -86,18 +121,62 @@ impl Batch {
         self.items.is_empty()
     }
 
-    /// Run the model over the batch (no store need be open meanwhile).
-    pub(crate) fn embed(self, embedder: &mut dyn Embedder) -> Result<Embedded, ViewError> {
+    /// How many distinct texts of the batch the model must embed.
+    pub(crate) fn to_embed(&self) -> usize {
+        let texts: HashSet<&str> = self
+            .items
+            .iter()
+            .filter(|(_, _, cached)| cached.is_none())
+            .map(|(_, t, _)| t.as_str())
+            .collect();
+        texts.len()
+    }
+
+    /// Run the model over the batch's texts the cache did not hold, each distinct text
+    /// once (no store need be open meanwhile). `embedder` may be `None` when
+    /// [`Batch::to_embed`] is 0: the model is not loaded for a batch the cache answers.
+    pub(crate) fn embed(
+        self,
+        embedder: Option<&mut (dyn Embedder + 'static)>,
+    ) -> Result<Embedded, ViewError> {
+        let mut distinct: HashMap<&str, usize> = HashMap::new();
+        let mut texts: Vec<&str> = Vec::new();
+        for (_, text, cached) in &self.items {
+            if cached.is_none() && !distinct.contains_key(text.as_str()) {
+                distinct.insert(text, texts.len());
+                texts.push(text);
+            }
+        }
         // All at once: the embedder orders the texts by length and batches them itself,
         // so the more it sees, the less it pads.
-        let texts: Vec<&str> = self.items.iter().map(|(_, t)| t.as_str()).collect();
-        let vecs = embedder.embed(&texts).map_err(ViewError::Embed)?;
-        let items = self
-            .items
-            .into_iter()
-            .zip(vecs)
-            .map(|((key, text), v)| (key, text, v))
-            .collect();
+        let vecs = match (texts.is_empty(), embedder) {
+            (true, _) => Vec::new(),
+            (false, Some(embedder)) => embedder.embed(&texts).map_err(ViewError::Embed)?,
+            (false, None) => {
+                return Err(ViewError::Embed(crate::embed::EmbedError::Inference(
+                    "no model to embed the batch with".into(),
+                )));
+            }
+        };
+        let vecs: Vec<Vec<u8>> = vecs.iter().map(|v| to_bytes(v)).collect();
+        let mut items = Vec::with_capacity(self.items.len());
+        let mut cached_now: HashSet<usize> = HashSet::new();
+        for (key, text, cached) in &self.items {
+            let item = match cached {
+                Some(v) => (key.clone(), text.clone(), v.clone(), false),
+                None => {
+                    let i = distinct[text.as_str()];
+                    let Some(v) = vecs.get(i) else {
+                        return Err(ViewError::Corrupt(
+                            "the model returned fewer vectors than texts".into(),
+                        ));
+                    };
+                    // Cached once per distinct text.
+                    (key.clone(), text.clone(), v.clone(), cached_now.insert(i))
+                }
+            };
+            items.push(item);
+        }
         Ok(Embedded { items })
     }
 }
@@ -109,29 +188,93 @@ pub(crate) struct VectorHit {
     pub(crate) score: f32,
 }
 
-/// The lane in memory, in key order: one block of codes (a row of `dim` per vector), its
-/// scales and its event keys.
+/// Vectors read from rows into memory, in key order, as the columns of a [`Block`].
 #[derive(Default)]
-pub(crate) struct Loaded {
-    keys: Vec<u8>,
-    key_ends: Vec<u32>,
-    scales: Vec<f32>,
+struct Rows {
+    scales: Vec<u8>,
+    key_ends: Vec<u8>,
     codes: Vec<u8>,
+    keys: Vec<u8>,
     dim: usize,
 }
 
-impl Loaded {
-    pub(crate) fn len(&self) -> usize {
-        self.scales.len()
+impl Rows {
+    fn block(&self) -> Block<'_> {
+        Block {
+            scales: &self.scales,
+            key_ends: &self.key_ends,
+            codes: &self.codes,
+            keys: &self.keys,
+            dim: self.dim,
+        }
     }
 
-    fn key(&self, i: usize) -> &[u8] {
-        let start = if i == 0 {
-            0
-        } else {
-            self.key_ends[i - 1] as usize
+    /// Add the vector stored as `value` (scale, then codes) under `key`, unless its
+    /// dimension is not the lane's: every vector of a lane has its model's dimension, a
+    /// stray one is no neighbour.
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        let Some((scale, codes)) = value.split_first_chunk::<4>() else {
+            return;
         };
-        &self.keys[start..self.key_ends[i] as usize]
+        if self.dim == 0 {
+            self.dim = codes.len();
+        }
+        if codes.len() != self.dim {
+            return;
+        }
+        self.keys.extend_from_slice(key);
+        self.key_ends
+            .extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
+        self.scales.extend_from_slice(scale);
+        self.codes.extend_from_slice(codes);
+    }
+}
+
+/// The lane as a search reads it: the mapped file's rows in `range` (those of the session
+/// asked for) but the `changed` keys', and the rows of those keys as the store holds them
+/// (`fresh`). Without a file that can be read, every row is fresh.
+#[derive(Default)]
+pub(crate) struct Loaded {
+    file: Option<Mapped>,
+    range: Range<usize>,
+    changed: HashSet<Vec<u8>>,
+    fresh: Rows,
+}
+
+impl Loaded {
+    /// How many vectors a search scores.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.vectors().map_or(0, |v| v.len())
+    }
+
+    /// The blocks a search scans, each with the rows to scan and whether to skip the
+    /// changed keys in it.
+    fn parts(&self) -> Vec<(Block<'_>, Range<usize>, bool)> {
+        let mut parts = Vec::with_capacity(2);
+        if let Some(file) = &self.file {
+            parts.push((file.block(), self.range.clone(), true));
+        }
+        let fresh = self.fresh.block();
+        parts.push((fresh, 0..fresh.len(), false));
+        parts
+    }
+
+    /// The stored vector of `key` as scanned: its block and row.
+    fn row(&self, key: &[u8]) -> Option<(Block<'_>, usize)> {
+        match &self.file {
+            Some(file) if !self.changed.contains(key) => {
+                let block = file.block();
+                block
+                    .find(key)
+                    .filter(|i| self.range.contains(i))
+                    .map(|i| (block, i))
+            }
+            _ => {
+                let block = self.fresh.block();
+                block.find(key).map(|i| (block, i))
+            }
+        }
     }
 
     /// The similarity of `query` to the vector loaded for `id`, if it has one: what fusion
@@ -139,19 +282,8 @@ impl Loaded {
     /// order, so this is a binary search in memory, not a read of the store.
     pub(crate) fn similarity(&self, query: &[f32], id: &EventId) -> Option<f32> {
         let key = crate::ledger::event_key(&id.session, id.seq);
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.key(mid).cmp(&key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => {
-                    let codes = &self.codes[mid * self.dim..(mid + 1) * self.dim];
-                    return Some(dot_i8(query, codes) / self.scales[mid]);
-                }
-            }
-        }
-        None
+        let (block, i) = self.row(&key)?;
+        (query.len() == block.dim).then(|| dot_i8(query, block.codes(i)) / block.scale(i))
     }
 
     /// The `k` vectors nearest `query` (an L2-normalised embedding) with a similarity of at
@@ -165,56 +297,155 @@ impl Loaded {
         floor: f32,
         admits: &mut dyn FnMut(&EventId) -> Result<bool, ViewError>,
     ) -> Result<Vec<VectorHit>, ViewError> {
-        if self.dim == 0 || query.len() != self.dim || k == 0 {
+        if k == 0 {
             return Ok(Vec::new());
         }
-        // (score, row), best first; rows are in key order, so a later row loses a tie.
-        let mut scored: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-        for (i, (codes, scale)) in self
-            .codes
-            .chunks_exact(self.dim)
-            .zip(&self.scales)
-            .enumerate()
-        {
-            let score = dot_i8(query, codes) / scale;
-            if score < floor || (scored.len() >= k && score <= scored[scored.len() - 1].0) {
+        // (score, key), best first, equal scores in key order.
+        let ahead = |a: (f32, &[u8]), b: (f32, &[u8])| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
+        let mut scored: Vec<(f32, &[u8])> = Vec::with_capacity(k + 1);
+        for (block, range, skip_changed) in self.parts() {
+            if block.dim == 0 || query.len() != block.dim {
                 continue;
             }
-            let Some((session, seq)) = split_key(self.key(i)) else {
-                continue;
-            };
-            if !admits(&EventId { session, seq })? {
-                continue;
+            let codes = &block.codes[range.start * block.dim..range.end * block.dim];
+            for (i, codes) in range.zip(codes.chunks_exact(block.dim)) {
+                let score = dot_i8(query, codes) / block.scale(i);
+                if score < floor || (scored.len() >= k && score < scored[k - 1].0) {
+                    continue;
+                }
+                let key = block.key(i);
+                if scored.len() >= k && !ahead((score, key), scored[k - 1]) {
+                    continue;
+                }
+                if skip_changed && self.changed.contains(key) {
+                    continue;
+                }
+                let Some((session, seq)) = split_key(key) else {
+                    continue;
+                };
+                if !admits(&EventId { session, seq })? {
+                    continue;
+                }
+                let at = scored.partition_point(|&c| ahead(c, (score, key)));
+                scored.insert(at, (score, key));
+                scored.truncate(k);
             }
-            let at = scored.partition_point(|&(s, _)| s >= score);
-            scored.insert(at, (score, i));
-            scored.truncate(k);
         }
         if fault::active(Fault::VectorsUnranked) {
-            scored.sort_by_key(|&(_, i)| i);
+            scored.sort_by_key(|&(_, key)| key);
         }
         Ok(scored
             .into_iter()
-            .filter_map(|(score, i)| {
-                split_key(self.key(i)).map(|(session, seq)| VectorHit {
+            .filter_map(|(score, key)| {
+                split_key(key).map(|(session, seq)| VectorHit {
                     id: EventId { session, seq },
                     score,
                 })
             })
             .collect())
     }
+
+    /// Every vector as a search scores it (scale, then codes), by event: what the oracles
+    /// compare with their model of the lane.
+    #[cfg(test)]
+    fn vectors(&self) -> Result<Vec<(EventId, Vec<u8>)>, ViewError> {
+        let mut out = Vec::new();
+        for (block, range, skip_changed) in self.parts() {
+            for i in range {
+                let key = block.key(i);
+                if skip_changed && self.changed.contains(key) {
+                    continue;
+                }
+                let (session, seq) = split_key(key)
+                    .ok_or_else(|| ViewError::Corrupt("a vector key is not an event key".into()))?;
+                let mut v = block.scale(i).to_le_bytes().to_vec();
+                v.extend_from_slice(block.codes(i));
+                out.push((EventId { session, seq }, v));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
 }
 
 impl VectorLane {
     /// The lane over `generation`'s keyspace; the cache is `db`'s, shared by generations.
-    pub(crate) fn open(db: &Database, generation: &Keyspace) -> Result<VectorLane, ViewError> {
+    /// With a `file`, searches read the lane from it (when it is the one the rows stamp).
+    pub(crate) fn open(
+        db: &Database,
+        generation: &Keyspace,
+        file: Option<LaneFile>,
+    ) -> Result<VectorLane, ViewError> {
         let cache = db
             .keyspace("embed_cache", crate::ledger::keyspace_options)
             .map_err(ViewError::store)?;
         Ok(VectorLane {
             vectors: generation.clone(),
             cache,
+            file,
         })
+    }
+
+    /// The stamp a file of `file`'s lane carries, with `nonce`.
+    fn stamp(&self, file: &LaneFile, nonce: [u8; vectorfile::NONCE]) -> Result<Stamp, ViewError> {
+        let identity = file
+            .meta
+            .get(super::stamp::STAMP)
+            .map_err(ViewError::store)?
+            .map_or_else(Vec::new, |v| v.to_vec());
+        Ok(Stamp {
+            schema: super::VIEW_SCHEMA,
+            identity,
+            model: file.model.clone(),
+            nonce,
+        })
+    }
+
+    /// The nonce of the file the rows record, if one was written.
+    fn nonce(&self) -> Result<Option<[u8; vectorfile::NONCE]>, ViewError> {
+        let recorded = self.vectors.get([FILE_NONCE]).map_err(ViewError::store)?;
+        Ok(recorded.and_then(|n| <[u8; vectorfile::NONCE]>::try_from(&n[..]).ok()))
+    }
+
+    /// The lane's file, mapped, if it is the one the rows record, with its nonce.
+    fn mapped(&self) -> Result<Option<(Mapped, [u8; vectorfile::NONCE])>, ViewError> {
+        let (Some(file), Some(nonce)) = (&self.file, self.nonce()?) else {
+            return Ok(None);
+        };
+        Ok(vectorfile::open(&file.path, &self.stamp(file, nonce)?).map(|m| (m, nonce)))
+    }
+
+    /// Whether the file lags the rows by at least `n` changed keys (or there is none to
+    /// read): a search then reads enough rows besides the file that writing it again pays.
+    pub(crate) fn file_lags(&self, n: usize) -> Result<bool, ViewError> {
+        let Some((_, nonce)) = self.mapped()? else {
+            return Ok(true);
+        };
+        let mut changed = 0;
+        for kv in self.vectors.prefix(changes_prefix(&nonce)).take(n) {
+            kv.key().map_err(ViewError::store)?;
+            changed += 1;
+        }
+        Ok(changed >= n)
+    }
+
+    /// Write the lane's file from the rows, and record it as the lane's (clearing the
+    /// changes it now holds): what the embedding pass does when it finishes and a rebuild
+    /// when it ends. The rename comes first: a crash before the record leaves a file no
+    /// search reads, never a record of changes cleared that the file does not hold.
+    pub(crate) fn rewrite_file(&self) -> Result<(), ViewError> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let rows = self.rows(&[Table::Vectors as u8])?;
+        let stamp = self.stamp(file, Stamp::fresh_nonce()?)?;
+        vectorfile::write(&file.path, &stamp, rows.block())?;
+        let mut writes = Writes::new();
+        for kv in self.vectors.prefix([Table::VectorChanges as u8]) {
+            writes.insert(kv.key().map_err(ViewError::store)?.to_vec(), None);
+        }
+        writes.insert(vec![FILE_NONCE], Some(stamp.nonce.to_vec()));
+        super::tables::ingest(&self.vectors, writes)
     }
 
     fn cached(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ViewError> {
@@ -235,9 +466,11 @@ impl VectorLane {
         writes: &mut Writes,
         cache_writes: &mut Writes,
     ) -> Result<usize, ViewError> {
+        let nonce = self.nonce()?.unwrap_or_default();
         for key in pending.deletes {
             writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), None);
+            changed(writes, &nonce, &key);
         }
         let Some(model) = slot.id.clone() else {
             return Ok(0);
@@ -264,6 +497,7 @@ impl VectorLane {
                 // the old text's.
                 if !fault::active(Fault::QueueKeepsOldVector) {
                     writes.insert(tkey(Table::Vectors, key), None);
+                    changed(writes, &nonce, key);
                 }
             }
         } else if !misses.is_empty()
@@ -281,6 +515,7 @@ impl VectorLane {
         for (key, v) in resolved {
             writes.insert(queue_key(&key), None);
             writes.insert(tkey(Table::Vectors, &key), Some(quantize(&v)));
+            changed(writes, &nonce, &key);
         }
         Ok(needed)
     }
@@ -295,15 +530,16 @@ impl VectorLane {
         Ok(n)
     }
 
-    /// Up to `limit` queued texts, in key order.
-    pub(crate) fn take(&self, limit: usize) -> Result<Batch, ViewError> {
+    /// Up to `limit` queued texts, in key order, each with its vector under `model` if the
+    /// cache holds one (a text queued twice, or embedded by an earlier batch, is not
+    /// embedded again).
+    pub(crate) fn take(&self, model: &str, limit: usize) -> Result<Batch, ViewError> {
         let mut items = Vec::new();
         for kv in self.vectors.prefix([QUEUED]).take(limit) {
             let (key, value) = kv.into_inner().map_err(ViewError::store)?;
-            items.push((
-                key[1..].to_vec(),
-                String::from_utf8_lossy(&value).into_owned(),
-            ));
+            let text = String::from_utf8_lossy(&value).into_owned();
+            let cached = self.cached(&cache_key(model, &text))?;
+            items.push((key[1..].to_vec(), text, cached));
         }
         Ok(Batch { items })
     }
@@ -315,8 +551,8 @@ impl VectorLane {
         let mut writes = Writes::new();
         let mut cache_writes = Writes::new();
         let mut stored = 0;
-        for (key, text, v) in done.items {
-            let bytes = to_bytes(&v);
+        let nonce = self.nonce()?.unwrap_or_default();
+        for (key, text, bytes, fresh) in done.items {
             let qk = queue_key(&key);
             let current = self.vectors.get(&qk).map_err(ViewError::store)?;
             if current.as_ref().is_some_and(|c| **c == *text.as_bytes())
@@ -324,7 +560,11 @@ impl VectorLane {
             {
                 writes.insert(qk, None);
                 writes.insert(tkey(Table::Vectors, &key), Some(quantize(&bytes)));
+                changed(&mut writes, &nonce, &key);
                 stored += 1;
+            }
+            if !fresh {
+                continue;
             }
             let filed = match current {
                 Some(c) if fault::active(Fault::CacheMisfiled) => {
@@ -342,49 +582,80 @@ impl VectorLane {
         Ok(stored)
     }
 
-    /// The stored vectors, `within`'s only when given, read into memory in one pass: a
-    /// one-shot search reads them while the model loads, so that only the arithmetic of
-    /// [`Loaded::search`] waits for the query's vector.
+    /// The lane as a search scores it, `within`'s only when given: the file mapped (minus
+    /// the keys changed since it was written, plus their rows), or without a file that can
+    /// be read every row, read into memory in one pass. A one-shot search loads it while
+    /// the model loads, so that only the arithmetic of [`Loaded::search`] waits for the
+    /// query's vector.
     pub(crate) fn load(&self, within: Option<&SessionId>) -> Result<Loaded, ViewError> {
-        let mut prefix = vec![Table::Vectors as u8];
-        if let Some(session) = within {
-            prefix.extend_from_slice(session.as_str().as_bytes());
-            prefix.push(0);
+        let mut session = Vec::new();
+        if let Some(s) = within {
+            session.extend_from_slice(s.as_str().as_bytes());
+            session.push(0);
         }
-        let mut lane = Loaded::default();
-        for kv in self.vectors.prefix(&prefix) {
-            let (key, value) = kv.into_inner().map_err(ViewError::store)?;
-            let Some((scale, codes)) = value.split_first_chunk::<4>() else {
-                continue;
-            };
-            if lane.dim == 0 {
-                lane.dim = codes.len();
+        let prefixed = |table: Table| [&[table as u8][..], &session].concat();
+        let Some((file, nonce)) = self.mapped()? else {
+            let fresh = self.rows(&prefixed(Table::Vectors))?;
+            return Ok(Loaded {
+                fresh,
+                ..Loaded::default()
+            });
+        };
+        let block = file.block();
+        let range = match within {
+            None => 0..block.len(),
+            Some(_) => {
+                // The session's keys are those from `session` up to the same with its last
+                // byte (the 0 ending the session id) raised.
+                let mut after = session.clone();
+                if let Some(last) = after.last_mut() {
+                    *last = 1;
+                }
+                block.first_at_or_after(&session)..block.first_at_or_after(&after)
             }
-            // Every vector of a lane has its model's dimension; a stray one is no neighbour.
-            if codes.len() != lane.dim {
-                continue;
+        };
+        let mut changed = HashSet::new();
+        let mut fresh = Rows {
+            dim: block.dim,
+            ..Rows::default()
+        };
+        if !fault::active(Fault::VectorChangesIgnored) {
+            let prefix = changes_prefix(&nonce);
+            for kv in self.vectors.prefix([&prefix[..], &session].concat()) {
+                let key = kv.key().map_err(ViewError::store)?[prefix.len()..].to_vec();
+                if let Some(v) = self
+                    .vectors
+                    .get(tkey(Table::Vectors, &key))
+                    .map_err(ViewError::store)?
+                {
+                    fresh.push(&key, &v);
+                }
+                changed.insert(key);
             }
-            lane.keys.extend_from_slice(&key[1..]);
-            lane.key_ends.push(lane.keys.len() as u32);
-            lane.scales.push(f32::from_le_bytes(*scale));
-            lane.codes.extend_from_slice(codes);
         }
-        Ok(lane)
+        Ok(Loaded {
+            file: Some(file),
+            range,
+            changed,
+            fresh,
+        })
     }
 
-    /// Every stored vector (quantized), by event: what
-    /// the oracles compare with their model of the lane.
+    /// The vector rows under `prefix` (a table's byte, maybe a session), in key order.
+    fn rows(&self, prefix: &[u8]) -> Result<Rows, ViewError> {
+        let mut rows = Rows::default();
+        for kv in self.vectors.prefix(prefix) {
+            let (key, value) = kv.into_inner().map_err(ViewError::store)?;
+            rows.push(&key[1..], &value);
+        }
+        Ok(rows)
+    }
+
+    /// Every vector as a search scores it (quantized), by event: what the oracles compare
+    /// with their model of the lane.
     #[cfg(test)]
     pub(crate) fn dump(&self) -> Result<Vec<(EventId, Vec<u8>)>, ViewError> {
-        self.vectors
-            .prefix([Table::Vectors as u8])
-            .map(|kv| {
-                let (key, value) = kv.into_inner().map_err(ViewError::store)?;
-                let (session, seq) = split_key(&key[1..])
-                    .ok_or_else(|| ViewError::Corrupt("a vector key is not an event key".into()))?;
-                Ok((EventId { session, seq }, value.to_vec()))
-            })
-            .collect()
+        self.load(None)?.vectors()
     }
 
     /// Drop the cached vectors of `texts` under `model` (texts redacted by `peat redact`:
@@ -528,19 +799,17 @@ mod tests {
         };
         // Key order, as the lane is read: by session, then seq.
         let ids = [id("a", 1), id("a", 9), id("ab", 0), id("b", 4), id("b", 5)];
-        let mut lane = Loaded::default();
+        let mut rows = Rows::default();
         let mut stored = Vec::new();
         for (k, id) in ids.iter().enumerate() {
             let q = quantize(&to_bytes(&vector(k)));
-            lane.keys
-                .extend_from_slice(&crate::ledger::event_key(&id.session, id.seq));
-            lane.key_ends.push(lane.keys.len() as u32);
-            lane.scales
-                .push(f32::from_le_bytes(q[..4].try_into().unwrap()));
-            lane.codes.extend_from_slice(&q[4..]);
-            lane.dim = 16;
+            rows.push(&crate::ledger::event_key(&id.session, id.seq), &q);
             stored.push(q);
         }
+        let lane = Loaded {
+            fresh: rows,
+            ..Loaded::default()
+        };
         let query = vector(9);
         for (id, q) in ids.iter().zip(&stored) {
             assert_eq!(

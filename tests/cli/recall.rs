@@ -414,3 +414,56 @@ fn an_embedding_pass_killed_midway_keeps_what_it_stored_and_the_next_one_finishe
     );
     assert_eq!(queued(), 0);
 }
+
+#[test]
+fn a_search_answers_the_same_from_the_lanes_file_as_from_its_rows() {
+    let Some(data) = model_data_dir() else { return };
+    let env = Env::new();
+    let with_model = |args: &[&str]| run_with_model(&env, &data, args);
+    let [a, b] = write_two_sessions(&env);
+    with_model(&["capture", &a, &b]).ok();
+    with_model(&["model", "embed"]).ok();
+    // A rebuild writes the file from every row (the vectors come from the cache).
+    with_model(&["rebuild"]).ok();
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(env.store())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vectors.v")
+        })
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "the lane's file, the old one's gone: {files:?}"
+    );
+    let q = [
+        "recall",
+        "why did compiling for M1 macs break",
+        "--semantic-only",
+        "--floor",
+        "0",
+        "--json",
+    ];
+    let answer = || {
+        let v: serde_json::Value = serde_json::from_str(&with_model(&q).ok().stdout).unwrap();
+        let hits = v["hits"].as_array().unwrap().clone();
+        assert!(!hits.is_empty(), "{v}");
+        hits.iter()
+            .map(|h| {
+                (
+                    h["session"].clone(),
+                    h["seq"].clone(),
+                    h["similarity"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let from_file = answer();
+    // Without its file the lane is read from the rows, as before the file existed.
+    std::fs::remove_file(&files[0]).unwrap();
+    assert_eq!(answer(), from_file);
+}
