@@ -436,25 +436,26 @@ pub(crate) fn scoped_days<'a>(
     days: Vec<(Date, ladder::Day<'a>)>,
     only: &SessionSet,
 ) -> Result<Vec<(Date, ladder::Day<'a>)>, ViewError> {
-    let mut files: HashMap<String, crate::views::session::SessionRollup> = HashMap::new();
+    // Each session's rollup: the files it touched.
+    let mut rollups: HashMap<String, crate::views::session::SessionRollup> = HashMap::new();
     for (_, d) in &days {
         for (s, _) in &d.sessions {
             let id = SessionId(s.to_string());
-            if only.contains(&id) && !files.contains_key(s.as_ref()) {
-                files.insert(s.to_string(), tables.session(&id)?.unwrap_or_default());
+            if only.contains(&id) && !rollups.contains_key(s.as_ref()) {
+                rollups.insert(s.to_string(), tables.session(&id)?.unwrap_or_default());
             }
         }
     }
     let mut out = Vec::new();
     for (date, mut d) in days {
-        d.sessions.retain(|(s, _)| files.contains_key(s.as_ref()));
+        d.sessions.retain(|(s, _)| rollups.contains_key(s.as_ref()));
         if d.sessions.is_empty() {
             continue;
         }
         let mine: Vec<&crate::views::session::SessionRollup> = d
             .sessions
             .iter()
-            .filter_map(|(s, _)| files.get(s.as_ref()))
+            .filter_map(|(s, _)| rollups.get(s.as_ref()))
             .collect();
         d.files
             .retain(|(f, _)| mine.iter().any(|r| r.files.contains_key(f.as_ref())));
