@@ -83,7 +83,8 @@ pub(crate) fn edit_blocks(text: &str) -> Vec<Block> {
             span: starts[first]..starts[last + 1],
         });
         i = k + 1;
-        after = i;
+        // The fence closing the block is its own: never the next one's opening.
+        after = last + 1;
     }
     blocks
 }
@@ -196,6 +197,14 @@ mod tests {
         );
         // Each block takes its file's line, its fences and all between.
         assert_eq!(prose(reply, &blocks), "Here it is.\n\n\n");
+        // A block right after another's closing fence, with none of its own, does not take
+        // that fence again.
+        let adjacent = "a.py\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n\
+                        <<<<<<< SEARCH\ny\n=======\nz\n>>>>>>> REPLACE\nok\n";
+        let blocks = edit_blocks(adjacent);
+        assert_eq!(blocks.len(), 2);
+        assert!(blocks[0].span.end <= blocks[1].span.start);
+        assert_eq!(prose(adjacent, &blocks), "ok\n");
     }
 
     #[test]
