@@ -180,12 +180,9 @@ fn item(
             model,
             ..
         } => {
-            let mut edits = vec![edit(source, id, path, op, change, failed)?];
+            let mut edits = vec![edit(source, id, (path, op, change), failed, &model)?];
             for t in more {
-                edits.push(edit(source, id, t.path, t.op, t.change, failed)?);
-            }
-            for e in &mut edits {
-                e.model.clone_from(&model);
+                edits.push(edit(source, id, (t.path, t.op, t.change), failed, &model)?);
             }
             match items.last_mut() {
                 Some(Item::Call { edits: of_call, .. }) => of_call.extend(edits),
@@ -239,10 +236,9 @@ fn call_at(items: &mut [Item], seq: Seq) -> Option<&mut Item> {
 fn edit(
     source: &EventSource<'_>,
     id: &EventId,
-    path: String,
-    op: TouchOp,
-    change: Option<BlobId>,
+    (path, op, change): (String, TouchOp, Option<BlobId>),
     failed: bool,
+    model: &Option<String>,
 ) -> Result<Edit, ViewError> {
     let diff = match change {
         Some(_) => source
@@ -256,6 +252,6 @@ fn edit(
         op,
         failed,
         diff,
-        model: None,
+        model: model.clone(),
     })
 }

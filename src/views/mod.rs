@@ -959,14 +959,9 @@ impl Views {
             if taken.is_empty() {
                 break;
             }
-            let embedder = match taken.to_embed() {
-                0 => None,
-                _ => match model.get()? {
-                    Some(e) => Some(e),
-                    None => break,
-                },
+            let Some(done) = taken.embed_with(model)? else {
+                break;
             };
-            let done = taken.embed(embedder)?;
             n += self.vectors.store(&id, done)?;
         }
         if n > 0 {

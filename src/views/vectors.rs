@@ -132,6 +132,19 @@ impl Batch {
         texts.len()
     }
 
+    /// [`Batch::embed`] with the model of `slot`, loaded only when the cache did not answer
+    /// the batch whole; `None` when it must embed and no model is there.
+    pub(crate) fn embed_with(self, slot: &mut ModelSlot) -> Result<Option<Embedded>, ViewError> {
+        let embedder = match self.to_embed() {
+            0 => None,
+            _ => match slot.get()? {
+                Some(e) => Some(e),
+                None => return Ok(None),
+            },
+        };
+        self.embed(embedder).map(Some)
+    }
+
     /// Run the model over the batch's texts the cache did not hold, each distinct text
     /// once (no store need be open meanwhile). `embedder` may be `None` when
     /// [`Batch::to_embed`] is 0: the model is not loaded for a batch the cache answers.

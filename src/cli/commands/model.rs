@@ -783,15 +783,9 @@ fn drain(
             b.set_length((stored + queued) as u64);
         }
         // A batch the cache answers whole does not load the model.
-        let embedder = match batch.to_embed() {
-            0 => None,
-            _ => Some(
-                model
-                    .get()?
-                    .ok_or_else(|| CliError::user(crate::embed::off_notice()))?,
-            ),
-        };
-        let done = batch.embed(embedder)?;
+        let done = batch
+            .embed_with(model)?
+            .ok_or_else(|| CliError::user(crate::embed::off_notice()))?;
         let (_ledger, views, _) = ctx.open_views()?;
         // Rebuilt meanwhile for another model: these vectors belong to no view.
         if views.model() != Some(id.as_str()) {
