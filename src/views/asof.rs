@@ -4,28 +4,38 @@
 //! the ledger holds today when that version's time is at or before the cutoff and nothing
 //! replaced it, otherwise the newest of its earlier versions (the old halves of the feed's
 //! revisions, which the views keep in their past table) whose time is. A revision made later never leaks into the past, and an
-//! event revised after the cutoff still shows the version it had then. Those versions are
-//! folded through the same pipeline into a scratch store; the fold reads no clock. Vectors
-//! come from a copy of the real store's cache: nothing is embedded again.
+//! event revised after the cutoff still shows the version it had then.
 //!
-//! The past is copied out of the views first ([`copy_past`]: one scan of their copy of
-//! the events and of the versions revisions replaced, which the views keep too), then
-//! replayed ([`replay`]) holding nothing of the store. Neither reads the ledger: beside a
-//! writer the copy is taken from the views as they stand, like every other read's answer.
+//! Two reads of it. What the record held ([`held`]: how many events, sessions and days, and
+//! the newest session as it stood) is read from today's views without replaying the past:
+//! an event whose version today is at or before the cutoff had that version then (the
+//! newest written wins), so the days table up to the cutoff's day is the past's, less
+//! nothing and plus the versions then of the events revised since; only the newest
+//! session is replayed, for its summary. A search of the past ([`copy_past`], then
+//! [`replay`]) folds those versions through the same pipeline into a scratch store; the
+//! fold reads no clock, and vectors come from a copy of the real store's cache: nothing is
+//! embedded again.
+//!
+//! The past is copied out of the views first (one scan of their copy of the events and of
+//! the versions revisions replaced), then replayed holding nothing of the store. Neither
+//! reads the ledger: beside a writer the copy is taken from the views as they stand, like
+//! every other read's answer.
 //!
 //! A version's time is its envelope's (the transcript's) time: the ledger keeps no capture
 //! clock. Versions of equal time are told apart by the order they were written in.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use crate::ledger::LedgerError;
 use crate::views::fault::{self, Fault};
+use crate::views::session::{SessionSet, SessionSummary, admitted, is_activity};
 use crate::views::source::EventSource;
+use crate::views::tables::DayStats;
 use crate::views::{ModelSlot, Scratch, ViewError, Views};
 use crate::vocab::change::BlobId;
-use crate::vocab::event::{Envelope, EventId};
+use crate::vocab::event::{Envelope, EventId, SessionId};
 
 /// The record as of a cutoff: views folded from the ledger's past versions.
 pub(crate) struct Past {
@@ -54,12 +64,25 @@ pub(crate) fn copy_past(
     scratch: &Path,
     search: bool,
 ) -> Result<Copied, ViewError> {
-    let source = EventSource::of(real);
-    let mut revised = if fault::active(Fault::AsofReadsToday) {
-        HashMap::new()
+    let revisions = if fault::active(Fault::AsofReadsToday) {
+        Revisions::default()
     } else {
-        revised_as_of(source, cutoff_ms)?
+        Revisions::as_of(EventSource::of(real), cutoff_ms)?
     };
+    copy_versions(real, cutoff_ms, scratch, search, None, revisions.then)
+}
+
+/// [`copy_past`] of one `session` (all of them: `None`), with the versions as of the
+/// cutoff of the events revised since (`then`, see [`Revisions`]) already read.
+fn copy_versions(
+    real: &Views,
+    cutoff_ms: i64,
+    scratch: &Path,
+    search: bool,
+    session: Option<&SessionId>,
+    mut then: HashMap<EventId, Envelope>,
+) -> Result<Copied, ViewError> {
+    let source = EventSource::of(real);
     let seeded = Views::seed_scratch(scratch, real, search)?;
     let path = scratch.join("past.ndjson");
     let io = |source| ViewError::Io {
@@ -69,15 +92,15 @@ pub(crate) fn copy_past(
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
     let mut blobs = HashMap::new();
     let mut events = 0;
-    for item in source.events(None) {
+    for item in source.events(session) {
         let (id, today) = item?;
         // The current version is the newest written: it wins when it is old enough.
         let (env, current) = if today.ts_ms <= cutoff_ms {
             (today, true)
         } else {
-            match revised.remove(&id) {
-                Some(Some(then)) => (then, false),
-                _ => continue,
+            match then.remove(&id) {
+                Some(then) => (then, false),
+                None => continue,
             }
         };
         for (touched, blob) in env.kind.changes() {
@@ -134,28 +157,205 @@ pub(crate) fn replay(
     })
 }
 
-/// For every event that was ever revised, its newest earlier version (in write order) at
-/// or before `cutoff_ms` (`None`: none was). Only revised events are held in memory.
-fn revised_as_of(
-    source: EventSource<'_>,
-    cutoff_ms: i64,
-) -> Result<HashMap<EventId, Option<Envelope>>, ViewError> {
-    let mut then: HashMap<EventId, Option<Envelope>> = HashMap::new();
-    for version in source.past() {
-        let (id, env) = version?;
-        let slot = then.entry(id).or_default();
-        if env.ts_ms <= cutoff_ms {
-            *slot = Some(env);
+/// What the revisions say of a cutoff.
+#[derive(Default)]
+struct Revisions {
+    /// For every event ever revised, its newest earlier version (in write order) at or
+    /// before the cutoff, where it has one. Its version as of the cutoff when today's is
+    /// later.
+    then: HashMap<EventId, Envelope>,
+    /// The sessions with a revised event: a rollup stretches its span over the versions
+    /// revisions replaced (see `SessionRollup::stretch`), so theirs is not the past's.
+    sessions: HashSet<SessionId>,
+}
+
+impl Revisions {
+    /// Read from the past table. Only revised events are held in memory.
+    fn as_of(source: EventSource<'_>, cutoff_ms: i64) -> Result<Revisions, ViewError> {
+        let mut r = Revisions::default();
+        for version in source.past() {
+            let (id, env) = version?;
+            r.sessions.insert(id.session.clone());
+            if env.ts_ms <= cutoff_ms {
+                r.then.insert(id, env);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// What the record held at a cutoff, as `asof` without words tells it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Held {
+    /// Its events; in a scope, its sessions' events.
+    pub(crate) events: usize,
+    pub(crate) sessions: usize,
+    /// The local days with an event of a session in scope.
+    pub(crate) days: usize,
+    /// The session in scope with the latest activity by then, as it stood then.
+    pub(crate) last: Option<SessionSummary>,
+}
+
+/// [`Held`] at the end of local `day` (in the zone the views were folded in), among the
+/// sessions `only` admits, without replaying the past (see the module's head): the days
+/// table up to `day` plus the versions then of events revised since; the newest session
+/// found day by day backwards, each day's sessions' latest activity read from their
+/// rollups (or, for a session revised since or active past the cutoff, from its events);
+/// the winner alone replayed into `scratch` for its summary. A session's scope is what
+/// the record says of it today.
+pub(crate) fn held(
+    real: &Views,
+    day: jiff::civil::Date,
+    only: Option<&SessionSet>,
+    scratch: &Path,
+    model: &mut ModelSlot,
+) -> Result<Held, ViewError> {
+    let cutoff_ms = crate::vocab::time::day_end_ms(day, &real.tz);
+    let source = EventSource::of(real);
+    let revisions = if fault::active(Fault::HeldSkipsRevisions) {
+        Revisions::default()
+    } else {
+        Revisions::as_of(source, cutoff_ms)?
+    };
+    let last_day = day.to_string();
+    let mut days: BTreeMap<String, DayStats> = real
+        .tables
+        .all_days()?
+        .into_iter()
+        .filter(|(d, _)| *d <= last_day)
+        .collect();
+    // Versions then of events whose version today is later: the only ones the days table
+    // does not count. Each is kept for the replay of the newest session.
+    let mut then = HashMap::new();
+    for (id, env) in revisions.then {
+        if source
+            .get(&id)?
+            .is_some_and(|today| today.ts_ms <= cutoff_ms)
+        {
+            continue;
+        }
+        days.entry(real.day_of(env.ts_ms))
+            .or_default()
+            .apply(&env, 1);
+        then.insert(id, env);
+    }
+    days.retain(|_, d| {
+        d.sessions
+            .keys()
+            .any(|s| admitted(only, &SessionId(s.clone())))
+    });
+    let mut sessions: BTreeSet<&str> = BTreeSet::new();
+    let mut events = 0;
+    for d in days.values() {
+        for (s, share) in &d.sessions {
+            if admitted(only, &SessionId(s.clone())) {
+                sessions.insert(s);
+                events += share.events;
+            }
         }
     }
-    Ok(then)
+
+    // The newest session: its latest activity is on the latest day holding one of the
+    // sessions' latest activity, and it is active that day.
+    let mut ends: HashMap<&str, Option<i64>> = HashMap::new();
+    let mut newest: Option<(SessionId, i64)> = None;
+    for (d, stats) in days.iter().rev() {
+        for s in stats.sessions.keys() {
+            let id = SessionId(s.clone());
+            if !admitted(only, &id) {
+                continue;
+            }
+            let end = match ends.get(s.as_str()) {
+                Some(end) => *end,
+                None => {
+                    let end = end_then(real, &id, cutoff_ms, &revisions.sessions, &then)?;
+                    ends.insert(s, end);
+                    end
+                }
+            };
+            let Some(end) = end.filter(|e| real.day_of(*e) == *d) else {
+                continue;
+            };
+            // As newest_first orders them: the latest activity, then the smaller id.
+            if newest
+                .as_ref()
+                .is_none_or(|(n, e)| end > *e || (end == *e && id < *n))
+            {
+                newest = Some((id, end));
+            }
+        }
+        if newest.is_some() {
+            break;
+        }
+    }
+    // No activity at all by then: the first session by id, as newest_first orders them.
+    let newest = newest
+        .map(|(s, _)| s)
+        .or_else(|| sessions.first().map(|s| SessionId(s.to_string())));
+    let last = match newest {
+        Some(s) => {
+            let mine = then
+                .iter()
+                .filter(|(id, _)| id.session == s)
+                .map(|(id, env)| (id.clone(), env.clone()))
+                .collect();
+            let copied = copy_versions(real, cutoff_ms, scratch, false, Some(&s), mine)?;
+            let past = replay(copied, model, real.tz.clone())?;
+            past.views
+                .tables
+                .session(&s)?
+                .map(|rollup| past.views.summary(s, rollup))
+        }
+        None => None,
+    };
+    Ok(Held {
+        events: usize::try_from(events).unwrap_or(0),
+        sessions: sessions.len(),
+        days: days.len(),
+        last,
+    })
+}
+
+/// When `session` was last active at or before `cutoff_ms`. Its rollup says so unless a
+/// revision replaced one of its events (its span covers replaced versions) or its span
+/// reaches past the cutoff: then its versions as of the cutoff are read (`then`: those of
+/// events whose version today is later).
+fn end_then(
+    real: &Views,
+    session: &SessionId,
+    cutoff_ms: i64,
+    revised: &HashSet<SessionId>,
+    then: &HashMap<EventId, Envelope>,
+) -> Result<Option<i64>, ViewError> {
+    if !revised.contains(session)
+        && let Some(rollup) = real.tables.session(session)?
+        && rollup.end_ms.is_none_or(|e| e <= cutoff_ms)
+    {
+        return Ok(rollup.end_ms);
+    }
+    let mut end = None;
+    for item in EventSource::of(real).events(Some(session)) {
+        let (id, today) = item?;
+        let version = if today.ts_ms <= cutoff_ms {
+            today
+        } else {
+            match then.get(&id) {
+                Some(env) => env.clone(),
+                None => continue,
+            }
+        };
+        if version.ts_ms > 0 && is_activity(&version.kind) {
+            end = end.max(Some(version.ts_ms));
+        }
+    }
+    Ok(end)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ledger::{Access, Ledger, Mode, WriteSet};
-    use crate::vocab::event::{Event, Seq, SessionId};
+    use crate::vocab::event::{Event, Seq};
 
     fn open(dir: &Path, mode: Mode) -> Ledger {
         Ledger::open(
@@ -173,6 +373,51 @@ mod tests {
     fn said(ts_ms: i64, text: &str) -> Envelope {
         let kind = Event::Said { text: text.into() };
         Envelope::new(SessionId("s".into()), ts_ms, kind)
+    }
+
+    fn said_in(session: &str, ts_ms: i64, text: &str) -> Envelope {
+        Envelope {
+            session: SessionId(session.into()),
+            ..said(ts_ms, text)
+        }
+    }
+
+    /// The newest session of the record at the end of 1970-01-01 (UTC), as `asof` without
+    /// words tells it.
+    fn newest_then(ledger: &Ledger, dir: &Path) -> Option<SessionId> {
+        let real = views(ledger);
+        let day = jiff::civil::date(1970, 1, 1);
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let held = held(&real, day, None, &dir.join("scratch"), &mut model).unwrap();
+        held.last.map(|s| s.session)
+    }
+
+    #[test]
+    fn the_newest_session_then_is_judged_by_its_versions_then_not_its_span_today() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = open(&dir.path().join("store"), Mode::Create);
+        write(&mut ledger, 1, said_in("a", 100, "a's first"));
+        write(&mut ledger, 2, said_in("a", 300, "a's second"));
+        write(&mut ledger, 1, said_in("b", 200, "b's only"));
+        // Revised to an earlier moment: a's span today still reaches 300 (the version it
+        // replaced), but its versions then end at 100, before b's.
+        write(&mut ledger, 2, said_in("a", 50, "a's second, revised"));
+        assert_eq!(
+            newest_then(&ledger, dir.path()),
+            Some(SessionId("b".into()))
+        );
+    }
+
+    #[test]
+    fn of_two_sessions_last_active_at_the_same_moment_the_smaller_id_is_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = open(&dir.path().join("store"), Mode::Create);
+        write(&mut ledger, 1, said_in("b", 200, "b's only"));
+        write(&mut ledger, 1, said_in("a", 200, "a's only"));
+        assert_eq!(
+            newest_then(&ledger, dir.path()),
+            Some(SessionId("a".into()))
+        );
     }
 
     fn write(ledger: &mut Ledger, seq: u32, env: Envelope) {

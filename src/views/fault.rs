@@ -25,6 +25,9 @@ pub(crate) enum Fault {
     ApplyTwice,
     /// `asof` filters today's versions by timestamp instead of folding versions.
     AsofReadsToday,
+    /// `asof` without words counts every day as the views hold it today, missing the
+    /// versions then of events revised since.
+    HeldSkipsRevisions,
     /// A flush writes the position its chunk reached even when a lane was already past it
     /// (positions move backwards, and the next catch-up applies changes again).
     RawPositions,

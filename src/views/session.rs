@@ -228,7 +228,7 @@ pub(crate) fn newest_first(
 
 /// Whether an event is the session's own work, rather than something deposited about it
 /// afterwards (a claim, a retired distillation), which says nothing about when it ran.
-fn is_activity(kind: &Event) -> bool {
+pub(crate) fn is_activity(kind: &Event) -> bool {
     !matches!(kind, Event::Obs { .. } | Event::Distill { .. })
 }
 

@@ -117,7 +117,7 @@ fn bump(map: &mut BTreeMap<String, i64>, key: &str, sign: i64) {
 }
 
 impl DayStats {
-    fn apply(&mut self, env: &Envelope, sign: i64) {
+    pub(crate) fn apply(&mut self, env: &Envelope, sign: i64) {
         let share = SessionDay::of(env, sign);
         self.events += share.events;
         self.prompts += share.prompts;

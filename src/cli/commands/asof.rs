@@ -6,17 +6,16 @@ use crate::cli::ctx::Ctx;
 use crate::cli::error::CliError;
 use crate::reads::recall::{Query, recall};
 use crate::views::handle::Handles;
-use crate::views::session::admitted;
-use crate::vocab::event::SessionId;
 
 /// Answer as of the end of a past day
 ///
-/// Folds every ledger event up to the end of that local day through the same pipeline into
-/// a scratch store, with "now" pinned to that moment: the record as it stood then. With
-/// words, searches it; without, says what it held. The past is copied out of the views
-/// (which keep every earlier version too), then replayed with the store free: like every
-/// read, it never waits for a capture, answering from the views as they stand and saying
-/// how far behind they are.
+/// The record as it stood then: every event's newest version at or before the end of that
+/// local day. Without words, says what it held (events, sessions, days, the newest
+/// session), read from today's views and the versions revisions replaced, replaying only
+/// that session. With words, folds the past through the same pipeline into a scratch store
+/// and searches it. The past is copied out of the views (which keep every earlier version
+/// too), then replayed with the store free: like every read, it never waits for a
+/// capture, answering from the views as they stand and saying how far behind they are.
 #[derive(Args, Debug)]
 pub(crate) struct AsofArgs {
     /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",
@@ -58,8 +57,6 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let date = day.to_string();
     let cutoff = crate::vocab::time::end_of_local_day(&date, &ctx.tz)
         .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
-    // The past is copied out of the views (they keep the versions revisions replaced),
-    // beside a writer as they stand, then replayed holding nothing of the store.
     let words = args.words.join(" ");
     // Without words only the tables are read: no vectors are copied, no keyword lane folded.
     let search = !words.trim().is_empty();
@@ -75,67 +72,31 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         .prefix("peat-asof-")
         .tempdir()
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
-    let copied = crate::views::asof::copy_past(&views, cutoff, scratch.path(), search)?;
-    let queued = views.vectors.queued()?;
-    // Printed after the store's views close, against the store's sessions, not the past's.
     let handles = Handles::listed(&views.tables.session_ids()?);
-    drop(views);
-    let past = crate::views::asof::replay(copied, &mut model, ctx.tz.clone())?;
-    // The fold took every vector it could from the copy of the store's cache. What it
-    // queued is either still queued in the store too (its embedding pass will cache it: the
-    // search says so meanwhile), or a version since revised, which no pass will ever embed:
-    // embed those now, for this search.
-    if search && queued == 0 {
-        past.views.embed_queued(&mut model, 256)?;
-    }
-    let head = format!("== peat · as of {date} · {} events ==", past.events);
-    // Under --json the summary says it (0 events): the output stays one document.
-    if past.events == 0 && !ctx.json {
-        ctx.ui.note(&format!(
-            "{head}\nthe record starts after {date}: nothing was captured by then"
-        ));
-        return Ok(1);
-    }
     if search {
-        let q = Query {
-            words,
-            limit: args.limit,
-            filter: crate::views::rows::TextFilter {
-                sessions: ctx.scope.sessions(&past.views.tables)?,
-                ..Default::default()
-            },
-            ..Query::default()
-        };
-        let result = recall(&past.views, &mut model, &q)?;
-        if !ctx.json {
-            println!("{}", ctx.ui.bold(&head));
-        }
-        return super::recall::print(ctx, &result, cutoff, (behind, false), &handles);
+        return searched(
+            ctx,
+            args,
+            (views, &mut model),
+            (&date, cutoff, behind),
+            &scratch,
+            &handles,
+        );
     }
-    let only = ctx.scope.sessions(&past.views.tables)?;
-    let mut sessions = past.views.tables.all_sessions()?;
-    sessions.retain(|(s, _)| admitted(only.as_ref(), s));
-    let count = sessions.len();
-    // In a scope, the events are its sessions' own.
-    let events = match &only {
-        Some(_) => sessions.iter().map(|(_, r)| r.events.max(0) as usize).sum(),
-        None => past.events,
-    };
-    let mut days = past.views.tables.all_days()?;
-    days.retain(|(_, d)| {
-        d.sessions
-            .keys()
-            .any(|s| admitted(only.as_ref(), &SessionId(s.clone())))
-    });
-    // Only the newest session's texts are read, not every one's.
-    let last = crate::cli::shared::newest(sessions).map(|(s, r)| past.views.summary(s, r));
+    let only = ctx.scope.sessions(&views.tables)?;
+    let held = crate::views::asof::held(&views, day, only.as_ref(), scratch.path(), &mut model)?;
+    drop(views);
+    let head = format!("== peat · as of {date} · {} events ==", held.events);
+    if held.events == 0 && only.is_none() && !ctx.json {
+        return Ok(nothing_by(ctx, &head, &date));
+    }
     let summary = Summary {
         date: date.clone(),
         cutoff_ms: cutoff,
-        events,
-        sessions: count,
-        days: days.len(),
-        last_session: last,
+        events: held.events,
+        sessions: held.sessions,
+        days: held.days,
+        last_session: held.last,
         behind,
     };
     if ctx.json {
@@ -175,4 +136,53 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     }
     out.finish()?;
     Ok(0)
+}
+
+/// `asof` with words: the past replayed into `scratch`, then searched.
+fn searched(
+    ctx: &Ctx,
+    args: &AsofArgs,
+    (views, model): (crate::views::Views, &mut crate::views::ModelSlot),
+    (date, cutoff, behind): (&str, i64, u64),
+    scratch: &tempfile::TempDir,
+    handles: &Handles,
+) -> Result<u8, CliError> {
+    let copied = crate::views::asof::copy_past(&views, cutoff, scratch.path(), true)?;
+    let queued = views.vectors.queued()?;
+    drop(views);
+    let past = crate::views::asof::replay(copied, model, ctx.tz.clone())?;
+    // The fold took every vector it could from the copy of the store's cache. What it
+    // queued is either still queued in the store too (its embedding pass will cache it: the
+    // search says so meanwhile), or a version since revised, which no pass will ever embed:
+    // embed those now, for this search.
+    if queued == 0 {
+        past.views.embed_queued(model, 256)?;
+    }
+    let head = format!("== peat · as of {date} · {} events ==", past.events);
+    if past.events == 0 && !ctx.json {
+        return Ok(nothing_by(ctx, &head, date));
+    }
+    let q = Query {
+        words: args.words.join(" "),
+        limit: args.limit,
+        filter: crate::views::rows::TextFilter {
+            sessions: ctx.scope.sessions(&past.views.tables)?,
+            ..Default::default()
+        },
+        ..Query::default()
+    };
+    let result = recall(&past.views, model, &q)?;
+    if !ctx.json {
+        println!("{}", ctx.ui.bold(&head));
+    }
+    super::recall::print(ctx, &result, cutoff, (behind, false), handles)
+}
+
+/// Before the record starts there is nothing to read: say so, and exit 1. (Under --json the
+/// answer says it, 0 events: the output stays one document.)
+fn nothing_by(ctx: &Ctx, head: &str, date: &str) -> u8 {
+    ctx.ui.note(&format!(
+        "{head}\nthe record starts after {date}: nothing was captured by then"
+    ));
+    1
 }

@@ -648,8 +648,120 @@ fn asof_findings(steps: &[Step], cutoffs: &[i64]) -> Vec<Finding> {
                 Err(e) => found.push(Finding::new(About::Failed, format!("{what} failed: {e}"))),
             }
         }
+        let days = Held {
+            feed: &feed,
+            blobs: &blobs,
+            probes: &probes,
+            how,
+            dir: dir.path(),
+        };
+        found.extend(days.findings(&real, cutoffs));
     }
     found
+}
+
+/// What `asof` without words is judged against: the record of each moment, as the model
+/// folds it.
+struct Held<'a> {
+    feed: &'a [Written],
+    blobs: &'a BTreeMap<crate::vocab::change::BlobId, Vec<u8>>,
+    probes: &'a BTreeSet<String>,
+    /// Which views are read ("caught up", "rebuilt").
+    how: &'a str,
+    dir: &'a Path,
+}
+
+impl Held<'_> {
+    /// [`crate::views::asof::held`] at the end of each cutoff's local day equals what the
+    /// model of that moment holds (its events, sessions and days, its newest session's
+    /// summary), in the whole record and among every other session.
+    fn findings(&self, real: &Views, cutoffs: &[i64]) -> Vec<Finding> {
+        use crate::views::session::SessionSet;
+        let days: BTreeSet<jiff::civil::Date> = cutoffs
+            .iter()
+            .filter(|c| jiff::Timestamp::from_millisecond(**c).is_ok())
+            .map(|c| crate::vocab::time::local_date(*c, &tz()))
+            .collect();
+        let sessions: BTreeSet<&crate::vocab::event::SessionId> =
+            self.feed.iter().map(|w| &w.id.session).collect();
+        let every_other = SessionSet::new(sessions.into_iter().step_by(2).cloned().collect());
+        let mut found = Vec::new();
+        for (i, day) in days.iter().enumerate() {
+            let cutoff = crate::vocab::time::day_end_ms(*day, &tz());
+            let then = model(&ledgers::as_of(self.feed, cutoff), self.blobs, self.probes);
+            for only in [None, Some(&every_other)] {
+                let what = format!(
+                    "asof {day} without words from the views {}{}",
+                    self.how,
+                    if only.is_some() {
+                        ", every other session"
+                    } else {
+                        ""
+                    }
+                );
+                let scratch = self
+                    .dir
+                    .join(format!("held-{}-{i}-{}", self.how, only.is_some()));
+                match crate::views::asof::held(real, *day, only, &scratch, &mut deferred()) {
+                    Ok(got) => {
+                        let want = held_in(&then, only);
+                        if got != want {
+                            found.push(Finding::new(
+                                About::Held,
+                                format!("{what}: {got:?}, the model holds {want:?}"),
+                            ));
+                        }
+                    }
+                    Err(e) => {
+                        found.push(Finding::new(About::Failed, format!("{what} failed: {e}")))
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+/// What a snapshot of the record holds among the sessions `only` admits, as `asof` without
+/// words tells it: the newest session by `newest_first`, its texts from the snapshot.
+fn held_in(
+    s: &model::Snapshot,
+    only: Option<&crate::views::session::SessionSet>,
+) -> crate::views::asof::Held {
+    use crate::views::session::{SessionSummary, admitted, newest_first};
+    use crate::vocab::event::SessionId;
+    let sessions: Vec<_> = s
+        .sessions
+        .iter()
+        .filter(|(id, _)| admitted(only, id))
+        .collect();
+    let days = s
+        .days
+        .values()
+        .filter(|d| {
+            d.sessions
+                .keys()
+                .any(|k| admitted(only, &SessionId(k.clone())))
+        })
+        .count();
+    let last = sessions
+        .iter()
+        .min_by(|a, b| newest_first(**a, **b))
+        .map(|(id, rollup)| {
+            SessionSummary::hydrate((*id).clone(), (*rollup).clone(), |seq| {
+                let at = EventId {
+                    session: (*id).clone(),
+                    seq,
+                };
+                s.texts.get(&at).map(|row| (row.ts_ms, row.text.clone()))
+            })
+        });
+    crate::views::asof::Held {
+        events: sessions.iter().map(|(_, r)| r.events.max(0) as usize).sum(),
+        sessions: sessions.len(),
+        days,
+        last,
+    }
 }
 
 fn v(session: u8, slot: u8, kind: Kind, reps: u16) -> Version {
@@ -1822,14 +1934,24 @@ fn replay_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
 
 #[test]
 fn asof_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
-    // The views the past is read from lack it too.
-    let lacking = [About::Differs(View::Past), About::Differs(View::PastBlobs)];
+    // The views the past is read from lack it too, and so does what asof without words
+    // reads of them.
+    let lacking = [
+        About::Differs(View::Past),
+        About::Differs(View::PastBlobs),
+        About::Held,
+    ];
     goes_red(
         Oracle::Asof,
         Fault::DropPastVersions,
         About::Folded,
         &[ASOF_VERSIONS, &lacking].concat(),
     );
+}
+
+#[test]
+fn asof_oracle_goes_red_when_asof_without_words_misses_the_versions_revised_since() {
+    goes_red(Oracle::Asof, Fault::HeldSkipsRevisions, About::Held, &[]);
 }
 
 #[test]
@@ -1855,6 +1977,7 @@ fn asof_oracle_goes_red_when_a_kind_is_dropped() {
             About::Differs(View::Envelopes),
             About::Differs(View::Texts),
             About::Differs(View::Keyword),
+            About::Held,
         ],
     );
 }
@@ -1865,7 +1988,7 @@ fn asof_oracle_goes_red_when_a_change_is_applied_twice() {
         Oracle::Asof,
         Fault::ApplyTwice,
         About::Differs(View::Sessions),
-        &[About::Differs(View::Days)],
+        &[About::Differs(View::Days), About::Held],
     );
 }
 

@@ -109,6 +109,9 @@ pub(crate) enum About {
     Positions,
     /// `asof` folded another number of events than the model of the cutoff holds.
     Folded,
+    /// `asof` without words told other counts, or another newest session, than the model
+    /// of the day's end holds (see `asof::held`).
+    Held,
     /// A lane ranks its hits against the order it states (see [`ranks`]).
     Ranks(View),
     /// A view still holds a word redacted from the store (see [`unredacted`]).
