@@ -6,15 +6,19 @@
 //! revisions, which the views keep in their past table) whose time is. A revision made later never leaks into the past, and an
 //! event revised after the cutoff still shows the version it had then.
 //!
-//! Two reads of it. What the record held ([`held`]: how many events, sessions and days, and
-//! the newest session as it stood) is read from today's views without replaying the past:
-//! an event whose version today is at or before the cutoff had that version then (the
-//! newest written wins), so the days table up to the cutoff's day is the past's, less
-//! nothing and plus the versions then of the events revised since; only the newest
-//! session is replayed, for its summary. A search of the past ([`copy_past`], then
-//! [`replay`]) folds those versions through the same pipeline into a scratch store; the
+//! Both reads of it start from today's views. An event whose version today is at or
+//! before the cutoff had that version then (the newest written wins), so the past is
+//! today's record cut at the cutoff, plus the versions then of the events revised since
+//! (the [`Tally`]). What the record held ([`Tally::held`]: how many events, sessions and
+//! days, and the newest session as it stood) is the days table up to the cutoff's day plus
+//! those versions; only the newest session is replayed, for its summary. A search of the
+//! past is a search of today's lanes for the texts at or before the cutoff, unless an
+//! event revised since had another version then: that past is replayed whole
+//! ([`copy_past`], then [`replay`]) through the same pipeline into a scratch store. The
 //! fold reads no clock, and vectors come from a copy of the real store's cache: nothing is
-//! embedded again.
+//! embedded again. Searching today's lanes scores words by today's statistics, a replay by
+//! the past's: the texts searched are the same, their scores (and so their order, and
+//! which of the weakest pass) may differ.
 //!
 //! The past is copied out of the views first (one scan of their copy of the events and of
 //! the versions revisions replaced), then replayed holding nothing of the store. Neither
@@ -196,124 +200,168 @@ pub(crate) struct Held {
     pub(crate) last: Option<SessionSummary>,
 }
 
-/// [`Held`] at the end of local `day` (in the zone the views were folded in), among the
-/// sessions `only` admits, without replaying the past (see the module's head): the days
-/// table up to `day` plus the versions then of events revised since; the newest session
-/// found day by day backwards, each day's sessions' latest activity read from their
-/// rollups (or, for a session revised since or active past the cutoff, from its events);
-/// the winner alone replayed into `scratch` for its summary. A session's scope is what
-/// the record says of it today.
-pub(crate) fn held(
-    real: &Views,
-    day: jiff::civil::Date,
-    only: Option<&SessionSet>,
-    scratch: &Path,
-    model: &mut ModelSlot,
-) -> Result<Held, ViewError> {
-    let cutoff_ms = crate::vocab::time::day_end_ms(day, &real.tz);
-    let source = EventSource::of(real);
-    let revisions = if fault::active(Fault::HeldSkipsRevisions) {
-        Revisions::default()
-    } else {
-        Revisions::as_of(source, cutoff_ms)?
-    };
-    let last_day = day.to_string();
-    let mut days: BTreeMap<String, DayStats> = real
-        .tables
-        .all_days()?
-        .into_iter()
-        .filter(|(d, _)| *d <= last_day)
-        .collect();
-    // Versions then of events whose version today is later: the only ones the days table
-    // does not count. Each is kept for the replay of the newest session.
-    let mut then = HashMap::new();
-    for (id, env) in revisions.then {
-        if source
-            .get(&id)?
-            .is_some_and(|today| today.ts_ms <= cutoff_ms)
-        {
-            continue;
-        }
-        days.entry(real.day_of(env.ts_ms))
-            .or_default()
-            .apply(&env, 1);
-        then.insert(id, env);
-    }
-    days.retain(|_, d| {
-        d.sessions
-            .keys()
-            .any(|s| admitted(only, &SessionId(s.clone())))
-    });
-    let mut sessions: BTreeSet<&str> = BTreeSet::new();
-    let mut events = 0;
-    for d in days.values() {
-        for (s, share) in &d.sessions {
-            if admitted(only, &SessionId(s.clone())) {
-                sessions.insert(s);
-                events += share.events;
+/// The record at the end of a past day, counted from today's views without replaying the
+/// past (see the module's head): the days table up to that day, plus the versions then of
+/// the events revised since.
+pub(crate) struct Tally {
+    cutoff_ms: i64,
+    days: BTreeMap<String, DayStats>,
+    /// The versions then of the events whose version today is later: the only versions of
+    /// the past the days table does not count, and the only texts today's lanes lack.
+    then: HashMap<EventId, Envelope>,
+    /// The sessions with a revised event (see [`Revisions`]).
+    revised: HashSet<SessionId>,
+}
+
+impl Tally {
+    /// At the end of local `day`, in the zone the views were folded in.
+    pub(crate) fn at(real: &Views, day: jiff::civil::Date) -> Result<Tally, ViewError> {
+        let cutoff_ms = crate::vocab::time::day_end_ms(day, &real.tz);
+        let source = EventSource::of(real);
+        let revisions = if fault::active(Fault::TallySkipsRevisions) {
+            Revisions::default()
+        } else {
+            Revisions::as_of(source, cutoff_ms)?
+        };
+        let last_day = day.to_string();
+        let mut days: BTreeMap<String, DayStats> = real
+            .tables
+            .all_days()?
+            .into_iter()
+            .filter(|(d, _)| *d <= last_day)
+            .collect();
+        let mut then = HashMap::new();
+        for (id, env) in revisions.then {
+            if source
+                .get(&id)?
+                .is_some_and(|today| today.ts_ms <= cutoff_ms)
+            {
+                continue;
             }
+            days.entry(real.day_of(env.ts_ms))
+                .or_default()
+                .apply(&env, 1);
+            then.insert(id, env);
         }
+        Ok(Tally {
+            cutoff_ms,
+            days,
+            then,
+            revised: revisions.sessions,
+        })
     }
 
-    // The newest session: its latest activity is on the latest day holding one of the
-    // sessions' latest activity, and it is active that day.
-    let mut ends: HashMap<&str, Option<i64>> = HashMap::new();
-    let mut newest: Option<(SessionId, i64)> = None;
-    for (d, stats) in days.iter().rev() {
-        for s in stats.sessions.keys() {
-            let id = SessionId(s.clone());
-            if !admitted(only, &id) {
-                continue;
-            }
-            let end = match ends.get(s.as_str()) {
-                Some(end) => *end,
-                None => {
-                    let end = end_then(real, &id, cutoff_ms, &revisions.sessions, &then)?;
-                    ends.insert(s, end);
-                    end
-                }
-            };
-            let Some(end) = end.filter(|e| real.day_of(*e) == *d) else {
-                continue;
-            };
-            // As newest_first orders them: the latest activity, then the smaller id.
-            if newest
-                .as_ref()
-                .is_none_or(|(n, e)| end > *e || (end == *e && id < *n))
-            {
-                newest = Some((id, end));
-            }
-        }
-        if newest.is_some() {
-            break;
-        }
+    /// The end of the day, as a time.
+    pub(crate) fn cutoff_ms(&self) -> i64 {
+        self.cutoff_ms
     }
-    // No activity at all by then: the first session by id, as newest_first orders them.
-    let newest = newest
-        .map(|(s, _)| s)
-        .or_else(|| sessions.first().map(|s| SessionId(s.to_string())));
-    let last = match newest {
-        Some(s) => {
-            let mine = then
-                .iter()
-                .filter(|(id, _)| id.session == s)
-                .map(|(id, env)| (id.clone(), env.clone()))
-                .collect();
-            let copied = copy_versions(real, cutoff_ms, scratch, false, Some(&s), mine)?;
-            let past = replay(copied, model, real.tz.clone())?;
-            past.views
-                .tables
-                .session(&s)?
-                .map(|rollup| past.views.summary(s, rollup))
+
+    /// Every session's events by then.
+    pub(crate) fn events(&self) -> usize {
+        let n: i64 = self.days.values().map(|d| d.events).sum();
+        usize::try_from(n).unwrap_or(0)
+    }
+
+    /// Whether today's lanes, searched for texts at or before the cutoff, search the past:
+    /// they do unless an event revised since had another version then.
+    pub(crate) fn searchable_today(&self) -> bool {
+        self.then.is_empty() || fault::active(Fault::AsofSearchesToday)
+    }
+
+    /// What the record held among the sessions `only` admits: the counts from the days;
+    /// the newest session found day by day backwards, each day's sessions' latest activity
+    /// read from their rollups (or, for a session revised since or active past the cutoff,
+    /// from its events); that session alone replayed into `scratch` for its summary. A
+    /// session's scope is what the record says of it today.
+    pub(crate) fn held(
+        self,
+        real: &Views,
+        only: Option<&SessionSet>,
+        scratch: &Path,
+        model: &mut ModelSlot,
+    ) -> Result<Held, ViewError> {
+        let Tally {
+            cutoff_ms,
+            mut days,
+            then,
+            revised,
+        } = self;
+        days.retain(|_, d| {
+            d.sessions
+                .keys()
+                .any(|s| admitted(only, &SessionId(s.clone())))
+        });
+        let mut sessions: BTreeSet<&str> = BTreeSet::new();
+        let mut events = 0;
+        for d in days.values() {
+            for (s, share) in &d.sessions {
+                if admitted(only, &SessionId(s.clone())) {
+                    sessions.insert(s);
+                    events += share.events;
+                }
+            }
         }
-        None => None,
-    };
-    Ok(Held {
-        events: usize::try_from(events).unwrap_or(0),
-        sessions: sessions.len(),
-        days: days.len(),
-        last,
-    })
+
+        // The newest session: its latest activity is on the latest day holding one of the
+        // sessions' latest activity, and it is active that day.
+        let mut ends: HashMap<&str, Option<i64>> = HashMap::new();
+        let mut newest: Option<(SessionId, i64)> = None;
+        for (d, stats) in days.iter().rev() {
+            for s in stats.sessions.keys() {
+                let id = SessionId(s.clone());
+                if !admitted(only, &id) {
+                    continue;
+                }
+                let end = match ends.get(s.as_str()) {
+                    Some(end) => *end,
+                    None => {
+                        let end = end_then(real, &id, cutoff_ms, &revised, &then)?;
+                        ends.insert(s, end);
+                        end
+                    }
+                };
+                let Some(end) = end.filter(|e| real.day_of(*e) == *d) else {
+                    continue;
+                };
+                // As newest_first orders them: the latest activity, then the smaller id.
+                if newest
+                    .as_ref()
+                    .is_none_or(|(n, e)| end > *e || (end == *e && id < *n))
+                {
+                    newest = Some((id, end));
+                }
+            }
+            if newest.is_some() {
+                break;
+            }
+        }
+        // No activity at all by then: the first session by id, as newest_first orders them.
+        let newest = newest
+            .map(|(s, _)| s)
+            .or_else(|| sessions.first().map(|s| SessionId(s.to_string())));
+        let last = match newest {
+            Some(s) => {
+                let mine = then
+                    .iter()
+                    .filter(|(id, _)| id.session == s)
+                    .map(|(id, env)| (id.clone(), env.clone()))
+                    .collect();
+                let copied = copy_versions(real, cutoff_ms, scratch, false, Some(&s), mine)?;
+                let past = replay(copied, model, real.tz.clone())?;
+                past.views
+                    .tables
+                    .session(&s)?
+                    .map(|rollup| past.views.summary(s, rollup))
+            }
+            None => None,
+        };
+        Ok(Held {
+            events: usize::try_from(events).unwrap_or(0),
+            sessions: sessions.len(),
+            days: days.len(),
+            last,
+        })
+    }
 }
 
 /// When `session` was last active at or before `cutoff_ms`. Its rollup says so unless a
@@ -388,7 +436,9 @@ mod tests {
         let real = views(ledger);
         let day = jiff::civil::date(1970, 1, 1);
         let mut model = ModelSlot::new(None, || unreachable!("no model"));
-        let held = held(&real, day, None, &dir.join("scratch"), &mut model).unwrap();
+        let tally = Tally::at(&real, day).unwrap();
+        let held = tally.held(&real, None, &dir.join("scratch"), &mut model);
+        let held = held.unwrap();
         held.last.map(|s| s.session)
     }
 

@@ -25,9 +25,12 @@ pub(crate) enum Fault {
     ApplyTwice,
     /// `asof` filters today's versions by timestamp instead of folding versions.
     AsofReadsToday,
-    /// `asof` without words counts every day as the views hold it today, missing the
-    /// versions then of events revised since.
-    HeldSkipsRevisions,
+    /// `asof` takes every day as the views hold it today, missing the versions then of
+    /// events revised since (in its counts, and in choosing to search today's lanes).
+    TallySkipsRevisions,
+    /// `asof` with words searches today's lanes cut at the cutoff even when an event revised
+    /// since had another version then.
+    AsofSearchesToday,
     /// A flush writes the position its chunk reached even when a lane was already past it
     /// (positions move backwards, and the next catch-up applies changes again).
     RawPositions,

@@ -590,10 +590,14 @@ impl KeywordIndex {
         if let Some(subject) = &filter.subject {
             must.push(term(f.subject, subject));
         }
-        if let Some(since) = filter.since_ms {
+        if filter.since_ms.is_some() || filter.until_ms.is_some() {
+            let bound = |t: Option<i64>| match t {
+                Some(t) => std::ops::Bound::Included(Term::from_field_i64(f.ts, t)),
+                None => std::ops::Bound::Unbounded,
+            };
             must.push(Box::new(RangeQuery::new(
-                std::ops::Bound::Included(Term::from_field_i64(f.ts, since)),
-                std::ops::Bound::Unbounded,
+                bound(filter.since_ms),
+                bound(filter.until_ms),
             )));
         }
         if must.is_empty() {
@@ -1243,6 +1247,15 @@ mod tests {
             },
         )
         .unwrap();
+        let early = id("d", 3);
+        ix.add(
+            &early,
+            &TextDoc {
+                ts_ms: 1_740_000_000_000,
+                ..doc(TextKind::Final, weak)
+            },
+        )
+        .unwrap();
         ix.commit(1).unwrap();
         let top = ids(&ix.find("cache", 10).unwrap());
         assert!(!top.contains(&obs) && !top.contains(&late), "{top:?}");
@@ -1275,6 +1288,13 @@ mod tests {
                 ..Default::default()
             }),
             vec![late.clone()]
+        );
+        assert_eq!(
+            only(TextFilter {
+                until_ms: Some(1_745_000_000_000),
+                ..Default::default()
+            }),
+            vec![early.clone()]
         );
         assert!(
             only(TextFilter {

@@ -190,6 +190,8 @@ pub(crate) struct TextFilter {
     pub(crate) kind: Option<TextKind>,
     /// Only texts at or after this instant.
     pub(crate) since_ms: Option<i64>,
+    /// Only texts at or before this instant (`asof`'s cutoff).
+    pub(crate) until_ms: Option<i64>,
     /// Only this session (already resolved from a prefix).
     pub(crate) session: Option<SessionId>,
     /// Only these sessions (the read's scope: a project, an agent).
@@ -203,6 +205,7 @@ impl TextFilter {
     pub(crate) fn admits(&self, id: &EventId, row: &TextRow) -> bool {
         self.kind.map_or(row.kind.is_prose(), |k| row.kind == k)
             && self.since_ms.is_none_or(|t| row.ts_ms >= t)
+            && self.until_ms.is_none_or(|t| row.ts_ms <= t)
             && self.session.as_ref().is_none_or(|s| &id.session == s)
             && admitted(self.sessions.as_ref(), &id.session)
             && self

@@ -58,10 +58,9 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     let cutoff = crate::vocab::time::end_of_local_day(&date, &ctx.tz)
         .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
     let words = args.words.join(" ");
-    // Without words only the tables are read: no vectors are copied, no keyword lane folded.
     let search = !words.trim().is_empty();
     // A search's query is embedded (by the resident embedder, or a model loading on a
-    // thread of its own) while the past is copied and replayed.
+    // thread of its own) while the past is read.
     let (ledger, views, mut model) = match search {
         true => ctx.read_views_to_search(words.trim())?,
         false => ctx.read_views()?,
@@ -73,18 +72,20 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         .tempdir()
         .map_err(|e| CliError::user(format!("cannot make a scratch folder for the replay: {e}")))?;
     let handles = Handles::listed(&views.tables.session_ids()?);
+    let tally = crate::views::asof::Tally::at(&views, day)?;
     if search {
         return searched(
             ctx,
             args,
             (views, &mut model),
-            (&date, cutoff, behind),
+            tally,
+            (&date, behind),
             &scratch,
             &handles,
         );
     }
     let only = ctx.scope.sessions(&views.tables)?;
-    let held = crate::views::asof::held(&views, day, only.as_ref(), scratch.path(), &mut model)?;
+    let held = tally.held(&views, only.as_ref(), scratch.path(), &mut model)?;
     drop(views);
     let head = format!("== peat · as of {date} · {} events ==", held.events);
     if held.events == 0 && only.is_none() && !ctx.json {
@@ -138,40 +139,50 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// `asof` with words: the past replayed into `scratch`, then searched.
+/// `asof` with words: today's lanes searched for the texts at or before the cutoff when
+/// they are the past's texts (see `Tally::searchable_today`); otherwise the past replayed
+/// into `scratch`, then searched.
 fn searched(
     ctx: &Ctx,
     args: &AsofArgs,
     (views, model): (crate::views::Views, &mut crate::views::ModelSlot),
-    (date, cutoff, behind): (&str, i64, u64),
+    tally: crate::views::asof::Tally,
+    (date, behind): (&str, u64),
     scratch: &tempfile::TempDir,
     handles: &Handles,
 ) -> Result<u8, CliError> {
-    let copied = crate::views::asof::copy_past(&views, cutoff, scratch.path(), true)?;
-    let queued = views.vectors.queued()?;
-    drop(views);
-    let past = crate::views::asof::replay(copied, model, ctx.tz.clone())?;
-    // The fold took every vector it could from the copy of the store's cache. What it
-    // queued is either still queued in the store too (its embedding pass will cache it: the
-    // search says so meanwhile), or a version since revised, which no pass will ever embed:
-    // embed those now, for this search.
-    if queued == 0 {
-        past.views.embed_queued(model, 256)?;
-    }
-    let head = format!("== peat · as of {date} · {} events ==", past.events);
-    if past.events == 0 && !ctx.json {
+    let cutoff = tally.cutoff_ms();
+    let (views, events, until_ms) = if tally.searchable_today() {
+        (views, tally.events(), Some(cutoff))
+    } else {
+        let copied = crate::views::asof::copy_past(&views, cutoff, scratch.path(), true)?;
+        let queued = views.vectors.queued()?;
+        drop(views);
+        let past = crate::views::asof::replay(copied, model, ctx.tz.clone())?;
+        // The fold took every vector it could from the copy of the store's cache. What it
+        // queued is either still queued in the store too (its embedding pass will cache it:
+        // the search says so meanwhile), or a version since revised, which no pass will
+        // ever embed: embed those now, for this search.
+        if queued == 0 {
+            past.views.embed_queued(model, 256)?;
+        }
+        (past.views, past.events, None)
+    };
+    let head = format!("== peat · as of {date} · {events} events ==");
+    if events == 0 && !ctx.json {
         return Ok(nothing_by(ctx, &head, date));
     }
     let q = Query {
         words: args.words.join(" "),
         limit: args.limit,
         filter: crate::views::rows::TextFilter {
-            sessions: ctx.scope.sessions(&past.views.tables)?,
+            sessions: ctx.scope.sessions(&views.tables)?,
+            until_ms,
             ..Default::default()
         },
         ..Query::default()
     };
-    let result = recall(&past.views, model, &q)?;
+    let result = recall(&views, model, &q)?;
     if !ctx.json {
         println!("{}", ctx.ui.bold(&head));
     }

@@ -123,6 +123,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RecallArgs) -> Result<u8, CliError> {
                 .transpose()
                 .map_err(CliError::user)?,
             since_ms,
+            until_ms: None,
             session,
             subject: args.subject.clone(),
             sessions,

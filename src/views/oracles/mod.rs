@@ -672,9 +672,11 @@ struct Held<'a> {
 }
 
 impl Held<'_> {
-    /// [`crate::views::asof::held`] at the end of each cutoff's local day equals what the
-    /// model of that moment holds (its events, sessions and days, its newest session's
-    /// summary), in the whole record and among every other session.
+    /// At the end of each cutoff's local day, what `asof` without words tells
+    /// (`Tally::held`) equals what the model of that moment holds (its events, sessions and
+    /// days, its newest session's summary), in the whole record and among every other
+    /// session; and where `asof` with words would search today's lanes, they find the texts
+    /// of that moment (see [`cut_findings`]).
     fn findings(&self, real: &Views, cutoffs: &[i64]) -> Vec<Finding> {
         use crate::views::session::SessionSet;
         let days: BTreeSet<jiff::civil::Date> = cutoffs
@@ -702,7 +704,15 @@ impl Held<'_> {
                 let scratch = self
                     .dir
                     .join(format!("held-{}-{i}-{}", self.how, only.is_some()));
-                match crate::views::asof::held(real, *day, only, &scratch, &mut deferred()) {
+                let tally = crate::views::asof::Tally::at(real, *day);
+                if only.is_none()
+                    && let Ok(t) = &tally
+                    && t.searchable_today()
+                {
+                    let what = format!("asof {day} with words from the views {}", self.how);
+                    found.extend(cut_findings(real, cutoff, &then, self.probes, &what));
+                }
+                match tally.and_then(|t| t.held(real, only, &scratch, &mut deferred())) {
                     Ok(got) => {
                         let want = held_in(&then, only);
                         if got != want {
@@ -720,6 +730,71 @@ impl Held<'_> {
         }
         found
     }
+}
+
+/// Today's lanes searched for the texts at or before `cutoff`, as `asof` with words
+/// searches them, find the texts `then` (the model of that moment) holds: each probe word in
+/// the texts of every kind holding it then, and no vector but one of a text then, the same.
+fn cut_findings(
+    real: &Views,
+    cutoff: i64,
+    then: &model::Snapshot,
+    probes: &BTreeSet<String>,
+    what: &str,
+) -> Vec<Finding> {
+    use crate::views::rows::{TextFilter, TextKind};
+    let mut found = Vec::new();
+    let cut = TextFilter {
+        until_ms: Some(cutoff),
+        ..TextFilter::default()
+    };
+    let kinds = std::iter::once(None).chain(
+        TextKind::ALL
+            .into_iter()
+            .filter(|k| !k.is_prose())
+            .map(Some),
+    );
+    for probe in probes {
+        let mut got = BTreeSet::new();
+        for kind in kinds.clone() {
+            let filter = TextFilter {
+                kind,
+                ..cut.clone()
+            };
+            let hits = real.keyword.search(probe, &filter, 100_000).unwrap();
+            got.extend(hits.into_iter().map(|h| h.id));
+        }
+        let want: BTreeSet<EventId> = then
+            .keyword
+            .iter()
+            .filter(|(_, doc)| doc.words.contains(probe))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if got != want {
+            found.push(Finding::new(
+                About::Cut(View::Keyword),
+                format!("{what}: searched for {probe:?} at or before {cutoff}, the keyword lane finds {got:?}, the model of then {want:?}"),
+            ));
+        }
+    }
+    for (id, _) in real.vectors.dump().unwrap() {
+        let today = real.tables.text(&id).unwrap();
+        let scored = today.as_ref().is_some_and(|row| {
+            TextFilter {
+                kind: Some(row.kind),
+                ..cut.clone()
+            }
+            .admits(&id, row)
+        });
+        let was = today.is_some_and(|row| then.texts.get(&id).is_some_and(|r| r.text == row.text));
+        if scored != was {
+            found.push(Finding::new(
+                About::Cut(View::Vectors),
+                format!("{what}: at or before {cutoff}, the vector of {id:?} is scored: {scored}; its text is the model's then: {was}"),
+            ));
+        }
+    }
+    found
 }
 
 /// What a snapshot of the record holds among the sessions `only` admits, as `asof` without
@@ -1934,12 +2009,14 @@ fn replay_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
 
 #[test]
 fn asof_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
-    // The views the past is read from lack it too, and so does what asof without words
-    // reads of them.
+    // The views the past is read from lack it too, and so does what asof reads of them
+    // without a replay.
     let lacking = [
         About::Differs(View::Past),
         About::Differs(View::PastBlobs),
         About::Held,
+        About::Cut(View::Keyword),
+        About::Cut(View::Vectors),
     ];
     goes_red(
         Oracle::Asof,
@@ -1950,8 +2027,23 @@ fn asof_oracle_goes_red_when_a_revisions_old_version_is_not_kept() {
 }
 
 #[test]
-fn asof_oracle_goes_red_when_asof_without_words_misses_the_versions_revised_since() {
-    goes_red(Oracle::Asof, Fault::HeldSkipsRevisions, About::Held, &[]);
+fn asof_oracle_goes_red_when_asof_searches_todays_lanes_past_a_revision() {
+    goes_red(
+        Oracle::Asof,
+        Fault::AsofSearchesToday,
+        About::Cut(View::Keyword),
+        &[About::Cut(View::Vectors)],
+    );
+}
+
+#[test]
+fn asof_oracle_goes_red_when_asof_misses_the_versions_revised_since() {
+    goes_red(
+        Oracle::Asof,
+        Fault::TallySkipsRevisions,
+        About::Held,
+        &[About::Cut(View::Keyword), About::Cut(View::Vectors)],
+    );
 }
 
 #[test]

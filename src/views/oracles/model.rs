@@ -109,6 +109,10 @@ pub(crate) enum About {
     Positions,
     /// `asof` folded another number of events than the model of the cutoff holds.
     Folded,
+    /// Today's lanes, searched for the texts at or before a cutoff (as `asof` with words
+    /// searches when no event revised since had another version then), find other texts
+    /// than the model of that moment holds.
+    Cut(View),
     /// `asof` without words told other counts, or another newest session, than the model
     /// of the day's end holds (see `asof::held`).
     Held,
