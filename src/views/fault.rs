@@ -12,6 +12,8 @@ pub(crate) enum Fault {
     SkipVectorRetract,
     /// A text queued for the embedding pass keeps its event's old vector until the pass runs.
     QueueKeepsOldVector,
+    /// Queueing a text leaves the mark that says the queue is empty.
+    QueueMarkKept,
     /// The embedding pass stores a vector even when its text was revised meanwhile.
     PassIgnoresRevisions,
     /// The embedding pass caches nothing it embeds.

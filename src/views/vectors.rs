@@ -39,6 +39,13 @@ const QUEUED: u8 = 0xF0;
 /// The key of the nonce of the last vector file written (see [`vectorfile::Stamp`]).
 const FILE_NONCE: u8 = 0xF1;
 
+/// The key whose presence says the queue is empty, so that counting it is one read: the
+/// pass's deletions leave the queue's range full of tombstones that a count would walk
+/// (at 300k events, nearly half of a warm hybrid search). Set by a take that finds the
+/// queue empty; removed in the same ingestion as every entry queued. Its absence says
+/// nothing (a store older than the mark has none): the queue is counted then.
+const QUEUE_EMPTY: u8 = 0xF2;
+
 fn queue_key(key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(key.len() + 1);
     k.push(QUEUED);
@@ -504,6 +511,9 @@ impl VectorLane {
         }
         let needed = misses.len();
         if !slot.inline {
+            if !waiting.is_empty() && !fault::active(Fault::QueueMarkKept) {
+                writes.insert(vec![QUEUE_EMPTY], None);
+            }
             for (key, text, _) in &waiting {
                 writes.insert(queue_key(key), Some(text.as_bytes().to_vec()));
                 // Until the pass embeds the new text, the event has no vector: never
@@ -535,6 +545,9 @@ impl VectorLane {
 
     /// How many texts wait for the embedding pass.
     pub(crate) fn queued(&self) -> Result<usize, ViewError> {
+        if self.marked_empty()? {
+            return Ok(0);
+        }
         let mut n = 0;
         for kv in self.vectors.prefix([QUEUED]) {
             kv.key().map_err(ViewError::store)?;
@@ -546,6 +559,10 @@ impl VectorLane {
     /// Up to `limit` queued texts, in key order, each with its vector under `model` if the
     /// cache holds one (a text queued twice, or embedded by an earlier batch, is not
     /// embedded again).
+    ///
+    /// A take that finds none marks the queue empty (see [`QUEUE_EMPTY`]): only the pass
+    /// takes, holding the store (no capture can queue a text between the two), or a fold
+    /// of a store of its own (an `asof` replay's).
     pub(crate) fn take(&self, model: &str, limit: usize) -> Result<Batch, ViewError> {
         let mut items = Vec::new();
         for kv in self.vectors.prefix([QUEUED]).take(limit) {
@@ -554,7 +571,18 @@ impl VectorLane {
             let cached = self.cached(&cache_key(model, &text))?;
             items.push((key[1..].to_vec(), text, cached));
         }
+        if items.is_empty() && !self.marked_empty()? {
+            super::tables::ingest(
+                &self.vectors,
+                Writes::from([(vec![QUEUE_EMPTY], Some(vec![]))]),
+            )?;
+        }
         Ok(Batch { items })
+    }
+
+    fn marked_empty(&self) -> Result<bool, ViewError> {
+        let mark = self.vectors.get([QUEUE_EMPTY]).map_err(ViewError::store)?;
+        Ok(mark.is_some())
     }
 
     /// Write the vectors of `done` (embedded under `model`) whose queue entry still holds
@@ -759,8 +787,27 @@ pub(crate) fn dot_quantized(q: &[f32], stored: &[u8]) -> f32 {
 const LANES: usize = 8;
 
 /// `q · codes` (signed bytes) over their common length, summed in [`LANES`] partial sums. The scan and
-/// every single similarity use this one kernel, so they agree to the bit.
+/// every single similarity use this one kernel, so they agree to the bit. On a CPU with
+/// AVX2 the same sums are compiled for it (the release build targets plain x86-64, whose
+/// byte-to-float conversions take four instructions where AVX2 takes one): the same
+/// operations in the same order, so the same bits, in about half the time.
 fn dot_i8(q: &[f32], codes: &[u8]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, the only feature the function is compiled for.
+        return unsafe { dot_i8_avx2(q, codes) };
+    }
+    dot_i8_sums(q, codes)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_i8_avx2(q: &[f32], codes: &[u8]) -> f32 {
+    dot_i8_sums(q, codes)
+}
+
+#[inline(always)]
+fn dot_i8_sums(q: &[f32], codes: &[u8]) -> f32 {
     let n = q.len().min(codes.len());
     let (q, codes) = (&q[..n], &codes[..n]);
     let mut acc = [0f32; LANES];
@@ -797,6 +844,25 @@ mod tests {
         assert_eq!(q.len(), 4 + 384);
         assert!((dot_quantized(&a, &q) - exact).abs() < 0.005);
         assert!((dot_quantized(&a, &quantize(&to_bytes(&a))) - 1.0).abs() < 0.005);
+    }
+
+    #[test]
+    fn the_dot_product_is_the_same_to_the_bit_whichever_instructions_compute_it() {
+        // Lengths past, at and short of a whole number of lanes, and codes of every sign.
+        for n in [384, 385, 7, 0] {
+            let q: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 97.0)
+                .collect();
+            let codes: Vec<u8> = (0..n).map(|i| (i * 91 % 256) as u8).collect();
+            let plain = dot_i8_sums(&q, &codes);
+            assert_eq!(dot_i8(&q, &codes).to_bits(), plain.to_bits(), "length {n}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: checked just above.
+                let wide = unsafe { dot_i8_avx2(&q, &codes) };
+                assert_eq!(wide.to_bits(), plain.to_bits(), "length {n}");
+            }
+        }
     }
 
     #[test]

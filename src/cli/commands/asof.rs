@@ -12,10 +12,11 @@ use crate::views::handle::Handles;
 /// The record as it stood then: every event's newest version at or before the end of that
 /// local day. Without words, says what it held (events, sessions, days, the newest
 /// session), read from today's views and the versions revisions replaced, replaying only
-/// that session. With words, folds the past through the same pipeline into a scratch store
-/// and searches it. The past is copied out of the views (which keep every earlier version
-/// too), then replayed with the store free: like every read, it never waits for a
-/// capture, answering from the views as they stand and saying how far behind they are.
+/// that session. With words, searches today's lanes for the texts at or before that moment;
+/// when an event revised since had another version then, the past is folded through the
+/// same pipeline into a scratch store instead, and searched there. Like every read, it
+/// never waits for a capture, answering from the views as they stand and saying how far
+/// behind they are.
 #[derive(Args, Debug)]
 pub(crate) struct AsofArgs {
     /// The day (local time): YYYY-MM-DD, today, yesterday, 3d, 2w, 1m, "3 days ago",

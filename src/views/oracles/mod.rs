@@ -1891,6 +1891,16 @@ fn replay_oracle_goes_red_when_a_queued_text_keeps_its_old_vector() {
 }
 
 #[test]
+fn replay_oracle_goes_red_when_queueing_a_text_leaves_the_queue_marked_empty() {
+    goes_red(
+        Oracle::Replay,
+        Fault::QueueMarkKept,
+        About::Differs(View::Queue),
+        &[],
+    );
+}
+
+#[test]
 fn replay_oracle_goes_red_when_a_kind_is_dropped() {
     goes_red(
         Oracle::Replay,
