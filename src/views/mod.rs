@@ -1152,6 +1152,64 @@ mod tests {
         assert!(!fold_of("x".repeat(1000)).full(CHUNK));
     }
 
+    /// A ledger holding one said event at noon UTC of 1970-01-01.
+    fn one_event(dir: &std::path::Path) -> crate::ledger::Ledger {
+        let mut ledger = crate::ledger::open_for_test(dir);
+        let mut set = crate::ledger::WriteSet::default();
+        let env = Envelope::new(
+            SessionId("s".into()),
+            12 * 3_600_000,
+            Event::Said {
+                text: "at noon".into(),
+            },
+        );
+        set.event(Seq(1), env);
+        ledger.write(set).unwrap();
+        ledger
+    }
+
+    fn days(views: &Views) -> Vec<String> {
+        let days = views.tables.all_days().unwrap();
+        days.into_iter().map(|(d, _)| d).collect()
+    }
+
+    #[test]
+    fn views_opened_in_another_zone_are_rebuilt_with_its_days() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = one_event(dir.path());
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let utc = Views::open(&ledger, &mut model, TimeZone::UTC, &mut |_| {}).unwrap();
+        assert_eq!(days(&utc), ["1970-01-01"]);
+        let first = utc.generation();
+        drop(utc);
+        let east = TimeZone::fixed(Offset::constant(14));
+        let views = Views::open(&ledger, &mut model, east, &mut |_| {}).unwrap();
+        assert_eq!(days(&views), ["1970-01-02"]);
+        assert_eq!(views.generation(), first + 1);
+    }
+
+    #[test]
+    fn views_stamped_by_another_ledger_are_rebuilt_into_a_newer_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = one_event(dir.path());
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let views = Views::open(&ledger, &mut model, TimeZone::UTC, &mut |_| {}).unwrap();
+        let first = views.generation();
+        views
+            .meta
+            .insert(super::stamp::STAMP, "another ledger")
+            .unwrap();
+        drop(views);
+        let mut notes = Vec::new();
+        let views = Views::open(&ledger, &mut model, TimeZone::UTC, &mut |n| {
+            notes.push(n.to_string())
+        })
+        .unwrap();
+        assert!(notes[0].contains("another ledger"), "{notes:?}");
+        assert_eq!(views.generation(), first + 1);
+        assert_eq!(days(&views), ["1970-01-01"]);
+    }
+
     #[test]
     fn zones_without_a_name_are_told_apart_by_their_days() {
         let plus_five = TimeZone::fixed(Offset::constant(5));
