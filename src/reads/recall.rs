@@ -186,6 +186,8 @@ struct Candidate {
     vector_rank: Option<usize>,
     keyword_strength: Option<f32>,
     similarity: Option<f32>,
+    /// Its text waits for the embedding pass: its meaning is not known yet.
+    waiting: bool,
 }
 
 impl Candidate {
@@ -197,6 +199,9 @@ impl Candidate {
         match (lanes, semantic) {
             (Lanes::Semantic, _) => meaning.map(semantic_likelihood),
             (Lanes::Keyword, _) | (Lanes::Both, false) => words.map(keyword_likelihood),
+            // What the pass has not embedded yet is found by its words, as if the keyword
+            // lane ran alone (the search says so), not taken for a text far from the query.
+            (Lanes::Both, true) if self.waiting => words.map(keyword_likelihood),
             (Lanes::Both, true) => {
                 if words.is_none() && meaning.is_none() {
                     return None;
@@ -281,10 +286,14 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
                 c.vector_rank = Some(rank + 1);
                 c.similarity = Some(h.score);
             }
-            // What the keyword lane found and the scan did not rank still has a similarity.
+            // What the keyword lane found and the scan did not rank still has a similarity,
+            // unless its text waits for the pass.
             for (id, c) in found.iter_mut() {
                 if c.similarity.is_none() {
                     c.similarity = lane.similarity(&qv, id);
+                }
+                if c.similarity.is_none() && queued > 0 {
+                    c.waiting = views.vectors.is_queued(id)?;
                 }
             }
             timings.vector_ms = ms_since(t);
@@ -305,7 +314,7 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
         .into_iter()
         .filter_map(|(id, c)| {
             let p = c.likelihood(q.floor, q.lanes, on)?;
-            (p >= least).then_some((id, c, p))
+            (p >= least || c.waiting).then_some((id, c, p))
         })
         .collect();
     order.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
@@ -390,6 +399,19 @@ mod tests {
         let p = both(Some(1.3), Some(0.05)).unwrap();
         assert!(p >= least(), "{p}");
         assert!(p >= keyword_likelihood(1.3) - 1e-12);
+    }
+
+    #[test]
+    fn a_text_waiting_for_the_pass_is_judged_by_its_words_alone() {
+        let waiting = Candidate {
+            keyword_strength: Some(0.45),
+            waiting: true,
+            ..Default::default()
+        };
+        let p = waiting.likelihood(FLOOR, Lanes::Both, true).unwrap();
+        assert_eq!(p, keyword_likelihood(0.45));
+        // Taken for a far text instead, it would be no answer.
+        assert!(both(Some(0.45), None).unwrap() < least());
     }
 
     #[test]

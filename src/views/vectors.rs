@@ -580,6 +580,13 @@ impl VectorLane {
         Ok(Batch { items })
     }
 
+    /// Whether the text of `id` waits for the embedding pass.
+    pub(crate) fn is_queued(&self, id: &EventId) -> Result<bool, ViewError> {
+        let key = queue_key(&crate::ledger::event_key(&id.session, id.seq));
+        let entry = self.vectors.get(key).map_err(ViewError::store)?;
+        Ok(entry.is_some())
+    }
+
     fn marked_empty(&self) -> Result<bool, ViewError> {
         let mark = self.vectors.get([QUEUE_EMPTY]).map_err(ViewError::store)?;
         Ok(mark.is_some())

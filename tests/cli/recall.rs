@@ -324,6 +324,14 @@ fn a_capture_never_waits_for_the_model_and_searches_say_what_is_not_embedded_yet
         "keywords still find it: {v}"
     );
     assert!(v["hits"][0]["vector_rank"].is_null(), "{v}");
+    // Half the words of a text waiting for the pass: judged by them alone, not taken for a
+    // text far from the query's meaning (which both lanes would drop).
+    let r = with_model(&[
+        "recall", "deploy", "fails", "on", "windows", "laptops", "--json",
+    ])
+    .ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["hits"][0]["session"], SESSION_A, "{v}");
     let r = with_model(&["recall", "arm64"]).ok();
     assert!(
         r.stderr.contains(&format!(
