@@ -1211,6 +1211,28 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_beside_a_writer_is_served_finished_views_and_never_a_rewrite_midway() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = one_event(dir.path());
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        drop(Views::open(&ledger, &mut model, TimeZone::UTC, &mut |_| {}).unwrap());
+        // One change the views do not show yet.
+        let mut set = crate::ledger::WriteSet::default();
+        let later = Envelope::new(SessionId("s".into()), 1, Event::Said { text: "x".into() });
+        set.event(Seq(2), later);
+        ledger.write(set).unwrap();
+        let (views, behind) = Views::beside_writer(&ledger, None, TimeZone::UTC)
+            .unwrap()
+            .expect("finished views are served as they stand");
+        assert_eq!((days(&views), behind), (vec!["1970-01-01".to_string()], 1));
+        drop(views);
+        // A rewrite of the views left unfinished (a scrub's marker): the reader waits.
+        std::fs::create_dir(dir.path().join("views.scrub")).unwrap();
+        let served = Views::beside_writer(&ledger, None, TimeZone::UTC).unwrap();
+        assert!(served.is_none());
+    }
+
+    #[test]
     fn zones_without_a_name_are_told_apart_by_their_days() {
         let plus_five = TimeZone::fixed(Offset::constant(5));
         let minus_five = TimeZone::fixed(Offset::constant(-5));
