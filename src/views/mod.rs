@@ -1226,6 +1226,9 @@ mod tests {
             .expect("finished views are served as they stand");
         assert_eq!((days(&views), behind), (vec!["1970-01-01".to_string()], 1));
         drop(views);
+        // Folded in another zone than the reader's: its days would be wrong; it waits.
+        let east = TimeZone::fixed(Offset::constant(14));
+        assert!(Views::beside_writer(&ledger, None, east).unwrap().is_none());
         // A rewrite of the views left unfinished (a scrub's marker): the reader waits.
         std::fs::create_dir(dir.path().join("views.scrub")).unwrap();
         let served = Views::beside_writer(&ledger, None, TimeZone::UTC).unwrap();
