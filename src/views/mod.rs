@@ -1225,6 +1225,11 @@ mod tests {
             .unwrap()
             .expect("finished views are served as they stand");
         assert_eq!((days(&views), behind), (vec!["1970-01-01".to_string()], 1));
+        assert_eq!(
+            views.behind(),
+            1,
+            "what every read says of the change it lacks"
+        );
         drop(views);
         // Folded in another zone than the reader's: its days would be wrong; it waits.
         let east = TimeZone::fixed(Offset::constant(14));
