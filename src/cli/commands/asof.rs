@@ -56,8 +56,6 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
         .hint("For the record as it stands now, run `peat` (the brief) or `peat recall WORDS`."));
     }
     let date = day.to_string();
-    let cutoff = crate::vocab::time::end_of_local_day(&date, &ctx.tz)
-        .ok_or_else(|| CliError::user(format!("not a day: {date}")))?;
     let words = args.words.join(" ");
     let search = !words.trim().is_empty();
     // A search's query is embedded (by the resident embedder, or a model loading on a
@@ -85,6 +83,8 @@ pub(crate) fn run(ctx: &Ctx, args: &AsofArgs) -> Result<u8, CliError> {
             &handles,
         );
     }
+    // The end of the day in the zone the counts were made in, as the search's.
+    let cutoff = tally.cutoff_ms();
     let only = ctx.scope.sessions(&views.tables)?;
     let held = tally.held(&views, only.as_ref(), scratch.path(), &mut model)?;
     drop(views);
