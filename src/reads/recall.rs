@@ -19,6 +19,7 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
 use crate::views::rows::{TextFilter, TextRow};
+use crate::views::vectors::{Loaded, VectorHit};
 use crate::views::{ModelSlot, ViewError, Views};
 use crate::vocab::event::{Agent, EventId, Seq, SessionId};
 
@@ -225,80 +226,66 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
     let mut timings = Timings::default();
     let mut rows: HashMap<EventId, TextRow> = HashMap::new();
     let mut found: HashMap<EventId, Candidate> = HashMap::new();
-
-    if !words.is_empty() && q.lanes != Lanes::Semantic {
-        let started = std::time::Instant::now();
-        for (rank, h) in views
-            .keyword
-            .search(words, &q.filter, pool)?
-            .into_iter()
-            .enumerate()
-        {
-            let c = found.entry(h.id).or_default();
-            c.keyword_rank = Some(rank + 1);
-            c.keyword_strength = Some(h.strength);
-        }
-        timings.keyword_ms = ms_since(started);
-    }
-
     let mut semantic = Semantic::Off;
-    if let (Some(id), false, true) = (views.model(), words.is_empty(), q.lanes != Lanes::Keyword) {
-        // Everything that does not need the query's vector is done before waiting for the
-        // model, which a one-shot search loads meanwhile (see `ModelSlot::prefetch`).
-        let t = std::time::Instant::now();
-        let lane = views.vectors.load(q.filter.session.as_ref())?;
-        let queued = views.vectors.queued()?;
-        timings.vector_load_ms = ms_since(t);
-        let t = std::time::Instant::now();
-        let embedder = model.get()?;
-        timings.model_wait_ms = ms_since(t);
-        if let Some(embedder) = embedder {
-            let t = std::time::Instant::now();
-            let qv = embedder
-                .embed(&[words])
-                .map_err(ViewError::Embed)?
-                .pop()
-                .unwrap_or_default();
-            timings.embed_ms = ms_since(t);
-            semantic = Semantic::On {
-                model: id.to_string(),
-                queued,
-                embedder: embedder.served_by(),
-            };
-            let t = std::time::Instant::now();
-            // The filter runs inside the scan: a row is read only for a vector that would
-            // enter the pool, and kept for the answer.
-            let mut admits = |id: &EventId| -> Result<bool, ViewError> {
-                if q.filter.is_open() {
-                    return Ok(true);
-                }
-                Ok(match views.tables.text(id)? {
-                    Some(row) if q.filter.admits(id, &row) => {
-                        rows.insert(id.clone(), row);
-                        true
-                    }
-                    _ => false,
-                })
-            };
-            let hits = lane.search(&qv, pool, q.floor, &mut admits)?;
-            for (rank, h) in hits.into_iter().enumerate() {
+
+    // The two lanes share nothing until fusion: the keyword search runs on its own thread
+    // while this one loads the vectors, embeds the query and scans (at 1M events each half
+    // is about as long as the other, so a warm search takes the longer one, not both).
+    std::thread::scope(|scope| -> Result<(), ViewError> {
+        let keyword = (!words.is_empty() && q.lanes != Lanes::Semantic).then(|| {
+            scope.spawn(|| {
+                let started = std::time::Instant::now();
+                let hits = views.keyword.search(words, &q.filter, pool);
+                (hits, ms_since(started))
+            })
+        });
+        let scanned = match (views.model(), words.is_empty(), q.lanes != Lanes::Keyword) {
+            (Some(id), false, true) => {
+                scan(views, model, q, words, pool, id, &mut rows, &mut timings)?
+            }
+            _ => None,
+        };
+        if let Some(keyword) = keyword {
+            let (hits, ms) = keyword
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            timings.keyword_ms = ms;
+            for (rank, h) in hits?.into_iter().enumerate() {
                 let c = found.entry(h.id).or_default();
-                c.vector_rank = Some(rank + 1);
-                c.similarity = Some(h.score);
+                c.keyword_rank = Some(rank + 1);
+                c.keyword_strength = Some(h.strength);
             }
-            // What the keyword lane found and the scan did not rank still has a similarity,
-            // unless its text waits for the pass.
-            for (id, c) in found.iter_mut() {
-                if c.similarity.is_none() {
-                    c.similarity = lane.similarity(&qv, id);
-                }
-                if c.similarity.is_none() && queued > 0 {
-                    c.waiting = views.vectors.is_queued(id)?;
-                }
-            }
-            timings.vector_ms = ms_since(t);
         }
-    }
+        let Some(Scanned {
+            lane,
+            query,
+            hits,
+            queued,
+            on,
+        }) = scanned
+        else {
+            return Ok(());
+        };
+        let t = std::time::Instant::now();
+        for (rank, h) in hits.into_iter().enumerate() {
+            let c = found.entry(h.id).or_default();
+            c.vector_rank = Some(rank + 1);
+            c.similarity = Some(h.score);
+        }
+        // What the keyword lane found and the scan did not rank still has a similarity,
+        // unless its text waits for the pass.
+        for (id, c) in found.iter_mut() {
+            if c.similarity.is_none() {
+                c.similarity = lane.similarity(&query, id);
+            }
+            if c.similarity.is_none() && queued > 0 {
+                c.waiting = views.vectors.is_queued(id)?;
+            }
+        }
+        timings.vector_ms += ms_since(t);
+        semantic = on;
+        Ok(())
+    })?;
 
     let t = std::time::Instant::now();
     // With both lanes, a hit must be as likely as a text found by meaning alone at the
@@ -358,6 +345,80 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
         hits,
         timings,
     })
+}
+
+/// What the vector lane's half of a search found: the lane as loaded (for the similarity of
+/// what only the keyword lane finds), the query's vector, the scan's best and the search's
+/// semantic state.
+struct Scanned {
+    lane: Loaded,
+    query: Vec<f32>,
+    hits: Vec<VectorHit>,
+    queued: usize,
+    on: Semantic,
+}
+
+/// The vector lane's half of a search: load the lane, embed the query once the model is in
+/// hand, and scan. `None` when no embedder answers (the search runs on words alone).
+#[allow(clippy::too_many_arguments)]
+fn scan(
+    views: &Views,
+    model: &mut ModelSlot,
+    q: &Query,
+    words: &str,
+    pool: usize,
+    id: &str,
+    rows: &mut HashMap<EventId, TextRow>,
+    timings: &mut Timings,
+) -> Result<Option<Scanned>, ViewError> {
+    // Everything that does not need the query's vector is done before waiting for the
+    // model, which a one-shot search loads meanwhile (see `ModelSlot::prefetch`).
+    let t = std::time::Instant::now();
+    let lane = views.vectors.load(q.filter.session.as_ref())?;
+    let queued = views.vectors.queued()?;
+    timings.vector_load_ms = ms_since(t);
+    let t = std::time::Instant::now();
+    let embedder = model.get()?;
+    timings.model_wait_ms = ms_since(t);
+    let Some(embedder) = embedder else {
+        return Ok(None);
+    };
+    let t = std::time::Instant::now();
+    let query = embedder
+        .embed(&[words])
+        .map_err(ViewError::Embed)?
+        .pop()
+        .unwrap_or_default();
+    timings.embed_ms = ms_since(t);
+    let on = Semantic::On {
+        model: id.to_string(),
+        queued,
+        embedder: embedder.served_by(),
+    };
+    let t = std::time::Instant::now();
+    // The filter runs inside the scan: a row is read only for a vector that would enter the
+    // pool, and kept for the answer.
+    let mut admits = |id: &EventId| -> Result<bool, ViewError> {
+        if q.filter.is_open() {
+            return Ok(true);
+        }
+        Ok(match views.tables.text(id)? {
+            Some(row) if q.filter.admits(id, &row) => {
+                rows.insert(id.clone(), row);
+                true
+            }
+            _ => false,
+        })
+    };
+    let hits = lane.search(&query, pool, q.floor, &mut admits)?;
+    timings.vector_ms = ms_since(t);
+    Ok(Some(Scanned {
+        lane,
+        query,
+        hits,
+        queued,
+        on,
+    }))
 }
 
 #[cfg(test)]
