@@ -1174,6 +1174,45 @@ mod tests {
     }
 
     #[test]
+    fn summaries_list_every_session_newest_first_with_its_first_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = crate::ledger::open_for_test(dir.path());
+        let mut set = crate::ledger::WriteSet::default();
+        for (session, hour, text) in [("older", 1, "fix the parser"), ("newer", 5, "add a cache")] {
+            let prompt = Event::UserMsg {
+                text: text.into(),
+                harness: false,
+                context: None,
+            };
+            set.event(
+                Seq(1),
+                Envelope::new(SessionId(session.into()), hour * 3_600_000, prompt),
+            );
+        }
+        ledger.write(set).unwrap();
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let views = Views::open(&ledger, &mut model, TimeZone::UTC, &mut |_| {}).unwrap();
+        let listed: Vec<(String, String)> = views
+            .summaries()
+            .unwrap()
+            .into_iter()
+            .map(|s| {
+                (
+                    s.session.0,
+                    s.first_prompt.map(|c| c.text).unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("newer".to_string(), "add a cache".to_string()),
+                ("older".to_string(), "fix the parser".to_string())
+            ]
+        );
+    }
+
+    #[test]
     fn views_opened_in_another_zone_are_rebuilt_with_its_days() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = one_event(dir.path());
