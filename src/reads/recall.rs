@@ -95,6 +95,14 @@ pub(crate) struct Query {
     pub(crate) limit: usize,
 }
 
+impl Query {
+    /// How many candidates each lane hands fusion: enough that filtering and deduplication
+    /// still leave `limit` hits.
+    fn pool(&self) -> usize {
+        (self.limit * 4).max(POOL)
+    }
+}
+
 impl Default for Query {
     fn default() -> Query {
         Query {
@@ -221,7 +229,7 @@ impl Candidate {
 
 /// Run `q` against the lanes it asks for.
 pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<Recall, ViewError> {
-    let pool = (q.limit * 4).max(POOL);
+    let pool = q.pool();
     let words = q.words.trim();
     let mut timings = Timings::default();
     let mut rows: HashMap<EventId, TextRow> = HashMap::new();
@@ -239,10 +247,8 @@ pub(crate) fn recall(views: &Views, model: &mut ModelSlot, q: &Query) -> Result<
                 (hits, ms_since(started))
             })
         });
-        let scanned = match (views.model(), words.is_empty(), q.lanes != Lanes::Keyword) {
-            (Some(id), false, true) => {
-                scan(views, model, q, words, pool, id, &mut rows, &mut timings)?
-            }
+        let scanned = match (words.is_empty(), q.lanes != Lanes::Keyword) {
+            (false, true) => scan(views, model, q, &mut rows, &mut timings)?,
             _ => None,
         };
         if let Some(keyword) = keyword {
@@ -359,18 +365,18 @@ struct Scanned {
 }
 
 /// The vector lane's half of a search: load the lane, embed the query once the model is in
-/// hand, and scan. `None` when no embedder answers (the search runs on words alone).
-#[allow(clippy::too_many_arguments)]
+/// hand, and scan, keeping in `rows` the rows the filter read. `None` when the views have no
+/// model or no embedder answers (the search runs on words alone).
 fn scan(
     views: &Views,
     model: &mut ModelSlot,
     q: &Query,
-    words: &str,
-    pool: usize,
-    id: &str,
     rows: &mut HashMap<EventId, TextRow>,
     timings: &mut Timings,
 ) -> Result<Option<Scanned>, ViewError> {
+    let Some(id) = views.model() else {
+        return Ok(None);
+    };
     // Everything that does not need the query's vector is done before waiting for the
     // model, which a one-shot search loads meanwhile (see `ModelSlot::prefetch`).
     let t = std::time::Instant::now();
@@ -385,7 +391,7 @@ fn scan(
     };
     let t = std::time::Instant::now();
     let query = embedder
-        .embed(&[words])
+        .embed(&[q.words.trim()])
         .map_err(ViewError::Embed)?
         .pop()
         .unwrap_or_default();
@@ -410,7 +416,7 @@ fn scan(
             _ => false,
         })
     };
-    let hits = lane.search(&query, pool, q.floor, &mut admits)?;
+    let hits = lane.search(&query, q.pool(), q.floor, &mut admits)?;
     timings.vector_ms = ms_since(t);
     Ok(Some(Scanned {
         lane,
