@@ -336,10 +336,10 @@ impl KeywordIndex {
     }
 
     /// Indexes the event's text at the next commit. A document the event had before stays
-    /// unless it is retracted first, as the fold does for every change with an old version:
-    /// deleting by id before every add (as this did) queued a delete per document, each held
-    /// as a scored query until the commit and then looked up in every segment, though a new
-    /// event (nearly every one an import folds) has no document to delete.
+    /// unless it is retracted first, as the fold does for every change with an old version.
+    /// No delete by id here: a new event (nearly every one an import folds) has no document
+    /// to delete, and each delete is held as a scored query until the commit, then looked
+    /// up in every segment.
     pub(crate) fn add(&mut self, id: &EventId, doc: &TextDoc<'_>) -> Result<(), KeywordError> {
         let f = self.fields;
         let key = event_key(&id.session, id.seq);
