@@ -1152,6 +1152,40 @@ mod tests {
         assert!(!fold_of("x".repeat(1000)).full(CHUNK));
     }
 
+    #[test]
+    fn a_fold_counts_its_texts_to_embed_against_the_chunk_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = crate::ledger::open_for_test(dir.path());
+        let mut model = ModelSlot::new(None, || unreachable!("no model"));
+        let mut views = Views::open(&ledger, &mut model, TimeZone::UTC, &mut |_| {}).unwrap();
+        let blobs = |_: &crate::vocab::change::BlobId| Ok(None);
+        // Prose of many words: each text is also held to be embedded.
+        let text = "the parser rejects a trailing comma in the list ".repeat(40);
+        let mut fold = Fold::default();
+        let mut seq = 0;
+        while !fold.full(usize::MAX) {
+            seq += 1;
+            let id = EventId {
+                session: SessionId("s".into()),
+                seq: Seq(seq),
+            };
+            let env = Envelope::new(
+                id.session.clone(),
+                1_000,
+                Event::Said { text: text.clone() },
+            );
+            views
+                .fold(&mut fold, &blobs, &id, None, Some(&env), true, false)
+                .unwrap();
+        }
+        assert!(fold.vectors.bytes() > 0, "the texts wait to be embedded");
+        assert!(
+            fold.pending.bytes() < tables::CHUNK_BYTES,
+            "full when the rows and the texts to embed together reach the chunk, before the rows alone ({} rows' bytes after {seq} texts)",
+            fold.pending.bytes()
+        );
+    }
+
     /// A ledger holding one said event at noon UTC of 1970-01-01.
     fn one_event(dir: &std::path::Path) -> crate::ledger::Ledger {
         let mut ledger = crate::ledger::open_for_test(dir);
